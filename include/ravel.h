@@ -1,0 +1,249 @@
+/*
+** ravel.h -- the whole public interface of ravel, an embedded key-value
+** storage engine.
+**
+** If a function, type or macro is not declared in this file, it is not part
+** of ravel's published API.  Every handle is opaque: callers never depend on
+** the layout of a ravel struct, so the library can grow without breaking
+** binaries built against an older header.
+**
+** Conventions
+**   - Every function that can fail returns an int result code (RAVEL_OK on
+**     success).  On failure, ravel_errmsg() returns a human-readable message
+**     for the calling thread naming what was wrong (the file, the offset, the
+**     option, the errno).
+**   - Keys and values are byte strings with explicit lengths.  Empty keys
+**     and empty values are allowed.  A NULL pointer is allowed only with a
+**     zero length.
+**   - Memory returned by ravel (ravel_get values, ravel_property text) is
+**     owned by the caller and released with ravel_free().
+**   - All functions taking a ravel_db are safe to call from many threads at
+**     once.  A ravel_batch, ravel_iter or ravel_options object must be used
+**     by one thread at a time.
+*/
+#ifndef RAVEL_H
+#define RAVEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef RAVEL_API
+# if defined(__GNUC__)
+#  define RAVEL_API __attribute__((visibility("default")))
+# else
+#  define RAVEL_API
+# endif
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define RAVEL_VERSION        "0.1.0"
+#define RAVEL_VERSION_NUMBER 1000 /* major*1000000 + minor*1000 + patch */
+
+/* The version of the library actually linked, which may differ from the
+** header the caller was compiled against. */
+RAVEL_API const char *ravel_libversion(void);
+RAVEL_API int ravel_libversion_number(void);
+
+/* ----------------------------------------------------------- result codes */
+
+#define RAVEL_OK        0  /* success */
+#define RAVEL_NOTFOUND  1  /* the key is absent (ravel_get, ravel_property) */
+#define RAVEL_INVALID   2  /* bad argument, bad option, or misuse */
+#define RAVEL_IOERR     3  /* an I/O call failed; see ravel_errmsg() */
+#define RAVEL_CORRUPT   4  /* a file failed a checksum or format check */
+#define RAVEL_NOMEM     5  /* an allocation failed */
+#define RAVEL_BUSY      6  /* would have to wait, and the caller said not to */
+#define RAVEL_LOCKED    7  /* the database directory is open elsewhere */
+#define RAVEL_READONLY  8  /* writes refused after an earlier I/O error
+                           ** (or the database was opened read-only);
+                           ** reads are still served until reopened */
+
+/* A static English description of a result code ("not found", ...).
+** Never NULL; unknown codes give "unknown result code". */
+RAVEL_API const char *ravel_errstr(int rc);
+
+/* The detailed message of the calling thread's most recent failure, such as
+** "open wal-000003.log: Permission denied (errno 13)".  Successful calls do
+** not clear it.  The pointer stays valid until the calling thread's next
+** ravel call.  Never NULL ("" before any failure). */
+RAVEL_API const char *ravel_errmsg(void);
+
+/* -------------------------------------------------------------- limits */
+
+#define RAVEL_MAX_KEY_SIZE   (1u << 20)   /* 1 MiB: longer keys are RAVEL_INVALID */
+#define RAVEL_MAX_VALUE_SIZE (256u << 20) /* 256 MiB */
+#define RAVEL_MAX_BATCH_SIZE (1u << 30)   /* 1 GiB of encoded batch */
+
+/* Frees memory returned by ravel (values, property text).  NULL is a no-op. */
+RAVEL_API void ravel_free(void *p);
+
+/* --------------------------------------------------------------- options */
+
+typedef struct ravel_options ravel_options;
+
+/* A new options object holding the defaults.  Returns RAVEL_NOMEM or
+** RAVEL_INVALID (NULL out-pointer) on failure. */
+RAVEL_API int ravel_options_new(ravel_options **out);
+RAVEL_API void ravel_options_free(ravel_options *opts);
+
+/* Sets one option by name.  Names follow RocksDB's wherever the concept is
+** the same.  Booleans accept true/false/1/0/on/off; sizes accept a K, M or G
+** suffix (powers of 1024).  An unknown name or a value that does not parse
+** or is out of range is RAVEL_INVALID with a message naming it.
+**
+**   create_if_missing=false     create the directory/database if absent
+**   error_if_exists=false       fail to open an existing database
+**   read_only=false             open for reads only: the WAL is replayed
+**                               but never modified, writes return
+**                               RAVEL_READONLY (the LOCK is still taken)
+**   write_buffer_size=64M       memtable size before it is switched for a
+**                               fresh one (4K .. 4G)
+**   max_write_batch_group_size_bytes=1M
+**                               byte cap on one write group
+**   allow_concurrent_memtable_write=true
+**                               members of a write group insert their own
+**                               batches in parallel (false: the leader
+**                               inserts the whole group)
+**   wal_io=auto                 auto | uring | sync: how the WAL is written
+**                               (uring fails the open where io_uring cannot
+**                               be set up; sync is pwrite + fdatasync)
+**   wal_recovery_mode=tolerate_corrupted_tail_records
+**                               | absolute_consistency | point_in_time
+**                               | skip_any_corrupted_records
+**                               (RocksDB's numbers 0..3 are accepted too)
+**   wal_preallocate=true        reserve each WAL segment's space up front
+**   paranoid_checks=true        verify batch structure on recovery
+*/
+RAVEL_API int ravel_options_set(ravel_options *opts, const char *name,
+                                const char *value);
+
+/* Sets several options from "name=value;name=value" (whitespace around
+** names and values is ignored, an empty item is skipped).  Stops at the
+** first error, which names the item; earlier items stay set. */
+RAVEL_API int ravel_options_parse(ravel_options *opts, const char *text);
+
+/* The current value of an option as text, in *out (free with ravel_free). */
+RAVEL_API int ravel_options_get(const ravel_options *opts, const char *name,
+                                char **out);
+
+/* -------------------------------------------------------------- database */
+
+typedef struct ravel_db ravel_db;
+
+/* Opens the database in directory DIR.  OPTS may be NULL for the defaults;
+** it is copied, so the caller may free it after the call.  Recovers the
+** write-ahead log.  Fails with RAVEL_LOCKED if DIR is open elsewhere, in
+** this process or another; RAVEL_CORRUPT if recovery finds corruption the
+** wal_recovery_mode does not tolerate; RAVEL_INVALID if DIR does not hold a
+** database and create_if_missing is false. */
+RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
+                         ravel_db **out);
+
+/* Closes the database: waits for writes in progress, releases the LOCK and
+** frees the handle.  Snapshots and iterators must be released first; if any
+** remain, returns RAVEL_INVALID and leaves the database open.
+** NULL is a no-op. */
+RAVEL_API int ravel_close(ravel_db *db);
+
+/* ----------------------------------------------------------------- writes */
+
+/* Flags for ravel_put, ravel_delete and ravel_write. */
+#define RAVEL_SYNC   0x1 /* return only once the write is on stable storage:
+                         ** it survives kill -9 and power loss */
+#define RAVEL_NO_WAL 0x2 /* skip the write-ahead log: lost on crash */
+
+typedef struct ravel_batch ravel_batch;
+
+RAVEL_API int ravel_batch_new(ravel_batch **out);
+RAVEL_API void ravel_batch_free(ravel_batch *b);
+RAVEL_API int ravel_batch_put(ravel_batch *b, const void *key, size_t klen,
+                              const void *val, size_t vlen);
+RAVEL_API int ravel_batch_delete(ravel_batch *b, const void *key, size_t klen);
+RAVEL_API int ravel_batch_clear(ravel_batch *b);
+/* Number of operations in the batch (0 for NULL). */
+RAVEL_API uint32_t ravel_batch_count(const ravel_batch *b);
+
+/* Applies a batch atomically: every reader sees all of it or none of it.
+** Returns RAVEL_IOERR if the WAL write or the requested sync failed (the
+** write may or may not be durable; the database then refuses writes with
+** RAVEL_READONLY until reopened).  The batch is not modified and may be
+** reused.  An empty batch is a no-op that succeeds. */
+RAVEL_API int ravel_write(ravel_db *db, int flags, ravel_batch *batch);
+RAVEL_API int ravel_put(ravel_db *db, int flags, const void *key, size_t klen,
+                        const void *val, size_t vlen);
+RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
+                           size_t klen);
+
+/* ------------------------------------------------------------------ reads */
+
+typedef struct ravel_snapshot ravel_snapshot;
+
+/* A snapshot pins the current state: reads through it never change,
+** whatever is written after.  Release every snapshot before ravel_close. */
+RAVEL_API int ravel_snapshot_acquire(ravel_db *db, ravel_snapshot **out);
+RAVEL_API int ravel_snapshot_release(ravel_db *db, ravel_snapshot *snap);
+/* The sequence number a snapshot reads at (0 for NULL). */
+RAVEL_API uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap);
+
+/* Looks KEY up as of SNAP (NULL: the latest visible state).  On RAVEL_OK,
+** *val points to a copy of the value (free with ravel_free; non-NULL even
+** for an empty value) and *vlen is its length.  RAVEL_NOTFOUND if absent or
+** deleted. */
+RAVEL_API int ravel_get(ravel_db *db, const ravel_snapshot *snap,
+                        const void *key, size_t klen, void **val,
+                        size_t *vlen);
+
+/* Iterators read a fixed state (SNAP, or the latest visible state when the
+** iterator is created) in key order (bytewise, shorter first on a common
+** prefix).  They stay valid and unchanged while writes go on.  Free every
+** iterator before ravel_close. */
+typedef struct ravel_iter ravel_iter;
+
+RAVEL_API int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap,
+                             ravel_iter **out);
+RAVEL_API void ravel_iter_free(ravel_iter *it);
+/* Positions at the first key >= KEY. */
+RAVEL_API int ravel_iter_seek(ravel_iter *it, const void *key, size_t klen);
+/* Positions at the last key <= KEY. */
+RAVEL_API int ravel_iter_seek_for_prev(ravel_iter *it, const void *key,
+                                       size_t klen);
+RAVEL_API int ravel_iter_seek_to_first(ravel_iter *it);
+RAVEL_API int ravel_iter_seek_to_last(ravel_iter *it);
+/* next/prev on an iterator that is not valid return RAVEL_INVALID. */
+RAVEL_API int ravel_iter_next(ravel_iter *it);
+RAVEL_API int ravel_iter_prev(ravel_iter *it);
+/* 1 if positioned at an entry, 0 otherwise (and for NULL). */
+RAVEL_API int ravel_iter_valid(const ravel_iter *it);
+/* The current entry; the memory stays valid until the iterator moves or is
+** freed.  Returns NULL with *len = 0 when the iterator is not valid. */
+RAVEL_API const void *ravel_iter_key(const ravel_iter *it, size_t *len);
+RAVEL_API const void *ravel_iter_value(const ravel_iter *it, size_t *len);
+/* RAVEL_OK, or the error that stopped the iterator. */
+RAVEL_API int ravel_iter_status(const ravel_iter *it);
+
+/* ---------------------------------------------------------- introspection */
+
+/* Text about the database, in *text (free with ravel_free).  Names:
+**   ravel.stats                   write groups formed, mean and max group
+**                                 size, WAL bytes and records, fsyncs issued,
+**                                 writers per fsync, stall time, the WAL I/O
+**                                 path in use, memtables
+**   ravel.last_sequence           last sequence number assigned
+**   ravel.last_visible_sequence   last sequence number visible to reads
+**   ravel.num_immutable_mem_table memtables switched out, still in memory
+**   ravel.cur_size_active_mem_table  bytes in the active memtable
+**   ravel.wal_io                  "uring" or "sync" (and why, if fallen back)
+**   ravel.read_only_reason        why writes are refused ("" if they are not)
+** An unknown name is RAVEL_NOTFOUND. */
+RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RAVEL_H */

@@ -1,0 +1,69 @@
+/*
+** batch.h -- write batches: the unit of atomicity, and the payload of a
+** WAL record.
+**
+** Layout of a batch's representation (rep), also written verbatim as the
+** payload of a WAL record:
+**
+**   rep      := sequence:fixed64  count:fixed32  op[count]
+**   op       := RV_TYPE_PUT:u8     klen:varint32 key[klen] vlen:varint32 value[vlen]
+**             | RV_TYPE_DELETE:u8  klen:varint32 key[klen]
+**
+** The sequence is the one given to the batch's first operation; operation i
+** gets sequence + i.  It is 0 in a batch that has not been written.
+*/
+#ifndef RAVEL_BATCH_H
+#define RAVEL_BATCH_H
+
+#include "ravel_int.h"
+#include "coding.h"
+
+#define RV_BATCH_HEADER_SIZE 12
+
+struct ravel_batch {
+    char *rep;          /* RV_BATCH_HEADER_SIZE + ops; heap or inline_rep */
+    size_t len;         /* bytes used in rep */
+    size_t cap;         /* bytes allocated for rep */
+    uint32_t count;     /* ops, mirrored in the rep header */
+    char inline_rep[64]; /* small batches (ravel_put) need no allocation */
+};
+
+/* Prepares a batch living on the caller's stack (no allocation until it
+** outgrows inline_rep); release with rv_batch_release. */
+RAVEL_PRIVATE void rv_batch_init(struct ravel_batch *b);
+RAVEL_PRIVATE void rv_batch_release(struct ravel_batch *b);
+
+/* Appends one op; RAVEL_INVALID for oversize keys/values/batches (message
+** names the limit), RAVEL_NOMEM. */
+RAVEL_PRIVATE int rv_batch_add(struct ravel_batch *b, int type,
+                               const void *key, size_t klen,
+                               const void *val, size_t vlen);
+
+/* Called for each op of a rep by rv_batch_iterate with its sequence. */
+typedef int (*rv_batch_handler)(void *ctx, uint64_t seq, int type,
+                                const char *key, size_t klen,
+                                const char *val, size_t vlen);
+
+/* Walks the ops of REP (LEN bytes), calling FN for each with sequence
+** base_seq + i.  Stops at the first non-zero return of FN and returns it.
+** Returns RAVEL_CORRUPT (message: "batch ...: what is wrong") if the rep is
+** malformed: shorter than the header, an unknown op type, a truncated
+** varint/key/value, trailing bytes, or an op count that differs from the
+** header's. */
+RAVEL_PRIVATE int rv_batch_iterate(const char *rep, size_t len,
+                                   uint64_t base_seq, rv_batch_handler fn,
+                                   void *ctx);
+
+/* Same structural checks as rv_batch_iterate without a callback. */
+RAVEL_PRIVATE int rv_batch_validate(const char *rep, size_t len);
+
+static inline uint64_t rv_batch_rep_sequence(const char *rep)
+{
+    return rv_get_fixed64(rep);
+}
+static inline uint32_t rv_batch_rep_count(const char *rep)
+{
+    return rv_get_fixed32(rep + 8);
+}
+
+#endif /* RAVEL_BATCH_H */

@@ -1,0 +1,37 @@
+/*
+** db_iter.h -- the user-facing iterator: turns an internal iterator (all
+** versions of every key, newest first) into the user's view at one
+** sequence number: one entry per user key, the newest version with
+** sequence <= the snapshot, deletions hidden.
+*/
+#ifndef RAVEL_DB_ITER_H
+#define RAVEL_DB_ITER_H
+
+#include "ravel_int.h"
+#include "iterator.h"
+
+typedef struct rv_db_iter rv_db_iter;
+
+/* Takes ownership of INTERNAL.  NULL on allocation failure (INTERNAL is
+** destroyed then too). */
+RAVEL_PRIVATE rv_db_iter *rv_db_iter_new(struct rv_iter *internal,
+                                         uint64_t snapshot_seq);
+RAVEL_PRIVATE void rv_db_iter_free(rv_db_iter *it);
+RAVEL_PRIVATE int rv_db_iter_valid(const rv_db_iter *it);
+RAVEL_PRIVATE void rv_db_iter_seek_to_first(rv_db_iter *it);
+RAVEL_PRIVATE void rv_db_iter_seek_to_last(rv_db_iter *it);
+/* First user key >= KEY. */
+RAVEL_PRIVATE void rv_db_iter_seek(rv_db_iter *it, const void *key,
+                                   size_t klen);
+/* Last user key <= KEY. */
+RAVEL_PRIVATE void rv_db_iter_seek_for_prev(rv_db_iter *it, const void *key,
+                                            size_t klen);
+RAVEL_PRIVATE void rv_db_iter_next(rv_db_iter *it);
+RAVEL_PRIVATE void rv_db_iter_prev(rv_db_iter *it);
+/* Valid until the iterator moves. */
+RAVEL_PRIVATE const char *rv_db_iter_key(const rv_db_iter *it, size_t *len);
+RAVEL_PRIVATE const char *rv_db_iter_value(const rv_db_iter *it, size_t *len);
+/* RAVEL_OK, or the internal iterator's error (or RAVEL_NOMEM). */
+RAVEL_PRIVATE int rv_db_iter_status(const rv_db_iter *it);
+
+#endif /* RAVEL_DB_ITER_H */

@@ -1,0 +1,59 @@
+/*
+** dbformat.h -- internal keys: how a user key, a sequence number and an
+** operation type are combined inside the memtable (and, later, sorted files).
+**
+**   internal_key := user_key  tag:fixed64
+**   tag          := (sequence << 8) | type        sequence < 2^56
+**
+** Ordering: user keys ascending (bytewise, a shorter key first on a common
+** prefix), then tag descending, so the newest version of a key comes first.
+** Sequence numbers start at 1; 0 means "before any write".
+*/
+#ifndef RAVEL_DBFORMAT_H
+#define RAVEL_DBFORMAT_H
+
+#include "ravel_int.h"
+#include "coding.h"
+
+/* Operation types.  They are stored on disk (WAL, batches): DO NOT CHANGE
+** THESE VALUES. */
+enum rv_value_type {
+    RV_TYPE_DELETE = 0,
+    RV_TYPE_PUT = 1,
+};
+
+#define RV_MAX_SEQUENCE ((((uint64_t)1) << 56) - 1)
+#define RV_TAG_SIZE 8
+
+static inline uint64_t rv_pack_tag(uint64_t seq, int type)
+{
+    return (seq << 8) | (uint64_t)type;
+}
+
+static inline uint64_t rv_tag_sequence(uint64_t tag) { return tag >> 8; }
+static inline int rv_tag_type(uint64_t tag) { return (int)(tag & 0xff); }
+
+/* Bytewise comparison of user keys, shorter first on a common prefix. */
+static inline int rv_user_key_compare(const void *a, size_t alen,
+                                      const void *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    int r = n ? memcmp(a, b, n) : 0;
+    if (r)
+        return r;
+    return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+/* Compares two internal keys (each at least RV_TAG_SIZE bytes). */
+static inline int rv_ikey_compare(const char *a, size_t alen, const char *b,
+                                  size_t blen)
+{
+    int r = rv_user_key_compare(a, alen - RV_TAG_SIZE, b, blen - RV_TAG_SIZE);
+    if (r)
+        return r;
+    uint64_t ta = rv_get_fixed64(a + alen - RV_TAG_SIZE);
+    uint64_t tb = rv_get_fixed64(b + blen - RV_TAG_SIZE);
+    return ta > tb ? -1 : ta < tb ? 1 : 0;
+}
+
+#endif /* RAVEL_DBFORMAT_H */

@@ -1,0 +1,26 @@
+/*
+** fault.h -- test hooks that make the next WAL write or WAL sync fail, on
+** both I/O paths (io_uring and pwrite), as if the kernel had returned an
+** error.  Used by tests to check that a failed write or fdatasync is never
+** reported as success.  Costs one relaxed atomic load per WAL operation.
+*/
+#ifndef RAVEL_FAULT_H
+#define RAVEL_FAULT_H
+
+#include "ravel_int.h"
+
+enum rv_fault_point {
+    RV_FAULT_WAL_WRITE = 0, /* a group's WAL write */
+    RV_FAULT_WAL_SYNC = 1,  /* an fdatasync of the WAL */
+    RV_FAULT_POINTS
+};
+
+/* Arms POINT: after SKIP more successful operations there, the next one
+** fails with -ERR (e.g. EIO).  A negative SKIP disarms. */
+RAVEL_PRIVATE void rv_fault_arm(enum rv_fault_point point, int skip, int err);
+
+/* Called at POINT before issuing the operation: returns 0 to proceed, or a
+** negative errno the operation must report as its result. */
+RAVEL_PRIVATE int rv_fault_check(enum rv_fault_point point);
+
+#endif /* RAVEL_FAULT_H */

@@ -1,0 +1,50 @@
+/*
+** memtable.h -- the in-memory write buffer: a concurrent skiplist of
+** internal keys (see dbformat.h) with their values, allocated from an arena.
+**
+** Concurrency: any number of threads may rv_memtable_add() and read at
+** once; adds are lock-free (CAS at each skiplist level).  A reader sees an
+** entry once the add that made it has returned (release/acquire).  Entries
+** are never removed; the whole memtable is freed when its last reference
+** goes.
+*/
+#ifndef RAVEL_MEMTABLE_H
+#define RAVEL_MEMTABLE_H
+
+#include "ravel_int.h"
+#include "iterator.h"
+
+typedef struct rv_memtable rv_memtable;
+
+/* A new empty memtable with one reference.  NULL on allocation failure. */
+RAVEL_PRIVATE rv_memtable *rv_memtable_new(void);
+RAVEL_PRIVATE void rv_memtable_ref(rv_memtable *mt);
+RAVEL_PRIVATE void rv_memtable_unref(rv_memtable *mt);
+
+/* Inserts (user key, seq, type, value).  (key, seq) must be unique in the
+** memtable (sequence numbers are).  Thread-safe.  Returns RAVEL_OK or
+** RAVEL_NOMEM. */
+RAVEL_PRIVATE int rv_memtable_add(rv_memtable *mt, uint64_t seq, int type,
+                                  const void *key, size_t klen,
+                                  const void *val, size_t vlen);
+
+/* Looks up the newest entry for KEY with sequence <= SNAPSHOT_SEQ.
+** Returns 0 if there is none; otherwise 1 with *type set (RV_TYPE_PUT or
+** RV_TYPE_DELETE) and, for a put, *val / *vlen pointing into the memtable
+** (valid while the caller holds a reference). */
+RAVEL_PRIVATE int rv_memtable_get(rv_memtable *mt, const void *key,
+                                  size_t klen, uint64_t snapshot_seq,
+                                  int *type, const char **val, size_t *vlen);
+
+/* Bytes allocated for this memtable (arena blocks), read with relaxed
+** ordering: an estimate that only grows. */
+RAVEL_PRIVATE size_t rv_memtable_memory_usage(const rv_memtable *mt);
+
+/* Number of entries added so far. */
+RAVEL_PRIVATE uint64_t rv_memtable_entry_count(const rv_memtable *mt);
+
+/* An iterator over every entry (all versions) in internal-key order.  It
+** holds a reference on MT until destroyed.  NULL on allocation failure. */
+RAVEL_PRIVATE struct rv_iter *rv_memtable_iter_new(rv_memtable *mt);
+
+#endif /* RAVEL_MEMTABLE_H */

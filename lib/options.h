@@ -1,0 +1,47 @@
+/*
+** options.h -- the parsed form of ravel_options.
+**
+** Owns: option names, defaults, parsing of values (booleans, sizes with
+** K/M/G suffixes, enums) and the text form shown by .options / ravel.stats.
+*/
+#ifndef RAVEL_OPTIONS_H
+#define RAVEL_OPTIONS_H
+
+#include "ravel_int.h"
+
+enum rv_wal_io { RV_WAL_IO_AUTO = 0, RV_WAL_IO_URING = 1, RV_WAL_IO_SYNC = 2 };
+
+/* RocksDB's WALRecoveryMode numbering, accepted as numbers too. */
+enum rv_recovery_mode {
+    RV_RECOVERY_TOLERATE_CORRUPTED_TAIL = 0,
+    RV_RECOVERY_ABSOLUTE_CONSISTENCY = 1,
+    RV_RECOVERY_POINT_IN_TIME = 2,
+    RV_RECOVERY_SKIP_ANY_CORRUPTED = 3,
+};
+
+struct ravel_options {
+    int create_if_missing;               /* false */
+    int error_if_exists;                 /* false */
+    int read_only;                       /* false */
+    uint64_t write_buffer_size;          /* 64 MiB, 4 KiB .. 4 GiB */
+    uint64_t max_write_batch_group_size_bytes; /* 1 MiB, 1 KiB .. 1 GiB */
+    int allow_concurrent_memtable_write; /* true */
+    enum rv_wal_io wal_io;               /* auto */
+    enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
+    int wal_preallocate;                 /* true */
+    int paranoid_checks;                 /* true */
+};
+
+RAVEL_PRIVATE void rv_options_init_defaults(struct ravel_options *o);
+
+/* Names that RocksDB users will pass for features ravel has not built yet
+** (compaction triggers, unordered_write ...).  ravel_options_set rejects
+** them with RAVEL_INVALID and a message saying they are not built yet;
+** this lets tools such as ravel-bench list them as ignored instead.
+** Returns 1 if NAME is one of them. */
+RAVEL_PRIVATE int rv_option_is_not_built(const char *name);
+
+/* The whole option set as "name=value\n" lines, malloc'd (NULL on OOM). */
+RAVEL_PRIVATE char *rv_options_describe(const struct ravel_options *o);
+
+#endif /* RAVEL_OPTIONS_H */

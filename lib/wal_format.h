@@ -1,0 +1,71 @@
+/*
+** wal_format.h -- the write-ahead log's on-disk format, shared by the
+** writer (wal_writer.c) and the reader (wal_reader.c).  docs/formats.md
+** describes the same layout in prose.
+**
+** The WAL is a sequence of segment files "wal-NNNNNNNN.log" (decimal
+** segment number, 8 digits or more) in the database directory.  Segment
+** numbers increase; replay reads segments in that order.
+**
+**   segment := header  record*  [zero padding or preallocated space]
+**   header  := magic:fixed64 ("RAVELWAL")  version:fixed32 (1)
+**              header_size:fixed32 (32)  segment_number:fixed64
+**              checksum:fixed64            XXH3_64 of the first 24 bytes
+**   record  := checksum:fixed64  length:fixed32  type:u8  zero:u8[3]
+**              payload[length]  zero padding to a multiple of 8 bytes
+**
+** A record's checksum is XXH3_64bits_withSeed over bytes 8..16 of its
+** header followed by its payload, seeded with the segment number, so a
+** record left over from a recycled or reused file never verifies.
+** A record header of 16 zero bytes marks the end of the written data
+** (the rest of a preallocated segment).  Records start at 8-byte aligned
+** offsets.
+**
+** Record types (on disk: DO NOT CHANGE THESE VALUES):
+**   1 = RV_WAL_BATCH: payload is one batch rep (batch.h), sequence filled.
+*/
+#ifndef RAVEL_WAL_FORMAT_H
+#define RAVEL_WAL_FORMAT_H
+
+#include "ravel_int.h"
+
+#define RV_WAL_MAGIC 0x4c41574c45564152ull /* "RAVELWAL" little-endian */
+#define RV_WAL_VERSION 1
+#define RV_WAL_HEADER_SIZE 32
+#define RV_WAL_RECORD_HEADER_SIZE 16
+#define RV_WAL_ALIGN 8
+
+enum rv_wal_record_type {
+    RV_WAL_BATCH = 1,
+};
+
+static inline size_t rv_wal_padded(size_t n)
+{
+    return (n + RV_WAL_ALIGN - 1) & ~(size_t)(RV_WAL_ALIGN - 1);
+}
+
+/* Bytes a record with a LEN-byte payload occupies, padding included. */
+static inline size_t rv_wal_record_size(size_t len)
+{
+    return RV_WAL_RECORD_HEADER_SIZE + rv_wal_padded(len);
+}
+
+/* Segment file name for NUMBER into BUF ("wal-00000012.log"). */
+RAVEL_PRIVATE void rv_wal_segment_name(char *buf, size_t size,
+                                       uint64_t number);
+
+/* Parses a directory entry name; returns 1 and sets *number if it is a
+** WAL segment name. */
+RAVEL_PRIVATE int rv_wal_parse_segment_name(const char *name,
+                                            uint64_t *number);
+
+/* Fills a 32-byte segment header. */
+RAVEL_PRIVATE void rv_wal_encode_segment_header(char *dst, uint64_t number);
+
+/* Writes a record (header + payload + padding) at DST, which must have
+** rv_wal_record_size(len) bytes; returns that size. */
+RAVEL_PRIVATE size_t rv_wal_encode_record(char *dst, uint64_t segment_number,
+                                          int type, const char *payload,
+                                          size_t len);
+
+#endif /* RAVEL_WAL_FORMAT_H */

@@ -1,0 +1,56 @@
+/*
+** wal_reader.h -- replays WAL segments on open, under one of the four
+** recovery modes (options.h, rv_recovery_mode).
+**
+** What counts as what, in a segment:
+**   clean end     EOF at a record boundary, or a zero record header
+**                 followed only by zero bytes up to EOF.
+**   torn tail     the last record of the LAST segment is incomplete (header
+**                 or payload runs past EOF) or fails its checksum, and only
+**                 zero bytes follow it: a write cut short by a crash.
+**   corruption    anything else that fails: a bad segment header, a bad
+**                 checksum or impossible length with more non-zero data
+**                 after it, a bad record in a segment that is not the last,
+**                 a payload that is not a well-formed batch, sequence
+**                 numbers that go backwards.
+**
+** Modes:
+**   tolerate_corrupted_tail_records  torn tail dropped (file truncated
+**                 there unless read-only); corruption -> RAVEL_CORRUPT.
+**   absolute_consistency  torn tail or corruption -> RAVEL_CORRUPT.
+**   point_in_time  replay stops at the first torn tail or corruption; the
+**                 segment is truncated there and later segments deleted
+**                 (unless read-only), so the state is a consistent prefix.
+**   skip_any_corrupted_records  bad records are skipped (resynchronising
+**                 on the next 8-byte offset where a record verifies), and
+**                 replay goes on; a torn tail is truncated.
+**
+** Every RAVEL_CORRUPT message names the file and the byte offset.
+*/
+#ifndef RAVEL_WAL_READER_H
+#define RAVEL_WAL_READER_H
+
+#include "ravel_int.h"
+#include "options.h"
+
+/* Called for every good batch record in WAL order with its payload (a
+** batch rep, already structurally validated).  Non-zero return stops the
+** replay and is returned. */
+typedef int (*rv_wal_replay_fn)(void *ctx, const char *rep, size_t len);
+
+struct rv_wal_replay_result {
+    uint64_t records;        /* batch records replayed */
+    uint64_t records_dropped;/* skipped or truncated away */
+    uint64_t bytes_truncated;/* tail bytes cut off */
+    uint64_t last_segment;   /* highest segment number seen (0 if none) */
+    uint64_t max_sequence;   /* last sequence number replayed (0 if none) */
+};
+
+/* Replays the segments listed in NUMBERS (ascending, N of them) of
+** directory DIR.  READ_ONLY: never modify files.  Fills *result. */
+RAVEL_PRIVATE int rv_wal_replay(const char *dir, const uint64_t *numbers,
+                                int n, enum rv_recovery_mode mode,
+                                int read_only, rv_wal_replay_fn fn,
+                                void *ctx, struct rv_wal_replay_result *result);
+
+#endif /* RAVEL_WAL_READER_H */
