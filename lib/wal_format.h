@@ -68,4 +68,19 @@ RAVEL_PRIVATE size_t rv_wal_encode_record(char *dst, uint64_t segment_number,
                                           int type, const char *payload,
                                           size_t len);
 
+/* The checksum a record with header HDR (its 16 bytes; bytes 8..16 are
+** hashed) and LEN-byte PAYLOAD must carry in segment SEGMENT_NUMBER.  Used
+** by the reader to verify what rv_wal_encode_record wrote. */
+RAVEL_PRIVATE uint64_t rv_wal_record_checksum(uint64_t segment_number,
+                                              const char *hdr,
+                                              const char *payload,
+                                              size_t len);
+
+/* Completes a record whose LEN-byte payload was already placed at
+** DST + RV_WAL_RECORD_HEADER_SIZE: fills the header (checksum included) and
+** the zero padding.  Returns rv_wal_record_size(len).  Lets the writer
+** patch the payload (the batch's sequence) in place before sealing. */
+RAVEL_PRIVATE size_t rv_wal_seal_record(char *dst, uint64_t segment_number,
+                                        int type, size_t len);
+
 #endif /* RAVEL_WAL_FORMAT_H */

@@ -1,0 +1,319 @@
+/*
+** db_write.c -- the write path: ravel_put, ravel_delete, ravel_write.
+**
+** What one write group does, in order (write_group.c forms the groups):
+**   1. the leader makes room: switches the memtable (and WAL segment) when
+**      the active one has reached write_buffer_size;
+**   2. assigns consecutive sequence numbers to every member, NO_WAL
+**      members included;
+**   3. encodes the WAL members' batches as records into one buffer and
+**      appends it with one submission (rv_wal_append), an fdatasync linked
+**      behind it when a member asked for sync;
+**   4. every member inserts its own batch into the memtable at once (or
+**      the leader inserts them all, allow_concurrent_memtable_write=false);
+**   5. the last to finish publishes last_visible_seq and completes the
+**      group, so the next group may form.
+** Sync waiters then wait, outside the group, for an fdatasync that covers
+** their record (rv_wal_sync_to): the next group is already under way.
+**
+** Any failure of steps 1-4 stops writes for good (RAVEL_READONLY until
+** reopened) and every member of the group gets the error; the group's
+** sequence numbers are never reused.
+*/
+#include "batch.h"
+#include "db.h"
+#include "dbformat.h"
+#include "error.h"
+#include "wal_format.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------ leader's work */
+
+/* Fails every member of G with RC, without touching the memtable. */
+static void write_fail_group(struct rv_write_group *g, int rc)
+{
+    struct rv_writer *w = g->leader;
+    for (;;) {
+        w->status = rc;
+        if (w == g->last)
+            break;
+        w = w->next;
+    }
+}
+
+static int write_refusal(ravel_db *db)
+{
+    pthread_mutex_lock(&db->mu);
+    int rc = rv_error(RAVEL_READONLY, "database %s refuses writes: %s",
+                      db->dir, db->read_only_reason);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* Replaces a full memtable by a fresh one with its own WAL segment. */
+static int write_switch_memtable(ravel_db *db)
+{
+    rv_memtable *mem = rv_memtable_new();
+    if (!mem)
+        return rv_error(RAVEL_NOMEM, "out of memory creating a memtable");
+    uint64_t segment = db->next_segment++;
+    int rc = db->wal ? rv_wal_switch_segment(db->wal, segment) : RAVEL_OK;
+    if (rc == RAVEL_OK)
+        rc = rv_db_install_memtable(db, mem, segment);
+    rv_memtable_unref(mem); /* the version holds it now, or nobody */
+    if (rc == RAVEL_OK)
+        atomic_fetch_add_explicit(&db->stat_memtable_switches, 1,
+                                  memory_order_relaxed);
+    return rc;
+}
+
+/* Gives every member its sequence numbers; returns the WAL bytes needed. */
+static size_t write_assign_sequences(ravel_db *db, struct rv_write_group *g,
+                                     int *want_sync)
+{
+    uint64_t seq = db->last_seq + 1;
+    size_t wal_bytes = 0;
+    struct rv_writer *w = g->leader;
+    for (;;) {
+        w->first_seq = seq;
+        seq += w->batch->count;
+        if (!(w->flags & RAVEL_NO_WAL))
+            wal_bytes += rv_wal_record_size(w->batch->len);
+        else
+            atomic_fetch_add_explicit(&db->stat_nowal_writes, 1,
+                                      memory_order_relaxed);
+        if (w->flags & RAVEL_SYNC)
+            *want_sync = 1;
+        if (w == g->last)
+            break;
+        w = w->next;
+    }
+    g->last_seq = seq - 1;
+    db->last_seq = g->last_seq;
+    atomic_store_explicit(&db->last_seq_stat, db->last_seq,
+                          memory_order_relaxed);
+    return wal_bytes;
+}
+
+/* Encodes the WAL members' batches, with their sequences, into BUF. */
+static void write_encode_records(struct rv_write_group *g, char *buf,
+                                 uint64_t segment)
+{
+    char *p = buf;
+    struct rv_writer *w = g->leader;
+    for (;;) {
+        if (!(w->flags & RAVEL_NO_WAL)) {
+            char *payload = p + RV_WAL_RECORD_HEADER_SIZE;
+            memcpy(payload, w->batch->rep, w->batch->len);
+            rv_put_fixed64(payload, w->first_seq);
+            p += rv_wal_seal_record(p, segment, RV_WAL_BATCH, w->batch->len);
+        }
+        if (w == g->last)
+            break;
+        w = w->next;
+    }
+}
+
+/* Steps 1-3 for group G.  On failure, writes are stopped. */
+static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
+{
+    if (atomic_load_explicit(&db->read_only, memory_order_acquire))
+        return write_refusal(db);
+
+    int rc = RAVEL_OK;
+    if (rv_memtable_memory_usage(db->mem) >= db->options.write_buffer_size)
+        rc = write_switch_memtable(db);
+    if (rc != RAVEL_OK)
+        goto out;
+
+    int want_sync = 0;
+    size_t wal_bytes = write_assign_sequences(db, g, &want_sync);
+    g->memtable = db->mem;
+    if (wal_bytes == 0)
+        return RAVEL_OK;
+
+    char *buf = rv_wal_reserve(db->wal, wal_bytes);
+    if (!buf) {
+        rc = rv_error(RAVEL_NOMEM, "out of memory for a %zu-byte WAL write",
+                      wal_bytes);
+        goto out;
+    }
+    write_encode_records(g, buf, rv_wal_segment_number(db->wal));
+    uint64_t end = 0;
+    rc = rv_wal_append(db->wal, wal_bytes, want_sync, &end);
+    if (rc != RAVEL_OK)
+        goto out;
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        w->wal_end = end;
+        if (w == g->last)
+            break;
+    }
+out:
+    if (rc != RAVEL_OK)
+        rv_db_stop_writes(db, rv_errmsg_get());
+    return rc;
+}
+
+/* ------------------------------------------------------ memtable inserts */
+
+static int write_insert_op(void *ctx, uint64_t seq, int type, const char *key,
+                           size_t klen, const char *val, size_t vlen)
+{
+    return rv_memtable_add(ctx, seq, type, key, klen, val, vlen);
+}
+
+static int write_insert_batch(ravel_db *db, rv_memtable *mem,
+                              struct rv_writer *w)
+{
+    int rc = rv_batch_iterate(w->batch->rep, w->batch->len, w->first_seq,
+                              write_insert_op, mem);
+    if (rc != RAVEL_OK)
+        rv_db_stop_writes(db, rv_errmsg_get());
+    return rc;
+}
+
+/* The last member to finish: publishes the group, then completes it. */
+static void write_finish_group(ravel_db *db, struct rv_write_group *g,
+                               struct rv_writer *self)
+{
+    /* release: a reader that sees last_visible_seq sees every insert of the
+    ** group (each member's inserts happen-before its insert_done). */
+    atomic_store_explicit(&db->last_visible_seq, g->last_seq,
+                          memory_order_release);
+    rv_write_group_complete(&db->queue, g, self);
+}
+
+/* A member inserts its own batch; the last one finishes the group. */
+static void write_member_insert(ravel_db *db, struct rv_writer *w)
+{
+    struct rv_write_group *g = w->group;
+    int rc = write_insert_batch(db, g->memtable, w);
+    if (rc != RAVEL_OK)
+        w->status = rc;
+    if (rv_write_group_insert_done(g))
+        write_finish_group(db, g, w);
+    else
+        rv_writer_await_done(w);
+}
+
+static void write_lead_group(ravel_db *db, struct rv_writer *leader)
+{
+    struct rv_write_group g;
+    rv_write_group_form(&db->queue, leader, &g,
+                        db->options.max_write_batch_group_size_bytes);
+    int rc = write_prepare_group(db, &g);
+    if (rc != RAVEL_OK) {
+        write_fail_group(&g, rc);
+        rv_write_group_complete(&db->queue, &g, leader);
+        return;
+    }
+    if (db->options.allow_concurrent_memtable_write && g.size > 1) {
+        rv_write_group_launch(&g);
+        write_member_insert(db, leader);
+        return;
+    }
+    for (struct rv_writer *w = g.leader;; w = w->next) {
+        int irc = write_insert_batch(db, g.memtable, w);
+        if (irc != RAVEL_OK)
+            w->status = irc;
+        if (w == g.last)
+            break;
+    }
+    write_finish_group(db, &g, leader);
+}
+
+/* ------------------------------------------------------------ the API */
+
+/* Joins a write group with B and waits for the outcome, then for
+** durability when RAVEL_SYNC was asked. */
+static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
+{
+    if (atomic_load_explicit(&db->read_only, memory_order_acquire))
+        return write_refusal(db);
+
+    struct rv_writer w;
+    memset(&w, 0, sizeof w);
+    w.batch = b;
+    w.flags = flags;
+    w.size = b->len;
+    w.status = RAVEL_OK;
+
+    int state = rv_write_queue_join(&db->queue, &w);
+    if (state == RV_WRITER_LEADER)
+        write_lead_group(db, &w);
+    else if (state == RV_WRITER_INSERT)
+        write_member_insert(db, &w);
+
+    if (w.status != RAVEL_OK) {
+        /* The message was born in another thread; repeat it here. */
+        pthread_mutex_lock(&db->mu);
+        int rc = rv_error(w.status, "write failed: %s", db->read_only_reason);
+        pthread_mutex_unlock(&db->mu);
+        return rc;
+    }
+    if (!(flags & RAVEL_SYNC))
+        return RAVEL_OK;
+    int rc = rv_wal_sync_to(db->wal, w.wal_end);
+    if (rc != RAVEL_OK)
+        rv_db_stop_writes(db, rv_errmsg_get());
+    return rc;
+}
+
+static int write_check_flags(ravel_db *db, int flags, const char *fn)
+{
+    int rc = rv_db_check(db, fn);
+    if (rc)
+        return rc;
+    if (flags & ~(RAVEL_SYNC | RAVEL_NO_WAL))
+        return rv_error(RAVEL_INVALID, "%s: unknown flags 0x%x", fn,
+                        (unsigned)(flags & ~(RAVEL_SYNC | RAVEL_NO_WAL)));
+    if ((flags & RAVEL_SYNC) && (flags & RAVEL_NO_WAL))
+        return rv_error(RAVEL_INVALID, "%s: RAVEL_SYNC and RAVEL_NO_WAL "
+                        "cannot be combined (nothing to sync)", fn);
+    if (db->options.read_only)
+        return rv_error(RAVEL_READONLY, "%s: database %s was opened with "
+                        "read_only=true", fn, db->dir);
+    return RAVEL_OK;
+}
+
+int ravel_write(ravel_db *db, int flags, ravel_batch *batch)
+{
+    int rc = write_check_flags(db, flags, "ravel_write");
+    if (rc)
+        return rc;
+    if (!batch)
+        return rv_error(RAVEL_INVALID, "ravel_write: batch is NULL");
+    if (batch->count == 0)
+        return RAVEL_OK;
+    return write_batch(db, flags, batch);
+}
+
+static int write_single(ravel_db *db, int flags, int type, const void *key,
+                        size_t klen, const void *val, size_t vlen,
+                        const char *fn)
+{
+    int rc = write_check_flags(db, flags, fn);
+    if (rc)
+        return rc;
+    struct ravel_batch b;
+    rv_batch_init(&b);
+    rc = rv_batch_add(&b, type, key, klen, val, vlen);
+    if (rc == RAVEL_OK)
+        rc = write_batch(db, flags, &b);
+    rv_batch_release(&b);
+    return rc;
+}
+
+int ravel_put(ravel_db *db, int flags, const void *key, size_t klen,
+              const void *val, size_t vlen)
+{
+    return write_single(db, flags, RV_TYPE_PUT, key, klen, val, vlen,
+                        "ravel_put");
+}
+
+int ravel_delete(ravel_db *db, int flags, const void *key, size_t klen)
+{
+    return write_single(db, flags, RV_TYPE_DELETE, key, klen, NULL, 0,
+                        "ravel_delete");
+}

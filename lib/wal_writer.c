@@ -1,0 +1,698 @@
+/*
+** wal_writer.c -- appends write groups to the WAL segment and batches
+** fdatasyncs (see wal_writer.h for the contract, wal_format.h for bytes).
+**
+** io_uring, and why it pays here: a group's records go out as ONE write
+** submitted by the leader, with an fdatasync linked behind it
+** (IOSQE_IO_LINK) when a member asked for sync and no fdatasync is already
+** in flight; that is one io_uring_enter for write + sync.  The leader
+** waits only for the write's completion; the fdatasync runs in the kernel
+** while the next group forms and submits its own write.  The next sync
+** waiter to find no fdatasync in flight issues one covering everything
+** written so far, so one fdatasync acknowledges every writer who arrived
+** during the previous one.
+**
+** Completions are reaped by one thread at a time (the "reaper"): whoever
+** needs a completion and finds nobody reaping waits in io_uring_wait_cqe,
+** marks every completion it drains as done, and wakes the others.  A
+** buffered write to a regular file usually completes inside the submit
+** call, so the leader normally reaps its own completion without sleeping.
+**
+** Failure rules: a short write is completed by resubmitting the rest; a
+** linked fdatasync behind a short write completes with -ECANCELED and is
+** never counted as durable.  EINTR/EAGAIN are retried.  Any other failure
+** of a write or an fdatasync is final: every later append and sync fails
+** with RAVEL_IOERR naming the first failure.
+**
+** Without io_uring (RAVEL_OMIT_IO_URING, wal_io=sync, or a kernel that
+** refuses it) the same protocol runs with pwrite() and fdatasync().
+*/
+#include "wal_writer.h"
+#include "error.h"
+#include "fault.h"
+#include "wal_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef RAVEL_OMIT_IO_URING
+# include <liburing.h>
+#endif
+
+#define WAL_RING_ENTRIES 16
+#define WAL_FAIL_MSG_MAX 384
+
+/* A request whose result a thread waits for. */
+struct wal_completion {
+    _Atomic int done; /* 0 until res is set; release/acquire publishes res */
+    int res;          /* bytes or -errno */
+};
+
+struct rv_wal {
+    char *dir;
+    int use_uring;
+    const char *why_not_uring; /* static text, when use_uring == 0 */
+
+    /* Leader-only state (write groups serialise leaders). */
+    int fd;                   /* current segment; also read by syncers under sync_mu */
+    uint64_t number;          /* current segment number */
+    uint64_t file_off;        /* next write offset in the segment */
+    uint64_t logical_end;     /* logical offset after the last append */
+    uint64_t preallocated;    /* bytes reserved in the segment file */
+    uint64_t prealloc_chunk;  /* 0: preallocation off */
+    char *buf;
+    size_t buf_cap;
+
+#ifndef RAVEL_OMIT_IO_URING
+    struct io_uring ring;
+#endif
+    pthread_mutex_t sq_mu;    /* serialises SQE preparation + submit */
+    pthread_mutex_t cq_mu;    /* guards reaping */
+    pthread_cond_t cq_cv;     /* signalled after each reap */
+    int reaping;              /* a thread is in io_uring_wait_cqe; cq_mu */
+
+    /* Batched fsync state; all fields under sync_mu. */
+    pthread_mutex_t sync_mu;
+    pthread_cond_t sync_cv;
+    uint64_t written;         /* logical end of completed writes */
+    uint64_t synced;          /* logical offset known durable */
+    int fsync_inflight;
+    uint64_t fsync_target;    /* what the in-flight fsync covers */
+    struct wal_completion fsync_done;
+    int failed;               /* errno of the first failure, 0 if none */
+    char fail_msg[WAL_FAIL_MSG_MAX];
+
+    /* Statistics: relaxed atomics, read by ravel_property. */
+    _Atomic uint64_t stat_bytes;
+    _Atomic uint64_t stat_appends;
+    _Atomic uint64_t stat_fsyncs;
+    _Atomic uint64_t stat_sync_acks;
+    _Atomic uint64_t stat_segments;
+};
+
+/* ------------------------------------------------------------- failures */
+
+/* Records the first failure; later calls keep the first message. */
+static void wal_fail_locked(rv_wal *w, int err, const char *what)
+{
+    if (w->failed)
+        return;
+    w->failed = err ? err : EIO;
+    char buf[128];
+    snprintf(w->fail_msg, sizeof w->fail_msg, "%s %s/wal-%08llu.log: %s "
+             "(errno %d)", what, w->dir, (unsigned long long)w->number,
+             strerror_r(w->failed, buf, sizeof buf), w->failed);
+    pthread_cond_broadcast(&w->sync_cv);
+}
+
+static void wal_fail(rv_wal *w, int err, const char *what)
+{
+    pthread_mutex_lock(&w->sync_mu);
+    wal_fail_locked(w, err, what);
+    pthread_mutex_unlock(&w->sync_mu);
+}
+
+/* Sets the calling thread's message from the recorded failure. */
+static int wal_failure_rc_locked(rv_wal *w)
+{
+    return rv_error(RAVEL_IOERR, "%s", w->fail_msg);
+}
+
+static int wal_failure_rc(rv_wal *w)
+{
+    pthread_mutex_lock(&w->sync_mu);
+    int rc = wal_failure_rc_locked(w);
+    pthread_mutex_unlock(&w->sync_mu);
+    return rc;
+}
+
+int rv_wal_failed(rv_wal *w)
+{
+    pthread_mutex_lock(&w->sync_mu);
+    int failed = w->failed;
+    pthread_mutex_unlock(&w->sync_mu);
+    return failed;
+}
+
+/* ------------------------------------------------------------ io_uring */
+
+static void wal_completion_reset(struct wal_completion *c)
+{
+    c->res = 0;
+    atomic_store_explicit(&c->done, 0, memory_order_relaxed);
+}
+
+static void wal_completion_set(struct wal_completion *c, int res)
+{
+    c->res = res;
+    /* release: a waiter that sees done reads res */
+    atomic_store_explicit(&c->done, 1, memory_order_release);
+}
+
+static int wal_completion_is_done(const struct wal_completion *c)
+{
+    /* acquire: pairs with wal_completion_set */
+    return atomic_load_explicit(&c->done, memory_order_acquire);
+}
+
+#ifndef RAVEL_OMIT_IO_URING
+
+/* Drains every available completion; the caller is the reaper. */
+static void wal_uring_drain(rv_wal *w)
+{
+    struct io_uring_cqe *cqe;
+    unsigned head, n = 0;
+    io_uring_for_each_cqe(&w->ring, head, cqe) {
+        struct wal_completion *c = io_uring_cqe_get_data(cqe);
+        if (c)
+            wal_completion_set(c, cqe->res);
+        n++;
+    }
+    io_uring_cq_advance(&w->ring, n);
+}
+
+/* Waits until C is done, reaping completions for everyone if nobody else
+** is.  Returns 0, or -errno if waiting on the ring itself failed. */
+static int wal_uring_wait(rv_wal *w, struct wal_completion *c)
+{
+    int err = 0;
+    pthread_mutex_lock(&w->cq_mu);
+    while (!wal_completion_is_done(c) && !err) {
+        if (w->reaping) {
+            pthread_cond_wait(&w->cq_cv, &w->cq_mu);
+            continue;
+        }
+        w->reaping = 1;
+        pthread_mutex_unlock(&w->cq_mu);
+        struct io_uring_cqe *cqe;
+        int r = io_uring_wait_cqe(&w->ring, &cqe);
+        if (r == 0)
+            wal_uring_drain(w);
+        else if (r != -EINTR && r != -EAGAIN)
+            err = r;
+        pthread_mutex_lock(&w->cq_mu);
+        w->reaping = 0;
+        pthread_cond_broadcast(&w->cq_cv);
+    }
+    pthread_mutex_unlock(&w->cq_mu);
+    return err;
+}
+
+/* Submits a write of LEN bytes at OFF, with an fdatasync linked behind it
+** when LINK_SYNC (its completion goes to w->fsync_done). */
+static int wal_uring_submit_write(rv_wal *w, const char *p, size_t len,
+                                  uint64_t off, struct wal_completion *c,
+                                  int link_sync)
+{
+    pthread_mutex_lock(&w->sq_mu);
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+    struct io_uring_sqe *sync_sqe = NULL;
+    if (sqe && link_sync)
+        sync_sqe = io_uring_get_sqe(&w->ring);
+    int r = -EBUSY;
+    if (sqe && (!link_sync || sync_sqe)) {
+        io_uring_prep_write(sqe, w->fd, p, (unsigned)len, off);
+        io_uring_sqe_set_data(sqe, c);
+        if (link_sync) {
+            sqe->flags |= IOSQE_IO_LINK;
+            io_uring_prep_fsync(sync_sqe, w->fd, IORING_FSYNC_DATASYNC);
+            io_uring_sqe_set_data(sync_sqe, &w->fsync_done);
+        }
+        r = io_uring_submit(&w->ring);
+        if (r >= 0)
+            r = 0;
+    }
+    pthread_mutex_unlock(&w->sq_mu);
+    return r;
+}
+
+static int wal_uring_submit_fsync(rv_wal *w)
+{
+    pthread_mutex_lock(&w->sq_mu);
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+    int r = -EBUSY;
+    if (sqe) {
+        io_uring_prep_fsync(sqe, w->fd, IORING_FSYNC_DATASYNC);
+        io_uring_sqe_set_data(sqe, &w->fsync_done);
+        r = io_uring_submit(&w->ring);
+        if (r >= 0)
+            r = 0;
+    }
+    pthread_mutex_unlock(&w->sq_mu);
+    return r;
+}
+
+/* One write attempt through the ring: bytes written or -errno. */
+static int wal_uring_write_once(rv_wal *w, const char *p, size_t len,
+                                uint64_t off, int link_sync)
+{
+    struct wal_completion c;
+    wal_completion_reset(&c);
+    int r = wal_uring_submit_write(w, p, len, off, &c, link_sync);
+    if (r < 0)
+        return r;
+    r = wal_uring_wait(w, &c);
+    return r < 0 ? r : c.res;
+}
+
+/* Checks that this kernel lets us use io_uring for WAL writes.  Returns 0
+** or sets *why. */
+static int wal_uring_setup(rv_wal *w, const char **why)
+{
+    int r = io_uring_queue_init(WAL_RING_ENTRIES, &w->ring, 0);
+    if (r < 0) {
+        *why = r == -ENOSYS   ? "io_uring_setup: not implemented by this kernel"
+               : r == -EPERM  ? "io_uring_setup: not permitted (io_uring_disabled or seccomp)"
+               : r == -ENOMEM ? "io_uring_setup: out of locked memory"
+                              : "io_uring_setup failed";
+        return r;
+    }
+    struct io_uring_probe *probe = io_uring_get_probe_ring(&w->ring);
+    int ok = probe && io_uring_opcode_supported(probe, IORING_OP_WRITE) &&
+             io_uring_opcode_supported(probe, IORING_OP_FSYNC);
+    if (probe)
+        io_uring_free_probe(probe);
+    if (!ok) {
+        io_uring_queue_exit(&w->ring);
+        *why = "io_uring lacks IORING_OP_WRITE or IORING_OP_FSYNC";
+        return -EOPNOTSUPP;
+    }
+    return 0;
+}
+
+#endif /* RAVEL_OMIT_IO_URING */
+
+/* One write attempt with pwrite: bytes written or -errno. */
+static int wal_pwrite_once(rv_wal *w, const char *p, size_t len, uint64_t off)
+{
+    ssize_t n = pwrite(w->fd, p, len, (off_t)off);
+    return n < 0 ? -errno : (int)n;
+}
+
+/* ------------------------------------------------------------- syncing */
+
+/* Applies the in-flight fdatasync's result.  sync_mu held. */
+static void wal_fsync_finished_locked(rv_wal *w)
+{
+    int res = w->fsync_done.res;
+    if (res == 0) {
+        if (w->fsync_target > w->synced)
+            w->synced = w->fsync_target;
+    } else if (res != -ECANCELED) {
+        /* -ECANCELED: a short write broke the link; not durable, the next
+        ** sync waiter issues a fresh fdatasync. */
+        wal_fail_locked(w, -res, "fdatasync");
+    }
+    w->fsync_inflight = 0;
+    pthread_cond_broadcast(&w->sync_cv);
+}
+
+/* Marks an fdatasync as in flight, covering TARGET.  Returns 1 if the
+** caller must issue it, 0 if a fault hook already completed it as failed.
+** sync_mu held. */
+static int wal_fsync_begin_locked(rv_wal *w, uint64_t target)
+{
+    w->fsync_inflight = 1;
+    w->fsync_target = target;
+    wal_completion_reset(&w->fsync_done);
+    atomic_fetch_add_explicit(&w->stat_fsyncs, 1, memory_order_relaxed);
+    int fault = rv_fault_check(RV_FAULT_WAL_SYNC);
+    if (fault) {
+        wal_completion_set(&w->fsync_done, fault);
+        return 0;
+    }
+    return 1;
+}
+
+/* Issues the fdatasync begun by wal_fsync_begin_locked.  Called without
+** sync_mu; returns with the completion set (sync path) or submitted. */
+static void wal_fsync_issue(rv_wal *w, int fd)
+{
+#ifndef RAVEL_OMIT_IO_URING
+    if (w->use_uring) {
+        int r = wal_uring_submit_fsync(w);
+        if (r < 0)
+            wal_completion_set(&w->fsync_done, r);
+        return;
+    }
+#endif
+    int r = fdatasync(fd) == 0 ? 0 : -errno;
+    wal_completion_set(&w->fsync_done, r);
+}
+
+/* Waits for the in-flight fdatasync and applies its result.  sync_mu held
+** on entry and exit. */
+static void wal_fsync_wait_locked(rv_wal *w)
+{
+    while (w->fsync_inflight) {
+        if (wal_completion_is_done(&w->fsync_done)) {
+            wal_fsync_finished_locked(w);
+            return;
+        }
+#ifndef RAVEL_OMIT_IO_URING
+        if (w->use_uring) {
+            pthread_mutex_unlock(&w->sync_mu);
+            int r = wal_uring_wait(w, &w->fsync_done);
+            pthread_mutex_lock(&w->sync_mu);
+            if (r < 0 && w->fsync_inflight &&
+                !wal_completion_is_done(&w->fsync_done)) {
+                wal_fail_locked(w, -r, "io_uring_wait_cqe for fdatasync of");
+                return;
+            }
+            continue;
+        }
+#endif
+        /* Sync path: the issuing thread signals sync_cv when done. */
+        pthread_cond_wait(&w->sync_cv, &w->sync_mu);
+    }
+}
+
+int rv_wal_sync_to(rv_wal *w, uint64_t end)
+{
+    int rc = RAVEL_OK;
+    pthread_mutex_lock(&w->sync_mu);
+    while (w->synced < end && !w->failed) {
+        if (w->fsync_inflight) {
+            wal_fsync_wait_locked(w);
+            continue;
+        }
+        int fd = w->fd;
+        int must_issue = wal_fsync_begin_locked(w, w->written);
+        pthread_mutex_unlock(&w->sync_mu);
+        if (must_issue)
+            wal_fsync_issue(w, fd);
+        pthread_mutex_lock(&w->sync_mu);
+        if (!w->use_uring && wal_completion_is_done(&w->fsync_done) &&
+            w->fsync_inflight)
+            wal_fsync_finished_locked(w);
+    }
+    if (w->synced >= end)
+        atomic_fetch_add_explicit(&w->stat_sync_acks, 1, memory_order_relaxed);
+    else
+        rc = wal_failure_rc_locked(w);
+    pthread_mutex_unlock(&w->sync_mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------- appends */
+
+char *rv_wal_reserve(rv_wal *w, size_t len)
+{
+    if (len > w->buf_cap) {
+        size_t cap = w->buf_cap ? w->buf_cap : 64 * 1024;
+        while (cap < len)
+            cap *= 2;
+        char *p = realloc(w->buf, cap);
+        if (!p)
+            return NULL;
+        w->buf = p;
+        w->buf_cap = cap;
+    }
+    return w->buf;
+}
+
+uint64_t rv_wal_segment_number(const rv_wal *w)
+{
+    return w->number;
+}
+
+/* Grows the segment's reserved space ahead of a write that would pass it:
+** writes into reserved blocks make fdatasync cheaper (measured in
+** docs/performance.md).  Preallocation is an optimisation: if the file
+** system refuses it, it is switched off, not reported. */
+static void wal_preallocate(rv_wal *w, uint64_t need_end)
+{
+    if (!w->prealloc_chunk || need_end <= w->preallocated)
+        return;
+    uint64_t len = w->prealloc_chunk;
+    while (w->preallocated + len < need_end)
+        len += w->prealloc_chunk;
+    if (fallocate(w->fd, 0, (off_t)w->preallocated, (off_t)len) != 0) {
+        w->prealloc_chunk = 0;
+        return;
+    }
+    w->preallocated += len;
+}
+
+/* Writes all LEN bytes at OFF, completing short writes, retrying
+** EINTR/EAGAIN.  LINK_SYNC links an fdatasync behind the first attempt. */
+static int wal_write_all(rv_wal *w, const char *p, size_t len, uint64_t off,
+                         int link_sync)
+{
+    size_t done = 0;
+    while (done < len) {
+        int r = rv_fault_check(RV_FAULT_WAL_WRITE);
+        if (r == 0) {
+#ifndef RAVEL_OMIT_IO_URING
+            if (w->use_uring)
+                r = wal_uring_write_once(w, p + done, len - done, off + done,
+                                         link_sync);
+            else
+#endif
+                r = wal_pwrite_once(w, p + done, len - done, off + done);
+        } else if (link_sync) {
+            /* The injected failure stands for the write; its linked
+            ** fdatasync would be cancelled. */
+            wal_completion_set(&w->fsync_done, -ECANCELED);
+        }
+        link_sync = 0;
+        if (r == -EINTR || r == -EAGAIN)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -r : EIO; /* 0 bytes: no progress, give up */
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
+{
+    pthread_mutex_lock(&w->sync_mu);
+    if (w->failed) {
+        int rc = wal_failure_rc_locked(w);
+        pthread_mutex_unlock(&w->sync_mu);
+        return rc;
+    }
+    /* Link an fdatasync behind this write if a member wants one and none
+    ** is in flight; otherwise the sync waiters issue the next one. */
+    int link = 0;
+    if (want_sync && w->use_uring && !w->fsync_inflight)
+        link = wal_fsync_begin_locked(w, w->logical_end + len);
+    pthread_mutex_unlock(&w->sync_mu);
+
+    wal_preallocate(w, w->file_off + len);
+    int err = wal_write_all(w, w->buf, len, w->file_off, link);
+    if (err) {
+        wal_fail(w, err, "write");
+        return wal_failure_rc(w);
+    }
+    w->file_off += len;
+    w->logical_end += len;
+    atomic_fetch_add_explicit(&w->stat_bytes, len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->stat_appends, 1, memory_order_relaxed);
+
+    pthread_mutex_lock(&w->sync_mu);
+    w->written = w->logical_end;
+    pthread_mutex_unlock(&w->sync_mu);
+    *end = w->logical_end;
+    return RAVEL_OK;
+}
+
+/* ------------------------------------------------------------- segments */
+
+static int wal_sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "open directory %s", dir);
+    int rc = RAVEL_OK;
+    if (fsync(fd) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync directory %s", dir);
+    close(fd);
+    return rc;
+}
+
+/* Creates segment NUMBER with its header durable; sets w->fd and friends. */
+static int wal_create_segment(rv_wal *w, uint64_t number)
+{
+    char name[64], path[4096];
+    rv_wal_segment_name(name, sizeof name, number);
+    snprintf(path, sizeof path, "%s/%s", w->dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "create %s", path);
+
+    char header[RV_WAL_HEADER_SIZE];
+    rv_wal_encode_segment_header(header, number);
+    int rc = RAVEL_OK;
+    if (pwrite(fd, header, sizeof header, 0) != (ssize_t)sizeof header)
+        rc = rv_error_errno(RAVEL_IOERR, errno ? errno : EIO, "write %s", path);
+    else if (fdatasync(fd) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", path);
+    if (rc == RAVEL_OK)
+        rc = wal_sync_dir(w->dir);
+    if (rc != RAVEL_OK) {
+        close(fd);
+        unlink(path);
+        return rc;
+    }
+    pthread_mutex_lock(&w->sync_mu); /* syncers read w->fd under sync_mu */
+    w->fd = fd;
+    pthread_mutex_unlock(&w->sync_mu);
+    w->number = number;
+    w->file_off = RV_WAL_HEADER_SIZE;
+    w->preallocated = RV_WAL_HEADER_SIZE;
+    atomic_fetch_add_explicit(&w->stat_segments, 1, memory_order_relaxed);
+    return RAVEL_OK;
+}
+
+/* Makes everything appended to the current segment durable, then trims
+** its unused preallocated space.  Leader only (or close). */
+static int wal_finish_segment(rv_wal *w)
+{
+    pthread_mutex_lock(&w->sync_mu);
+    wal_fsync_wait_locked(w);
+    int err = 0;
+    if (!w->failed && w->file_off < w->preallocated &&
+        ftruncate(w->fd, (off_t)w->file_off) != 0)
+        err = errno;
+    if (!w->failed && !err && fdatasync(w->fd) != 0)
+        err = errno;
+    if (err)
+        wal_fail_locked(w, err, "finishing segment");
+    if (!w->failed)
+        w->synced = w->written;
+    int rc = w->failed ? wal_failure_rc_locked(w) : RAVEL_OK;
+    pthread_mutex_unlock(&w->sync_mu);
+    return rc;
+}
+
+int rv_wal_switch_segment(rv_wal *w, uint64_t number)
+{
+    int rc = wal_finish_segment(w);
+    if (rc)
+        return rc;
+    int old_fd = w->fd;
+    rc = wal_create_segment(w, number);
+    if (rc) {
+        /* Stay on the old segment, but refuse further writes: the caller
+        ** turns the database read-only. */
+        pthread_mutex_lock(&w->sync_mu);
+        wal_fail_locked(w, EIO, "creating the next segment after");
+        pthread_mutex_unlock(&w->sync_mu);
+        return rc;
+    }
+    /* No fdatasync can be in flight on OLD_FD: wal_finish_segment waited
+    ** for it and made everything written durable, so no sync waiter needs
+    ** a new one on the old segment. */
+    close(old_fd);
+    return RAVEL_OK;
+}
+
+/* -------------------------------------------------------------- lifetime */
+
+static void wal_destroy(rv_wal *w)
+{
+#ifndef RAVEL_OMIT_IO_URING
+    if (w->use_uring)
+        io_uring_queue_exit(&w->ring);
+#endif
+    if (w->fd >= 0)
+        close(w->fd);
+    pthread_mutex_destroy(&w->sq_mu);
+    pthread_mutex_destroy(&w->cq_mu);
+    pthread_cond_destroy(&w->cq_cv);
+    pthread_mutex_destroy(&w->sync_mu);
+    pthread_cond_destroy(&w->sync_cv);
+    free(w->buf);
+    free(w->dir);
+    free(w);
+}
+
+static int wal_choose_io(rv_wal *w, enum rv_wal_io mode)
+{
+    if (mode == RV_WAL_IO_SYNC) {
+        w->why_not_uring = "wal_io=sync was requested";
+        return RAVEL_OK;
+    }
+#ifdef RAVEL_OMIT_IO_URING
+    w->why_not_uring = "built without io_uring (RAVEL_OMIT_IO_URING)";
+    if (mode == RV_WAL_IO_URING)
+        return rv_error(RAVEL_INVALID, "wal_io=uring: this build of ravel "
+                        "has no io_uring support (RAVEL_OMIT_IO_URING)");
+    return RAVEL_OK;
+#else
+    const char *why = NULL;
+    int r = wal_uring_setup(w, &why);
+    if (r == 0) {
+        w->use_uring = 1;
+        return RAVEL_OK;
+    }
+    w->why_not_uring = why;
+    if (mode == RV_WAL_IO_URING)
+        return rv_error_errno(RAVEL_IOERR, -r, "wal_io=uring: %s", why);
+    return RAVEL_OK;
+#endif
+}
+
+int rv_wal_open(const char *dir, uint64_t number,
+                const struct ravel_options *o, rv_wal **out)
+{
+    rv_wal *w = calloc(1, sizeof *w);
+    if (!w || !(w->dir = strdup(dir))) {
+        free(w);
+        return rv_error(RAVEL_NOMEM, "out of memory opening the WAL");
+    }
+    w->fd = -1;
+    pthread_mutex_init(&w->sq_mu, NULL);
+    pthread_mutex_init(&w->cq_mu, NULL);
+    pthread_cond_init(&w->cq_cv, NULL);
+    pthread_mutex_init(&w->sync_mu, NULL);
+    pthread_cond_init(&w->sync_cv, NULL);
+    if (o->wal_preallocate) {
+        uint64_t chunk = o->write_buffer_size + o->write_buffer_size / 8;
+        w->prealloc_chunk = chunk > (256u << 20) ? (256u << 20) : chunk;
+    }
+
+    int rc = wal_choose_io(w, o->wal_io);
+    if (rc == RAVEL_OK)
+        rc = wal_create_segment(w, number);
+    if (rc != RAVEL_OK) {
+        wal_destroy(w);
+        return rc;
+    }
+    *out = w;
+    return RAVEL_OK;
+}
+
+int rv_wal_close(rv_wal *w)
+{
+    if (!w)
+        return RAVEL_OK;
+    int rc = wal_finish_segment(w);
+    wal_destroy(w);
+    return rc;
+}
+
+int rv_wal_uses_uring(const rv_wal *w, const char **why)
+{
+    if (why)
+        *why = w->use_uring ? "" : w->why_not_uring;
+    return w->use_uring;
+}
+
+void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s)
+{
+    s->bytes = atomic_load_explicit(&w->stat_bytes, memory_order_relaxed);
+    s->appends = atomic_load_explicit(&w->stat_appends, memory_order_relaxed);
+    s->fsyncs = atomic_load_explicit(&w->stat_fsyncs, memory_order_relaxed);
+    s->sync_acks = atomic_load_explicit(&w->stat_sync_acks,
+                                        memory_order_relaxed);
+    s->segments = atomic_load_explicit(&w->stat_segments,
+                                       memory_order_relaxed);
+}

@@ -1,0 +1,76 @@
+/*
+** wal_writer.h -- appends write groups to the WAL and makes them durable.
+**
+** Owns: the current segment file, the io_uring ring (or the pwrite
+** fallback), and the batched-fsync state.  Does not own: record encoding
+** (wal_format.h), grouping writers (write_group.c), replay (wal_reader.c).
+**
+** Offsets are logical: bytes appended since the WAL was opened, across
+** segments, so they only grow and a sync waiter can compare them.
+**
+** Threads: rv_wal_reserve / rv_wal_append / rv_wal_switch_segment are
+** called by one write-group leader at a time (the write group serialises
+** them).  rv_wal_sync_to may be called by any number of threads at once.
+*/
+#ifndef RAVEL_WAL_WRITER_H
+#define RAVEL_WAL_WRITER_H
+
+#include "ravel_int.h"
+#include "options.h"
+
+typedef struct rv_wal rv_wal;
+
+struct rv_wal_stats {
+    uint64_t bytes;         /* appended, record framing included */
+    uint64_t appends;       /* group writes submitted */
+    uint64_t fsyncs;        /* fdatasyncs issued (linked ones included) */
+    uint64_t sync_acks;     /* sync requests satisfied */
+    uint64_t segments;      /* segments created by this handle */
+};
+
+/* Opens the WAL in DIR, creating segment NUMBER (which must not exist).
+** Sets up io_uring as options->wal_io asks.  The segment header and the
+** directory entry are durable before it returns. */
+RAVEL_PRIVATE int rv_wal_open(const char *dir, uint64_t number,
+                              const struct ravel_options *options,
+                              rv_wal **out);
+
+/* Flushes and fdatasyncs what was appended, then closes.  Returns the
+** first error (RAVEL_IOERR) if that sync fails.  NULL is a no-op. */
+RAVEL_PRIVATE int rv_wal_close(rv_wal *w);
+
+/* Leader only.  A buffer of at least LEN bytes to encode the group's
+** records into (valid until the next rv_wal_append); NULL on OOM. */
+RAVEL_PRIVATE char *rv_wal_reserve(rv_wal *w, size_t len);
+
+/* Segment number records must be encoded with (rv_wal_encode_record). */
+RAVEL_PRIVATE uint64_t rv_wal_segment_number(const rv_wal *w);
+
+/* Leader only.  Writes the LEN reserved bytes at the end of the current
+** segment, in one submission; when WANT_SYNC and no fdatasync is in
+** flight, links one behind the write.  Returns once the write is complete
+** (not necessarily durable) with *end = the logical offset after it.
+** RAVEL_IOERR if the write fails; the WAL then refuses all later appends
+** and syncs. */
+RAVEL_PRIVATE int rv_wal_append(rv_wal *w, size_t len, int want_sync,
+                                uint64_t *end);
+
+/* Returns once an fdatasync that began after logical offset END was
+** written has completed (issuing one if none is in flight), or
+** RAVEL_IOERR if one failed (never retried as if nothing happened). */
+RAVEL_PRIVATE int rv_wal_sync_to(rv_wal *w, uint64_t end);
+
+/* Leader only.  Makes the current segment durable, closes it, and starts
+** segment NUMBER. */
+RAVEL_PRIVATE int rv_wal_switch_segment(rv_wal *w, uint64_t number);
+
+/* 1 if io_uring is in use; *why (static text) says why not otherwise. */
+RAVEL_PRIVATE int rv_wal_uses_uring(const rv_wal *w, const char **why);
+
+RAVEL_PRIVATE void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s);
+
+/* Non-zero once a write or sync has failed: the errno, copied from the
+** first failure. */
+RAVEL_PRIVATE int rv_wal_failed(rv_wal *w);
+
+#endif /* RAVEL_WAL_WRITER_H */

@@ -1,0 +1,212 @@
+/*
+** write_group.c -- the leader/follower write queue (see write_group.h).
+**
+** The queue is a mutex-protected FIFO: joining and forming a group are a
+** few pointer moves under the mutex, and with only one group in progress
+** at a time the mutex is never held across I/O.  The expensive part,
+** waking sleepers, happens outside it.
+*/
+#include "write_group.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Spins before sleeping.  Short: on a 2-core machine with dozens of
+** writers a long spin steals the core the leader needs. */
+#define GROUP_SPIN_LIMIT 64
+
+/* Smaller group cap for small leaders (as RocksDB): a leader whose batch
+** is at most cap/8 gathers at most its size + cap/8. */
+#define GROUP_SMALL_LEADER_DIVISOR 8
+
+static void group_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void group_futex_wait(_Atomic uint32_t *word, uint32_t expected)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL,
+            NULL, 0);
+}
+
+static void group_futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+            NULL, 0);
+}
+
+/* Moves W to STATE, waking it if it sleeps.  W may return (and its stack
+** vanish) as soon as the store lands: the caller must not touch W after. */
+static void group_set_state(struct rv_writer *w, uint32_t state)
+{
+    /* acq_rel: release publishes what the setter wrote for W (status,
+    ** first_seq, group); acquire orders the SLEEPING check. */
+    uint32_t old = atomic_exchange_explicit(&w->state, state,
+                                            memory_order_acq_rel);
+    if (old == RV_WRITER_SLEEPING)
+        group_futex_wake(&w->state);
+}
+
+/* Waits until W's state is at least MIN (states only move forward, except
+** the writer's own WAITING <-> SLEEPING). */
+static uint32_t group_await(struct rv_writer *w, uint32_t min)
+{
+    int spins = 0;
+    for (;;) {
+        /* acquire: pairs with group_set_state's release */
+        uint32_t s = atomic_load_explicit(&w->state, memory_order_acquire);
+        if (s >= min)
+            return s;
+        if (s == RV_WRITER_SLEEPING) {
+            group_futex_wait(&w->state, RV_WRITER_SLEEPING);
+            continue;
+        }
+        if (spins < GROUP_SPIN_LIMIT) {
+            spins++;
+            group_cpu_relax();
+            continue;
+        }
+        /* Announce the sleep; if the state moved meanwhile, re-check. */
+        atomic_compare_exchange_strong_explicit(
+            &w->state, &s, RV_WRITER_SLEEPING, memory_order_acq_rel,
+            memory_order_acquire);
+    }
+}
+
+void rv_write_queue_init(struct rv_write_queue *q)
+{
+    pthread_mutex_init(&q->mu, NULL);
+    q->head = q->tail = NULL;
+    atomic_init(&q->groups, 0);
+    atomic_init(&q->writers, 0);
+    atomic_init(&q->max_group, 0);
+}
+
+void rv_write_queue_destroy(struct rv_write_queue *q)
+{
+    pthread_mutex_destroy(&q->mu);
+}
+
+int rv_write_queue_join(struct rv_write_queue *q, struct rv_writer *w)
+{
+    w->next = NULL;
+    w->group = NULL;
+    atomic_store_explicit(&w->state, RV_WRITER_WAITING, memory_order_relaxed);
+
+    pthread_mutex_lock(&q->mu);
+    int leads = q->head == NULL;
+    if (leads)
+        q->head = w;
+    else
+        q->tail->next = w;
+    q->tail = w;
+    pthread_mutex_unlock(&q->mu);
+
+    if (leads) {
+        atomic_store_explicit(&w->state, RV_WRITER_LEADER,
+                              memory_order_relaxed);
+        return RV_WRITER_LEADER;
+    }
+    return (int)group_await(w, RV_WRITER_LEADER);
+}
+
+void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
+                         struct rv_write_group *g, size_t max_bytes)
+{
+    size_t cap = max_bytes;
+    if (leader->size <= max_bytes / GROUP_SMALL_LEADER_DIVISOR)
+        cap = leader->size + max_bytes / GROUP_SMALL_LEADER_DIVISOR;
+
+    g->leader = g->last = leader;
+    g->size = 1;
+    g->bytes = leader->size;
+    g->last_seq = 0;
+    g->memtable = NULL;
+
+    pthread_mutex_lock(&q->mu);
+    for (struct rv_writer *w = leader->next; w; w = w->next) {
+        if (g->bytes + w->size > cap)
+            break;
+        g->bytes += w->size;
+        g->last = w;
+        g->size++;
+    }
+    pthread_mutex_unlock(&q->mu);
+
+    atomic_fetch_add_explicit(&q->groups, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&q->writers, (uint64_t)g->size,
+                              memory_order_relaxed);
+    if ((uint64_t)g->size >
+        atomic_load_explicit(&q->max_group, memory_order_relaxed))
+        atomic_store_explicit(&q->max_group, (uint64_t)g->size,
+                              memory_order_relaxed);
+}
+
+void rv_write_group_launch(struct rv_write_group *g)
+{
+    atomic_store_explicit(&g->pending, g->size, memory_order_relaxed);
+    /* The links leader..last cannot change while the group is in
+    ** progress: only writers after g->last are appended. */
+    struct rv_writer *w = g->leader;
+    for (;;) {
+        struct rv_writer *next = w == g->last ? NULL : w->next;
+        w->group = g;
+        if (w != g->leader)
+            group_set_state(w, RV_WRITER_INSERT);
+        if (!next)
+            break;
+        w = next;
+    }
+}
+
+int rv_write_group_insert_done(struct rv_write_group *g)
+{
+    /* acq_rel: the last member must see every other member's inserts
+    ** before it publishes the group's sequence. */
+    return atomic_fetch_sub_explicit(&g->pending, 1, memory_order_acq_rel) == 1;
+}
+
+void rv_write_group_complete(struct rv_write_queue *q,
+                             struct rv_write_group *g, struct rv_writer *self)
+{
+    struct rv_writer *first = g->leader;
+    struct rv_writer *last = g->last;
+
+    pthread_mutex_lock(&q->mu);
+    struct rv_writer *next_leader = last->next;
+    q->head = next_leader;
+    if (!next_leader)
+        q->tail = NULL;
+    pthread_mutex_unlock(&q->mu);
+
+    /* The next group may start at once. */
+    if (next_leader)
+        group_set_state(next_leader, RV_WRITER_LEADER);
+
+    struct rv_writer *w = first;
+    for (;;) {
+        struct rv_writer *next = w == last ? NULL : w->next;
+        if (w != self)
+            group_set_state(w, RV_WRITER_DONE);
+        if (!next)
+            break;
+        w = next;
+    }
+    /* SELF may be in the middle of the list: its own state is set last,
+    ** so the group (possibly on the leader's stack) outlives our use. */
+    atomic_store_explicit(&self->state, RV_WRITER_DONE, memory_order_relaxed);
+}
+
+void rv_writer_await_done(struct rv_writer *w)
+{
+    group_await(w, RV_WRITER_DONE);
+}

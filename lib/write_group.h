@@ -1,0 +1,109 @@
+/*
+** write_group.h -- the leader/follower protocol that turns concurrent
+** writers into write groups.
+**
+** A writer joins a FIFO queue.  The writer at the head leads: it gathers
+** the writers queued behind it (up to a byte cap) into a group, does the
+** group's shared work (sequence numbers, one WAL write -- db_write.c), then
+** either lets every member insert its own batch into the memtable at once
+** or inserts them all itself.  The member that finishes last completes the
+** group: the caller publishes the group's last sequence, then
+** rv_write_group_complete hands leadership to the next writer in the
+** queue and releases the members.  Only one group is in progress at a
+** time.
+**
+** Waiting is adaptive: a writer spins briefly, then sleeps on a futex, so
+** idle waiters cost no CPU; a waker makes a system call only if the
+** waiter is actually asleep.
+**
+** Seams left for later issues: unordered_write completes a group right
+** after its WAL write (members then insert on their own, counted by
+** pending_memtable_writes); a second queue for commit entries uses this
+** same protocol.
+*/
+#ifndef RAVEL_WRITE_GROUP_H
+#define RAVEL_WRITE_GROUP_H
+
+#include "ravel_int.h"
+
+#include <pthread.h>
+
+/* Writer states.  A writer's state is written by the thread that moves it
+** on (leader, completer) and read by the writer itself. */
+enum rv_writer_state {
+    RV_WRITER_WAITING = 0,  /* queued, awake (spinning) */
+    RV_WRITER_SLEEPING = 1, /* queued, asleep on the futex */
+    RV_WRITER_LEADER = 2,   /* at the head of the queue: lead a group */
+    RV_WRITER_INSERT = 3,   /* member: insert your batch, then report done */
+    RV_WRITER_DONE = 4,     /* your group is complete; status is final */
+};
+
+struct rv_write_group;
+
+struct rv_writer {
+    struct ravel_batch *batch;  /* the caller's batch (read-only) */
+    int flags;                  /* RAVEL_SYNC, RAVEL_NO_WAL */
+    size_t size;                /* batch bytes, for the group cap */
+    uint64_t first_seq;         /* set by the leader */
+    uint64_t wal_end;           /* logical WAL offset after the record */
+    int status;                 /* set by leader/completer, final at DONE */
+    struct rv_write_group *group; /* set by the leader before INSERT */
+    _Atomic uint32_t state;     /* enum rv_writer_state; futex word */
+    struct rv_writer *next;     /* next queued writer; queue mutex */
+};
+
+struct rv_write_group {
+    struct rv_writer *leader;   /* first member */
+    struct rv_writer *last;     /* last member; leader..last via next */
+    int size;                   /* members */
+    size_t bytes;               /* sum of member batch sizes */
+    uint64_t last_seq;          /* set by the leader */
+    void *memtable;             /* where members insert (set by leader) */
+    _Atomic int pending;        /* members still inserting */
+};
+
+struct rv_write_queue {
+    pthread_mutex_t mu;         /* guards head, tail and every next link */
+    struct rv_writer *head;     /* current group's leader, or NULL */
+    struct rv_writer *tail;
+    /* Statistics, written by leaders only (relaxed). */
+    _Atomic uint64_t groups;
+    _Atomic uint64_t writers;
+    _Atomic uint64_t max_group;
+};
+
+RAVEL_PRIVATE void rv_write_queue_init(struct rv_write_queue *q);
+RAVEL_PRIVATE void rv_write_queue_destroy(struct rv_write_queue *q);
+
+/* Queues W and waits until it leads, must insert, or is done.  Returns the
+** state reached (LEADER, INSERT or DONE). */
+RAVEL_PRIVATE int rv_write_queue_join(struct rv_write_queue *q,
+                                      struct rv_writer *w);
+
+/* Leader only: forms G from LEADER and the writers queued behind it, up to
+** MAX_BYTES (a smaller cap when the leader's own batch is small, so a tiny
+** write does not wait behind a huge group). */
+RAVEL_PRIVATE void rv_write_group_form(struct rv_write_queue *q,
+                                       struct rv_writer *leader,
+                                       struct rv_write_group *g,
+                                       size_t max_bytes);
+
+/* Leader only: sets every member to INSERT (waking them) so they insert
+** their own batches; G->pending counts them, the leader included. */
+RAVEL_PRIVATE void rv_write_group_launch(struct rv_write_group *g);
+
+/* A member finished inserting.  Returns 1 if it was the last one: the
+** caller must then publish and call rv_write_group_complete. */
+RAVEL_PRIVATE int rv_write_group_insert_done(struct rv_write_group *g);
+
+/* Completes G (called by exactly one member, SELF): hands leadership to
+** the next queued writer and moves every other member to DONE.  G and the
+** members must not be touched by SELF afterwards (their stacks may go). */
+RAVEL_PRIVATE void rv_write_group_complete(struct rv_write_queue *q,
+                                           struct rv_write_group *g,
+                                           struct rv_writer *self);
+
+/* Waits until W is DONE. */
+RAVEL_PRIVATE void rv_writer_await_done(struct rv_writer *w);
+
+#endif /* RAVEL_WRITE_GROUP_H */
