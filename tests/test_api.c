@@ -1,0 +1,1559 @@
+/*
+** test_api.c -- every call of the public API (include/ravel.h): its round
+** trip, and every bad argument getting RAVEL_INVALID with a message of its
+** own.  Run once per WAL I/O path (RAVEL_TEST_WAL_IO=uring | sync).
+*/
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int db_counter;
+
+/* A fresh database directory name for one test. */
+static char *new_dir(const char *what)
+{
+    return tu_path("api-%s-%d", what, db_counter++);
+}
+
+/* ------------------------------------------------------- version, errors */
+
+static void test_version(void **state)
+{
+    (void)state;
+    assert_non_null(ravel_libversion());
+    assert_string_equal(ravel_libversion(), RAVEL_VERSION);
+    assert_int_equal(ravel_libversion_number(), RAVEL_VERSION_NUMBER);
+}
+
+static void test_errstr(void **state)
+{
+    (void)state;
+    static const int codes[] = {
+        RAVEL_OK, RAVEL_NOTFOUND, RAVEL_INVALID, RAVEL_IOERR, RAVEL_CORRUPT,
+        RAVEL_NOMEM, RAVEL_BUSY, RAVEL_LOCKED, RAVEL_READONLY,
+    };
+    size_t n = sizeof codes / sizeof codes[0];
+    for (size_t i = 0; i < n; i++) {
+        const char *s = ravel_errstr(codes[i]);
+        assert_non_null(s);
+        assert_true(s[0] != 0);
+        assert_string_not_equal(s, "unknown result code");
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(s, ravel_errstr(codes[j]));
+    }
+    assert_string_equal(ravel_errstr(-1), "unknown result code");
+    assert_string_equal(ravel_errstr(9999), "unknown result code");
+    assert_non_null(ravel_errmsg());
+}
+
+struct errmsg_thread_arg {
+    char initial[256];
+    char after[256];
+    int rc;
+};
+
+static void *errmsg_thread(void *p)
+{
+    struct errmsg_thread_arg *a = p;
+    snprintf(a->initial, sizeof a->initial, "%s", ravel_errmsg());
+    ravel_options *o = NULL;
+    if (ravel_options_new(&o) == RAVEL_OK) {
+        a->rc = ravel_options_set(o, "write_buffer_size", "not-a-size");
+        ravel_options_free(o);
+    }
+    snprintf(a->after, sizeof a->after, "%s", ravel_errmsg());
+    return NULL;
+}
+
+/* The message belongs to the calling thread: another thread's failure
+** neither shows in it nor replaces it, and a new thread starts with "". */
+static void test_errmsg_per_thread(void **state)
+{
+    (void)state;
+    tu_errmsg_prime();
+    char mine[512];
+    snprintf(mine, sizeof mine, "%s", ravel_errmsg());
+    assert_true(mine[0] != 0);
+
+    struct errmsg_thread_arg a;
+    memset(&a, 0, sizeof a);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, errmsg_thread, &a), 0);
+    pthread_join(t, NULL);
+    assert_string_equal(a.initial, "");
+    assert_int_equal(a.rc, RAVEL_INVALID);
+    assert_non_null(strstr(a.after, "write_buffer_size"));
+    assert_string_equal(ravel_errmsg(), mine);
+}
+
+/* --------------------------------------------------------------- options */
+
+static char *opt_get(const ravel_options *o, const char *name)
+{
+    char *v = NULL;
+    int rc = ravel_options_get(o, name, &v);
+    if (rc != RAVEL_OK)
+        fail_msg("ravel_options_get(%s): %s: %s", name, ravel_errstr(rc),
+                 ravel_errmsg());
+    if (!v)
+        fail_msg("ravel_options_get(%s): RAVEL_OK with NULL text", name);
+    return v;
+}
+
+/* 1/0 for the boolean spellings the header lists, -1 otherwise. */
+static int bool_of(const char *s)
+{
+    if (!strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "on"))
+        return 1;
+    if (!strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "off"))
+        return 0;
+    return -1;
+}
+
+/* A size with an optional K/M/G suffix; UINT64_MAX if it does not parse. */
+static uint64_t size_of(const char *s)
+{
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s)
+        return UINT64_MAX;
+    uint64_t mult = 1;
+    if (*end == 'K' || *end == 'k')
+        mult = 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        mult = 1024 * 1024, end++;
+    else if (*end == 'G' || *end == 'g')
+        mult = 1024ull * 1024 * 1024, end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return UINT64_MAX;
+    return (uint64_t)v * mult;
+}
+
+static void expect_bool(const ravel_options *o, const char *name, int want)
+{
+    char *v = opt_get(o, name);
+    int got = bool_of(v);
+    if (got != want)
+        fail_msg("option %s is \"%s\", expected %s", name, v,
+                 want ? "true" : "false");
+    ravel_free(v);
+}
+
+static void expect_size(const ravel_options *o, const char *name,
+                        uint64_t want)
+{
+    char *v = opt_get(o, name);
+    uint64_t got = size_of(v);
+    if (got != want)
+        fail_msg("option %s is \"%s\", expected %llu bytes", name, v,
+                 (unsigned long long)want);
+    ravel_free(v);
+}
+
+/* Enum values may be shown by name; RocksDB numbers are accepted too. */
+static void expect_enum(const ravel_options *o, const char *name,
+                        const char *want_name, const char *want_number)
+{
+    char *v = opt_get(o, name);
+    if (strcmp(v, want_name) != 0
+        && !(want_number && strcmp(v, want_number) == 0))
+        fail_msg("option %s is \"%s\", expected \"%s\"", name, v, want_name);
+    ravel_free(v);
+}
+
+static void test_options_defaults(void **state)
+{
+    (void)state;
+    ravel_options *o = NULL;
+    TU_OK(ravel_options_new(&o));
+    assert_non_null(o);
+    expect_bool(o, "create_if_missing", 0);
+    expect_bool(o, "error_if_exists", 0);
+    expect_bool(o, "read_only", 0);
+    expect_size(o, "write_buffer_size", 64ull << 20);
+    expect_size(o, "max_write_batch_group_size_bytes", 1ull << 20);
+    expect_bool(o, "allow_concurrent_memtable_write", 1);
+    expect_enum(o, "wal_io", "auto", NULL);
+    expect_enum(o, "wal_recovery_mode", "tolerate_corrupted_tail_records",
+                "0");
+    expect_bool(o, "wal_preallocate", 1);
+    expect_bool(o, "paranoid_checks", 1);
+    ravel_options_free(o);
+    ravel_options_free(NULL);
+}
+
+/* Setting a value and reading it back; the text read back can be set
+** again and reads back the same (a round trip a config tool relies on). */
+static void set_and_reset(ravel_options *o, const char *name,
+                          const char *value)
+{
+    TU_OK(ravel_options_set(o, name, value));
+    char *v = opt_get(o, name);
+    TU_OK(ravel_options_set(o, name, v));
+    char *again = opt_get(o, name);
+    if (strcmp(v, again) != 0)
+        fail_msg("option %s: set \"%s\" reads \"%s\", set back reads \"%s\"",
+                 name, value, v, again);
+    ravel_free(v);
+    ravel_free(again);
+}
+
+static void test_options_round_trip(void **state)
+{
+    (void)state;
+    ravel_options *o = NULL;
+    TU_OK(ravel_options_new(&o));
+
+    static const struct { const char *text; int value; } bools[] = {
+        {"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {"on", 1}, {"off", 0},
+    };
+    static const char *bool_names[] = {
+        "create_if_missing", "error_if_exists", "read_only",
+        "allow_concurrent_memtable_write", "wal_preallocate",
+        "paranoid_checks",
+    };
+    for (size_t n = 0; n < sizeof bool_names / sizeof *bool_names; n++) {
+        for (size_t i = 0; i < sizeof bools / sizeof *bools; i++) {
+            set_and_reset(o, bool_names[n], bools[i].text);
+            expect_bool(o, bool_names[n], bools[i].value);
+        }
+    }
+
+    static const struct { const char *text; uint64_t value; } sizes[] = {
+        {"4K", 4096}, {"4096", 4096}, {"64K", 65536}, {"3M", 3u << 20},
+        {"1G", 1ull << 30}, {"4G", 4ull << 30}, {"123456", 123456},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        set_and_reset(o, "write_buffer_size", sizes[i].text);
+        expect_size(o, "write_buffer_size", sizes[i].value);
+    }
+    set_and_reset(o, "max_write_batch_group_size_bytes", "1K");
+    expect_size(o, "max_write_batch_group_size_bytes", 1024);
+    set_and_reset(o, "max_write_batch_group_size_bytes", "16M");
+    expect_size(o, "max_write_batch_group_size_bytes", 16u << 20);
+    set_and_reset(o, "max_write_batch_group_size_bytes", "1G");
+    expect_size(o, "max_write_batch_group_size_bytes", 1u << 30);
+
+    static const char *ios[] = {"auto", "uring", "sync"};
+    for (size_t i = 0; i < 3; i++) {
+        set_and_reset(o, "wal_io", ios[i]);
+        expect_enum(o, "wal_io", ios[i], NULL);
+    }
+
+    static const struct { const char *name, *number; } modes[] = {
+        {"tolerate_corrupted_tail_records", "0"},
+        {"absolute_consistency", "1"},
+        {"point_in_time", "2"},
+        {"skip_any_corrupted_records", "3"},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        set_and_reset(o, "wal_recovery_mode", modes[i].name);
+        expect_enum(o, "wal_recovery_mode", modes[i].name, modes[i].number);
+        /* Set as a number, it reads back as the same mode. */
+        TU_OK(ravel_options_set(o, "wal_recovery_mode", "0"));
+        set_and_reset(o, "wal_recovery_mode", modes[i].number);
+        expect_enum(o, "wal_recovery_mode", modes[i].name, modes[i].number);
+    }
+    ravel_options_free(o);
+}
+
+/* An option error names the option. */
+static void expect_bad_option(ravel_options *o, const char *name,
+                              const char *value)
+{
+    char *before = opt_get(o, name);
+    TU_EXPECT_INVALID(ravel_options_set(o, name, value));
+    if (!strstr(ravel_errmsg(), name))
+        fail_msg("%s=%s: message does not name the option: %s", name, value,
+                 ravel_errmsg());
+    char *after = opt_get(o, name);
+    if (strcmp(before, after) != 0)
+        fail_msg("%s=%s was rejected but changed the option from %s to %s",
+                 name, value, before, after);
+    ravel_free(before);
+    ravel_free(after);
+}
+
+static void test_options_bad_values(void **state)
+{
+    (void)state;
+    ravel_options *o = NULL;
+    TU_OK(ravel_options_new(&o));
+    expect_bad_option(o, "create_if_missing", "maybe");
+    expect_bad_option(o, "create_if_missing", "");
+    expect_bad_option(o, "create_if_missing", "2");
+    expect_bad_option(o, "read_only", "yes please");
+    expect_bad_option(o, "write_buffer_size", "");
+    expect_bad_option(o, "write_buffer_size", "abc");
+    expect_bad_option(o, "write_buffer_size", "-1");
+    expect_bad_option(o, "write_buffer_size", "12Q");
+    expect_bad_option(o, "write_buffer_size", "1K");    /* < 4K */
+    expect_bad_option(o, "write_buffer_size", "4095");
+    expect_bad_option(o, "write_buffer_size", "5G");    /* > 4G */
+    expect_bad_option(o, "write_buffer_size", "99999999999999999999999");
+    expect_bad_option(o, "max_write_batch_group_size_bytes", "512");
+    expect_bad_option(o, "max_write_batch_group_size_bytes", "2G");
+    expect_bad_option(o, "wal_io", "io_uring_please");
+    expect_bad_option(o, "wal_io", "");
+    expect_bad_option(o, "wal_recovery_mode", "4");
+    expect_bad_option(o, "wal_recovery_mode", "-1");
+    expect_bad_option(o, "wal_recovery_mode", "tolerate");
+    expect_bad_option(o, "paranoid_checks", "truee");
+    ravel_options_free(o);
+}
+
+static void test_options_unknown_and_not_built(void **state)
+{
+    (void)state;
+    ravel_options *o = NULL;
+    TU_OK(ravel_options_new(&o));
+    TU_EXPECT_INVALID(ravel_options_set(o, "no_such_option", "1"));
+    assert_non_null(strstr(ravel_errmsg(), "no_such_option"));
+    TU_EXPECT_INVALID(ravel_options_set(o, "", "1"));
+    /* RocksDB options for features not built yet are refused, saying so. */
+    static const char *not_built[] = {
+        "unordered_write", "level0_file_num_compaction_trigger",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        TU_EXPECT_INVALID(ravel_options_set(o, not_built[i], "1"));
+        if (!strstr(ravel_errmsg(), not_built[i])
+            || !strcasestr(ravel_errmsg(), "built"))
+            fail_msg("%s: message should name it and say it is not built "
+                     "yet: %s", not_built[i], ravel_errmsg());
+    }
+    char *v = NULL;
+    TU_EXPECT_INVALID(ravel_options_get(o, "no_such_option", &v));
+    assert_null(v);
+    ravel_options_free(o);
+}
+
+static void test_options_parse(void **state)
+{
+    (void)state;
+    ravel_options *o = NULL;
+    TU_OK(ravel_options_new(&o));
+    TU_OK(ravel_options_parse(o, "write_buffer_size=128K;create_if_missing="
+                                 "true"));
+    expect_size(o, "write_buffer_size", 128 << 10);
+    expect_bool(o, "create_if_missing", 1);
+
+    /* Whitespace around names and values, empty items. */
+    TU_OK(ravel_options_parse(o, "  write_buffer_size = 256K ; ;"
+                                 "\tparanoid_checks= off ;wal_io =sync;"));
+    expect_size(o, "write_buffer_size", 256 << 10);
+    expect_bool(o, "paranoid_checks", 0);
+    expect_enum(o, "wal_io", "sync", NULL);
+    TU_OK(ravel_options_parse(o, ""));
+    TU_OK(ravel_options_parse(o, ";;"));
+
+    /* Stops at the first error, which is named; earlier items stay set. */
+    TU_EXPECT_INVALID(ravel_options_parse(o, "wal_io=uring;bogus_name=1;"
+                                             "paranoid_checks=on"));
+    assert_non_null(strstr(ravel_errmsg(), "bogus_name"));
+    expect_enum(o, "wal_io", "uring", NULL);
+    expect_bool(o, "paranoid_checks", 0);
+
+    TU_EXPECT_INVALID(ravel_options_parse(o, "write_buffer_size=lots"));
+    assert_non_null(strstr(ravel_errmsg(), "write_buffer_size"));
+    expect_size(o, "write_buffer_size", 256 << 10);
+    TU_EXPECT_INVALID(ravel_options_parse(o, "create_if_missing"));
+    TU_EXPECT_INVALID(ravel_options_parse(o, "=1"));
+    ravel_options_free(o);
+}
+
+static void test_options_bad_args(void **state)
+{
+    (void)state;
+    ravel_options *o = NULL;
+    TU_EXPECT_INVALID(ravel_options_new(NULL));
+    TU_OK(ravel_options_new(&o));
+    char *v = NULL;
+    TU_EXPECT_INVALID(ravel_options_set(NULL, "read_only", "1"));
+    TU_EXPECT_INVALID(ravel_options_set(o, NULL, "1"));
+    TU_EXPECT_INVALID(ravel_options_set(o, "read_only", NULL));
+    TU_EXPECT_INVALID(ravel_options_parse(NULL, "read_only=1"));
+    TU_EXPECT_INVALID(ravel_options_parse(o, NULL));
+    TU_EXPECT_INVALID(ravel_options_get(NULL, "read_only", &v));
+    TU_EXPECT_INVALID(ravel_options_get(o, NULL, &v));
+    TU_EXPECT_INVALID(ravel_options_get(o, "read_only", NULL));
+    assert_null(v);
+    ravel_options_free(o);
+}
+
+/* -------------------------------------------------------- open and close */
+
+static void test_open_close(void **state)
+{
+    (void)state;
+    char *dir = new_dir("open");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    tu_put(db, 0, "k", "v");
+    TU_OK(ravel_close(db));
+    assert_int_equal(ravel_close(NULL), RAVEL_OK);
+
+    /* Existing database, default options (NULL). */
+    db = NULL;
+    int rc = ravel_open(dir, NULL, &db);
+    tu_skip_if_no_uring(rc);
+    if (rc)
+        fail_msg("open with NULL options: %s: %s", ravel_errstr(rc),
+                 ravel_errmsg());
+    tu_expect(db, NULL, "k", "v");
+    TU_OK(ravel_close(db));
+
+    /* The options are copied: freeing them after the open is fine. */
+    ravel_options *o = tu_options("write_buffer_size=64K");
+    db = NULL;
+    TU_OK(ravel_open(dir, o, &db));
+    ravel_options_free(o);
+    tu_put(db, 0, "k2", "v2");
+    tu_expect(db, NULL, "k", "v");
+    TU_OK(ravel_close(db));
+
+    /* error_if_exists on a new database is fine. */
+    char *dir2 = new_dir("open-new");
+    db = tu_open_ok(dir2, "error_if_exists=true");
+    TU_OK(ravel_close(db));
+    free(dir2);
+    free(dir);
+}
+
+static void test_open_bad_args(void **state)
+{
+    (void)state;
+    ravel_options *o = tu_options(NULL);
+    ravel_db *db = NULL;
+    char *dir = new_dir("badopen");
+    TU_EXPECT_INVALID(ravel_open(NULL, o, &db));
+    TU_EXPECT_INVALID(ravel_open(dir, o, NULL));
+    assert_null(db);
+    ravel_options_free(o);
+
+    /* Missing database without create_if_missing: RAVEL_INVALID, and the
+    ** directory is not created behind the caller's back. */
+    o = tu_options("create_if_missing=false");
+    TU_EXPECT_INVALID(ravel_open(dir, o, &db));
+    assert_null(db);
+    assert_int_not_equal(access(dir, F_OK), 0);
+
+    /* An existing directory that does not hold a database. */
+    assert_int_equal(mkdir(dir, 0755), 0);
+    TU_EXPECT_INVALID(ravel_open(dir, o, &db));
+    assert_null(db);
+    ravel_options_free(o);
+
+    /* error_if_exists on an existing database; the database is intact. */
+    db = tu_open_ok(dir, NULL);
+    tu_put(db, RAVEL_SYNC, "kept", "yes");
+    TU_OK(ravel_close(db));
+    o = tu_options("error_if_exists=true");
+    db = NULL;
+    TU_EXPECT_INVALID(ravel_open(dir, o, &db));
+    assert_null(db);
+    ravel_options_free(o);
+    db = tu_open_ok(dir, NULL);
+    tu_expect(db, NULL, "kept", "yes");
+    TU_OK(ravel_close(db));
+
+    /* A path that is a regular file cannot be a database. */
+    char *file = new_dir("plainfile");
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("not a database\n", f);
+    fclose(f);
+    o = tu_options(NULL);
+    db = NULL;
+    tu_errmsg_prime();
+    int rc = ravel_open(file, o, &db);
+    assert_int_not_equal(rc, RAVEL_OK);
+    assert_true(tu_errmsg_is_fresh());
+    assert_null(db);
+    ravel_options_free(o);
+    free(file);
+    free(dir);
+}
+
+/* ----------------------------------------------------------------- writes */
+
+static void test_put_get_delete(void **state)
+{
+    (void)state;
+    char *dir = new_dir("pgd");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_expect(db, NULL, "a", NULL);
+    tu_put(db, 0, "a", "1");
+    tu_expect(db, NULL, "a", "1");
+    tu_put(db, RAVEL_SYNC, "a", "22");
+    tu_expect(db, NULL, "a", "22");
+    tu_put(db, RAVEL_NO_WAL, "b", "3");
+    tu_expect(db, NULL, "b", "3");
+    TU_OK(ravel_delete(db, 0, "a", 1));
+    tu_expect(db, NULL, "a", NULL);
+    TU_OK(ravel_delete(db, RAVEL_SYNC, "b", 1));
+    tu_expect(db, NULL, "b", NULL);
+    /* Deleting an absent key succeeds. */
+    TU_OK(ravel_delete(db, 0, "never", 5));
+    tu_expect(db, NULL, "never", NULL);
+    /* Put after delete brings the key back. */
+    tu_put(db, 0, "a", "again");
+    tu_expect(db, NULL, "a", "again");
+
+    /* A NOTFOUND get leaves no value to free. */
+    void *val = (void *)1;
+    size_t vlen = 7;
+    assert_int_equal(ravel_get(db, NULL, "zz", 2, &val, &vlen),
+                     RAVEL_NOTFOUND);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_empty_keys_and_values(void **state)
+{
+    (void)state;
+    char *dir = new_dir("empty");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    void *val = NULL;
+    size_t vlen = 99;
+    assert_int_equal(ravel_get(db, NULL, NULL, 0, &val, &vlen),
+                     RAVEL_NOTFOUND);
+    TU_OK(ravel_put(db, 0, NULL, 0, "empty-key", 9));
+    TU_OK(ravel_put(db, 0, "k", 1, NULL, 0));
+    TU_OK(ravel_put(db, 0, "k2", 2, "", 0));
+
+    TU_OK(ravel_get(db, NULL, "", 0, &val, &vlen));
+    assert_int_equal(vlen, 9);
+    assert_memory_equal(val, "empty-key", 9);
+    ravel_free(val);
+
+    val = NULL;
+    vlen = 99;
+    TU_OK(ravel_get(db, NULL, "k", 1, &val, &vlen));
+    assert_non_null(val); /* non-NULL even for an empty value */
+    assert_int_equal(vlen, 0);
+    ravel_free(val);
+
+    val = NULL;
+    vlen = 99;
+    TU_OK(ravel_get(db, NULL, "k2", 2, &val, &vlen));
+    assert_non_null(val);
+    assert_int_equal(vlen, 0);
+    ravel_free(val);
+
+    TU_OK(ravel_delete(db, 0, NULL, 0));
+    assert_int_equal(ravel_get(db, NULL, NULL, 0, &val, &vlen),
+                     RAVEL_NOTFOUND);
+
+    /* Empty key and value in a batch, and after a reopen. */
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    TU_OK(ravel_batch_put(b, NULL, 0, NULL, 0));
+    TU_OK(ravel_write(db, RAVEL_SYNC, b));
+    ravel_batch_free(b);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    val = NULL;
+    vlen = 99;
+    TU_OK(ravel_get(db, NULL, "", 0, &val, &vlen));
+    assert_non_null(val);
+    assert_int_equal(vlen, 0);
+    ravel_free(val);
+    tu_expect(db, NULL, "k", "");
+    TU_OK(ravel_close(db));
+    ravel_free(NULL);
+    free(dir);
+}
+
+static void test_binary_and_large(void **state)
+{
+    (void)state;
+    char *dir = new_dir("binary");
+    ravel_db *db = tu_open_ok(dir, "write_buffer_size=4M");
+    const char k1[] = {'a', 0, 'b', 0};
+    const char v1[] = {0, 0, (char)0xff, 1};
+    TU_OK(ravel_put(db, 0, k1, sizeof k1, v1, sizeof v1));
+    /* "a\0b" is a different key from "a\0b\0" and from "a". */
+    tu_expect(db, NULL, "a", NULL);
+    void *val = NULL;
+    size_t vlen = 0;
+    assert_int_equal(ravel_get(db, NULL, k1, 3, &val, &vlen),
+                     RAVEL_NOTFOUND);
+    TU_OK(ravel_get(db, NULL, k1, sizeof k1, &val, &vlen));
+    assert_int_equal(vlen, sizeof v1);
+    assert_memory_equal(val, v1, sizeof v1);
+    ravel_free(val);
+
+    /* A 3 MiB value and the largest allowed key. */
+    size_t big = 3u << 20;
+    char *bv = malloc(big);
+    assert_non_null(bv);
+    for (size_t i = 0; i < big; i++)
+        bv[i] = (char)(i * 131 + (i >> 12));
+    char *bk = malloc(RAVEL_MAX_KEY_SIZE);
+    assert_non_null(bk);
+    memset(bk, 'K', RAVEL_MAX_KEY_SIZE);
+    TU_OK(ravel_put(db, RAVEL_SYNC, "bigval", 6, bv, big));
+    TU_OK(ravel_put(db, 0, bk, RAVEL_MAX_KEY_SIZE, "maxkey", 6));
+    for (int round = 0; round < 2; round++) {
+        TU_OK(ravel_get(db, NULL, "bigval", 6, &val, &vlen));
+        assert_int_equal(vlen, big);
+        assert_memory_equal(val, bv, big);
+        ravel_free(val);
+        TU_OK(ravel_get(db, NULL, bk, RAVEL_MAX_KEY_SIZE, &val, &vlen));
+        assert_int_equal(vlen, 6);
+        assert_memory_equal(val, "maxkey", 6);
+        ravel_free(val);
+        if (round == 0) {
+            TU_OK(ravel_close(db));
+            db = tu_open_ok(dir, "write_buffer_size=4M");
+        }
+    }
+    TU_OK(ravel_close(db));
+    free(bk);
+    free(bv);
+    free(dir);
+}
+
+/* Oversize keys and values are refused before their bytes are read:
+** the buffers are read-only zero pages, never written. */
+static void test_size_limits(void **state)
+{
+    (void)state;
+    char *dir = new_dir("limits");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    size_t vmax = (size_t)RAVEL_MAX_VALUE_SIZE + 1;
+    void *huge = mmap(NULL, vmax, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS
+                      | MAP_NORESERVE, -1, 0);
+    assert_true(huge != MAP_FAILED);
+    size_t kmax = (size_t)RAVEL_MAX_KEY_SIZE + 1;
+
+    uint64_t seq = tu_prop_u64(db, "ravel.last_sequence");
+    TU_EXPECT_INVALID(ravel_put(db, 0, huge, kmax, "v", 1));
+    TU_EXPECT_INVALID(ravel_put(db, 0, "k", 1, huge, vmax));
+    TU_EXPECT_INVALID(ravel_delete(db, 0, huge, kmax));
+    void *val = NULL;
+    size_t vlen = 0;
+    TU_EXPECT_INVALID(ravel_get(db, NULL, huge, kmax, &val, &vlen));
+
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    TU_EXPECT_INVALID(ravel_batch_put(b, huge, kmax, "v", 1));
+    TU_EXPECT_INVALID(ravel_batch_put(b, "k", 1, huge, vmax));
+    TU_EXPECT_INVALID(ravel_batch_delete(b, huge, kmax));
+    /* A refused op leaves the batch as it was. */
+    assert_int_equal(ravel_batch_count(b), 0);
+    TU_OK(ravel_batch_put(b, "ok", 2, "v", 1));
+    assert_int_equal(ravel_batch_count(b), 1);
+    TU_OK(ravel_write(db, 0, b));
+    ravel_batch_free(b);
+
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, NULL, &it));
+    TU_EXPECT_INVALID(ravel_iter_seek(it, huge, kmax));
+    ravel_iter_free(it);
+
+    /* Nothing refused consumed a sequence number or changed the data. */
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), seq + 1);
+    tu_expect(db, NULL, "k", NULL);
+    tu_expect(db, NULL, "ok", "v");
+    munmap(huge, vmax);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_write_bad_args(void **state)
+{
+    (void)state;
+    char *dir = new_dir("badwrite");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    TU_OK(ravel_batch_put(b, "x", 1, "y", 1));
+
+    TU_EXPECT_INVALID(ravel_put(NULL, 0, "k", 1, "v", 1));
+    TU_EXPECT_INVALID(ravel_put(db, 0, NULL, 1, "v", 1));
+    TU_EXPECT_INVALID(ravel_put(db, 0, "k", 1, NULL, 1));
+    TU_EXPECT_INVALID(ravel_delete(NULL, 0, "k", 1));
+    TU_EXPECT_INVALID(ravel_delete(db, 0, NULL, 1));
+    TU_EXPECT_INVALID(ravel_write(NULL, 0, b));
+    TU_EXPECT_INVALID(ravel_write(db, 0, NULL));
+    /* Flags other than RAVEL_SYNC and RAVEL_NO_WAL. */
+    TU_EXPECT_INVALID(ravel_put(db, 0x100, "k", 1, "v", 1));
+    TU_EXPECT_INVALID(ravel_write(db, 0x80, b));
+
+    void *val = NULL;
+    size_t vlen = 0;
+    TU_EXPECT_INVALID(ravel_get(NULL, NULL, "k", 1, &val, &vlen));
+    TU_EXPECT_INVALID(ravel_get(db, NULL, NULL, 1, &val, &vlen));
+    TU_EXPECT_INVALID(ravel_get(db, NULL, "k", 1, NULL, &vlen));
+    TU_EXPECT_INVALID(ravel_get(db, NULL, "k", 1, &val, NULL));
+
+    /* None of it wrote anything. */
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 0);
+    tu_expect(db, NULL, "k", NULL);
+    tu_expect(db, NULL, "x", NULL);
+    ravel_batch_free(b);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* ---------------------------------------------------------------- batches */
+
+static void test_batches(void **state)
+{
+    (void)state;
+    char *dir = new_dir("batch");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    assert_non_null(b);
+    assert_int_equal(ravel_batch_count(b), 0);
+    assert_int_equal(ravel_batch_count(NULL), 0);
+
+    /* An empty batch is a no-op that succeeds. */
+    TU_OK(ravel_write(db, 0, b));
+    TU_OK(ravel_write(db, RAVEL_SYNC, b));
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 0);
+
+    tu_put(db, 0, "gone", "soon");
+    TU_OK(ravel_batch_put(b, "a", 1, "1", 1));
+    TU_OK(ravel_batch_put(b, "b", 1, "2", 1));
+    TU_OK(ravel_batch_delete(b, "gone", 4));
+    /* Later ops of a batch win over earlier ones on the same key. */
+    TU_OK(ravel_batch_put(b, "c", 1, "first", 5));
+    TU_OK(ravel_batch_put(b, "c", 1, "second", 6));
+    TU_OK(ravel_batch_put(b, "d", 1, "x", 1));
+    TU_OK(ravel_batch_delete(b, "d", 1));
+    TU_OK(ravel_batch_delete(b, "e", 1));
+    TU_OK(ravel_batch_put(b, "e", 1, "back", 4));
+    assert_int_equal(ravel_batch_count(b), 9);
+    TU_OK(ravel_write(db, RAVEL_SYNC, b));
+    /* The batch is not modified by the write. */
+    assert_int_equal(ravel_batch_count(b), 9);
+    tu_expect(db, NULL, "a", "1");
+    tu_expect(db, NULL, "b", "2");
+    tu_expect(db, NULL, "gone", NULL);
+    tu_expect(db, NULL, "c", "second");
+    tu_expect(db, NULL, "d", NULL);
+    tu_expect(db, NULL, "e", "back");
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 10);
+
+    /* It may be reused: written again, it applies again. */
+    tu_put(db, 0, "a", "changed");
+    TU_OK(ravel_write(db, 0, b));
+    tu_expect(db, NULL, "a", "1");
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 20);
+
+    TU_OK(ravel_batch_clear(b));
+    assert_int_equal(ravel_batch_count(b), 0);
+    TU_OK(ravel_write(db, 0, b));
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 20);
+    TU_OK(ravel_batch_put(b, "after-clear", 11, "v", 1));
+    assert_int_equal(ravel_batch_count(b), 1);
+    TU_OK(ravel_write(db, RAVEL_NO_WAL, b));
+    tu_expect(db, NULL, "after-clear", "v");
+    tu_expect(db, NULL, "b", "2");
+
+    /* A large batch (many ops, more than the inline buffer). */
+    TU_OK(ravel_batch_clear(b));
+    char key[32], val[64];
+    for (int i = 0; i < 5000; i++) {
+        int kl = snprintf(key, sizeof key, "many-%05d", i);
+        int vl = snprintf(val, sizeof val, "value-%d-%0*d", i, i % 40, 0);
+        TU_OK(ravel_batch_put(b, key, (size_t)kl, val, (size_t)vl));
+    }
+    assert_int_equal(ravel_batch_count(b), 5000);
+    TU_OK(ravel_write(db, RAVEL_SYNC, b));
+    ravel_batch_free(b);
+    ravel_batch_free(NULL);
+    TU_OK(ravel_close(db));
+
+    db = tu_open_ok(dir, NULL);
+    for (int i = 0; i < 5000; i += 7) {
+        snprintf(key, sizeof key, "many-%05d", i);
+        snprintf(val, sizeof val, "value-%d-%0*d", i, i % 40, 0);
+        tu_expect(db, NULL, key, val);
+    }
+    tu_expect(db, NULL, "c", "second");
+    tu_expect(db, NULL, "gone", NULL);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_batch_bad_args(void **state)
+{
+    (void)state;
+    ravel_batch *b = NULL;
+    TU_EXPECT_INVALID(ravel_batch_new(NULL));
+    TU_OK(ravel_batch_new(&b));
+    TU_EXPECT_INVALID(ravel_batch_put(NULL, "k", 1, "v", 1));
+    TU_EXPECT_INVALID(ravel_batch_put(b, NULL, 1, "v", 1));
+    TU_EXPECT_INVALID(ravel_batch_put(b, "k", 1, NULL, 1));
+    TU_EXPECT_INVALID(ravel_batch_delete(NULL, "k", 1));
+    TU_EXPECT_INVALID(ravel_batch_delete(b, NULL, 1));
+    TU_EXPECT_INVALID(ravel_batch_clear(NULL));
+    assert_int_equal(ravel_batch_count(b), 0);
+    TU_OK(ravel_batch_put(b, NULL, 0, NULL, 0));
+    TU_OK(ravel_batch_delete(b, NULL, 0));
+    assert_int_equal(ravel_batch_count(b), 2);
+    ravel_batch_free(b);
+}
+
+/* Every operation takes one sequence number, in order; a batch of N takes
+** N; NO_WAL writes are numbered too; refused writes take none. */
+static void test_sequence_numbers(void **state)
+{
+    (void)state;
+    char *dir = new_dir("seq");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), 0);
+    tu_put(db, 0, "a", "1");
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 1);
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    TU_OK(ravel_batch_put(b, "b", 1, "1", 1));
+    TU_OK(ravel_batch_put(b, "c", 1, "1", 1));
+    TU_OK(ravel_batch_delete(b, "a", 1));
+    TU_OK(ravel_write(db, 0, b));
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 4);
+    TU_OK(ravel_delete(db, RAVEL_SYNC, "b", 1));
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 5);
+    TU_OK(ravel_put(db, RAVEL_NO_WAL, "d", 1, "1", 1));
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 6);
+    TU_EXPECT_INVALID(ravel_put(db, 0, NULL, 3, "x", 1));
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 6);
+    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), 6);
+
+    ravel_snapshot *s = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    assert_int_equal(ravel_snapshot_sequence(s), 6);
+    TU_OK(ravel_snapshot_release(db, s));
+    ravel_batch_free(b);
+
+    /* After a reopen numbering goes on; no number is handed out twice. */
+    TU_OK(ravel_put(db, 0, "e", 1, "1", 1));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    uint64_t last = tu_prop_u64(db, "ravel.last_sequence");
+    assert_true(last >= 7);
+    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), last);
+    tu_put(db, 0, "f", "1");
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), last + 1);
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    assert_int_equal(ravel_snapshot_sequence(s), last + 1);
+    TU_OK(ravel_snapshot_release(db, s));
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* -------------------------------------------------------------- iterators */
+
+struct kv {
+    const char *k;
+    size_t klen;
+    const char *v;
+};
+
+/* In the iteration order the header promises: bytewise, unsigned, a
+** shorter key first on a common prefix. */
+static const struct kv iter_data[] = {
+    {"", 0, "empty"},
+    {"a", 1, "v-a"},
+    {"a\0", 2, "v-a0"},
+    {"ab", 2, "v-ab"},
+    {"b", 1, "v-b"},
+    {"b\x7f", 2, "v-b7f"},
+    {"b\x80", 2, "v-b80"},
+    {"\xff", 1, "v-ff"},
+};
+#define ITER_N ((int)(sizeof iter_data / sizeof iter_data[0]))
+
+/* Small memtables, so that the later writes of a test switch them. */
+#define ITER_OPTS "write_buffer_size=64K"
+
+static ravel_db *iter_db(char **dirp)
+{
+    char *dir = new_dir("iter");
+    ravel_db *db = tu_open_ok(dir, ITER_OPTS);
+    /* Written out of order, with overwrites and deleted keys in between. */
+    for (int i = ITER_N - 1; i >= 0; i -= 2)
+        TU_OK(ravel_put(db, 0, iter_data[i].k, iter_data[i].klen, "old", 3));
+    tu_put(db, 0, "aa", "deleted");
+    tu_put(db, 0, "zzz", "deleted");
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    for (int i = 0; i < ITER_N; i++)
+        TU_OK(ravel_batch_put(b, iter_data[i].k, iter_data[i].klen,
+                              iter_data[i].v, strlen(iter_data[i].v)));
+    TU_OK(ravel_batch_delete(b, "aa", 2));
+    TU_OK(ravel_write(db, 0, b));
+    ravel_batch_free(b);
+    TU_OK(ravel_delete(db, 0, "zzz", 3));
+    *dirp = dir;
+    return db;
+}
+
+/* Fails unless IT is at iter_data[i] (i < 0: not valid). */
+static void expect_at(ravel_iter *it, int i, const char *where)
+{
+    size_t kl = 99, vl = 99;
+    const void *k = ravel_iter_key(it, &kl);
+    const void *v = ravel_iter_value(it, &vl);
+    if (i < 0) {
+        if (ravel_iter_valid(it))
+            fail_msg("%s: expected an invalid iterator, at a key of %zu "
+                     "bytes", where, kl);
+        if (k != NULL || kl != 0 || v != NULL || vl != 0)
+            fail_msg("%s: invalid iterator: key/value should be NULL/0",
+                     where);
+        return;
+    }
+    if (!ravel_iter_valid(it))
+        fail_msg("%s: expected entry %d, iterator not valid (status %d)",
+                 where, i, ravel_iter_status(it));
+    if (kl != iter_data[i].klen || (kl && memcmp(k, iter_data[i].k, kl)))
+        fail_msg("%s: expected key #%d (%zu bytes), got another of %zu bytes",
+                 where, i, iter_data[i].klen, kl);
+    size_t want = strlen(iter_data[i].v);
+    if (vl != want || memcmp(v, iter_data[i].v, want))
+        fail_msg("%s: key #%d: wrong value", where, i);
+    assert_non_null(k);
+}
+
+static void test_iter_forward_backward(void **state)
+{
+    (void)state;
+    char *dir;
+    ravel_db *db = iter_db(&dir);
+    for (int round = 0; round < 2; round++) {
+        ravel_iter *it = NULL;
+        TU_OK(ravel_iter_new(db, NULL, &it));
+        assert_non_null(it);
+        expect_at(it, -1, "new iterator");
+        TU_OK(ravel_iter_seek_to_first(it));
+        for (int i = 0; i < ITER_N; i++) {
+            expect_at(it, i, "forward");
+            TU_OK(ravel_iter_next(it));
+        }
+        expect_at(it, -1, "past the end");
+        TU_OK(ravel_iter_status(it));
+
+        TU_OK(ravel_iter_seek_to_last(it));
+        for (int i = ITER_N - 1; i >= 0; i--) {
+            expect_at(it, i, "backward");
+            TU_OK(ravel_iter_prev(it));
+        }
+        expect_at(it, -1, "before the start");
+
+        /* Changing direction in the middle. */
+        TU_OK(ravel_iter_seek_to_first(it));
+        TU_OK(ravel_iter_next(it));
+        TU_OK(ravel_iter_next(it));
+        TU_OK(ravel_iter_next(it));
+        expect_at(it, 3, "fwd 3");
+        TU_OK(ravel_iter_prev(it));
+        expect_at(it, 2, "back 1");
+        TU_OK(ravel_iter_prev(it));
+        expect_at(it, 1, "back 2");
+        TU_OK(ravel_iter_next(it));
+        expect_at(it, 2, "fwd again");
+        TU_OK(ravel_iter_status(it));
+        ravel_iter_free(it);
+        /* Same answers after a reopen (read from the recovered WAL). */
+        TU_OK(ravel_close(db));
+        db = tu_open_ok(dir, ITER_OPTS);
+    }
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_iter_seek(void **state)
+{
+    (void)state;
+    char *dir;
+    ravel_db *db = iter_db(&dir);
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, NULL, &it));
+
+    TU_OK(ravel_iter_seek(it, "a", 1));
+    expect_at(it, 1, "seek a");
+    TU_OK(ravel_iter_seek(it, "aa", 2)); /* deleted: the next one */
+    expect_at(it, 3, "seek aa");
+    TU_OK(ravel_iter_seek(it, "a\0", 2));
+    expect_at(it, 2, "seek a\\0");
+    TU_OK(ravel_iter_seek(it, NULL, 0));
+    expect_at(it, 0, "seek empty");
+    TU_OK(ravel_iter_seek(it, "c", 1));
+    expect_at(it, 7, "seek c");
+    TU_OK(ravel_iter_seek(it, "\xff\xff", 2));
+    expect_at(it, -1, "seek past all");
+    TU_OK(ravel_iter_seek(it, "b\x7f\x01", 3));
+    expect_at(it, 6, "seek b7f01");
+    TU_OK(ravel_iter_prev(it));
+    expect_at(it, 5, "prev after seek");
+
+    TU_OK(ravel_iter_seek_for_prev(it, "aa", 2));
+    expect_at(it, 2, "seek_for_prev aa");
+    TU_OK(ravel_iter_next(it));
+    expect_at(it, 3, "next after seek_for_prev");
+    TU_OK(ravel_iter_seek_for_prev(it, "ab", 2));
+    expect_at(it, 3, "seek_for_prev ab");
+    TU_OK(ravel_iter_seek_for_prev(it, "", 0));
+    expect_at(it, 0, "seek_for_prev empty");
+    TU_OK(ravel_iter_seek_for_prev(it, "zzz", 3)); /* deleted */
+    expect_at(it, 7, "seek_for_prev zzz");
+    TU_OK(ravel_iter_seek_for_prev(it, "\xff\xff", 2));
+    expect_at(it, 7, "seek_for_prev ffff");
+    TU_OK(ravel_iter_status(it));
+    ravel_iter_free(it);
+
+    /* Without the empty key, seek_for_prev before the first key. */
+    TU_OK(ravel_delete(db, 0, NULL, 0));
+    TU_OK(ravel_iter_new(db, NULL, &it));
+    TU_OK(ravel_iter_seek_for_prev(it, "", 0));
+    expect_at(it, -1, "seek_for_prev before first");
+    TU_OK(ravel_iter_seek_for_prev(it, "0", 1));
+    expect_at(it, -1, "seek_for_prev 0");
+    TU_OK(ravel_iter_seek(it, "", 0));
+    expect_at(it, 1, "seek empty after delete");
+    ravel_iter_free(it);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_iter_empty_db(void **state)
+{
+    (void)state;
+    char *dir = new_dir("iterempty");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, NULL, &it));
+    TU_OK(ravel_iter_seek_to_first(it));
+    assert_int_equal(ravel_iter_valid(it), 0);
+    TU_OK(ravel_iter_seek_to_last(it));
+    assert_int_equal(ravel_iter_valid(it), 0);
+    TU_OK(ravel_iter_seek(it, "a", 1));
+    assert_int_equal(ravel_iter_valid(it), 0);
+    TU_OK(ravel_iter_status(it));
+    ravel_iter_free(it);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_iter_bad_args(void **state)
+{
+    (void)state;
+    char *dir;
+    ravel_db *db = iter_db(&dir);
+    ravel_iter *it = NULL;
+    TU_EXPECT_INVALID(ravel_iter_new(NULL, NULL, &it));
+    TU_EXPECT_INVALID(ravel_iter_new(db, NULL, NULL));
+    assert_null(it);
+    TU_OK(ravel_iter_new(db, NULL, &it));
+
+    /* next/prev on an iterator that is not valid. */
+    TU_EXPECT_INVALID(ravel_iter_next(it));
+    TU_EXPECT_INVALID(ravel_iter_prev(it));
+    TU_OK(ravel_iter_seek_to_last(it));
+    TU_OK(ravel_iter_next(it));
+    assert_int_equal(ravel_iter_valid(it), 0);
+    TU_EXPECT_INVALID(ravel_iter_next(it));
+    TU_EXPECT_INVALID(ravel_iter_prev(it));
+    /* An invalid iterator can be positioned again. */
+    TU_OK(ravel_iter_seek_to_first(it));
+    expect_at(it, 0, "reseek");
+
+    TU_EXPECT_INVALID(ravel_iter_seek(NULL, "a", 1));
+    TU_EXPECT_INVALID(ravel_iter_seek(it, NULL, 1));
+    TU_EXPECT_INVALID(ravel_iter_seek_for_prev(NULL, "a", 1));
+    TU_EXPECT_INVALID(ravel_iter_seek_for_prev(it, NULL, 1));
+    TU_EXPECT_INVALID(ravel_iter_seek_to_first(NULL));
+    TU_EXPECT_INVALID(ravel_iter_seek_to_last(NULL));
+    TU_EXPECT_INVALID(ravel_iter_next(NULL));
+    TU_EXPECT_INVALID(ravel_iter_prev(NULL));
+    TU_EXPECT_INVALID(ravel_iter_status(NULL));
+    assert_int_equal(ravel_iter_valid(NULL), 0);
+    size_t len = 5;
+    assert_null(ravel_iter_key(NULL, &len));
+    assert_int_equal(len, 0);
+    len = 5;
+    assert_null(ravel_iter_value(NULL, &len));
+    assert_int_equal(len, 0);
+    ravel_iter_free(NULL);
+    ravel_iter_free(it);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* An iterator reads the state of its creation, whatever is written after. */
+static void test_iter_fixed_state(void **state)
+{
+    (void)state;
+    char *dir;
+    ravel_db *db = iter_db(&dir);
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, NULL, &it));
+    tu_put(db, 0, "zz-new", "x");
+    tu_put(db, 0, "a", "changed");
+    TU_OK(ravel_delete(db, 0, "b", 1));
+    for (int pass = 0; pass < 2; pass++) {
+        TU_OK(ravel_iter_seek_to_first(it));
+        for (int i = 0; i < ITER_N; i++) {
+            expect_at(it, i, "fixed state");
+            TU_OK(ravel_iter_next(it));
+        }
+        expect_at(it, -1, "fixed state end");
+        TU_OK(ravel_iter_seek(it, "zz", 2));
+        expect_at(it, -1, "new key not seen");
+        /* Many writes later, including enough to fill memtables. */
+        char key[32];
+        for (int i = 0; i < 2000; i++) {
+            snprintf(key, sizeof key, "zz-%04d", i);
+            tu_put(db, 0, key, "later");
+        }
+    }
+    ravel_iter_free(it);
+
+    /* A new iterator sees the new state. */
+    TU_OK(ravel_iter_new(db, NULL, &it));
+    TU_OK(ravel_iter_seek(it, "a", 1));
+    size_t vl = 0;
+    const void *v = ravel_iter_value(it, &vl);
+    assert_int_equal(vl, 7);
+    assert_memory_equal(v, "changed", 7);
+    TU_OK(ravel_iter_seek(it, "b", 1));
+    size_t kl = 0;
+    const void *k = ravel_iter_key(it, &kl);
+    assert_int_equal(kl, 2);
+    assert_memory_equal(k, "b\x7f", 2);
+    ravel_iter_free(it);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* -------------------------------------------------------------- snapshots */
+
+static void test_snapshots(void **state)
+{
+    (void)state;
+    char *dir;
+    ravel_db *db = iter_db(&dir);
+    ravel_snapshot *s = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    assert_non_null(s);
+    assert_int_equal(ravel_snapshot_sequence(s),
+                     tu_prop_u64(db, "ravel.last_sequence"));
+    assert_int_equal(ravel_snapshot_sequence(NULL), 0);
+
+    tu_put(db, 0, "a", "after");
+    TU_OK(ravel_delete(db, 0, "b", 1));
+    tu_put(db, 0, "new", "x");
+    tu_put(db, 0, "aa", "resurrected");
+    /* Enough writes to switch memtables under the snapshot. */
+    char key[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof key, "fill-%04d", i);
+        tu_put(db, 0, key, "................................................");
+    }
+
+    tu_expect(db, s, "a", "v-a");
+    tu_expect(db, s, "b", "v-b");
+    tu_expect(db, s, "new", NULL);
+    tu_expect(db, s, "aa", NULL);
+    tu_expect(db, s, "fill-0000", NULL);
+    tu_expect(db, NULL, "a", "after");
+    tu_expect(db, NULL, "b", NULL);
+    tu_expect(db, NULL, "new", "x");
+    tu_expect(db, NULL, "aa", "resurrected");
+
+    /* An iterator on the snapshot sees the snapshot's state. */
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, s, &it));
+    TU_OK(ravel_iter_seek_to_first(it));
+    for (int i = 0; i < ITER_N; i++) {
+        expect_at(it, i, "snapshot iterator");
+        TU_OK(ravel_iter_next(it));
+    }
+    expect_at(it, -1, "snapshot iterator end");
+    ravel_iter_free(it);
+
+    /* Two snapshots at different points. */
+    ravel_snapshot *s2 = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &s2));
+    assert_true(ravel_snapshot_sequence(s2) > ravel_snapshot_sequence(s));
+    tu_put(db, 0, "a", "third");
+    tu_expect(db, s, "a", "v-a");
+    tu_expect(db, s2, "a", "after");
+    tu_expect(db, NULL, "a", "third");
+    TU_OK(ravel_snapshot_release(db, s));
+    tu_expect(db, s2, "a", "after");
+    TU_OK(ravel_snapshot_release(db, s2));
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_snapshot_bad_args(void **state)
+{
+    (void)state;
+    char *dir = new_dir("snapbad");
+    char *dir2 = new_dir("snapbad2");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    ravel_db *db2 = tu_open_ok(dir2, NULL);
+    ravel_snapshot *s = NULL;
+    TU_EXPECT_INVALID(ravel_snapshot_acquire(NULL, &s));
+    TU_EXPECT_INVALID(ravel_snapshot_acquire(db, NULL));
+    assert_null(s);
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    TU_EXPECT_INVALID(ravel_snapshot_release(NULL, s));
+    TU_EXPECT_INVALID(ravel_snapshot_release(db, NULL));
+    /* A snapshot of another database. */
+    TU_EXPECT_INVALID(ravel_snapshot_release(db2, s));
+    TU_OK(ravel_snapshot_release(db, s));
+    TU_OK(ravel_close(db2));
+    TU_OK(ravel_close(db));
+    free(dir2);
+    free(dir);
+}
+
+/* Close refuses while snapshots or iterators are live, and the database
+** stays open and usable. */
+static void test_close_with_live_handles(void **state)
+{
+    (void)state;
+    char *dir = new_dir("closelive");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "k", "v");
+    ravel_snapshot *s = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    TU_EXPECT_INVALID(ravel_close(db));
+    tu_expect(db, s, "k", "v");
+    tu_put(db, 0, "k2", "v2");
+    TU_OK(ravel_snapshot_release(db, s));
+
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, NULL, &it));
+    TU_EXPECT_INVALID(ravel_close(db));
+    TU_OK(ravel_iter_seek_to_first(it));
+    assert_int_equal(ravel_iter_valid(it), 1);
+    tu_expect(db, NULL, "k2", "v2");
+    ravel_iter_free(it);
+
+    /* An iterator on a snapshot: both must go. */
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    TU_OK(ravel_iter_new(db, s, &it));
+    TU_OK(ravel_snapshot_release(db, s));
+    TU_EXPECT_INVALID(ravel_close(db));
+    ravel_iter_free(it);
+
+    TU_OK(ravel_close(db));
+    /* The LOCK was released by the successful close only. */
+    db = tu_open_ok(dir, NULL);
+    tu_expect(db, NULL, "k2", "v2");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* ------------------------------------------------------------- properties */
+
+static void test_properties(void **state)
+{
+    (void)state;
+    char *dir = new_dir("props");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    char *t = tu_prop(db, "ravel.read_only_reason");
+    assert_string_equal(t, "");
+    ravel_free(t);
+    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
+    uint64_t size0 = tu_prop_u64(db, "ravel.cur_size_active_mem_table");
+
+    char key[32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(key, sizeof key, "key-%03d", i);
+        tu_put(db, i % 10 == 0 ? RAVEL_SYNC : 0, key, "some value");
+    }
+    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 100);
+    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), 100);
+    uint64_t size1 = tu_prop_u64(db, "ravel.cur_size_active_mem_table");
+    assert_true(size1 > size0);
+    assert_true(size1 >= 100 * (7 + 10));
+
+    const char *io = tu_wal_io();
+    t = tu_prop(db, "ravel.wal_io");
+    if (io && strncmp(t, io, strlen(io)) != 0)
+        fail_msg("ravel.wal_io is \"%s\", opened with wal_io=%s", t, io);
+    if (strncmp(t, "uring", 5) != 0 && strncmp(t, "sync", 4) != 0)
+        fail_msg("ravel.wal_io is \"%s\"", t);
+    ravel_free(t);
+
+    t = tu_prop(db, "ravel.stats");
+    assert_true(strlen(t) > 20);
+    if (io && !strstr(t, io))
+        fail_msg("ravel.stats does not show the WAL I/O path %s:\n%s", io, t);
+    printf("# ravel.stats:\n%s\n", t);
+    ravel_free(t);
+
+    t = (char *)"untouched";
+    assert_int_equal(ravel_property(db, "ravel.no_such_property", &t),
+                     RAVEL_NOTFOUND);
+    assert_int_equal(ravel_property(db, "", &t), RAVEL_NOTFOUND);
+    t = NULL;
+    TU_EXPECT_INVALID(ravel_property(NULL, "ravel.stats", &t));
+    TU_EXPECT_INVALID(ravel_property(db, NULL, &t));
+    TU_EXPECT_INVALID(ravel_property(db, "ravel.stats", NULL));
+    assert_null(t);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* Writes that fill several memtables stay readable, newest version first,
+** through gets and iterators, and survive a reopen. */
+static void test_memtable_switch(void **state)
+{
+    (void)state;
+    char *dir = new_dir("switch");
+    const char *opts = "write_buffer_size=64K";
+    ravel_db *db = tu_open_ok(dir, opts);
+    char key[32], val[128];
+    const int n = 1500, rounds = 3;
+    for (int r = 0; r < rounds; r++) {
+        for (int i = r; i < n; i++) {
+            snprintf(key, sizeof key, "k%05d", i);
+            snprintf(val, sizeof val, "round-%d-%05d-%060d", r, i, 0);
+            tu_put(db, 0, key, val);
+        }
+    }
+    for (int i = 0; i < n; i += 3) {
+        snprintf(key, sizeof key, "k%05d", i);
+        TU_OK(ravel_delete(db, 0, key, strlen(key)));
+    }
+    assert_true(tu_prop_u64(db, "ravel.num_immutable_mem_table") >= 1);
+
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            snprintf(key, sizeof key, "k%05d", i);
+            int r = i < rounds ? i : rounds - 1;
+            snprintf(val, sizeof val, "round-%d-%05d-%060d", r, i, 0);
+            tu_expect(db, NULL, key, i % 3 == 0 ? NULL : val);
+        }
+        ravel_iter *it = NULL;
+        TU_OK(ravel_iter_new(db, NULL, &it));
+        TU_OK(ravel_iter_seek_to_first(it));
+        int seen = 0, expect_i = 1;
+        while (ravel_iter_valid(it)) {
+            size_t kl;
+            const char *k = ravel_iter_key(it, &kl);
+            snprintf(key, sizeof key, "k%05d", expect_i);
+            if (kl != strlen(key) || memcmp(k, key, kl) != 0)
+                fail_msg("iterator: expected %s, got %.*s", key, (int)kl, k);
+            seen++;
+            expect_i += expect_i % 3 == 1 ? 1 : 2;
+            TU_OK(ravel_iter_next(it));
+        }
+        TU_OK(ravel_iter_status(it));
+        assert_int_equal(seen, n - (n + 2) / 3);
+        /* and backwards */
+        TU_OK(ravel_iter_seek_to_last(it));
+        int back = 0;
+        while (ravel_iter_valid(it)) {
+            back++;
+            TU_OK(ravel_iter_prev(it));
+        }
+        assert_int_equal(back, seen);
+        ravel_iter_free(it);
+        TU_OK(ravel_close(db));
+        db = tu_open_ok(dir, opts);
+    }
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* --------------------------------------------------------------- reopen */
+
+static void test_reopen_keeps_data(void **state)
+{
+    (void)state;
+    char *dir = new_dir("reopen");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "plain", "1");
+    tu_put(db, RAVEL_SYNC, "synced", "2");
+    tu_put(db, 0, "overwritten", "old");
+    tu_put(db, 0, "overwritten", "new");
+    tu_put(db, 0, "deleted", "x");
+    TU_OK(ravel_delete(db, 0, "deleted", 7));
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    TU_OK(ravel_batch_put(b, "batch-1", 7, "b1", 2));
+    TU_OK(ravel_batch_put(b, "batch-2", 7, "b2", 2));
+    TU_OK(ravel_batch_delete(b, "plain", 5));
+    TU_OK(ravel_batch_put(b, "plain", 5, "from-batch", 10));
+    TU_OK(ravel_write(db, 0, b));
+    ravel_batch_free(b);
+    TU_OK(ravel_close(db));
+
+    for (int i = 0; i < 3; i++) {
+        db = tu_open_ok(dir, "create_if_missing=false");
+        tu_expect(db, NULL, "plain", "from-batch");
+        tu_expect(db, NULL, "synced", "2");
+        tu_expect(db, NULL, "overwritten", "new");
+        tu_expect(db, NULL, "deleted", NULL);
+        tu_expect(db, NULL, "batch-1", "b1");
+        tu_expect(db, NULL, "batch-2", "b2");
+        char key[16];
+        snprintf(key, sizeof key, "open-%d", i);
+        tu_put(db, 0, key, "here");
+        for (int j = 0; j <= i; j++) {
+            snprintf(key, sizeof key, "open-%d", j);
+            tu_expect(db, NULL, key, "here");
+        }
+        TU_OK(ravel_close(db));
+    }
+    free(dir);
+}
+
+/* ---------------------------------------------------------- read-only open */
+
+static char *dir_listing(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 256) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        assert_int_equal(stat(path, &st), 0);
+        char line[512];
+        if (!strcmp(e->d_name, "LOCK")) { /* taking the lock may touch it */
+            snprintf(line, sizeof line, "LOCK\n");
+            names[n++] = strdup(line);
+            continue;
+        }
+        snprintf(line, sizeof line, "%s %lld %lld.%09ld\n", e->d_name,
+                 (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                 st.st_mtim.tv_nsec);
+        names[n++] = strdup(line);
+    }
+    closedir(d);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    size_t total = 1;
+    for (int i = 0; i < n; i++)
+        total += strlen(names[i]);
+    char *out = calloc(1, total);
+    for (int i = 0; i < n; i++) {
+        strcat(out, names[i]);
+        free(names[i]);
+    }
+    return out;
+}
+
+static void test_read_only_open(void **state)
+{
+    (void)state;
+    char *dir = new_dir("ro");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "k", "v");
+    tu_put(db, RAVEL_SYNC, "k2", "v2");
+    TU_OK(ravel_close(db));
+
+    char *before = dir_listing(dir);
+    db = tu_open_ok(dir, "read_only=true;create_if_missing=false");
+    tu_expect(db, NULL, "k", "v");
+    tu_expect(db, NULL, "k2", "v2");
+    TU_EXPECT_RC(RAVEL_READONLY, ravel_put(db, 0, "k3", 2, "v", 1));
+    TU_EXPECT_RC(RAVEL_READONLY, ravel_put(db, RAVEL_NO_WAL, "k3", 2, "v", 1));
+    TU_EXPECT_RC(RAVEL_READONLY, ravel_delete(db, RAVEL_SYNC, "k", 1));
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    TU_OK(ravel_batch_put(b, "k4", 2, "v", 1));
+    TU_EXPECT_RC(RAVEL_READONLY, ravel_write(db, 0, b));
+    ravel_batch_free(b);
+    tu_expect(db, NULL, "k", "v");
+    tu_expect(db, NULL, "k3", NULL);
+    char *reason = tu_prop(db, "ravel.read_only_reason");
+    assert_true(reason[0] != 0);
+    ravel_free(reason);
+    ravel_snapshot *s = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    tu_expect(db, s, "k2", "v2");
+    TU_OK(ravel_snapshot_release(db, s));
+    TU_OK(ravel_close(db));
+    /* Nothing in the directory was created or modified. */
+    char *after = dir_listing(dir);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+
+    db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "k3", "v3");
+    tu_expect(db, NULL, "k", "v");
+    TU_OK(ravel_close(db));
+
+    /* read_only on a missing database. */
+    char *missing = new_dir("ro-missing");
+    ravel_options *o = tu_options("read_only=true;create_if_missing=false");
+    TU_EXPECT_INVALID(ravel_open(missing, o, &db));
+    ravel_options_free(o);
+    free(missing);
+    free(dir);
+}
+
+int main(void)
+{
+    tu_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_errstr),
+        cmocka_unit_test(test_errmsg_per_thread),
+        cmocka_unit_test(test_options_defaults),
+        cmocka_unit_test(test_options_round_trip),
+        cmocka_unit_test(test_options_bad_values),
+        cmocka_unit_test(test_options_unknown_and_not_built),
+        cmocka_unit_test(test_options_parse),
+        cmocka_unit_test(test_options_bad_args),
+        cmocka_unit_test(test_open_close),
+        cmocka_unit_test(test_open_bad_args),
+        cmocka_unit_test(test_put_get_delete),
+        cmocka_unit_test(test_empty_keys_and_values),
+        cmocka_unit_test(test_binary_and_large),
+        cmocka_unit_test(test_size_limits),
+        cmocka_unit_test(test_write_bad_args),
+        cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_batch_bad_args),
+        cmocka_unit_test(test_sequence_numbers),
+        cmocka_unit_test(test_iter_forward_backward),
+        cmocka_unit_test(test_iter_seek),
+        cmocka_unit_test(test_iter_empty_db),
+        cmocka_unit_test(test_iter_bad_args),
+        cmocka_unit_test(test_iter_fixed_state),
+        cmocka_unit_test(test_snapshots),
+        cmocka_unit_test(test_snapshot_bad_args),
+        cmocka_unit_test(test_close_with_live_handles),
+        cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_memtable_switch),
+        cmocka_unit_test(test_reopen_keeps_data),
+        cmocka_unit_test(test_read_only_open),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,383 @@
+/*
+** testutil.c -- helpers shared by the end-to-end tests; see testutil.h.
+*/
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TU_SENTINEL "tu_sentinel_option_not_a_real_name"
+
+static char scratch_dir[4096];
+static pid_t scratch_owner;
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+                  struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    if (remove(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "testutil: remove %s: %s\n", path, strerror(errno));
+    return 0;
+}
+
+void tu_rm_rf(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void scratch_remove(void)
+{
+    if (scratch_dir[0] && getpid() == scratch_owner)
+        tu_rm_rf(scratch_dir);
+}
+
+const char *tu_wal_io(void)
+{
+    const char *v = getenv("RAVEL_TEST_WAL_IO");
+    return v && v[0] ? v : NULL;
+}
+
+void tu_skip_if_no_uring(int rc)
+{
+    const char *io = tu_wal_io();
+    if (!io || strcmp(io, "uring") != 0)
+        return;
+    if (rc != RAVEL_IOERR && rc != RAVEL_INVALID)
+        return;
+    const char *msg = ravel_errmsg();
+    if (strcasestr(msg, "uring") == NULL)
+        return;
+    printf("SKIP: wal_io=uring: io_uring cannot be set up here: %s (%s)\n",
+           msg, ravel_errstr(rc));
+    fflush(stdout);
+    exit(77);
+}
+
+void tu_init(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !tmp[0])
+        tmp = "/tmp";
+    snprintf(scratch_dir, sizeof scratch_dir, "%s/ravel-test-XXXXXX", tmp);
+    if (!mkdtemp(scratch_dir)) {
+        fprintf(stderr, "mkdtemp %s: %s\n", scratch_dir, strerror(errno));
+        exit(1);
+    }
+    scratch_owner = getpid();
+    atexit(scratch_remove);
+    printf("# scratch directory %s, wal_io=%s\n", scratch_dir,
+           tu_wal_io() ? tu_wal_io() : "(default)");
+
+    /* Probe the I/O path once, so that a kernel without io_uring skips
+    ** the whole program rather than failing every test. */
+    char *dir = tu_path("probe");
+    ravel_db *db = NULL;
+    int rc = tu_open(dir, NULL, &db);
+    if (rc == RAVEL_OK) {
+        ravel_close(db);
+    } else {
+        printf("# probe open of %s failed: %s: %s\n", dir, ravel_errstr(rc),
+               ravel_errmsg());
+    }
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+char *tu_path(const char *fmt, ...)
+{
+    char name[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(scratch_dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (!p)
+        abort();
+    snprintf(p, n, "%s/%s", scratch_dir, name);
+    return p;
+}
+
+static int options_build(const char *extra, ravel_options **out)
+{
+    ravel_options *o = NULL;
+    int rc = ravel_options_new(&o);
+    if (rc)
+        return rc;
+    rc = ravel_options_set(o, "create_if_missing", "true");
+    if (!rc && tu_wal_io())
+        rc = ravel_options_set(o, "wal_io", tu_wal_io());
+    if (!rc && extra)
+        rc = ravel_options_parse(o, extra);
+    if (rc) {
+        ravel_options_free(o);
+        return rc;
+    }
+    *out = o;
+    return RAVEL_OK;
+}
+
+ravel_options *tu_options(const char *extra)
+{
+    ravel_options *o = NULL;
+    int rc = options_build(extra, &o);
+    if (rc)
+        fail_msg("options \"%s\": %s: %s", extra ? extra : "",
+                 ravel_errstr(rc), ravel_errmsg());
+    return o;
+}
+
+int tu_open(const char *dir, const char *extra, ravel_db **db)
+{
+    ravel_options *o = NULL;
+    int rc = options_build(extra, &o);
+    if (rc)
+        return rc;
+    *db = NULL;
+    rc = ravel_open(dir, o, db);
+    ravel_options_free(o);
+    if (rc)
+        tu_skip_if_no_uring(rc);
+    return rc;
+}
+
+ravel_db *tu_open_ok(const char *dir, const char *extra)
+{
+    ravel_db *db = NULL;
+    int rc = tu_open(dir, extra, &db);
+    if (rc != RAVEL_OK)
+        fail_msg("open %s (%s): %s: %s", dir, extra ? extra : "",
+                 ravel_errstr(rc), ravel_errmsg());
+    if (!db)
+        fail_msg("open %s returned RAVEL_OK and a NULL handle", dir);
+    return db;
+}
+
+char *tu_prop(ravel_db *db, const char *name)
+{
+    char *text = NULL;
+    int rc = ravel_property(db, name, &text);
+    if (rc != RAVEL_OK)
+        fail_msg("property %s: %s: %s", name, ravel_errstr(rc),
+                 ravel_errmsg());
+    if (!text)
+        fail_msg("property %s: RAVEL_OK with NULL text", name);
+    return text;
+}
+
+uint64_t tu_prop_u64(ravel_db *db, const char *name)
+{
+    char *text = tu_prop(db, name);
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    while (end && (*end == '\n' || *end == ' '))
+        end++;
+    if (errno || end == text || *end) {
+        char copy[128];
+        snprintf(copy, sizeof copy, "%s", text);
+        ravel_free(text);
+        fail_msg("property %s: \"%s\" is not a number", name, copy);
+    }
+    ravel_free(text);
+    return (uint64_t)v;
+}
+
+void tu_expect_at(const char *file, int line, ravel_db *db,
+                  const ravel_snapshot *snap, const char *key,
+                  const char *val)
+{
+    void *got = NULL;
+    size_t glen = 0;
+    int rc = ravel_get(db, snap, key, strlen(key), &got, &glen);
+    if (val == NULL) {
+        if (rc == RAVEL_NOTFOUND)
+            return;
+        if (rc == RAVEL_OK) {
+            int n = glen > 60 ? 60 : (int)glen;
+            char shown[64];
+            memcpy(shown, got, (size_t)n);
+            shown[n] = 0;
+            ravel_free(got);
+            fail_msg("%s:%d: key \"%s\": expected absent, found \"%s\"",
+                     file, line, key, shown);
+        }
+        fail_msg("%s:%d: get \"%s\": %s: %s", file, line, key,
+                 ravel_errstr(rc), ravel_errmsg());
+    }
+    if (rc == RAVEL_NOTFOUND)
+        fail_msg("%s:%d: key \"%s\": expected \"%s\", not found", file, line,
+                 key, val);
+    if (rc != RAVEL_OK)
+        fail_msg("%s:%d: get \"%s\": %s: %s", file, line, key,
+                 ravel_errstr(rc), ravel_errmsg());
+    if (glen != strlen(val) || memcmp(got, val, glen) != 0) {
+        int n = glen > 60 ? 60 : (int)glen;
+        char shown[64];
+        memcpy(shown, got, (size_t)n);
+        shown[n] = 0;
+        ravel_free(got);
+        fail_msg("%s:%d: key \"%s\": expected \"%s\", found \"%s\" (%zu "
+                 "bytes)", file, line, key, val, shown, glen);
+    }
+    ravel_free(got);
+}
+
+void tu_put(ravel_db *db, int flags, const char *key, const char *val)
+{
+    int rc = ravel_put(db, flags, key, strlen(key), val, strlen(val));
+    if (rc != RAVEL_OK)
+        fail_msg("put \"%s\": %s: %s", key, ravel_errstr(rc), ravel_errmsg());
+}
+
+void tu_errmsg_prime(void)
+{
+    ravel_options *o = NULL;
+    if (ravel_options_new(&o) != RAVEL_OK)
+        fail_msg("ravel_options_new failed: %s", ravel_errmsg());
+    int rc = ravel_options_set(o, TU_SENTINEL, "1");
+    ravel_options_free(o);
+    if (rc != RAVEL_INVALID)
+        fail_msg("setting an unknown option returned %d, not RAVEL_INVALID",
+                 rc);
+}
+
+int tu_errmsg_is_fresh(void)
+{
+    const char *m = ravel_errmsg();
+    return m && m[0] && strstr(m, TU_SENTINEL) == NULL;
+}
+
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fail_count;
+static char fail_first[1024];
+
+void tu_thread_fail(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&fail_lock);
+    if (fail_count++ == 0)
+        memcpy(fail_first, buf, sizeof buf);
+    if (fail_count <= 5)
+        fprintf(stderr, "thread failure: %s\n", buf);
+    pthread_mutex_unlock(&fail_lock);
+}
+
+int tu_thread_failures(void)
+{
+    pthread_mutex_lock(&fail_lock);
+    int n = fail_count;
+    pthread_mutex_unlock(&fail_lock);
+    return n;
+}
+
+void tu_assert_no_thread_failures(void)
+{
+    pthread_mutex_lock(&fail_lock);
+    int n = fail_count;
+    char first[1024];
+    memcpy(first, fail_first, sizeof first);
+    fail_count = 0;
+    fail_first[0] = 0;
+    pthread_mutex_unlock(&fail_lock);
+    if (n)
+        fail_msg("%d failure(s) in worker threads; first: %s", n, first);
+}
+
+uint64_t tu_env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !v[0])
+        return dflt;
+    char *end = NULL;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end) {
+        fprintf(stderr, "%s=%s is not a number\n", name, v);
+        exit(1);
+    }
+    return (uint64_t)n;
+}
+
+uint64_t tu_seed(void)
+{
+    uint64_t seed = tu_env_u64("RAVEL_TEST_SEED", 0);
+    if (!seed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec
+               ^ ((uint64_t)getpid() << 32);
+        if (!seed)
+            seed = 1;
+    }
+    printf("# RAVEL_TEST_SEED=%" PRIu64 "\n", seed);
+    return seed;
+}
+
+int tu_file_read(const char *path, char **data, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf)
+        abort();
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    *data = buf;
+    *len = got;
+    return 0;
+}
+
+int tu_file_write(const char *path, const char *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        done += (size_t)n;
+    }
+    int rc = fsync(fd) == 0 ? 0 : -errno;
+    close(fd);
+    return rc;
+}
