@@ -1,0 +1,370 @@
+/*
+** db_iter.c -- the user's view of an internal iterator at one sequence
+** number (LevelDB's DBIter).
+**
+** Owns: skipping versions newer than the snapshot, versions hidden by a
+** newer one and deletions; the key/value copies needed when moving
+** backward; direction switching.  Does not own: merging sources
+** (merging_iter.c) or the public ravel_iter wrapper and its error messages
+** (db.c).
+**
+** Going forward, the internal iterator sits on the entry being shown, and
+** key()/value() point into it.  Going backward, the internal iterator sits
+** just before all entries of the shown user key (the scan had to pass them
+** to know which version is newest), so the key and value are copied into
+** SAVED_KEY / SAVED_VALUE.
+*/
+#include "db_iter.h"
+#include "dbformat.h"
+
+#include <stdlib.h>
+
+enum db_iter_direction { DB_ITER_FORWARD, DB_ITER_REVERSE };
+
+/* A growable byte buffer owned by the iterator. */
+struct db_iter_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+};
+
+struct rv_db_iter {
+    struct rv_iter *internal; /* owned */
+    uint64_t sequence;        /* the snapshot: entries above it are unseen */
+    enum db_iter_direction direction;
+    int valid;
+    int status;               /* our own error (NOMEM, CORRUPT) or RAVEL_OK */
+    /* Forward: a user key to skip (or a seek target).  Reverse: the user
+    ** key shown. */
+    struct db_iter_buf saved_key;
+    struct db_iter_buf saved_value; /* reverse only: the value shown */
+};
+
+/* --------------------------------------------------------------- buffers */
+
+/* Makes room for N bytes and sets the length to N (contents undefined). */
+static int db_iter_buf_resize(struct db_iter_buf *b, size_t n)
+{
+    if (n > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < n)
+            cap *= 2;
+        char *data = realloc(b->data, cap);
+        if (!data)
+            return RAVEL_NOMEM;
+        b->data = data;
+        b->cap = cap;
+    }
+    b->len = n;
+    return RAVEL_OK;
+}
+
+/* The buffer's bytes, never NULL (an empty key is still a key). */
+static const char *db_iter_buf_data(const struct db_iter_buf *b)
+{
+    return b->data ? b->data : "";
+}
+
+static void db_iter_buf_clear(struct db_iter_buf *b)
+{
+    b->len = 0;
+}
+
+/* Saves P into B; on failure the iterator stops with RAVEL_NOMEM.
+** Returns 0 on success. */
+static int db_iter_save(rv_db_iter *it, struct db_iter_buf *b, const char *p,
+                        size_t n)
+{
+    if (db_iter_buf_resize(b, n) != RAVEL_OK) {
+        it->status = RAVEL_NOMEM;
+        it->valid = 0;
+        return -1;
+    }
+    if (n)
+        memcpy(b->data, p, n);
+    return 0;
+}
+
+/* Saves KEY plus the tag (SEQ, TYPE) into saved_key: a seek target. */
+static int db_iter_save_target(rv_db_iter *it, const void *key, size_t klen,
+                               uint64_t seq, int type)
+{
+    if (db_iter_buf_resize(&it->saved_key, klen + RV_TAG_SIZE) != RAVEL_OK) {
+        it->status = RAVEL_NOMEM;
+        it->valid = 0;
+        return -1;
+    }
+    if (klen)
+        memcpy(it->saved_key.data, key, klen);
+    rv_put_fixed64(it->saved_key.data + klen, rv_pack_tag(seq, type));
+    return 0;
+}
+
+/* ------------------------------------------------------- internal keys */
+
+struct db_iter_entry {
+    const char *ukey;
+    size_t ulen;
+    uint64_t sequence;
+    int type;
+};
+
+/* Splits the internal iterator's current key.  Returns 0, or -1 (and
+** records RAVEL_CORRUPT) for a key too short to hold a tag. */
+static int db_iter_parse(rv_db_iter *it, struct db_iter_entry *e)
+{
+    size_t len;
+    const char *k = it->internal->ops->key(it->internal, &len);
+    if (len < RV_TAG_SIZE) {
+        it->status = RAVEL_CORRUPT;
+        return -1;
+    }
+    uint64_t tag = rv_get_fixed64(k + len - RV_TAG_SIZE);
+    e->ukey = k;
+    e->ulen = len - RV_TAG_SIZE;
+    e->sequence = rv_tag_sequence(tag);
+    e->type = rv_tag_type(tag);
+    return 0;
+}
+
+static int db_iter_compare_saved(const rv_db_iter *it,
+                                 const struct db_iter_entry *e)
+{
+    return rv_user_key_compare(e->ukey, e->ulen,
+                               db_iter_buf_data(&it->saved_key),
+                               it->saved_key.len);
+}
+
+/* ------------------------------------------------------------ creation */
+
+rv_db_iter *rv_db_iter_new(struct rv_iter *internal, uint64_t snapshot_seq)
+{
+    rv_db_iter *it = calloc(1, sizeof *it);
+    if (!it) {
+        internal->ops->destroy(internal);
+        return NULL;
+    }
+    it->internal = internal;
+    it->sequence = snapshot_seq;
+    it->direction = DB_ITER_FORWARD;
+    return it;
+}
+
+void rv_db_iter_free(rv_db_iter *it)
+{
+    if (!it)
+        return;
+    it->internal->ops->destroy(it->internal);
+    free(it->saved_key.data);
+    free(it->saved_value.data);
+    free(it);
+}
+
+int rv_db_iter_valid(const rv_db_iter *it)
+{
+    return it->valid;
+}
+
+int rv_db_iter_status(const rv_db_iter *it)
+{
+    if (it->status)
+        return it->status;
+    return it->internal->ops->status(it->internal);
+}
+
+/* ------------------------------------------------------------- forward */
+
+/* From the internal position onward, finds the first visible put.  With
+** SKIPPING set, entries whose user key is <= saved_key are hidden. */
+static void db_iter_find_next_user_entry(rv_db_iter *it, int skipping)
+{
+    struct rv_iter *in = it->internal;
+    for (; in->ops->valid(in); in->ops->next(in)) {
+        struct db_iter_entry e;
+        if (db_iter_parse(it, &e) || e.sequence > it->sequence)
+            continue;
+        if (e.type == RV_TYPE_DELETE) {
+            if (db_iter_save(it, &it->saved_key, e.ukey, e.ulen))
+                return;
+            skipping = 1;
+        } else if (!skipping || db_iter_compare_saved(it, &e) > 0) {
+            it->valid = 1;
+            db_iter_buf_clear(&it->saved_key);
+            return;
+        }
+    }
+    db_iter_buf_clear(&it->saved_key);
+    it->valid = 0;
+}
+
+void rv_db_iter_next(rv_db_iter *it)
+{
+    struct rv_iter *in = it->internal;
+    if (!it->valid)
+        return;
+    if (it->direction == DB_ITER_REVERSE) {
+        /* The internal iterator is just before the entries of the shown
+        ** key (saved_key); step into them and skip them below. */
+        it->direction = DB_ITER_FORWARD;
+        if (!in->ops->valid(in))
+            in->ops->seek_to_first(in);
+        else
+            in->ops->next(in);
+    } else {
+        struct db_iter_entry e;
+        db_iter_parse(it, &e); /* valid: it was parsed when shown */
+        if (db_iter_save(it, &it->saved_key, e.ukey, e.ulen))
+            return;
+        in->ops->next(in);
+    }
+    db_iter_find_next_user_entry(it, 1);
+}
+
+void rv_db_iter_seek_to_first(rv_db_iter *it)
+{
+    it->direction = DB_ITER_FORWARD;
+    db_iter_buf_clear(&it->saved_value);
+    db_iter_buf_clear(&it->saved_key);
+    it->internal->ops->seek_to_first(it->internal);
+    db_iter_find_next_user_entry(it, 0);
+}
+
+void rv_db_iter_seek(rv_db_iter *it, const void *key, size_t klen)
+{
+    it->direction = DB_ITER_FORWARD;
+    db_iter_buf_clear(&it->saved_value);
+    /* the newest version the snapshot can see sorts first */
+    if (db_iter_save_target(it, key, klen, it->sequence, RV_TYPE_PUT))
+        return;
+    it->internal->ops->seek(it->internal, it->saved_key.data,
+                            it->saved_key.len);
+    db_iter_find_next_user_entry(it, 0);
+}
+
+/* ------------------------------------------------------------ backward */
+
+/* Saves the shown entry (a put) for the reverse direction. */
+static int db_iter_save_entry(rv_db_iter *it, const struct db_iter_entry *e)
+{
+    size_t vlen;
+    const char *v = it->internal->ops->value(it->internal, &vlen);
+    if (db_iter_save(it, &it->saved_key, e->ukey, e->ulen))
+        return -1;
+    return db_iter_save(it, &it->saved_value, v, vlen);
+}
+
+/* From the internal position backward, finds the newest visible version of
+** the previous user key that is not deleted, leaving the internal iterator
+** before all of that key's entries. */
+static void db_iter_find_prev_user_entry(rv_db_iter *it)
+{
+    struct rv_iter *in = it->internal;
+    int type = RV_TYPE_DELETE;
+    for (; in->ops->valid(in); in->ops->prev(in)) {
+        struct db_iter_entry e;
+        if (db_iter_parse(it, &e) || e.sequence > it->sequence)
+            continue;
+        /* a put already found belongs to a later user key: stop there */
+        if (type != RV_TYPE_DELETE && db_iter_compare_saved(it, &e) < 0)
+            break;
+        type = e.type;
+        if (type == RV_TYPE_DELETE) {
+            db_iter_buf_clear(&it->saved_key);
+            db_iter_buf_clear(&it->saved_value);
+        } else if (db_iter_save_entry(it, &e)) {
+            return;
+        }
+    }
+    if (type == RV_TYPE_DELETE) {
+        it->valid = 0;
+        db_iter_buf_clear(&it->saved_key);
+        db_iter_buf_clear(&it->saved_value);
+        it->direction = DB_ITER_FORWARD;
+    } else {
+        it->valid = 1;
+    }
+}
+
+/* The internal iterator is on the shown entry: moves it before every entry
+** of that user key.  Returns 0, or -1 if there is nothing before. */
+static int db_iter_turn_backward(rv_db_iter *it)
+{
+    struct rv_iter *in = it->internal;
+    struct db_iter_entry e;
+    db_iter_parse(it, &e); /* valid: it was parsed when shown */
+    if (db_iter_save(it, &it->saved_key, e.ukey, e.ulen))
+        return -1;
+    for (;;) {
+        in->ops->prev(in);
+        if (!in->ops->valid(in)) {
+            it->valid = 0;
+            db_iter_buf_clear(&it->saved_key);
+            db_iter_buf_clear(&it->saved_value);
+            return -1;
+        }
+        if (!db_iter_parse(it, &e) && db_iter_compare_saved(it, &e) < 0)
+            break;
+    }
+    it->direction = DB_ITER_REVERSE;
+    return 0;
+}
+
+void rv_db_iter_prev(rv_db_iter *it)
+{
+    if (!it->valid)
+        return;
+    if (it->direction == DB_ITER_FORWARD && db_iter_turn_backward(it))
+        return;
+    db_iter_find_prev_user_entry(it);
+}
+
+void rv_db_iter_seek_to_last(rv_db_iter *it)
+{
+    it->direction = DB_ITER_REVERSE;
+    db_iter_buf_clear(&it->saved_value);
+    it->internal->ops->seek_to_last(it->internal);
+    db_iter_find_prev_user_entry(it);
+}
+
+void rv_db_iter_seek_for_prev(rv_db_iter *it, const void *key, size_t klen)
+{
+    it->direction = DB_ITER_REVERSE;
+    db_iter_buf_clear(&it->saved_value);
+    /* tag 0 sorts last: every version of KEY is <= the target */
+    if (db_iter_save_target(it, key, klen, 0, RV_TYPE_DELETE))
+        return;
+    it->internal->ops->seek_for_prev(it->internal, it->saved_key.data,
+                                     it->saved_key.len);
+    db_iter_find_prev_user_entry(it);
+}
+
+/* -------------------------------------------------------------- access */
+
+const char *rv_db_iter_key(const rv_db_iter *it, size_t *len)
+{
+    if (!it->valid) {
+        *len = 0;
+        return NULL;
+    }
+    if (it->direction == DB_ITER_REVERSE) {
+        *len = it->saved_key.len;
+        return db_iter_buf_data(&it->saved_key);
+    }
+    size_t ilen;
+    const char *k = it->internal->ops->key(it->internal, &ilen);
+    *len = ilen - RV_TAG_SIZE;
+    return k;
+}
+
+const char *rv_db_iter_value(const rv_db_iter *it, size_t *len)
+{
+    if (!it->valid) {
+        *len = 0;
+        return NULL;
+    }
+    if (it->direction == DB_ITER_REVERSE) {
+        *len = it->saved_value.len;
+        return db_iter_buf_data(&it->saved_value);
+    }
+    return it->internal->ops->value(it->internal, len);
+}

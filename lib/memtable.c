@@ -1,0 +1,245 @@
+/*
+** memtable.c -- the in-memory write buffer: entries in a concurrent
+** skiplist, allocated from the memtable's own arena.
+**
+** Owns: the entry encoding, reference counting, point lookups and the
+** memtable's rv_iter.  Does not own: ordering and concurrency of inserts
+** (skiplist.c), memory (arena.c), or hiding old versions and deletions from
+** users (db_iter.c).
+**
+** Entry layout, the bytes of one skiplist node after its links:
+**
+**   entry     := internal_key  value_len:varint32  value[value_len]
+**   internal_key := user_key  tag:fixed64          (dbformat.h)
+**
+** The skiplist knows the internal key's length, so key() is the node's key
+** as it stands and value() starts right after it.
+*/
+#include "memtable.h"
+#include "arena.h"
+#include "dbformat.h"
+#include "error.h"
+#include "skiplist.h"
+
+#include <stdlib.h>
+
+struct rv_memtable {
+    struct rv_arena arena; /* every entry; freed with the memtable */
+    rv_skiplist *list;     /* set once, lives in ARENA */
+    /* Owners: the creator, iterators, readers that took one.  fetch_add
+    ** relaxed, fetch_sub acq_rel (see rv_memtable_unref). */
+    _Atomic uint64_t refs;
+};
+
+rv_memtable *rv_memtable_new(void)
+{
+    rv_memtable *mt = malloc(sizeof *mt);
+    if (!mt)
+        return NULL;
+    rv_arena_init(&mt->arena, 0);
+    mt->list = rv_skiplist_new(&mt->arena);
+    if (!mt->list) {
+        rv_arena_destroy(&mt->arena);
+        free(mt);
+        return NULL;
+    }
+    atomic_init(&mt->refs, 1);
+    return mt;
+}
+
+void rv_memtable_ref(rv_memtable *mt)
+{
+    /* relaxed: the caller already holds a reference, nothing to order */
+    atomic_fetch_add_explicit(&mt->refs, 1, memory_order_relaxed);
+}
+
+void rv_memtable_unref(rv_memtable *mt)
+{
+    /* acq_rel: release our uses of the memtable; the last owner acquires
+    ** everyone else's before freeing */
+    if (atomic_fetch_sub_explicit(&mt->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    rv_arena_destroy(&mt->arena);
+    free(mt);
+}
+
+int rv_memtable_add(rv_memtable *mt, uint64_t seq, int type, const void *key,
+                    size_t klen, const void *val, size_t vlen)
+{
+    if (klen > RAVEL_MAX_KEY_SIZE || vlen > RAVEL_MAX_VALUE_SIZE)
+        return rv_error(RAVEL_INVALID, "memtable: key (%zu bytes) or value "
+                        "(%zu bytes) too large", klen, vlen);
+    size_t ilen = klen + RV_TAG_SIZE;
+    size_t vhead = (size_t)rv_varint32_length((uint32_t)vlen);
+    char *p = rv_skiplist_alloc_key(mt->list, ilen, vhead + vlen);
+    if (!p)
+        return rv_error(RAVEL_NOMEM, "memtable: out of memory for a %zu-byte "
+                        "entry", ilen + vhead + vlen);
+    if (klen)
+        memcpy(p, key, klen);
+    rv_put_fixed64(p + klen, rv_pack_tag(seq, type));
+    rv_put_varint32(p + ilen, (uint32_t)vlen);
+    if (vlen)
+        memcpy(p + ilen + vhead, val, vlen);
+    rv_skiplist_insert(mt->list, p);
+    return RAVEL_OK;
+}
+
+/* The value stored after an internal key of ILEN bytes at IKEY. */
+static const char *memtable_entry_value(const char *ikey, size_t ilen,
+                                        size_t *vlen)
+{
+    uint32_t n = 0;
+    /* the varint was written by rv_memtable_add: at most 5 bytes */
+    const char *v = rv_get_varint32(ikey + ilen, ikey + ilen + 5, &n);
+    *vlen = n;
+    return v;
+}
+
+int rv_memtable_get(rv_memtable *mt, const void *key, size_t klen,
+                    uint64_t snapshot_seq, int *type, const char **val,
+                    size_t *vlen)
+{
+    struct rv_skiplist_iter it;
+    rv_skiplist_iter_init(&it, mt->list);
+    /* The highest tag a visible entry can have: the first entry at or after
+    ** it is the newest version with sequence <= snapshot_seq, if it has the
+    ** same user key. */
+    rv_skiplist_iter_seek(&it, key, klen, rv_pack_tag(snapshot_seq,
+                                                      RV_TYPE_PUT));
+    if (!rv_skiplist_iter_valid(&it))
+        return 0;
+    size_t ilen;
+    const char *ikey = rv_skiplist_iter_key(&it, &ilen);
+    if (rv_user_key_compare(ikey, ilen - RV_TAG_SIZE, key, klen) != 0)
+        return 0;
+    *type = rv_tag_type(rv_get_fixed64(ikey + ilen - RV_TAG_SIZE));
+    if (*type == RV_TYPE_PUT) {
+        *val = memtable_entry_value(ikey, ilen, vlen);
+    } else {
+        *val = NULL;
+        *vlen = 0;
+    }
+    return 1;
+}
+
+size_t rv_memtable_memory_usage(const rv_memtable *mt)
+{
+    return rv_arena_memory_usage(&mt->arena);
+}
+
+uint64_t rv_memtable_entry_count(const rv_memtable *mt)
+{
+    return rv_skiplist_count(mt->list);
+}
+
+/* ------------------------------------------------------------ iterator */
+
+struct memtable_iter {
+    struct rv_iter base;
+    rv_memtable *mt; /* one reference, dropped by destroy */
+    struct rv_skiplist_iter pos;
+};
+
+static struct rv_skiplist_iter *memtable_iter_pos(struct rv_iter *it)
+{
+    return &((struct memtable_iter *)it)->pos;
+}
+
+static const struct rv_skiplist_iter *
+memtable_iter_cpos(const struct rv_iter *it)
+{
+    return &((const struct memtable_iter *)it)->pos;
+}
+
+static int memtable_iter_valid(const struct rv_iter *it)
+{
+    return rv_skiplist_iter_valid(memtable_iter_cpos(it));
+}
+
+static void memtable_iter_seek_to_first(struct rv_iter *it)
+{
+    rv_skiplist_iter_seek_to_first(memtable_iter_pos(it));
+}
+
+static void memtable_iter_seek_to_last(struct rv_iter *it)
+{
+    rv_skiplist_iter_seek_to_last(memtable_iter_pos(it));
+}
+
+static void memtable_iter_seek(struct rv_iter *it, const char *target,
+                               size_t tlen)
+{
+    size_t ulen = tlen - RV_TAG_SIZE;
+    rv_skiplist_iter_seek(memtable_iter_pos(it), target, ulen,
+                          rv_get_fixed64(target + ulen));
+}
+
+static void memtable_iter_seek_for_prev(struct rv_iter *it, const char *target,
+                                        size_t tlen)
+{
+    size_t ulen = tlen - RV_TAG_SIZE;
+    rv_skiplist_iter_seek_for_prev(memtable_iter_pos(it), target, ulen,
+                                   rv_get_fixed64(target + ulen));
+}
+
+static void memtable_iter_next(struct rv_iter *it)
+{
+    rv_skiplist_iter_next(memtable_iter_pos(it));
+}
+
+static void memtable_iter_prev(struct rv_iter *it)
+{
+    rv_skiplist_iter_prev(memtable_iter_pos(it));
+}
+
+static const char *memtable_iter_key(const struct rv_iter *it, size_t *len)
+{
+    return rv_skiplist_iter_key(memtable_iter_cpos(it), len);
+}
+
+static const char *memtable_iter_value(const struct rv_iter *it, size_t *len)
+{
+    size_t ilen;
+    const char *ikey = rv_skiplist_iter_key(memtable_iter_cpos(it), &ilen);
+    return memtable_entry_value(ikey, ilen, len);
+}
+
+static int memtable_iter_status(const struct rv_iter *it)
+{
+    RV_UNUSED(it);
+    return RAVEL_OK;
+}
+
+static void memtable_iter_destroy(struct rv_iter *it)
+{
+    struct memtable_iter *mi = (struct memtable_iter *)it;
+    rv_memtable_unref(mi->mt);
+    free(mi);
+}
+
+static const struct rv_iter_ops memtable_iter_ops = {
+    .valid = memtable_iter_valid,
+    .seek_to_first = memtable_iter_seek_to_first,
+    .seek_to_last = memtable_iter_seek_to_last,
+    .seek = memtable_iter_seek,
+    .seek_for_prev = memtable_iter_seek_for_prev,
+    .next = memtable_iter_next,
+    .prev = memtable_iter_prev,
+    .key = memtable_iter_key,
+    .value = memtable_iter_value,
+    .status = memtable_iter_status,
+    .destroy = memtable_iter_destroy,
+};
+
+struct rv_iter *rv_memtable_iter_new(rv_memtable *mt)
+{
+    struct memtable_iter *mi = malloc(sizeof *mi);
+    if (!mi)
+        return NULL;
+    mi->base.ops = &memtable_iter_ops;
+    mi->mt = mt;
+    rv_memtable_ref(mt);
+    rv_skiplist_iter_init(&mi->pos, mt->list);
+    return &mi->base;
+}
