@@ -1,0 +1,477 @@
+/*
+** options.c -- ravel_options: names, defaults, value parsing, text form.
+**
+** Owns: the table of settable options (name, kind, range, where the value
+** lives in struct ravel_options), the parsers for booleans, sizes and
+** enums, and the list of RocksDB option names ravel has not built yet.
+** Does not own: what an option does (db.c, wal_writer.c, wal_reader.c read
+** the parsed struct).
+**
+** One table drives set, get and describe, so an option added to the table
+** is settable, readable and listed at once.  Values are strict: a size
+** with trailing junk, a negative number or one that overflows is rejected
+** rather than half-parsed, because a mistyped option silently replaced by
+** a default is worse than a failed open.
+*/
+#include "options.h"
+#include "error.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum options_kind { OPTIONS_BOOL, OPTIONS_SIZE, OPTIONS_ENUM };
+
+struct options_enum_name {
+    const char *name;
+    int value;
+};
+
+struct options_def {
+    const char *name;
+    enum options_kind kind;
+    size_t offset;     /* of the field in struct ravel_options */
+    uint64_t min, max; /* OPTIONS_SIZE only */
+    const struct options_enum_name *names; /* OPTIONS_ENUM; NULL-terminated,
+                                           ** the first name of a value is
+                                           ** the one get/describe print */
+};
+
+static const struct options_enum_name options_wal_io_names[] = {
+    {"auto", RV_WAL_IO_AUTO},
+    {"uring", RV_WAL_IO_URING},
+    {"sync", RV_WAL_IO_SYNC},
+    {NULL, 0},
+};
+
+static const struct options_enum_name options_recovery_names[] = {
+    {"tolerate_corrupted_tail_records", RV_RECOVERY_TOLERATE_CORRUPTED_TAIL},
+    {"absolute_consistency", RV_RECOVERY_ABSOLUTE_CONSISTENCY},
+    {"point_in_time", RV_RECOVERY_POINT_IN_TIME},
+    {"skip_any_corrupted_records", RV_RECOVERY_SKIP_ANY_CORRUPTED},
+    /* RocksDB's numbers and enumerator names, as db_bench users pass them */
+    {"0", RV_RECOVERY_TOLERATE_CORRUPTED_TAIL},
+    {"1", RV_RECOVERY_ABSOLUTE_CONSISTENCY},
+    {"2", RV_RECOVERY_POINT_IN_TIME},
+    {"3", RV_RECOVERY_SKIP_ANY_CORRUPTED},
+    {"kTolerateCorruptedTailRecords", RV_RECOVERY_TOLERATE_CORRUPTED_TAIL},
+    {"kAbsoluteConsistency", RV_RECOVERY_ABSOLUTE_CONSISTENCY},
+    {"kPointInTimeRecovery", RV_RECOVERY_POINT_IN_TIME},
+    {"kSkipAnyCorruptedRecords", RV_RECOVERY_SKIP_ANY_CORRUPTED},
+    {NULL, 0},
+};
+
+#define OPTIONS_FIELD(f) offsetof(struct ravel_options, f)
+
+static const struct options_def options_table[] = {
+    {"create_if_missing", OPTIONS_BOOL, OPTIONS_FIELD(create_if_missing),
+     0, 0, NULL},
+    {"error_if_exists", OPTIONS_BOOL, OPTIONS_FIELD(error_if_exists),
+     0, 0, NULL},
+    {"read_only", OPTIONS_BOOL, OPTIONS_FIELD(read_only), 0, 0, NULL},
+    {"write_buffer_size", OPTIONS_SIZE, OPTIONS_FIELD(write_buffer_size),
+     4ull << 10, 4ull << 30, NULL},
+    {"max_write_batch_group_size_bytes", OPTIONS_SIZE,
+     OPTIONS_FIELD(max_write_batch_group_size_bytes),
+     1ull << 10, 1ull << 30, NULL},
+    {"allow_concurrent_memtable_write", OPTIONS_BOOL,
+     OPTIONS_FIELD(allow_concurrent_memtable_write), 0, 0, NULL},
+    {"wal_io", OPTIONS_ENUM, OPTIONS_FIELD(wal_io), 0, 0,
+     options_wal_io_names},
+    {"wal_recovery_mode", OPTIONS_ENUM, OPTIONS_FIELD(wal_recovery_mode),
+     0, 0, options_recovery_names},
+    {"wal_preallocate", OPTIONS_BOOL, OPTIONS_FIELD(wal_preallocate),
+     0, 0, NULL},
+    {"paranoid_checks", OPTIONS_BOOL, OPTIONS_FIELD(paranoid_checks),
+     0, 0, NULL},
+};
+
+#define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])
+
+/* RocksDB options a db_bench or RocksDB user passes that ravel does not
+** implement yet.  Rejected with a message of their own, so that nobody
+** believes a setting took effect. */
+static const char *const options_not_built[] = {
+    "unordered_write",
+    "two_write_queues",
+    "manual_wal_flush",
+    "enable_pipelined_write",
+    "max_write_buffer_number",
+    "min_write_buffer_number_to_merge",
+    "max_write_buffer_size_to_maintain",
+    "level0_file_num_compaction_trigger",
+    "level0_slowdown_writes_trigger",
+    "level0_stop_writes_trigger",
+    "disable_auto_compactions",
+    "max_background_jobs",
+    "max_background_compactions",
+    "max_background_flushes",
+    "max_subcompactions",
+    "delayed_write_rate",
+    "soft_pending_compaction_bytes_limit",
+    "hard_pending_compaction_bytes_limit",
+    "target_file_size_base",
+    "target_file_size_multiplier",
+    "max_bytes_for_level_base",
+    "max_bytes_for_level_multiplier",
+    "level_compaction_dynamic_level_bytes",
+    "compaction_style",
+    "num_levels",
+    "compression",
+    "compression_type",
+    "compression_level",
+    "min_level_to_compress",
+    "bloom_bits",
+    "cache_size",
+    "block_size",
+    "cache_index_and_filter_blocks",
+    "use_direct_io_for_flush_and_compaction",
+    "use_direct_reads",
+    "allow_mmap_reads",
+    "allow_mmap_writes",
+    "max_open_files",
+    "max_total_wal_size",
+    "wal_bytes_per_sync",
+    "bytes_per_sync",
+    "recycle_log_file_num",
+    "use_fsync",
+    "enable_write_thread_adaptive_yield",
+    "write_thread_max_yield_usec",
+    "write_thread_slow_yield_usec",
+    "avoid_flush_during_recovery",
+    "atomic_flush",
+    "inplace_update_support",
+    "memtablerep",
+    "prefix_size",
+    "row_cache_size",
+    "statistics",
+    NULL,
+};
+
+void rv_options_init_defaults(struct ravel_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->create_if_missing = 0;
+    o->error_if_exists = 0;
+    o->read_only = 0;
+    o->write_buffer_size = 64ull << 20;
+    o->max_write_batch_group_size_bytes = 1ull << 20;
+    o->allow_concurrent_memtable_write = 1;
+    o->wal_io = RV_WAL_IO_AUTO;
+    o->wal_recovery_mode = RV_RECOVERY_TOLERATE_CORRUPTED_TAIL;
+    o->wal_preallocate = 1;
+    o->paranoid_checks = 1;
+}
+
+int rv_option_is_not_built(const char *name)
+{
+    if (!name)
+        return 0;
+    for (int i = 0; options_not_built[i]; i++)
+        if (strcmp(options_not_built[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static const struct options_def *options_find(const char *name)
+{
+    for (size_t i = 0; i < OPTIONS_COUNT; i++)
+        if (strcmp(options_table[i].name, name) == 0)
+            return &options_table[i];
+    return NULL;
+}
+
+/* Looks NAME up; on failure sets the message and returns NULL. */
+static const struct options_def *options_lookup(const char *name, int *rc)
+{
+    const struct options_def *d = options_find(name);
+    if (d)
+        return d;
+    if (rv_option_is_not_built(name))
+        *rc = rv_error(RAVEL_INVALID,
+                       "option '%s' is not built yet in ravel", name);
+    else
+        *rc = rv_error(RAVEL_INVALID, "unknown option '%s'", name);
+    return NULL;
+}
+
+/* true/false/1/0/on/off/yes/no, case-insensitive.  -1 if none. */
+static int options_parse_bool(const char *s)
+{
+    static const char *const yes[] = {"true", "1", "on", "yes"};
+    static const char *const no[] = {"false", "0", "off", "no"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* Decimal digits with an optional K, M or G suffix (powers of 1024, either
+** case).  Returns 0 and sets *out, or -1 for empty, signed, junk or a
+** value that does not fit in 64 bits. */
+static int options_parse_size(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    if (!isdigit((unsigned char)*p))
+        return -1; /* empty, '-', '+', whitespace, junk */
+    for (; isdigit((unsigned char)*p); p++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    int shift = 0;
+    switch (*p) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; p++; break;
+    case 'm': case 'M': shift = 20; p++; break;
+    case 'g': case 'G': shift = 30; p++; break;
+    default: return -1;
+    }
+    if (*p != '\0')
+        return -1;
+    if (shift && v > (UINT64_MAX >> shift))
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+/* The accepted values of an enum option, "a | b | c", into BUF. */
+static void options_enum_choices(const struct options_def *d, char *buf,
+                                 size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; d->names[i].name && n < size; i++) {
+        int w = snprintf(buf + n, size - n, "%s%s", i ? " | " : "",
+                         d->names[i].name);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+}
+
+static int options_set_value(struct ravel_options *o,
+                             const struct options_def *d, const char *value)
+{
+    char *field = (char *)o + d->offset;
+    switch (d->kind) {
+    case OPTIONS_BOOL: {
+        int b = options_parse_bool(value);
+        if (b < 0)
+            return rv_error(RAVEL_INVALID,
+                            "option '%s': bad value '%s' (expected "
+                            "true/false/1/0/on/off/yes/no)", d->name, value);
+        memcpy(field, &b, sizeof b);
+        return RAVEL_OK;
+    }
+    case OPTIONS_SIZE: {
+        uint64_t v;
+        if (options_parse_size(value, &v) < 0)
+            return rv_error(RAVEL_INVALID,
+                            "option '%s': bad value '%s' (expected a size in "
+                            "bytes, optionally with a K, M or G suffix, "
+                            "%llu .. %llu)", d->name, value,
+                            (unsigned long long)d->min,
+                            (unsigned long long)d->max);
+        if (v < d->min || v > d->max)
+            return rv_error(RAVEL_INVALID,
+                            "option '%s': value '%s' (%llu bytes) is out of "
+                            "range %llu .. %llu", d->name, value,
+                            (unsigned long long)v,
+                            (unsigned long long)d->min,
+                            (unsigned long long)d->max);
+        memcpy(field, &v, sizeof v);
+        return RAVEL_OK;
+    }
+    case OPTIONS_ENUM:
+        for (int i = 0; d->names[i].name; i++) {
+            if (strcmp(d->names[i].name, value) == 0) {
+                int e = d->names[i].value;
+                /* Both enums are stored as their C enum type; every enum
+                ** of options.h has int's size and representation. */
+                memcpy(field, &e, sizeof e);
+                return RAVEL_OK;
+            }
+        }
+        {
+            char choices[400];
+            options_enum_choices(d, choices, sizeof choices);
+            return rv_error(RAVEL_INVALID,
+                            "option '%s': bad value '%s' (expected %s)",
+                            d->name, value, choices);
+        }
+    }
+    return rv_error(RAVEL_INVALID, "option '%s': internal kind error",
+                    d->name);
+}
+
+/* The value of D in O as text, into BUF. */
+static void options_format_value(const struct ravel_options *o,
+                                 const struct options_def *d, char *buf,
+                                 size_t size)
+{
+    const char *field = (const char *)o + d->offset;
+    int i;
+    uint64_t v;
+    switch (d->kind) {
+    case OPTIONS_BOOL:
+        memcpy(&i, field, sizeof i);
+        snprintf(buf, size, "%s", i ? "true" : "false");
+        return;
+    case OPTIONS_SIZE:
+        memcpy(&v, field, sizeof v);
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+        return;
+    case OPTIONS_ENUM:
+        memcpy(&i, field, sizeof i);
+        for (int k = 0; d->names[k].name; k++) {
+            if (d->names[k].value == i) {
+                snprintf(buf, size, "%s", d->names[k].name);
+                return;
+            }
+        }
+        snprintf(buf, size, "%d", i);
+        return;
+    }
+    buf[0] = '\0';
+}
+
+_Static_assert(sizeof(enum rv_wal_io) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(enum rv_recovery_mode) == sizeof(int),
+               "enum stored as int");
+
+int ravel_options_new(ravel_options **out)
+{
+    if (!out)
+        return rv_error(RAVEL_INVALID, "ravel_options_new: NULL out pointer");
+    *out = NULL;
+    struct ravel_options *o = malloc(sizeof *o);
+    if (!o)
+        return rv_error(RAVEL_NOMEM, "ravel_options_new: out of memory");
+    rv_options_init_defaults(o);
+    *out = o;
+    return RAVEL_OK;
+}
+
+void ravel_options_free(ravel_options *opts)
+{
+    free(opts);
+}
+
+int ravel_options_set(ravel_options *opts, const char *name,
+                      const char *value)
+{
+    int rc = RAVEL_OK;
+    if (!opts || !name || !value)
+        return rv_error(RAVEL_INVALID, "ravel_options_set: NULL %s",
+                        !opts ? "options" : !name ? "name" : "value");
+    const struct options_def *d = options_lookup(name, &rc);
+    if (!d)
+        return rc;
+    return options_set_value(opts, d, value);
+}
+
+/* Trims whitespace at both ends of [*s, *e). */
+static void options_trim(char **s, char **e)
+{
+    while (*s < *e && isspace((unsigned char)**s))
+        (*s)++;
+    while (*e > *s && isspace((unsigned char)(*e)[-1]))
+        (*e)--;
+}
+
+int ravel_options_parse(ravel_options *opts, const char *text)
+{
+    if (!opts || !text)
+        return rv_error(RAVEL_INVALID, "ravel_options_parse: NULL %s",
+                        !opts ? "options" : "text");
+    char *copy = strdup(text);
+    if (!copy)
+        return rv_error(RAVEL_NOMEM, "ravel_options_parse: out of memory");
+    int rc = RAVEL_OK;
+    char *item = copy;
+    for (;;) {
+        char *end = strchr(item, ';');
+        char *next = end ? end + 1 : NULL;
+        if (!end)
+            end = item + strlen(item);
+        char *s = item, *e = end;
+        options_trim(&s, &e);
+        if (s < e) {
+            *e = '\0';
+            char *eq = strchr(s, '=');
+            if (!eq) {
+                rc = rv_error(RAVEL_INVALID,
+                              "options: item '%s' is not name=value", s);
+                goto out;
+            }
+            char *ns = s, *ne = eq, *vs = eq + 1, *ve = e;
+            options_trim(&ns, &ne);
+            options_trim(&vs, &ve);
+            *ne = '\0';
+            *ve = '\0';
+            rc = ravel_options_set(opts, ns, vs);
+            if (rc)
+                goto out;
+        }
+        if (!next)
+            break;
+        item = next;
+    }
+out:
+    free(copy);
+    return rc;
+}
+
+int ravel_options_get(const ravel_options *opts, const char *name,
+                      char **out)
+{
+    int rc = RAVEL_OK;
+    if (!opts || !name || !out)
+        return rv_error(RAVEL_INVALID, "ravel_options_get: NULL %s",
+                        !opts ? "options" : !name ? "name" : "out pointer");
+    *out = NULL;
+    const struct options_def *d = options_lookup(name, &rc);
+    if (!d)
+        return rc;
+    char buf[64];
+    options_format_value(opts, d, buf, sizeof buf);
+    *out = strdup(buf);
+    if (!*out)
+        return rv_error(RAVEL_NOMEM, "ravel_options_get: out of memory");
+    return RAVEL_OK;
+}
+
+char *rv_options_describe(const struct ravel_options *o)
+{
+    size_t cap = 1024, len = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return NULL;
+    text[0] = '\0';
+    for (size_t i = 0; i < OPTIONS_COUNT; i++) {
+        char buf[64];
+        options_format_value(o, &options_table[i], buf, sizeof buf);
+        size_t need = strlen(options_table[i].name) + strlen(buf) + 3;
+        if (len + need > cap) {
+            char *bigger = realloc(text, cap * 2 + need);
+            if (!bigger) {
+                free(text);
+                return NULL;
+            }
+            text = bigger;
+            cap = cap * 2 + need;
+        }
+        len += (size_t)snprintf(text + len, cap - len, "%s=%s\n",
+                                options_table[i].name, buf);
+    }
+    return text;
+}

@@ -1,0 +1,96 @@
+/*
+** wal_format.c -- encoding of WAL segment names, segment headers and
+** records.  The layout (also in wal_format.h and docs/formats.md):
+**
+**   segment := header  record*  [zero padding or preallocated space]
+**   header  := magic:fixed64 ("RAVELWAL")  version:fixed32 (1)
+**              header_size:fixed32 (32)  segment_number:fixed64
+**              checksum:fixed64            XXH3_64 of the first 24 bytes
+**   record  := checksum:fixed64  length:fixed32  type:u8  zero:u8[3]
+**              payload[length]  zero padding to a multiple of 8 bytes
+**
+** Owns: only the bytes.  Writing them (wal_writer.c) and judging what was
+** read back (wal_reader.c) live elsewhere.  A record's checksum is seeded
+** with its segment number, so a stale record in a reused file, or one
+** copied into another segment, never verifies there.
+*/
+#include "wal_format.h"
+#include "coding.h"
+
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include <stdio.h>
+#include <string.h>
+
+void rv_wal_segment_name(char *buf, size_t size, uint64_t number)
+{
+    snprintf(buf, size, "wal-%08llu.log", (unsigned long long)number);
+}
+
+/* Accepts exactly the names rv_wal_segment_name produces: "wal-", at least
+** 8 decimal digits (no leading zero beyond the 8-digit padding), ".log". */
+int rv_wal_parse_segment_name(const char *name, uint64_t *number)
+{
+    if (strncmp(name, "wal-", 4) != 0)
+        return 0;
+    const char *p = name + 4;
+    uint64_t v = 0;
+    size_t digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    if (digits < 8 || strcmp(p, ".log") != 0)
+        return 0;
+    if (digits > 8 && name[4] == '0')
+        return 0; /* not canonical: two names for one number */
+    *number = v;
+    return 1;
+}
+
+void rv_wal_encode_segment_header(char *dst, uint64_t number)
+{
+    rv_put_fixed64(dst, RV_WAL_MAGIC);
+    rv_put_fixed32(dst + 8, RV_WAL_VERSION);
+    rv_put_fixed32(dst + 12, RV_WAL_HEADER_SIZE);
+    rv_put_fixed64(dst + 16, number);
+    rv_put_fixed64(dst + 24, XXH3_64bits(dst, 24));
+}
+
+uint64_t rv_wal_record_checksum(uint64_t segment_number, const char *hdr,
+                                const char *payload, size_t len)
+{
+    XXH3_state_t st;
+    XXH3_64bits_reset_withSeed(&st, segment_number);
+    XXH3_64bits_update(&st, hdr + 8, RV_WAL_RECORD_HEADER_SIZE - 8);
+    if (len)
+        XXH3_64bits_update(&st, payload, len);
+    return XXH3_64bits_digest(&st);
+}
+
+size_t rv_wal_seal_record(char *dst, uint64_t segment_number, int type,
+                          size_t len)
+{
+    size_t size = rv_wal_record_size(len);
+    rv_put_fixed32(dst + 8, (uint32_t)len);
+    dst[12] = (char)type;
+    dst[13] = dst[14] = dst[15] = 0;
+    memset(dst + RV_WAL_RECORD_HEADER_SIZE + len, 0,
+           size - RV_WAL_RECORD_HEADER_SIZE - len);
+    rv_put_fixed64(dst, rv_wal_record_checksum(segment_number, dst,
+                                               dst + RV_WAL_RECORD_HEADER_SIZE,
+                                               len));
+    return size;
+}
+
+/* PAYLOAD may already sit at DST + 16 (encoded in place). */
+size_t rv_wal_encode_record(char *dst, uint64_t segment_number, int type,
+                            const char *payload, size_t len)
+{
+    if (len && payload != dst + RV_WAL_RECORD_HEADER_SIZE)
+        memmove(dst + RV_WAL_RECORD_HEADER_SIZE, payload, len);
+    return rv_wal_seal_record(dst, segment_number, type, len);
+}

@@ -1,0 +1,349 @@
+/*
+** test_options.c -- ravel_options: defaults, every option's accepted
+** values round-tripping through get, every kind of bad value rejected with
+** a message naming it, and ravel_options_parse's item syntax.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "options.h"
+#include "ravel.h"
+
+static ravel_options *opts_new(void)
+{
+    ravel_options *o = NULL;
+    assert_int_equal(ravel_options_new(&o), RAVEL_OK);
+    assert_non_null(o);
+    return o;
+}
+
+static void opt_expect_value(const ravel_options *o, const char *name,
+                         const char *want)
+{
+    char *got = NULL;
+    assert_int_equal(ravel_options_get(o, name, &got), RAVEL_OK);
+    assert_non_null(got);
+    if (strcmp(got, want) != 0)
+        fail_msg("option %s: got '%s', want '%s'", name, got, want);
+    free(got);
+}
+
+static void opt_expect_set(ravel_options *o, const char *name, const char *value,
+                       const char *want)
+{
+    int rc = ravel_options_set(o, name, value);
+    if (rc != RAVEL_OK)
+        fail_msg("set %s=%s: rc %d (%s)", name, value, rc, ravel_errmsg());
+    opt_expect_value(o, name, want);
+}
+
+/* A rejected value: RAVEL_INVALID, message names option and value, and
+** the old value is kept. */
+static void opt_expect_bad(ravel_options *o, const char *name, const char *value)
+{
+    char *before = NULL;
+    assert_int_equal(ravel_options_get(o, name, &before), RAVEL_OK);
+    int rc = ravel_options_set(o, name, value);
+    if (rc != RAVEL_INVALID)
+        fail_msg("set %s='%s' accepted (rc %d)", name, value, rc);
+    const char *msg = ravel_errmsg();
+    if (!strstr(msg, name) || !strstr(msg, value) ||
+        (!strstr(msg, "expected") && !strstr(msg, "range")))
+        fail_msg("message for %s='%s' does not name both and what is "
+                 "accepted: %s", name, value, msg);
+    opt_expect_value(o, name, before);
+    free(before);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    opt_expect_value(o, "create_if_missing", "false");
+    opt_expect_value(o, "error_if_exists", "false");
+    opt_expect_value(o, "read_only", "false");
+    opt_expect_value(o, "write_buffer_size", "67108864");
+    opt_expect_value(o, "max_write_batch_group_size_bytes", "1048576");
+    opt_expect_value(o, "allow_concurrent_memtable_write", "true");
+    opt_expect_value(o, "wal_io", "auto");
+    opt_expect_value(o, "wal_recovery_mode", "tolerate_corrupted_tail_records");
+    opt_expect_value(o, "wal_preallocate", "true");
+    opt_expect_value(o, "paranoid_checks", "true");
+
+    struct ravel_options d;
+    rv_options_init_defaults(&d);
+    assert_memory_equal(&d, o, sizeof d);
+    ravel_options_free(o);
+    ravel_options_free(NULL);
+}
+
+static const char *const bool_names[] = {
+    "create_if_missing", "error_if_exists", "read_only",
+    "allow_concurrent_memtable_write", "wal_preallocate", "paranoid_checks",
+};
+
+static void test_bools(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    for (size_t i = 0; i < sizeof bool_names / sizeof bool_names[0]; i++) {
+        const char *n = bool_names[i];
+        opt_expect_set(o, n, "true", "true");
+        opt_expect_set(o, n, "false", "false");
+        opt_expect_set(o, n, "1", "true");
+        opt_expect_set(o, n, "0", "false");
+        opt_expect_set(o, n, "on", "true");
+        opt_expect_set(o, n, "off", "false");
+        opt_expect_set(o, n, "yes", "true");
+        opt_expect_set(o, n, "no", "false");
+        opt_expect_set(o, n, "TRUE", "true");
+        opt_expect_set(o, n, "Off", "false");
+        opt_expect_bad(o, n, "");
+        opt_expect_bad(o, n, "2");
+        opt_expect_bad(o, n, "tru");
+        opt_expect_bad(o, n, "truex");
+        opt_expect_bad(o, n, " true");
+        opt_expect_bad(o, n, "-1");
+    }
+    ravel_options_free(o);
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    const char *n = "write_buffer_size";
+    opt_expect_set(o, n, "4096", "4096");
+    opt_expect_set(o, n, "4K", "4096");
+    opt_expect_set(o, n, "4k", "4096");
+    opt_expect_set(o, n, "64M", "67108864");
+    opt_expect_set(o, n, "3m", "3145728");
+    opt_expect_set(o, n, "1G", "1073741824");
+    opt_expect_set(o, n, "4G", "4294967296");
+    opt_expect_set(o, n, "4294967296", "4294967296");
+    opt_expect_set(o, n, "00008192", "8192");
+    opt_expect_bad(o, n, "");
+    opt_expect_bad(o, n, "-4096");
+    opt_expect_bad(o, n, "+4096");
+    opt_expect_bad(o, n, "4096x");
+    opt_expect_bad(o, n, "4KB");
+    opt_expect_bad(o, n, "K");
+    opt_expect_bad(o, n, "abc");
+    opt_expect_bad(o, n, " 4096");
+    opt_expect_bad(o, n, "4096 ");
+    opt_expect_bad(o, n, "1.5M");
+    opt_expect_bad(o, n, "0x1000");
+    opt_expect_bad(o, n, "4095");          /* below the range */
+    opt_expect_bad(o, n, "3K");
+    opt_expect_bad(o, n, "4294967297");    /* above the range */
+    opt_expect_bad(o, n, "5G");
+    opt_expect_bad(o, n, "18446744073709551615");
+    opt_expect_bad(o, n, "18446744073709551616"); /* overflows 64 bits */
+    opt_expect_bad(o, n, "99999999999999999999999");
+    opt_expect_bad(o, n, "17179869184G");  /* 2^34 G overflows on the shift */
+    /* Overflows that would wrap around into the accepted range. */
+    opt_expect_bad(o, n, "17179869185G");  /* (2^34 + 1) G = 2^64 + 1G */
+    opt_expect_bad(o, n, "18446744073709617152"); /* 2^64 + 64K */
+    opt_expect_bad(o, n, "0");
+
+    n = "max_write_batch_group_size_bytes";
+    opt_expect_set(o, n, "1K", "1024");
+    opt_expect_set(o, n, "1024", "1024");
+    opt_expect_set(o, n, "1M", "1048576");
+    opt_expect_set(o, n, "1G", "1073741824");
+    opt_expect_bad(o, n, "1023");
+    opt_expect_bad(o, n, "1073741825");
+    opt_expect_bad(o, n, "2G");
+    opt_expect_bad(o, n, "-1K");
+    opt_expect_bad(o, n, "1M1");
+    ravel_options_free(o);
+}
+
+static void test_enums(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    opt_expect_set(o, "wal_io", "uring", "uring");
+    opt_expect_set(o, "wal_io", "sync", "sync");
+    opt_expect_set(o, "wal_io", "auto", "auto");
+    opt_expect_bad(o, "wal_io", "");
+    opt_expect_bad(o, "wal_io", "pwrite");
+    opt_expect_bad(o, "wal_io", "1");
+    assert_non_null(strstr(ravel_errmsg(), "auto | uring | sync"));
+
+    const char *m = "wal_recovery_mode";
+    opt_expect_set(o, m, "absolute_consistency", "absolute_consistency");
+    opt_expect_set(o, m, "point_in_time", "point_in_time");
+    opt_expect_set(o, m, "skip_any_corrupted_records",
+               "skip_any_corrupted_records");
+    opt_expect_set(o, m, "tolerate_corrupted_tail_records",
+               "tolerate_corrupted_tail_records");
+    opt_expect_set(o, m, "1", "absolute_consistency");
+    opt_expect_set(o, m, "2", "point_in_time");
+    opt_expect_set(o, m, "3", "skip_any_corrupted_records");
+    opt_expect_set(o, m, "0", "tolerate_corrupted_tail_records");
+    opt_expect_set(o, m, "kPointInTimeRecovery", "point_in_time");
+    opt_expect_bad(o, m, "4");
+    opt_expect_bad(o, m, "-1");
+    opt_expect_bad(o, m, "");
+    opt_expect_bad(o, m, "point-in-time");
+    opt_expect_bad(o, m, "02");
+
+    /* The parsed struct holds the RocksDB numbering. */
+    assert_int_equal(ravel_options_set(o, m, "2"), RAVEL_OK);
+    assert_int_equal(o->wal_recovery_mode, RV_RECOVERY_POINT_IN_TIME);
+    assert_int_equal(ravel_options_set(o, "wal_io", "sync"), RAVEL_OK);
+    assert_int_equal(o->wal_io, RV_WAL_IO_SYNC);
+    ravel_options_free(o);
+}
+
+static const char *const not_built[] = {
+    "unordered_write", "two_write_queues", "manual_wal_flush",
+    "enable_pipelined_write", "max_write_buffer_number",
+    "min_write_buffer_number_to_merge", "level0_file_num_compaction_trigger",
+    "level0_slowdown_writes_trigger", "level0_stop_writes_trigger",
+    "disable_auto_compactions", "max_background_jobs",
+    "max_background_compactions", "max_background_flushes",
+    "delayed_write_rate", "target_file_size_base",
+    "max_bytes_for_level_base", "compression", "bloom_bits", "cache_size",
+    "block_size", "use_direct_io_for_flush_and_compaction",
+    "use_direct_reads", "compression_type", "num_levels",
+};
+
+static void test_unknown_and_not_built(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    char *out = NULL;
+
+    assert_int_equal(ravel_options_set(o, "no_such_option", "1"),
+                     RAVEL_INVALID);
+    assert_string_equal(ravel_errmsg(), "unknown option 'no_such_option'");
+    assert_int_equal(ravel_options_get(o, "no_such_option", &out),
+                     RAVEL_INVALID);
+    assert_null(out);
+    assert_int_equal(ravel_options_set(o, "Read_Only", "1"), RAVEL_INVALID);
+    assert_int_equal(rv_option_is_not_built("no_such_option"), 0);
+    assert_int_equal(rv_option_is_not_built("write_buffer_size"), 0);
+    assert_int_equal(rv_option_is_not_built(NULL), 0);
+
+    for (size_t i = 0; i < sizeof not_built / sizeof not_built[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "option '%s' is not built yet in ravel",
+                 not_built[i]);
+        assert_int_equal(rv_option_is_not_built(not_built[i]), 1);
+        assert_int_equal(ravel_options_set(o, not_built[i], "1"),
+                         RAVEL_INVALID);
+        assert_string_equal(ravel_errmsg(), want);
+    }
+    ravel_options_free(o);
+}
+
+static void test_null_args(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    char *out = NULL;
+    assert_int_equal(ravel_options_new(NULL), RAVEL_INVALID);
+    assert_int_equal(ravel_options_set(NULL, "read_only", "1"),
+                     RAVEL_INVALID);
+    assert_int_equal(ravel_options_set(o, NULL, "1"), RAVEL_INVALID);
+    assert_int_equal(ravel_options_set(o, "read_only", NULL), RAVEL_INVALID);
+    assert_int_equal(ravel_options_get(NULL, "read_only", &out),
+                     RAVEL_INVALID);
+    assert_int_equal(ravel_options_get(o, NULL, &out), RAVEL_INVALID);
+    assert_int_equal(ravel_options_get(o, "read_only", NULL), RAVEL_INVALID);
+    assert_int_equal(ravel_options_parse(NULL, "read_only=1"),
+                     RAVEL_INVALID);
+    assert_int_equal(ravel_options_parse(o, NULL), RAVEL_INVALID);
+    ravel_options_free(o);
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    assert_int_equal(ravel_options_parse(o, "  write_buffer_size = 8M ;;"
+                     "read_only=true; ; wal_io=sync;\twal_recovery_mode=2 ;"),
+                     RAVEL_OK);
+    opt_expect_value(o, "write_buffer_size", "8388608");
+    opt_expect_value(o, "read_only", "true");
+    opt_expect_value(o, "wal_io", "sync");
+    opt_expect_value(o, "wal_recovery_mode", "point_in_time");
+    assert_int_equal(ravel_options_parse(o, ""), RAVEL_OK);
+    assert_int_equal(ravel_options_parse(o, "  ;  ; "), RAVEL_OK);
+
+    /* An item without '=' is named; earlier items stay set. */
+    assert_int_equal(ravel_options_parse(o, "paranoid_checks=off; bogus item;"
+                                         " wal_io=auto"), RAVEL_INVALID);
+    assert_non_null(strstr(ravel_errmsg(), "'bogus item'"));
+    opt_expect_value(o, "paranoid_checks", "false");
+    opt_expect_value(o, "wal_io", "sync");
+
+    /* A bad value or name inside a list names the option. */
+    assert_int_equal(ravel_options_parse(o, "read_only=maybe"),
+                     RAVEL_INVALID);
+    assert_non_null(strstr(ravel_errmsg(), "read_only"));
+    assert_non_null(strstr(ravel_errmsg(), "maybe"));
+    assert_int_equal(ravel_options_parse(o, "num_levels=7"), RAVEL_INVALID);
+    assert_non_null(strstr(ravel_errmsg(), "not built yet"));
+    assert_int_equal(ravel_options_parse(o, "=1"), RAVEL_INVALID);
+    assert_int_equal(ravel_options_parse(o, "read_only="), RAVEL_INVALID);
+    ravel_options_free(o);
+}
+
+static void test_describe(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    assert_int_equal(ravel_options_parse(o, "write_buffer_size=1M;"
+                                         "wal_io=uring;read_only=1"),
+                     RAVEL_OK);
+    char *text = rv_options_describe(o);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "write_buffer_size=1048576\n"));
+    assert_non_null(strstr(text, "wal_io=uring\n"));
+    assert_non_null(strstr(text, "read_only=true\n"));
+    assert_non_null(strstr(text, "wal_recovery_mode="
+                           "tolerate_corrupted_tail_records\n"));
+
+    /* Every described line sets back to the same state. */
+    ravel_options *copy = opts_new();
+    char *line = text;
+    int lines = 0;
+    while (*line) {
+        char *nl = strchr(line, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        assert_int_equal(ravel_options_parse(copy, line), RAVEL_OK);
+        lines++;
+        line = nl + 1;
+    }
+    assert_int_equal(lines, 10);
+    assert_memory_equal(copy, o, sizeof *o);
+    free(text);
+    ravel_options_free(copy);
+    ravel_options_free(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_bools),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_unknown_and_not_built),
+        cmocka_unit_test(test_null_args),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_describe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
