@@ -564,6 +564,8 @@ static char *db_property_text(ravel_db *db, const char *name)
         return db_format("sync (%s)", why);
     }
     if (strcmp(name, "ravel.read_only_reason") == 0) {
+        if (db->options.read_only)
+            return db_format("opened with read_only=true");
         pthread_mutex_lock(&db->mu);
         char *s = db_format("%s", db->read_only_reason);
         pthread_mutex_unlock(&db->mu);

@@ -674,7 +674,9 @@ int rv_wal_close(rv_wal *w)
 {
     if (!w)
         return RAVEL_OK;
-    int rc = wal_finish_segment(w);
+    /* A failure already reported to writers is not reported again: the
+    ** handle is going away and nothing new went wrong. */
+    int rc = rv_wal_failed(w) ? RAVEL_OK : wal_finish_segment(w);
     wal_destroy(w);
     return rc;
 }

@@ -35,8 +35,9 @@ RAVEL_PRIVATE int rv_wal_open(const char *dir, uint64_t number,
                               const struct ravel_options *options,
                               rv_wal **out);
 
-/* Flushes and fdatasyncs what was appended, then closes.  Returns the
-** first error (RAVEL_IOERR) if that sync fails.  NULL is a no-op. */
+/* Fdatasyncs what was appended, then closes.  RAVEL_IOERR if that final
+** sync fails; a failure already reported earlier is not reported again.
+** NULL is a no-op. */
 RAVEL_PRIVATE int rv_wal_close(rv_wal *w);
 
 /* Leader only.  A buffer of at least LEN bytes to encode the group's
