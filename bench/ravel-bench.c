@@ -1,0 +1,1067 @@
+/*
+** ravel-bench.c -- db_bench's write and read benchmarks, run against ravel.
+**
+** The point of this tool is that a RocksDB db_bench command line runs
+** unchanged against ravel and prints the same result line, so the two
+** engines can be compared number for number (scripts/bench-compare.sh does
+** exactly that).  It therefore copies db_bench's semantics rather than
+** inventing better ones:
+**   - keys are db_bench's: the integer big-endian in the first 8 bytes,
+**     padded with '0' to --key_size;
+**   - values come from db_bench's RandomGenerator (Random(301), 100-byte
+**     pieces of which --compression_ratio is random printable text);
+**   - each thread does --writes puts (--num when negative) in batches of
+**     --batch_size written with ravel_write, and --reads reads;
+**   - the result line is db_bench's format string: micros/op is the sum of
+**     the threads' times over all operations, ops/sec and MB/s use the wall
+**     time from the first thread's start to the last thread's finish.
+**
+** Flags: db_bench's own flags that apply are implemented; any other flag is
+** handed to ravel_options_set under its RocksDB name.  RocksDB options ravel
+** has not built yet (rv_option_is_not_built) and db_bench-only flags with no
+** meaning here (transaction_db, statistics ...) are accepted, and printed
+** as "ignored (not built yet): ..." so a comparison never hides them.  Any
+** other flag is an error: a typo must not silently change the workload.
+*/
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ravel.h"
+#include "options.h" /* rv_option_is_not_built */
+
+/* ------------------------------------------------------------------ flags */
+
+/* The workload, as parsed from the command line.  Written by main before
+** any thread starts; read-only afterwards. */
+static struct {
+    const char *benchmarks;
+    int64_t num;
+    int64_t writes;  /* < 0: num */
+    int64_t reads;   /* < 0: num */
+    int64_t threads;
+    int64_t batch_size;
+    int64_t key_size;
+    int64_t value_size;
+    int64_t seed;    /* 0: derived from the clock, as db_bench does */
+    int64_t seek_nexts;
+    double compression_ratio;
+    int sync;
+    int disable_wal;
+    int use_existing_db;
+    int histogram;
+    const char *db;
+} FLAGS = {
+    .benchmarks = "fillseq,fillrandom,readrandom",
+    .num = 1000000,
+    .writes = -1,
+    .reads = -1,
+    .threads = 1,
+    .batch_size = 1,
+    .key_size = 16,
+    .value_size = 100,
+    .compression_ratio = 0.5,
+};
+
+enum flag_type { FLAG_I64, FLAG_BOOL, FLAG_STR, FLAG_F64 };
+
+struct flag {
+    const char *name;
+    enum flag_type type;
+    void *ptr;
+    const char *help;
+};
+
+static const struct flag bench_flags[] = {
+    {"benchmarks", FLAG_STR, &FLAGS.benchmarks,
+     "comma list, run in order: fillseq fillrandom overwrite fillsync "
+     "readrandom readseq seekrandom stats"},
+    {"num", FLAG_I64, &FLAGS.num, "number of keys (key range)"},
+    {"writes", FLAG_I64, &FLAGS.writes, "puts per thread (<0: --num)"},
+    {"reads", FLAG_I64, &FLAGS.reads, "reads per thread (<0: --num)"},
+    {"threads", FLAG_I64, &FLAGS.threads, "concurrent threads"},
+    {"batch_size", FLAG_I64, &FLAGS.batch_size, "puts per ravel_write"},
+    {"key_size", FLAG_I64, &FLAGS.key_size, "bytes per key"},
+    {"value_size", FLAG_I64, &FLAGS.value_size, "bytes per value"},
+    {"compression_ratio", FLAG_F64, &FLAGS.compression_ratio,
+     "fraction of each value that is random"},
+    {"seed", FLAG_I64, &FLAGS.seed, "random seed base (0: from the clock)"},
+    {"seek_nexts", FLAG_I64, &FLAGS.seek_nexts,
+     "entries read after each seek in seekrandom"},
+    {"sync", FLAG_BOOL, &FLAGS.sync, "RAVEL_SYNC on every write"},
+    {"disable_wal", FLAG_BOOL, &FLAGS.disable_wal, "RAVEL_NO_WAL on every write"},
+    {"use_existing_db", FLAG_BOOL, &FLAGS.use_existing_db,
+     "keep the database; fill benchmarks are skipped"},
+    {"histogram", FLAG_BOOL, &FLAGS.histogram, "print latency histograms"},
+    {"db", FLAG_STR, &FLAGS.db,
+     "database directory (default $TEST_TMPDIR/dbbench, "
+     "else /tmp/ravelbench-<uid>)"},
+};
+
+/* db_bench flags that mean nothing to ravel: TransactionDB, statistics and
+** reporting, and db_bench's own spellings of RocksDB options (open_files,
+** mmap_read, subcompactions).  RocksDB options under their own names are
+** rv_option_is_not_built's business, not this list's.  Accepted so a
+** db_bench command line runs unchanged, and always listed as ignored. */
+static const char *const dbbench_only_flags[] = {
+    "transaction_db", "optimistic_transaction_db", "statistics",
+    "statistics_string", "stats_interval", "stats_interval_seconds",
+    "stats_per_interval", "stats_dump_period_sec", "perf_level",
+    "report_interval_seconds", "report_file", "progress_reports",
+    "enable_numa", "dump_malloc_stats", "open_files", "verify_checksum",
+    "mmap_read", "mmap_write", "subcompactions", "use_tailing_iterator",
+    "benchmark_write_rate_limit", "benchmark_read_rate_limit", "duration",
+};
+
+/* "name=value" texts for the header: engine options set, flags ignored. */
+struct strlist {
+    char **item;
+    size_t n, cap;
+};
+
+static struct strlist engine_opts_given;
+static struct strlist ignored_flags;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "ravel-bench: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+static void strlist_add(struct strlist *l, const char *name, const char *value)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->item = realloc(l->item, l->cap * sizeof *l->item);
+        if (!l->item)
+            die("out of memory");
+    }
+    size_t len = strlen(name) + strlen(value) + 2;
+    char *s = malloc(len);
+    if (!s)
+        die("out of memory");
+    snprintf(s, len, "%s=%s", name, value);
+    l->item[l->n++] = s;
+}
+
+static void strlist_print(const char *title, const struct strlist *l)
+{
+    if (l->n == 0)
+        return;
+    printf("%s", title);
+    for (size_t i = 0; i < l->n; i++)
+        printf("%s%s", i ? ", " : "", l->item[i]);
+    printf("\n");
+}
+
+/* gflags' spellings of a boolean.  Returns 0 or 1, or -1 if TEXT is none. */
+static int parse_bool(const char *text)
+{
+    static const char *const yes[] = {"1", "true", "t", "yes", "y", "on"};
+    static const char *const no[] = {"0", "false", "f", "no", "n", "off"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        if (strcasecmp(text, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(text, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static const struct flag *find_bench_flag(const char *name)
+{
+    for (size_t i = 0; i < sizeof bench_flags / sizeof *bench_flags; i++)
+        if (strcmp(bench_flags[i].name, name) == 0)
+            return &bench_flags[i];
+    return NULL;
+}
+
+static int is_dbbench_only(const char *name)
+{
+    for (size_t i = 0; i < sizeof dbbench_only_flags / sizeof *dbbench_only_flags; i++)
+        if (strcmp(dbbench_only_flags[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Stores VALUE (NULL: the flag was given bare) into one of bench_flags. */
+static void set_bench_flag(const struct flag *f, const char *value)
+{
+    char *end;
+    if (!value && f->type != FLAG_BOOL)
+        die("--%s needs a value (--%s=...)", f->name, f->name);
+    switch (f->type) {
+    case FLAG_BOOL: {
+        int b = value ? parse_bool(value) : 1;
+        if (b < 0)
+            die("--%s=%s: not a boolean (true/false/1/0)", f->name, value);
+        *(int *)f->ptr = b;
+        break;
+    }
+    case FLAG_I64:
+        errno = 0;
+        *(int64_t *)f->ptr = strtoll(value, &end, 10);
+        if (errno || end == value || *end)
+            die("--%s=%s: not an integer", f->name, value);
+        break;
+    case FLAG_F64:
+        errno = 0;
+        *(double *)f->ptr = strtod(value, &end);
+        if (errno || end == value || *end)
+            die("--%s=%s: not a number", f->name, value);
+        break;
+    case FLAG_STR:
+        *(const char **)f->ptr = value;
+        break;
+    }
+}
+
+/* A flag that is not ravel-bench's own: an engine option, or one we
+** accept and list as ignored, or an error. */
+static void set_other_flag(ravel_options *opts, const char *name,
+                           const char *value)
+{
+    const char *text = value ? value : "true";
+    char *cur = NULL;
+
+    if (rv_option_is_not_built(name)) {
+        strlist_add(&ignored_flags, name, text);
+        return;
+    }
+    if (ravel_options_set(opts, name, text) == RAVEL_OK) {
+        strlist_add(&engine_opts_given, name, text);
+        return;
+    }
+    /* Known option with a bad value, or not an option at all? */
+    char *msg = strdup(ravel_errmsg());
+    if (ravel_options_get(opts, name, &cur) == RAVEL_OK) {
+        ravel_free(cur);
+        die("--%s=%s: %s", name, text, msg ? msg : "invalid value");
+    }
+    free(msg);
+    if (is_dbbench_only(name)) {
+        strlist_add(&ignored_flags, name, text);
+        return;
+    }
+    die("unknown flag --%s (not a db_bench flag ravel-bench implements, "
+        "nor a ravel option; see --help)", name);
+}
+
+static void usage(void)
+{
+    printf("usage: ravel-bench [--flag=value ...]\n\n"
+           "db_bench-compatible benchmarks for ravel.  Flags take one or two\n"
+           "dashes; booleans may be given bare.  Benchmark flags:\n");
+    for (size_t i = 0; i < sizeof bench_flags / sizeof *bench_flags; i++)
+        printf("  --%-18s %s\n", bench_flags[i].name, bench_flags[i].help);
+    printf("\nAny other flag is a ravel option (ravel_options_set) under its\n"
+           "RocksDB name, e.g. --write_buffer_size=64M.  RocksDB options ravel\n"
+           "has not built and db_bench-only flags are accepted and listed as\n"
+           "ignored.  Unknown flags are an error.\n");
+}
+
+static void parse_args(int argc, char **argv, ravel_options *opts)
+{
+    for (int i = 1; i < argc; i++) {
+        char *arg = argv[i];
+        if (arg[0] != '-' || arg[1] == '\0')
+            die("unexpected argument '%s' (flags are --name=value)", arg);
+        char *name = arg + (arg[1] == '-' ? 2 : 1);
+        char *eq = strchr(name, '=');
+        const char *value = NULL;
+        if (eq) {
+            *eq = '\0';
+            value = eq + 1;
+        }
+        if (strcmp(name, "help") == 0) {
+            usage();
+            exit(0);
+        }
+        if (strcmp(name, "version") == 0) {
+            printf("ravel-bench (ravel %s)\n", ravel_libversion());
+            exit(0);
+        }
+        const struct flag *f = find_bench_flag(name);
+        if (!f && strncmp(name, "no", 2) == 0 && !value) {
+            /* gflags' --nosync for a boolean. */
+            const struct flag *neg = find_bench_flag(name + 2);
+            if (neg && neg->type == FLAG_BOOL) {
+                *(int *)neg->ptr = 0;
+                continue;
+            }
+        }
+        if (f)
+            set_bench_flag(f, value);
+        else
+            set_other_flag(opts, name, value);
+    }
+}
+
+/* ---------------------------------------------------------- random numbers */
+
+/* splitmix64: the per-thread generator for key choice. */
+static uint64_t rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* LevelDB's Random (Lehmer, multiplier 16807), which db_bench's value
+** generator is seeded from; copied so values are byte-identical. */
+static uint32_t lehmer_next(uint32_t *seed)
+{
+    const uint32_t M = 2147483647u;
+    uint64_t product = (uint64_t)*seed * 16807u;
+    uint32_t s = (uint32_t)((product >> 31) + (product & M));
+    if (s > M)
+        s -= M;
+    *seed = s;
+    return s;
+}
+
+/* db_bench's RandomGenerator data: 100-byte pieces, each a random
+** printable string of 100 * compression_ratio bytes repeated to fill it,
+** at least 1 MiB in all.  Shared read-only by every thread. */
+static char *value_data;
+static size_t value_data_len;
+
+static void value_data_init(void)
+{
+    size_t want = FLAGS.value_size > 1048576 ? (size_t)FLAGS.value_size : 1048576;
+    uint32_t seed = 301;
+    int raw = (int)(100 * FLAGS.compression_ratio);
+    if (raw < 1)
+        raw = 1;
+    if (raw > 100)
+        raw = 100;
+    value_data_len = (want + 99) / 100 * 100;
+    value_data = malloc(value_data_len);
+    if (!value_data)
+        die("out of memory for %zu bytes of values", value_data_len);
+    for (size_t off = 0; off < value_data_len; off += 100) {
+        char piece[100];
+        for (int i = 0; i < raw; i++)
+            piece[i] = (char)(' ' + lehmer_next(&seed) % 95);
+        for (int i = raw; i < 100; i++)
+            piece[i] = piece[i % raw];
+        memcpy(value_data + off, piece, 100);
+    }
+}
+
+/* Next LEN bytes of the data, wrapping like RandomGenerator::Generate. */
+static const char *value_next(size_t *pos, size_t len)
+{
+    if (*pos + len > value_data_len)
+        *pos = 0;
+    *pos += len;
+    return value_data + *pos - len;
+}
+
+/* db_bench's GenerateKeyFromInt: V big-endian in the first 8 bytes (or
+** its low key_size bytes), then '0' padding. */
+static void key_from_int(uint64_t v, char *key)
+{
+    int n = FLAGS.key_size < 8 ? (int)FLAGS.key_size : 8;
+    for (int i = 0; i < n; i++)
+        key[i] = (char)((v >> ((n - i - 1) * 8)) & 0xff);
+    if (FLAGS.key_size > n)
+        memset(key + n, '0', (size_t)(FLAGS.key_size - n));
+}
+
+static double now_micros(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* -------------------------------------------------------------- histogram */
+
+/* RocksDB's HistogramImpl: bucket limits 1, 2, then x1.5 rounded to two
+** significant digits, so --histogram output reads like db_bench's. */
+#define HIST_MAX_BUCKETS 128
+
+static uint64_t hist_limit[HIST_MAX_BUCKETS];
+static int hist_nbuckets;
+
+struct hist {
+    double min, max, num, sum, sum_squares;
+    uint64_t bucket[HIST_MAX_BUCKETS];
+};
+
+static void hist_limits_init(void)
+{
+    double v = 2;
+    hist_limit[0] = 1;
+    hist_limit[1] = 2;
+    hist_nbuckets = 2;
+    while ((v *= 1.5) <= (double)UINT64_MAX && hist_nbuckets < HIST_MAX_BUCKETS) {
+        uint64_t b = (uint64_t)v, pow10 = 1;
+        while (b / 10 > 10) {
+            b /= 10;
+            pow10 *= 10;
+        }
+        hist_limit[hist_nbuckets++] = b * pow10;
+    }
+}
+
+static void hist_clear(struct hist *h)
+{
+    memset(h, 0, sizeof *h);
+    h->min = 1e300;
+}
+
+static void hist_add(struct hist *h, double micros)
+{
+    uint64_t v = (uint64_t)micros;
+    int b = 0;
+    while (b < hist_nbuckets - 1 && hist_limit[b] < v)
+        b++;
+    h->bucket[b]++;
+    if (v < h->min)
+        h->min = (double)v;
+    if (v > h->max)
+        h->max = (double)v;
+    h->num++;
+    h->sum += (double)v;
+    h->sum_squares += (double)v * (double)v;
+}
+
+static void hist_merge(struct hist *h, const struct hist *o)
+{
+    if (o->min < h->min)
+        h->min = o->min;
+    if (o->max > h->max)
+        h->max = o->max;
+    h->num += o->num;
+    h->sum += o->sum;
+    h->sum_squares += o->sum_squares;
+    for (int b = 0; b < hist_nbuckets; b++)
+        h->bucket[b] += o->bucket[b];
+}
+
+static double hist_percentile(const struct hist *h, double p)
+{
+    double threshold = h->num * (p / 100.0);
+    uint64_t cumulative = 0;
+    for (int b = 0; b < hist_nbuckets; b++) {
+        cumulative += h->bucket[b];
+        if ((double)cumulative >= threshold) {
+            double left = b == 0 ? 0 : (double)hist_limit[b - 1];
+            double right = (double)hist_limit[b];
+            double left_sum = (double)(cumulative - h->bucket[b]);
+            double pos = h->bucket[b] ? (threshold - left_sum) / (double)h->bucket[b] : 0;
+            double r = left + (right - left) * pos;
+            if (r < h->min)
+                r = h->min;
+            if (r > h->max)
+                r = h->max;
+            return r;
+        }
+    }
+    return h->max;
+}
+
+static void hist_print(const struct hist *h, const char *op)
+{
+    double avg = h->num ? h->sum / h->num : 0;
+    double var = h->num ? (h->sum_squares * h->num - h->sum * h->sum) / (h->num * h->num) : 0;
+    printf("Microseconds per %s:\n", op);
+    printf("Count: %.0f Average: %.4f  StdDev: %.2f\n", h->num, avg,
+           var > 0 ? sqrt(var) : 0);
+    printf("Min: %.0f  Median: %.4f  Max: %.0f\n", h->num ? h->min : 0,
+           hist_percentile(h, 50), h->max);
+    printf("Percentiles: P50: %.2f P75: %.2f P99: %.2f P99.9: %.2f P99.99: %.2f\n",
+           hist_percentile(h, 50), hist_percentile(h, 75), hist_percentile(h, 99),
+           hist_percentile(h, 99.9), hist_percentile(h, 99.99));
+    printf("------------------------------------------------------\n");
+    uint64_t cumulative = 0;
+    for (int b = 0; b < hist_nbuckets && h->num; b++) {
+        if (!h->bucket[b])
+            continue;
+        cumulative += h->bucket[b];
+        double pct = 100.0 * (double)h->bucket[b] / h->num;
+        printf("%c %7" PRIu64 ", %7" PRIu64 " ] %8" PRIu64 " %7.3f%% %7.3f%% ",
+               b == 0 ? '[' : '(', b == 0 ? 0 : hist_limit[b - 1], hist_limit[b],
+               h->bucket[b], pct, 100.0 * (double)cumulative / h->num);
+        for (int m = (int)(pct / 5 + 0.5); m > 0; m--)
+            putchar('#');
+        putchar('\n');
+    }
+    printf("\n");
+}
+
+/* ------------------------------------------------------------ benchmarks */
+
+/* One thread's account of one benchmark, merged like db_bench's Stats. */
+struct stats {
+    double start, finish; /* micros */
+    double last_op;       /* micros, for the histogram */
+    uint64_t done;        /* operations: each key of a batch is one */
+    uint64_t bytes;
+    char message[100];
+    struct hist hist;
+};
+
+struct thread {
+    pthread_t handle;
+    int tid;
+    uint64_t rng;
+    struct stats st;
+};
+
+struct bench;
+typedef void (*bench_fn)(const struct bench *b, struct thread *t);
+
+/* The benchmark being run.  Set by main before the threads start. */
+struct bench {
+    const char *name;
+    bench_fn fn;
+    const char *op;        /* "write", "read", "seek": histogram title */
+    int fresh_db;          /* removes the database first */
+    int sync;              /* fillsync */
+    int64_t key_range;     /* keys are drawn from [0, key_range) */
+    int random_keys;       /* else sequential from 0 */
+    ravel_db *db;
+    pthread_barrier_t barrier;
+};
+
+static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A failed ravel call ends the run, like db_bench's ErrorExit.  The mutex
+** keeps a second failing thread from interleaving its message. */
+static void fail(const struct bench *b, const char *call, int rc)
+{
+    pthread_mutex_lock(&fail_mu);
+    die("%s: %s: %s: %s", b->name, call, ravel_errstr(rc), ravel_errmsg());
+}
+
+static void finished_ops(struct stats *st, uint64_t n)
+{
+    st->done += n;
+    if (FLAGS.histogram) {
+        double now = now_micros();
+        hist_add(&st->hist, now - st->last_op);
+        st->last_op = now;
+    }
+}
+
+static int64_t per_thread(int64_t flag_value)
+{
+    return flag_value < 0 ? FLAGS.num : flag_value;
+}
+
+/* fillseq, fillrandom, overwrite, fillsync: db_bench's DoWrite. */
+static void bench_write(const struct bench *b, struct thread *t)
+{
+    int64_t ops = per_thread(FLAGS.writes);
+    int64_t batches = ops / FLAGS.batch_size; /* db_bench's Duration::Done */
+    int flags = (FLAGS.sync || b->sync ? RAVEL_SYNC : 0) |
+                (FLAGS.disable_wal ? RAVEL_NO_WAL : 0);
+    char *key = malloc((size_t)FLAGS.key_size);
+    ravel_batch *batch = NULL;
+    size_t vpos = 0;
+    uint64_t seq = 0;
+    int rc = ravel_batch_new(&batch);
+    if (rc)
+        fail(b, "ravel_batch_new", rc);
+    if (!key)
+        die("out of memory");
+
+    for (int64_t i = 0; i < batches; i++) {
+        ravel_batch_clear(batch);
+        for (int64_t j = 0; j < FLAGS.batch_size; j++) {
+            uint64_t k = b->random_keys ? rng_next(&t->rng) % (uint64_t)b->key_range
+                                        : seq++;
+            key_from_int(k, key);
+            rc = ravel_batch_put(batch, key, (size_t)FLAGS.key_size,
+                                 value_next(&vpos, (size_t)FLAGS.value_size),
+                                 (size_t)FLAGS.value_size);
+            if (rc)
+                fail(b, "ravel_batch_put", rc);
+        }
+        rc = ravel_write(b->db, flags, batch);
+        if (rc)
+            fail(b, "ravel_write", rc);
+        t->st.bytes += (uint64_t)(FLAGS.batch_size * (FLAGS.key_size + FLAGS.value_size));
+        finished_ops(&t->st, (uint64_t)FLAGS.batch_size);
+    }
+    ravel_batch_free(batch);
+    free(key);
+}
+
+/* db_bench's ReadRandom: point lookups of uniform keys in [0, num). */
+static void bench_readrandom(const struct bench *b, struct thread *t)
+{
+    int64_t reads = per_thread(FLAGS.reads), found = 0;
+    char *key = malloc((size_t)FLAGS.key_size);
+    if (!key)
+        die("out of memory");
+    for (int64_t i = 0; i < reads; i++) {
+        void *val;
+        size_t vlen;
+        key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
+        int rc = ravel_get(b->db, NULL, key, (size_t)FLAGS.key_size, &val, &vlen);
+        if (rc == RAVEL_OK) {
+            found++;
+            t->st.bytes += (uint64_t)FLAGS.key_size + vlen;
+            ravel_free(val);
+        } else if (rc != RAVEL_NOTFOUND) {
+            fail(b, "ravel_get", rc);
+        }
+        finished_ops(&t->st, 1);
+    }
+    snprintf(t->st.message, sizeof t->st.message,
+             "(%" PRId64 " of %" PRId64 " found)\n", found, reads);
+    free(key);
+}
+
+/* db_bench's ReadSequential: one iterator from the first key, up to
+** --reads entries. */
+static void bench_readseq(const struct bench *b, struct thread *t)
+{
+    int64_t reads = per_thread(FLAGS.reads), i = 0;
+    ravel_iter *it;
+    int rc = ravel_iter_new(b->db, NULL, &it);
+    if (rc)
+        fail(b, "ravel_iter_new", rc);
+    rc = ravel_iter_seek_to_first(it);
+    if (rc)
+        fail(b, "ravel_iter_seek_to_first", rc);
+    while (i < reads && ravel_iter_valid(it)) {
+        size_t klen, vlen;
+        ravel_iter_key(it, &klen);
+        ravel_iter_value(it, &vlen);
+        t->st.bytes += klen + vlen;
+        i++;
+        finished_ops(&t->st, 1);
+        rc = ravel_iter_next(it);
+        if (rc)
+            fail(b, "ravel_iter_next", rc);
+    }
+    rc = ravel_iter_status(it);
+    if (rc)
+        fail(b, "ravel_iter_status", rc);
+    ravel_iter_free(it);
+}
+
+/* db_bench's SeekRandom: a new iterator per seek (db_bench without
+** --use_tailing_iterator), found if it lands on the key itself.  The
+** entry's value is copied out so the seek is not a positioning alone;
+** like db_bench, bytes count only the --seek_nexts entries. */
+static void bench_seekrandom(const struct bench *b, struct thread *t)
+{
+    int64_t reads = per_thread(FLAGS.reads), found = 0;
+    char *key = malloc((size_t)FLAGS.key_size);
+    char buf[256];
+    if (!key)
+        die("out of memory");
+    for (int64_t i = 0; i < reads; i++) {
+        ravel_iter *it;
+        size_t klen, vlen;
+        key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
+        int rc = ravel_iter_new(b->db, NULL, &it);
+        if (rc)
+            fail(b, "ravel_iter_new", rc);
+        rc = ravel_iter_seek(it, key, (size_t)FLAGS.key_size);
+        if (rc)
+            fail(b, "ravel_iter_seek", rc);
+        if (ravel_iter_valid(it)) {
+            const void *k = ravel_iter_key(it, &klen);
+            const void *v = ravel_iter_value(it, &vlen);
+            memcpy(buf, v, vlen < sizeof buf ? vlen : sizeof buf);
+            if (klen == (size_t)FLAGS.key_size && memcmp(k, key, klen) == 0)
+                found++;
+        }
+        for (int64_t j = 0; j < FLAGS.seek_nexts && ravel_iter_valid(it); j++) {
+            const void *v = ravel_iter_value(it, &vlen);
+            ravel_iter_key(it, &klen);
+            memcpy(buf, v, vlen < sizeof buf ? vlen : sizeof buf);
+            t->st.bytes += klen + vlen;
+            rc = ravel_iter_next(it);
+            if (rc)
+                fail(b, "ravel_iter_next", rc);
+        }
+        rc = ravel_iter_status(it);
+        if (rc)
+            fail(b, "ravel_iter_status", rc);
+        ravel_iter_free(it);
+        finished_ops(&t->st, 1);
+    }
+    snprintf(t->st.message, sizeof t->st.message,
+             "(%" PRId64 " of %" PRId64 " found)\n", found, reads);
+    free(key);
+}
+
+/* --------------------------------------------------------------- running */
+
+struct thread_start {
+    struct bench *b;
+    struct thread *t;
+};
+
+static void *thread_run(void *arg)
+{
+    struct thread_start *s = arg;
+    struct stats *st = &s->t->st;
+    pthread_barrier_wait(&s->b->barrier);
+    st->start = st->last_op = now_micros();
+    s->b->fn(s->b, s->t);
+    st->finish = now_micros();
+    return NULL;
+}
+
+/* db_bench's seed: threads of every benchmark get seed + 1, + 2, ...
+** numbered across the whole run, so a read after a fill draws new keys. */
+static uint64_t seed_base;
+static uint64_t threads_started;
+
+/* Runs B on --threads threads and prints db_bench's result line. */
+static void run_threads(struct bench *b)
+{
+    int n = (int)FLAGS.threads;
+    struct thread *th = calloc((size_t)n, sizeof *th);
+    struct thread_start *starts = calloc((size_t)n, sizeof *starts);
+    if (!th || !starts)
+        die("out of memory");
+    pthread_barrier_init(&b->barrier, NULL, (unsigned)n);
+    for (int i = 0; i < n; i++) {
+        th[i].tid = i;
+        th[i].rng = seed_base + ++threads_started;
+        hist_clear(&th[i].st.hist);
+        starts[i] = (struct thread_start){b, &th[i]};
+        int err = pthread_create(&th[i].handle, NULL, thread_run, &starts[i]);
+        if (err)
+            die("pthread_create: %s", strerror(err));
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i].handle, NULL);
+    pthread_barrier_destroy(&b->barrier);
+
+    /* Merge as db_bench's Stats::Merge: the earliest start, the latest
+    ** finish, the sum of the threads' times, thread 0's message. */
+    struct stats all = th[0].st;
+    double seconds = th[0].st.finish - th[0].st.start;
+    for (int i = 1; i < n; i++) {
+        struct stats *st = &th[i].st;
+        if (st->start < all.start)
+            all.start = st->start;
+        if (st->finish > all.finish)
+            all.finish = st->finish;
+        all.done += st->done;
+        all.bytes += st->bytes;
+        seconds += st->finish - st->start;
+        hist_merge(&all.hist, &st->hist);
+    }
+    if (b->key_range != FLAGS.num) {
+        size_t len = strlen(all.message);
+        snprintf(all.message + len, sizeof all.message - len,
+                 "%s(%" PRId64 " ops)", len ? " " : "", b->key_range);
+    }
+
+    /* db_bench's Stats::Report. */
+    if (all.done < 1)
+        all.done = 1;
+    double elapsed = (all.finish - all.start) * 1e-6;
+    if (elapsed <= 0)
+        elapsed = 1e-9;
+    char extra[160] = "";
+    if (all.bytes > 0)
+        snprintf(extra, sizeof extra, "%6.1f MB/s", (double)all.bytes / 1048576.0 / elapsed);
+    if (all.message[0]) {
+        size_t len = strlen(extra);
+        snprintf(extra + len, sizeof extra - len, "%s%s", len ? " " : "", all.message);
+    }
+    printf("%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %" PRIu64
+           " operations;%s%s\n",
+           b->name, seconds / (double)all.done, (long)((double)all.done / elapsed),
+           elapsed, all.done, extra[0] ? " " : "", extra);
+    if (FLAGS.histogram)
+        hist_print(&all.hist, b->op);
+    fflush(stdout);
+    free(th);
+    free(starts);
+}
+
+/* ---------------------------------------------------------------- the db */
+
+static ravel_options *open_opts;
+static ravel_db *db;
+
+static void db_open(void)
+{
+    int rc = ravel_open(FLAGS.db, open_opts, &db);
+    if (rc)
+        die("ravel_open %s: %s: %s", FLAGS.db, ravel_errstr(rc), ravel_errmsg());
+}
+
+static void db_close(void)
+{
+    int rc = ravel_close(db);
+    if (rc)
+        die("ravel_close %s: %s: %s", FLAGS.db, ravel_errstr(rc), ravel_errmsg());
+    db = NULL;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type,
+                        struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if (remove(path) != 0)
+        die("remove %s: %s (type %d)", path, strerror(errno), type);
+    return 0;
+}
+
+/* Removes the database directory, like db_bench's DestroyDB.  Only a
+** directory that is empty or holds a LOCK file (every ravel database
+** does) is removed, so a mistyped --db cannot delete unrelated files. */
+static void db_destroy(void)
+{
+    struct stat sb;
+    char lock[4096];
+    if (stat(FLAGS.db, &sb) != 0) {
+        if (errno == ENOENT)
+            return;
+        die("stat %s: %s", FLAGS.db, strerror(errno));
+    }
+    if (!S_ISDIR(sb.st_mode))
+        die("--db=%s is not a directory", FLAGS.db);
+    snprintf(lock, sizeof lock, "%s/LOCK", FLAGS.db);
+    if (access(lock, F_OK) != 0 && rmdir(FLAGS.db) != 0)
+        die("refusing to remove %s: not empty and holds no LOCK file "
+            "(not a ravel database?)", FLAGS.db);
+    if (access(FLAGS.db, F_OK) == 0 &&
+        nftw(FLAGS.db, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        die("removing %s failed", FLAGS.db);
+}
+
+/* --------------------------------------------------------------- header */
+
+static void print_cpu(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512], model[256] = "", cache[64] = "";
+    int ncpu = 0;
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        char *val = colon + 1 + (colon[1] == ' ');
+        val[strcspn(val, "\n")] = '\0';
+        if (strncmp(line, "processor", 9) == 0)
+            ncpu++;
+        else if (strncmp(line, "model name", 10) == 0)
+            snprintf(model, sizeof model, "%s", val);
+        else if (strncmp(line, "cache size", 10) == 0)
+            snprintf(cache, sizeof cache, "%s", val);
+    }
+    fclose(f);
+    printf("CPU:        %d * %s\n", ncpu, model);
+    printf("CPUCache:   %s\n", cache);
+}
+
+static void print_header(void)
+{
+    time_t now = time(NULL);
+    char date[64];
+    strftime(date, sizeof date, "%a %b %e %H:%M:%S %Y", localtime(&now));
+    printf("ravel:      version %s\n", ravel_libversion());
+    printf("Date:       %s\n", date);
+    print_cpu();
+    printf("Keys:       %" PRId64 " bytes each\n", FLAGS.key_size);
+    printf("Values:     %" PRId64 " bytes each (%" PRId64 " bytes after compression)\n",
+           FLAGS.value_size, (int64_t)(FLAGS.value_size * FLAGS.compression_ratio + 0.5));
+    printf("Entries:    %" PRId64 "\n", FLAGS.num);
+    printf("RawSize:    %.1f MB (estimated)\n",
+           (double)(FLAGS.key_size + FLAGS.value_size) * (double)FLAGS.num / 1048576.0);
+    printf("Threads:    %" PRId64 " (batch_size %" PRId64 ")\n", FLAGS.threads,
+           FLAGS.batch_size);
+    printf("Writes:     %s%s\n", FLAGS.disable_wal ? "no WAL" : "WAL",
+           FLAGS.sync ? ", sync" : "");
+    strlist_print("Options:    ", &engine_opts_given);
+    strlist_print("ignored (not built yet): ", &ignored_flags);
+    printf("------------------------------------------------\n");
+}
+
+/* ----------------------------------------------------------------- main */
+
+static const struct {
+    const char *name;
+    bench_fn fn;
+    const char *op;
+    int fresh_db, sync, random_keys;
+} bench_table[] = {
+    {"fillseq", bench_write, "write", 1, 0, 0},
+    {"fillrandom", bench_write, "write", 1, 0, 1},
+    {"overwrite", bench_write, "write", 0, 0, 1},
+    {"fillsync", bench_write, "write", 1, 1, 1},
+    {"readrandom", bench_readrandom, "read", 0, 0, 1},
+    {"readseq", bench_readseq, "read", 0, 0, 0},
+    {"seekrandom", bench_seekrandom, "seek", 0, 0, 1},
+    {"stats", NULL, NULL, 0, 0, 0},
+};
+
+static int find_bench(const char *name)
+{
+    for (size_t i = 0; i < sizeof bench_table / sizeof *bench_table; i++)
+        if (strcmp(bench_table[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static void print_stats(void)
+{
+    char *text = NULL;
+    int rc = ravel_property(db, "ravel.stats", &text);
+    if (rc)
+        die("ravel_property ravel.stats: %s: %s", ravel_errstr(rc), ravel_errmsg());
+    printf("ravel.stats:\n%s%s", text, text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
+    ravel_free(text);
+}
+
+static void check_flags(void)
+{
+    if (FLAGS.num < 1)
+        die("--num=%" PRId64 ": must be at least 1", FLAGS.num);
+    if (FLAGS.threads < 1 || FLAGS.threads > 65536)
+        die("--threads=%" PRId64 ": must be 1 .. 65536", FLAGS.threads);
+    if (FLAGS.batch_size < 1)
+        die("--batch_size=%" PRId64 ": must be at least 1", FLAGS.batch_size);
+    if (FLAGS.key_size < 1 || FLAGS.key_size > (int64_t)RAVEL_MAX_KEY_SIZE)
+        die("--key_size=%" PRId64 ": must be 1 .. %u", FLAGS.key_size, RAVEL_MAX_KEY_SIZE);
+    if (FLAGS.value_size < 0 || FLAGS.value_size > (int64_t)RAVEL_MAX_VALUE_SIZE)
+        die("--value_size=%" PRId64 ": must be 0 .. %u", FLAGS.value_size,
+            RAVEL_MAX_VALUE_SIZE);
+    if (!(FLAGS.compression_ratio > 0 && FLAGS.compression_ratio <= 1))
+        die("--compression_ratio=%g: must be in (0, 1]", FLAGS.compression_ratio);
+    if (FLAGS.seek_nexts < 0)
+        die("--seek_nexts=%" PRId64 ": must not be negative", FLAGS.seek_nexts);
+}
+
+/* The default --db: db_bench's $TEST_TMPDIR/dbbench (creating
+** $TEST_TMPDIR if needed), else a per-user directory under /tmp. */
+static char *default_db_path(void)
+{
+    const char *tmp = getenv("TEST_TMPDIR");
+    char path[4096];
+    if (tmp && tmp[0]) {
+        size_t len = strlen(tmp);
+        while (len > 1 && tmp[len - 1] == '/')
+            len--;
+        snprintf(path, sizeof path, "%.*s", (int)len, tmp);
+        /* db_bench creates its test directory; ravel_open makes one level. */
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            die("mkdir TEST_TMPDIR=%s: %s", path, strerror(errno));
+        snprintf(path, sizeof path, "%.*s/dbbench", (int)len, tmp);
+    } else {
+        snprintf(path, sizeof path, "/tmp/ravelbench-%u", (unsigned)getuid());
+    }
+    return strdup(path);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = ravel_options_new(&open_opts);
+    if (rc)
+        die("ravel_options_new: %s", ravel_errstr(rc));
+    rc = ravel_options_set(open_opts, "create_if_missing", "true");
+    if (rc)
+        die("create_if_missing: %s", ravel_errmsg());
+    parse_args(argc, argv, open_opts);
+    check_flags();
+    if (!FLAGS.db && !(FLAGS.db = default_db_path()))
+        die("out of memory");
+
+    /* Check every benchmark name before running any. */
+    char *list = strdup(FLAGS.benchmarks);
+    if (!list)
+        die("out of memory");
+    for (char *save, *name = strtok_r(list, ",", &save); name;
+         name = strtok_r(NULL, ",", &save))
+        if (find_bench(name) < 0)
+            die("unknown benchmark '%s'", name);
+    free(list);
+
+    if (FLAGS.seed == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        FLAGS.seed = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+        printf("Set seed to %" PRId64 " because --seed was 0\n", FLAGS.seed);
+    }
+    seed_base = (uint64_t)FLAGS.seed;
+    hist_limits_init();
+    value_data_init();
+    print_header();
+
+    if (!FLAGS.use_existing_db)
+        db_destroy();
+    db_open();
+
+    list = strdup(FLAGS.benchmarks);
+    if (!list)
+        die("out of memory");
+    for (char *save, *name = strtok_r(list, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        int i = find_bench(name);
+        if (!bench_table[i].fn) {
+            print_stats();
+            continue;
+        }
+        struct bench b = {
+            .name = bench_table[i].name,
+            .fn = bench_table[i].fn,
+            .op = bench_table[i].op,
+            .fresh_db = bench_table[i].fresh_db,
+            .sync = bench_table[i].sync,
+            .random_keys = bench_table[i].random_keys,
+            .key_range = bench_table[i].sync ? FLAGS.num / 1000 : FLAGS.num,
+        };
+        if (b.key_range < 1)
+            b.key_range = 1;
+        if (b.fresh_db) {
+            if (FLAGS.use_existing_db) {
+                printf("%-12s : skipped (--use_existing_db is true)\n", b.name);
+                continue;
+            }
+            db_close();
+            db_destroy();
+            db_open();
+        }
+        printf("DB path: [%s]\n", FLAGS.db);
+        fflush(stdout);
+        b.db = db;
+        run_threads(&b);
+    }
+    free(list);
+
+    print_stats();
+    db_close();
+    ravel_options_free(open_opts);
+    return 0;
+}
