@@ -12,11 +12,15 @@
 ** written so far, so one fdatasync acknowledges every writer who arrived
 ** during the previous one.
 **
-** Completions are reaped by one thread at a time (the "reaper"): whoever
-** needs a completion and finds nobody reaping waits in io_uring_wait_cqe,
-** marks every completion it drains as done, and wakes the others.  A
-** buffered write to a regular file usually completes inside the submit
-** call, so the leader normally reaps its own completion without sleeping.
+** Completions: the CQ ring is consumed under cq_mu.  The leader, after
+** submitting, drains the ring and finds its write's completion there when
+** the write completed inside the submit call (the usual case for a
+** buffered write); otherwise it blocks in io_uring_wait_cqe holding cq_mu.
+** The one sync waiter watching an fdatasync (the "watcher") never blocks in
+** the kernel holding cq_mu: it sleeps on an eventfd registered with the
+** ring for asynchronous completions, then drains under cq_mu.  Other sync
+** waiters sleep on sync_cv and wake only when an fdatasync finishes, so a
+** completion wakes at most two threads, never the whole herd.
 **
 ** Failure rules: a short write is completed by resubmitting the rest; a
 ** linked fdatasync behind a short write completes with -ECANCELED and is
@@ -38,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #ifndef RAVEL_OMIT_IO_URING
@@ -72,9 +78,8 @@ struct rv_wal {
     struct io_uring ring;
 #endif
     pthread_mutex_t sq_mu;    /* serialises SQE preparation + submit */
-    pthread_mutex_t cq_mu;    /* guards reaping */
-    pthread_cond_t cq_cv;     /* signalled after each reap */
-    int reaping;              /* a thread is in io_uring_wait_cqe; cq_mu */
+    pthread_mutex_t cq_mu;    /* serialises consuming the CQ ring */
+    int event_fd;             /* signalled on async completions, or -1 */
 
     /* Batched fsync state; all fields under sync_mu. */
     pthread_mutex_t sync_mu;
@@ -82,6 +87,7 @@ struct rv_wal {
     uint64_t written;         /* logical end of completed writes */
     uint64_t synced;          /* logical offset known durable */
     int fsync_inflight;
+    int fsync_watched;        /* a thread is waiting for the fsync's end */
     uint64_t fsync_target;    /* what the in-flight fsync covers */
     struct wal_completion fsync_done;
     int failed;               /* errno of the first failure, 0 if none */
@@ -176,31 +182,47 @@ static void wal_uring_drain(rv_wal *w)
     io_uring_cq_advance(&w->ring, n);
 }
 
-/* Waits until C is done, reaping completions for everyone if nobody else
-** is.  Returns 0, or -errno if waiting on the ring itself failed. */
+/* Waits until C is done, draining the ring; may block in the kernel while
+** holding cq_mu, so only for a completion that is due soon (a write).
+** Returns 0, or -errno if waiting on the ring itself failed. */
 static int wal_uring_wait(rv_wal *w, struct wal_completion *c)
 {
     int err = 0;
     pthread_mutex_lock(&w->cq_mu);
-    while (!wal_completion_is_done(c) && !err) {
-        if (w->reaping) {
-            pthread_cond_wait(&w->cq_cv, &w->cq_mu);
-            continue;
-        }
-        w->reaping = 1;
-        pthread_mutex_unlock(&w->cq_mu);
+    for (;;) {
+        wal_uring_drain(w);
+        if (wal_completion_is_done(c))
+            break;
         struct io_uring_cqe *cqe;
         int r = io_uring_wait_cqe(&w->ring, &cqe);
-        if (r == 0)
-            wal_uring_drain(w);
-        else if (r != -EINTR && r != -EAGAIN)
+        if (r < 0 && r != -EINTR && r != -EAGAIN) {
             err = r;
-        pthread_mutex_lock(&w->cq_mu);
-        w->reaping = 0;
-        pthread_cond_broadcast(&w->cq_cv);
+            break;
+        }
     }
     pthread_mutex_unlock(&w->cq_mu);
     return err;
+}
+
+/* Waits until C (an fdatasync) is done without holding cq_mu while
+** asleep: sleeps on the eventfd, drains under cq_mu.  The poll timeout
+** only bounds the cost of a wake-up that could be missed if the kernel
+** completed the fdatasync inline (it does not today). */
+static void wal_uring_watch(rv_wal *w, struct wal_completion *c)
+{
+    for (;;) {
+        pthread_mutex_lock(&w->cq_mu);
+        wal_uring_drain(w);
+        pthread_mutex_unlock(&w->cq_mu);
+        if (wal_completion_is_done(c))
+            return;
+        struct pollfd pfd = {.fd = w->event_fd, .events = POLLIN};
+        if (poll(&pfd, 1, 10) > 0) {
+            uint64_t count;
+            ssize_t ignored = read(w->event_fd, &count, sizeof count);
+            RV_UNUSED(ignored);
+        }
+    }
 }
 
 /* Submits a write of LEN bytes at OFF, with an fdatasync linked behind it
@@ -282,6 +304,16 @@ static int wal_uring_setup(rv_wal *w, const char **why)
         *why = "io_uring lacks IORING_OP_WRITE or IORING_OP_FSYNC";
         return -EOPNOTSUPP;
     }
+    w->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->event_fd < 0 ||
+        io_uring_register_eventfd_async(&w->ring, w->event_fd) < 0) {
+        if (w->event_fd >= 0)
+            close(w->event_fd);
+        w->event_fd = -1;
+        io_uring_queue_exit(&w->ring);
+        *why = "io_uring cannot signal completions to an eventfd";
+        return -EOPNOTSUPP;
+    }
     return 0;
 }
 
@@ -346,7 +378,8 @@ static void wal_fsync_issue(rv_wal *w, int fd)
 }
 
 /* Waits for the in-flight fdatasync and applies its result.  sync_mu held
-** on entry and exit. */
+** on entry and exit.  One thread watches the fdatasync; the others sleep
+** on sync_cv until it has finished. */
 static void wal_fsync_wait_locked(rv_wal *w)
 {
     while (w->fsync_inflight) {
@@ -355,19 +388,17 @@ static void wal_fsync_wait_locked(rv_wal *w)
             return;
         }
 #ifndef RAVEL_OMIT_IO_URING
-        if (w->use_uring) {
+        if (w->use_uring && !w->fsync_watched) {
+            w->fsync_watched = 1;
             pthread_mutex_unlock(&w->sync_mu);
-            int r = wal_uring_wait(w, &w->fsync_done);
+            wal_uring_watch(w, &w->fsync_done);
             pthread_mutex_lock(&w->sync_mu);
-            if (r < 0 && w->fsync_inflight &&
-                !wal_completion_is_done(&w->fsync_done)) {
-                wal_fail_locked(w, -r, "io_uring_wait_cqe for fdatasync of");
-                return;
-            }
+            w->fsync_watched = 0;
             continue;
         }
 #endif
-        /* Sync path: the issuing thread signals sync_cv when done. */
+        /* The watcher, or on the sync path the issuing thread, signals
+        ** sync_cv once the fdatasync has finished. */
         pthread_cond_wait(&w->sync_cv, &w->sync_mu);
     }
 }
@@ -606,7 +637,8 @@ static void wal_destroy(rv_wal *w)
         close(w->fd);
     pthread_mutex_destroy(&w->sq_mu);
     pthread_mutex_destroy(&w->cq_mu);
-    pthread_cond_destroy(&w->cq_cv);
+    if (w->event_fd >= 0)
+        close(w->event_fd);
     pthread_mutex_destroy(&w->sync_mu);
     pthread_cond_destroy(&w->sync_cv);
     free(w->buf);
@@ -651,7 +683,7 @@ int rv_wal_open(const char *dir, uint64_t number,
     w->fd = -1;
     pthread_mutex_init(&w->sq_mu, NULL);
     pthread_mutex_init(&w->cq_mu, NULL);
-    pthread_cond_init(&w->cq_cv, NULL);
+    w->event_fd = -1;
     pthread_mutex_init(&w->sync_mu, NULL);
     pthread_cond_init(&w->sync_cv, NULL);
     if (o->wal_preallocate) {
