@@ -363,7 +363,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     if (!db)
         return NULL;
     db->dir = strdup(dir);
-    db->mem = rv_memtable_new();
+    db->mem = rv_memtable_new(opts ? opts->write_buffer_size : 0);
     if (!db->dir || !db->mem) {
         if (db->mem)
             rv_memtable_unref(db->mem);

@@ -54,7 +54,7 @@ static int write_refusal(ravel_db *db)
 /* Replaces a full memtable by a fresh one with its own WAL segment. */
 static int write_switch_memtable(ravel_db *db)
 {
-    rv_memtable *mem = rv_memtable_new();
+    rv_memtable *mem = rv_memtable_new(db->options.write_buffer_size);
     if (!mem)
         return rv_error(RAVEL_NOMEM, "out of memory creating a memtable");
     uint64_t segment = db->next_segment++;

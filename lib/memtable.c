@@ -31,12 +31,17 @@ struct rv_memtable {
     _Atomic uint64_t refs;
 };
 
-rv_memtable *rv_memtable_new(void)
+rv_memtable *rv_memtable_new(size_t write_buffer_size)
 {
     rv_memtable *mt = malloc(sizeof *mt);
     if (!mt)
         return NULL;
-    rv_arena_init(&mt->arena, 0);
+    size_t block = write_buffer_size / 8;
+    if (write_buffer_size == 0 || block > RV_ARENA_BLOCK_SIZE)
+        block = RV_ARENA_BLOCK_SIZE;
+    else if (block < 4096)
+        block = 4096;
+    rv_arena_init(&mt->arena, block);
     mt->list = rv_skiplist_new(&mt->arena);
     if (!mt->list) {
         rv_arena_destroy(&mt->arena);

@@ -19,8 +19,10 @@
 ** The one sync waiter watching an fdatasync (the "watcher") never blocks in
 ** the kernel holding cq_mu: it sleeps on an eventfd registered with the
 ** ring for asynchronous completions, then drains under cq_mu.  Other sync
-** waiters sleep on sync_cv and wake only when an fdatasync finishes, so a
-** completion wakes at most two threads, never the whole herd.
+** waiters sleep on a futex (sync_gen) bumped when an fdatasync finishes,
+** and on waking check the durable offset (an atomic) without taking
+** sync_mu, so the covered waiters return at once instead of queueing on
+** the mutex one by one.
 **
 ** Failure rules: a short write is completed by resubmitting the rest; a
 ** linked fdatasync behind a short write completes with -ECANCELED and is
@@ -43,7 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef RAVEL_OMIT_IO_URING
@@ -83,9 +88,12 @@ struct rv_wal {
 
     /* Batched fsync state; all fields under sync_mu. */
     pthread_mutex_t sync_mu;
-    pthread_cond_t sync_cv;
     uint64_t written;         /* logical end of completed writes */
     uint64_t synced;          /* logical offset known durable */
+    _Atomic uint64_t synced_atomic; /* copy of synced for lock-free checks;
+                              ** stored (release) under sync_mu */
+    _Atomic uint32_t sync_gen;/* futex word: bumped (release) under sync_mu
+                              ** when an fdatasync finishes or fails */
     int fsync_inflight;
     int fsync_watched;        /* a thread is waiting for the fsync's end */
     uint64_t fsync_target;    /* what the in-flight fsync covers */
@@ -101,6 +109,27 @@ struct rv_wal {
     _Atomic uint64_t stat_segments;
 };
 
+/* ------------------------------------------------------ sync sleeping */
+
+/* Wakes every thread sleeping in wal_sync_sleep_locked.  sync_mu held. */
+static void wal_sync_wake_locked(rv_wal *w)
+{
+    atomic_store_explicit(&w->synced_atomic, w->synced, memory_order_release);
+    /* release: a waiter that sees the new generation sees synced/failed */
+    atomic_fetch_add_explicit(&w->sync_gen, 1, memory_order_release);
+    syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAKE_PRIVATE, INT_MAX,
+            NULL, NULL, 0);
+}
+
+/* Sleeps until the generation moves past GEN (read before the caller
+** looked at the state under sync_mu, so no wake-up is missed).  Called
+** and returns with sync_mu released. */
+static void wal_sync_sleep(rv_wal *w, uint32_t gen)
+{
+    syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAIT_PRIVATE, gen,
+            NULL, NULL, 0);
+}
+
 /* ------------------------------------------------------------- failures */
 
 /* Records the first failure; later calls keep the first message. */
@@ -113,7 +142,7 @@ static void wal_fail_locked(rv_wal *w, int err, const char *what)
     snprintf(w->fail_msg, sizeof w->fail_msg, "%s %s/wal-%08llu.log: %s "
              "(errno %d)", what, w->dir, (unsigned long long)w->number,
              strerror_r(w->failed, buf, sizeof buf), w->failed);
-    pthread_cond_broadcast(&w->sync_cv);
+    wal_sync_wake_locked(w);
 }
 
 static void wal_fail(rv_wal *w, int err, const char *what)
@@ -341,7 +370,7 @@ static void wal_fsync_finished_locked(rv_wal *w)
         wal_fail_locked(w, -res, "fdatasync");
     }
     w->fsync_inflight = 0;
-    pthread_cond_broadcast(&w->sync_cv);
+    wal_sync_wake_locked(w);
 }
 
 /* Marks an fdatasync as in flight, covering TARGET.  Returns 1 if the
@@ -377,57 +406,89 @@ static void wal_fsync_issue(rv_wal *w, int fd)
     wal_completion_set(&w->fsync_done, r);
 }
 
-/* Waits for the in-flight fdatasync and applies its result.  sync_mu held
-** on entry and exit.  One thread watches the fdatasync; the others sleep
-** on sync_cv until it has finished. */
+/* Watches the in-flight fdatasync until it ends and applies its result.
+** sync_mu held on entry and exit.  Returns 0 if another thread is already
+** watching (the caller then sleeps instead). */
+static int wal_fsync_watch_locked(rv_wal *w)
+{
+    if (wal_completion_is_done(&w->fsync_done)) {
+        wal_fsync_finished_locked(w);
+        return 1;
+    }
+#ifndef RAVEL_OMIT_IO_URING
+    if (w->use_uring && !w->fsync_watched) {
+        w->fsync_watched = 1;
+        pthread_mutex_unlock(&w->sync_mu);
+        wal_uring_watch(w, &w->fsync_done);
+        pthread_mutex_lock(&w->sync_mu);
+        w->fsync_watched = 0;
+        /* Another thread may have applied it and started the next one
+        ** meanwhile: apply only a completion that is really there. */
+        if (w->fsync_inflight && wal_completion_is_done(&w->fsync_done))
+            wal_fsync_finished_locked(w);
+        return 1;
+    }
+#endif
+    /* The watcher, or on the sync path the issuing thread, wakes us. */
+    return 0;
+}
+
+/* Waits until no fdatasync is in flight.  sync_mu held on entry and exit. */
 static void wal_fsync_wait_locked(rv_wal *w)
 {
     while (w->fsync_inflight) {
-        if (wal_completion_is_done(&w->fsync_done)) {
-            wal_fsync_finished_locked(w);
-            return;
-        }
-#ifndef RAVEL_OMIT_IO_URING
-        if (w->use_uring && !w->fsync_watched) {
-            w->fsync_watched = 1;
-            pthread_mutex_unlock(&w->sync_mu);
-            wal_uring_watch(w, &w->fsync_done);
-            pthread_mutex_lock(&w->sync_mu);
-            w->fsync_watched = 0;
+        uint32_t gen = atomic_load_explicit(&w->sync_gen, memory_order_acquire);
+        if (wal_fsync_watch_locked(w))
             continue;
-        }
-#endif
-        /* The watcher, or on the sync path the issuing thread, signals
-        ** sync_cv once the fdatasync has finished. */
-        pthread_cond_wait(&w->sync_cv, &w->sync_mu);
+        pthread_mutex_unlock(&w->sync_mu);
+        wal_sync_sleep(w, gen);
+        pthread_mutex_lock(&w->sync_mu);
     }
+}
+
+/* Starts an fdatasync covering everything written so far.  sync_mu held
+** on entry and exit (released while a sync-path fdatasync runs). */
+static void wal_fsync_start_locked(rv_wal *w)
+{
+    int fd = w->fd;
+    int must_issue = wal_fsync_begin_locked(w, w->written);
+    pthread_mutex_unlock(&w->sync_mu);
+    if (must_issue)
+        wal_fsync_issue(w, fd);
+    pthread_mutex_lock(&w->sync_mu);
+    if (!w->use_uring && w->fsync_inflight &&
+        wal_completion_is_done(&w->fsync_done))
+        wal_fsync_finished_locked(w);
 }
 
 int rv_wal_sync_to(rv_wal *w, uint64_t end)
 {
-    int rc = RAVEL_OK;
-    pthread_mutex_lock(&w->sync_mu);
-    while (w->synced < end && !w->failed) {
-        if (w->fsync_inflight) {
-            wal_fsync_wait_locked(w);
-            continue;
+    for (;;) {
+        /* acquire: pairs with wal_sync_wake_locked's release */
+        if (atomic_load_explicit(&w->synced_atomic, memory_order_acquire) >=
+            end) {
+            atomic_fetch_add_explicit(&w->stat_sync_acks, 1,
+                                      memory_order_relaxed);
+            return RAVEL_OK;
         }
-        int fd = w->fd;
-        int must_issue = wal_fsync_begin_locked(w, w->written);
-        pthread_mutex_unlock(&w->sync_mu);
-        if (must_issue)
-            wal_fsync_issue(w, fd);
+        uint32_t gen = atomic_load_explicit(&w->sync_gen, memory_order_acquire);
         pthread_mutex_lock(&w->sync_mu);
-        if (!w->use_uring && wal_completion_is_done(&w->fsync_done) &&
-            w->fsync_inflight)
-            wal_fsync_finished_locked(w);
+        if (w->failed) {
+            int rc = wal_failure_rc_locked(w);
+            pthread_mutex_unlock(&w->sync_mu);
+            return rc;
+        }
+        int progressed = 1;
+        if (w->synced >= end)
+            ; /* finished meanwhile: the fast path above returns */
+        else if (!w->fsync_inflight)
+            wal_fsync_start_locked(w);
+        else
+            progressed = wal_fsync_watch_locked(w);
+        pthread_mutex_unlock(&w->sync_mu);
+        if (!progressed)
+            wal_sync_sleep(w, gen);
     }
-    if (w->synced >= end)
-        atomic_fetch_add_explicit(&w->stat_sync_acks, 1, memory_order_relaxed);
-    else
-        rc = wal_failure_rc_locked(w);
-    pthread_mutex_unlock(&w->sync_mu);
-    return rc;
 }
 
 /* ------------------------------------------------------------- appends */
@@ -596,8 +657,10 @@ static int wal_finish_segment(rv_wal *w)
         err = errno;
     if (err)
         wal_fail_locked(w, err, "finishing segment");
-    if (!w->failed)
+    if (!w->failed) {
         w->synced = w->written;
+        wal_sync_wake_locked(w);
+    }
     int rc = w->failed ? wal_failure_rc_locked(w) : RAVEL_OK;
     pthread_mutex_unlock(&w->sync_mu);
     return rc;
@@ -640,7 +703,6 @@ static void wal_destroy(rv_wal *w)
     if (w->event_fd >= 0)
         close(w->event_fd);
     pthread_mutex_destroy(&w->sync_mu);
-    pthread_cond_destroy(&w->sync_cv);
     free(w->buf);
     free(w->dir);
     free(w);
@@ -685,7 +747,6 @@ int rv_wal_open(const char *dir, uint64_t number,
     pthread_mutex_init(&w->cq_mu, NULL);
     w->event_fd = -1;
     pthread_mutex_init(&w->sync_mu, NULL);
-    pthread_cond_init(&w->sync_cv, NULL);
     if (o->wal_preallocate) {
         uint64_t chunk = o->write_buffer_size + o->write_buffer_size / 8;
         w->prealloc_chunk = chunk > (256u << 20) ? (256u << 20) : chunk;

@@ -246,7 +246,7 @@ static void run_model(int nmem, int rounds, uint64_t seed)
     for (int round = 0; round < rounds; round++) {
         rv_memtable *mems[4];
         for (int i = 0; i < nmem; i++)
-            mems[i] = rv_memtable_new();
+            mems[i] = rv_memtable_new(0);
         size_t nops = fill(mems, nmem, ops, 20 + test_rand(&rng) % (NOPS - 20),
                            &rng);
         for (int s = 0; s < 6; s++) {
@@ -281,7 +281,7 @@ static void test_model_merged_memtables(void **state)
 static void test_later_writes_invisible(void **state)
 {
     (void)state;
-    rv_memtable *mt = rv_memtable_new();
+    rv_memtable *mt = rv_memtable_new(0);
     assert_int_equal(rv_memtable_add(mt, 1, RV_TYPE_PUT, "a", 1, "1", 1), 0);
     assert_int_equal(rv_memtable_add(mt, 2, RV_TYPE_PUT, "c", 1, "2", 1), 0);
     rv_db_iter *it = open_view(&mt, 1, 2);
@@ -329,7 +329,7 @@ static const struct rv_iter_ops failed_ops = {
 static void test_child_error_is_status(void **state)
 {
     (void)state;
-    rv_memtable *mt = rv_memtable_new();
+    rv_memtable *mt = rv_memtable_new(0);
     assert_int_equal(rv_memtable_add(mt, 1, RV_TYPE_PUT, "a", 1, "1", 1), 0);
     struct rv_iter *children[2];
     children[0] = rv_memtable_iter_new(mt);

@@ -76,7 +76,7 @@ static void expect_get(rv_memtable *mt, const char *k, uint64_t snap,
 static void test_get_honours_snapshot_and_deletion(void **state)
 {
     (void)state;
-    rv_memtable *mt = rv_memtable_new();
+    rv_memtable *mt = rv_memtable_new(0);
     assert_non_null(mt);
     put(mt, 5, "k", "v5");
     put(mt, 1, "k", "v1");
@@ -109,7 +109,7 @@ static void test_get_honours_snapshot_and_deletion(void **state)
 static void test_empty_key_and_value(void **state)
 {
     (void)state;
-    rv_memtable *mt = rv_memtable_new();
+    rv_memtable *mt = rv_memtable_new(0);
     assert_non_null(mt);
     put(mt, 1, "", "");
     put(mt, 2, "\x01", "x");
@@ -127,7 +127,7 @@ static void test_empty_key_and_value(void **state)
 static void test_large_value(void **state)
 {
     (void)state;
-    rv_memtable *mt = rv_memtable_new();
+    rv_memtable *mt = rv_memtable_new(0);
     size_t n = 300000;
     char *big = malloc(n);
     for (size_t i = 0; i < n; i++)
@@ -150,7 +150,7 @@ static void test_large_value(void **state)
 static void test_iterator_all_versions(void **state)
 {
     (void)state;
-    rv_memtable *mt = rv_memtable_new();
+    rv_memtable *mt = rv_memtable_new(0);
     put(mt, 2, "b", "b2");
     put(mt, 1, "a", "a1");
     del(mt, 3, "a");
@@ -276,7 +276,7 @@ static void test_concurrent_add_and_get(void **state)
 {
     (void)state;
     static struct mt_race r;
-    r.mt = rv_memtable_new();
+    r.mt = rv_memtable_new(0);
     assert_non_null(r.mt);
     atomic_init(&r.writers_left, WRITERS);
     for (int t = 0; t < WRITERS; t++)
