@@ -109,9 +109,13 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               members of a write group insert their own
 **                               batches in parallel (false: the leader
 **                               inserts the whole group)
-**   wal_io=auto                 auto | uring | sync: how the WAL is written
-**                               (uring fails the open where io_uring cannot
-**                               be set up; sync is pwrite + fdatasync)
+**   wal_io=auto                 auto | uring | sync: how the WAL is written.
+**                               uring: io_uring (fails the open where it
+**                               cannot be set up); sync: pwrite +
+**                               fdatasync; auto: io_uring where buffered
+**                               writes complete inline on the WAL's file
+**                               system (probed at open), else sync, with
+**                               the reason in ravel.wal_io and the LOG
 **   wal_recovery_mode=tolerate_corrupted_tail_records
 **                               | absolute_consistency | point_in_time
 **                               | skip_any_corrupted_records

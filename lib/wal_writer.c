@@ -57,6 +57,7 @@
 
 #define WAL_RING_ENTRIES 16
 #define WAL_FAIL_MSG_MAX 384
+#define WAL_PROBE_WRITES 8
 
 /* A request whose result a thread waits for. */
 struct wal_completion {
@@ -708,6 +709,50 @@ static void wal_destroy(rv_wal *w)
     free(w);
 }
 
+#ifndef RAVEL_OMIT_IO_URING
+/* wal_io=auto keeps io_uring only where it pays: where a buffered write
+** completes inside the submit call.  Where the file system cannot do a
+** buffered write without blocking, io_uring hands every write to a kernel
+** worker thread, and each append costs two thread wake-ups (measured
+** ~30 us on the reference machine against ~1 us for pwrite; see
+** docs/performance.md).  The probe rewrites the segment header (the same
+** bytes) through the ring and counts inline completions. */
+static int wal_uring_writes_inline(rv_wal *w)
+{
+    char header[RV_WAL_HEADER_SIZE];
+    rv_wal_encode_segment_header(header, w->number);
+    int inline_count = 0;
+    for (int i = 0; i < WAL_PROBE_WRITES; i++) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+        if (!sqe)
+            return 0;
+        io_uring_prep_write(sqe, w->fd, header, sizeof header, 0);
+        io_uring_sqe_set_data(sqe, NULL);
+        if (io_uring_submit(&w->ring) < 0)
+            return 0;
+        struct io_uring_cqe *cqe;
+        if (io_uring_peek_cqe(&w->ring, &cqe) == 0)
+            inline_count++;
+        else if (io_uring_wait_cqe(&w->ring, &cqe) < 0)
+            return 0;
+        int res = cqe->res;
+        io_uring_cqe_seen(&w->ring, cqe);
+        if (res != (int)sizeof header)
+            return 0;
+    }
+    return inline_count * 2 > WAL_PROBE_WRITES;
+}
+
+static void wal_uring_teardown(rv_wal *w, const char *why)
+{
+    io_uring_queue_exit(&w->ring);
+    close(w->event_fd);
+    w->event_fd = -1;
+    w->use_uring = 0;
+    w->why_not_uring = why;
+}
+#endif
+
 static int wal_choose_io(rv_wal *w, enum rv_wal_io mode)
 {
     if (mode == RV_WAL_IO_SYNC) {
@@ -759,6 +804,14 @@ int rv_wal_open(const char *dir, uint64_t number,
         wal_destroy(w);
         return rc;
     }
+#ifndef RAVEL_OMIT_IO_URING
+    if (o->wal_io == RV_WAL_IO_AUTO && w->use_uring &&
+        !wal_uring_writes_inline(w))
+        wal_uring_teardown(w, "wal_io=auto: io_uring completes buffered "
+                           "writes to this file system in kernel worker "
+                           "threads, slower than pwrite here (wal_io=uring "
+                           "forces it)");
+#endif
     *out = w;
     return RAVEL_OK;
 }
