@@ -49,6 +49,7 @@
 #include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RAVEL_OMIT_IO_URING
@@ -57,7 +58,8 @@
 
 #define WAL_RING_ENTRIES 16
 #define WAL_FAIL_MSG_MAX 384
-#define WAL_PROBE_WRITES 8
+#define WAL_PROBE_WRITES 16
+#define WAL_PROBE_BYTES 128
 
 /* A request whose result a thread waits for. */
 struct wal_completion {
@@ -710,37 +712,62 @@ static void wal_destroy(rv_wal *w)
 }
 
 #ifndef RAVEL_OMIT_IO_URING
-/* wal_io=auto keeps io_uring only where it pays: where a buffered write
-** completes inside the submit call.  Where the file system cannot do a
-** buffered write without blocking, io_uring hands every write to a kernel
-** worker thread, and each append costs two thread wake-ups (measured
-** ~30 us on the reference machine against ~1 us for pwrite; see
-** docs/performance.md).  The probe rewrites the segment header (the same
-** bytes) through the ring and counts inline completions. */
-static int wal_uring_writes_inline(rv_wal *w)
+/* wal_io=auto keeps io_uring only where it pays.  Where the file system
+** cannot do a buffered write without blocking, io_uring hands each write
+** to a kernel worker thread and an append costs two thread wake-ups
+** (~30 us on the reference machine against ~1 us for pwrite; see
+** docs/performance.md).  The probe times small appends both ways and
+** keeps io_uring only if its median is not slower.  It writes runs of
+** zero bytes where the next records will go: a zero record header reads
+** as the end of the log until records overwrite it (wal_format.h). */
+static uint64_t wal_now_ns(void)
 {
-    char header[RV_WAL_HEADER_SIZE];
-    rv_wal_encode_segment_header(header, w->number);
-    int inline_count = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int wal_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One probe append through the ring; its duration in ns, 0 on failure. */
+static uint64_t wal_probe_uring(rv_wal *w, const char *p, size_t len,
+                                uint64_t off)
+{
+    uint64_t t0 = wal_now_ns();
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+    if (!sqe)
+        return 0;
+    io_uring_prep_write(sqe, w->fd, p, (unsigned)len, off);
+    io_uring_sqe_set_data(sqe, NULL);
+    struct io_uring_cqe *cqe;
+    if (io_uring_submit(&w->ring) < 0 || io_uring_wait_cqe(&w->ring, &cqe) < 0)
+        return 0;
+    int res = cqe->res;
+    io_uring_cqe_seen(&w->ring, cqe);
+    return res == (int)len ? wal_now_ns() - t0 + 1 : 0;
+}
+
+static int wal_uring_pays(rv_wal *w)
+{
+    static const char zeros[WAL_PROBE_BYTES];
+    uint64_t ring_ns[WAL_PROBE_WRITES], pwrite_ns[WAL_PROBE_WRITES];
     for (int i = 0; i < WAL_PROBE_WRITES; i++) {
-        struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
-        if (!sqe)
-            return 0;
-        io_uring_prep_write(sqe, w->fd, header, sizeof header, 0);
-        io_uring_sqe_set_data(sqe, NULL);
-        if (io_uring_submit(&w->ring) < 0)
-            return 0;
-        struct io_uring_cqe *cqe;
-        if (io_uring_peek_cqe(&w->ring, &cqe) == 0)
-            inline_count++;
-        else if (io_uring_wait_cqe(&w->ring, &cqe) < 0)
-            return 0;
-        int res = cqe->res;
-        io_uring_cqe_seen(&w->ring, cqe);
-        if (res != (int)sizeof header)
+        uint64_t off = w->file_off + (uint64_t)i * 2 * sizeof zeros;
+        ring_ns[i] = wal_probe_uring(w, zeros, sizeof zeros, off);
+        uint64_t t0 = wal_now_ns();
+        ssize_t n = pwrite(w->fd, zeros, sizeof zeros,
+                           (off_t)(off + sizeof zeros));
+        pwrite_ns[i] = wal_now_ns() - t0;
+        if (!ring_ns[i] || n != (ssize_t)sizeof zeros)
             return 0;
     }
-    return inline_count * 2 > WAL_PROBE_WRITES;
+    qsort(ring_ns, WAL_PROBE_WRITES, sizeof ring_ns[0], wal_cmp_u64);
+    qsort(pwrite_ns, WAL_PROBE_WRITES, sizeof pwrite_ns[0], wal_cmp_u64);
+    return ring_ns[WAL_PROBE_WRITES / 2] <= pwrite_ns[WAL_PROBE_WRITES / 2];
 }
 
 static void wal_uring_teardown(rv_wal *w, const char *why)
@@ -806,7 +833,7 @@ int rv_wal_open(const char *dir, uint64_t number,
     }
 #ifndef RAVEL_OMIT_IO_URING
     if (o->wal_io == RV_WAL_IO_AUTO && w->use_uring &&
-        !wal_uring_writes_inline(w))
+        !wal_uring_pays(w))
         wal_uring_teardown(w, "wal_io=auto: io_uring completes buffered "
                            "writes to this file system in kernel worker "
                            "threads, slower than pwrite here (wal_io=uring "
