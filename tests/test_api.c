@@ -1334,18 +1334,29 @@ static void test_memtable_switch(void **state)
     ravel_db *db = tu_open_ok(dir, opts);
     char key[32], val[128];
     const int n = 1500, rounds = 3;
+    uint64_t bytes = 0;
     for (int r = 0; r < rounds; r++) {
         for (int i = r; i < n; i++) {
             snprintf(key, sizeof key, "k%05d", i);
             snprintf(val, sizeof val, "round-%d-%05d-%060d", r, i, 0);
             tu_put(db, 0, key, val);
+            bytes += strlen(key) + strlen(val);
         }
     }
     for (int i = 0; i < n; i += 3) {
         snprintf(key, sizeof key, "k%05d", i);
         TU_OK(ravel_delete(db, 0, key, strlen(key)));
+        bytes += strlen(key);
     }
-    assert_true(tu_prop_u64(db, "ravel.num_immutable_mem_table") >= 1);
+    /* Switched when full: more than once, but a memtable holds about
+    ** write_buffer_size of data, not one write (generous bounds: per-entry
+    ** overhead may double the bytes). */
+    uint64_t imm = tu_prop_u64(db, "ravel.num_immutable_mem_table");
+    uint64_t full = bytes / (64 << 10);
+    if (imm < 1 || imm > 4 * full + 4)
+        fail_msg("%llu bytes written into 64K memtables made %llu immutable "
+                 "memtables (expected about %llu)", (unsigned long long)bytes,
+                 (unsigned long long)imm, (unsigned long long)full);
 
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < n; i++) {
