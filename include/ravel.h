@@ -183,6 +183,15 @@ RAVEL_API int ravel_put(ravel_db *db, int flags, const void *key, size_t klen,
 RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
                            size_t klen);
 
+/* Makes the WAL reach the operating system and, with SYNC non-zero,
+** stable storage: once it returns RAVEL_OK, every write acknowledged
+** before the call survives kill -9 (and power loss with SYNC).  ravel
+** writes each group to the WAL before acknowledging it (there is no
+** user-space WAL buffer yet), so without SYNC this only reports the WAL's
+** state: RAVEL_IOERR or RAVEL_READONLY if writes were stopped by a
+** failure.  A database opened read_only has nothing to flush. */
+RAVEL_API int ravel_flush_wal(ravel_db *db, int sync);
+
 /* ------------------------------------------------------------------ reads */
 
 typedef struct ravel_snapshot ravel_snapshot;

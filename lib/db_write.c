@@ -317,3 +317,23 @@ int ravel_delete(ravel_db *db, int flags, const void *key, size_t klen)
     return write_single(db, flags, RV_TYPE_DELETE, key, klen, NULL, 0,
                         "ravel_delete");
 }
+
+int ravel_flush_wal(ravel_db *db, int sync)
+{
+    int rc = rv_db_check(db, "ravel_flush_wal");
+    if (rc || !db->wal)
+        return rc;
+    if (atomic_load_explicit(&db->read_only, memory_order_acquire)) {
+        int code = rv_wal_failed(db->wal) ? RAVEL_IOERR : RAVEL_READONLY;
+        pthread_mutex_lock(&db->mu);
+        rc = rv_error(code, "ravel_flush_wal: %s", db->read_only_reason);
+        pthread_mutex_unlock(&db->mu);
+        return rc;
+    }
+    if (!sync)
+        return RAVEL_OK;
+    rc = rv_wal_sync_all(db->wal);
+    if (rc != RAVEL_OK)
+        rv_db_stop_writes(db, rv_errmsg_get());
+    return rc;
+}

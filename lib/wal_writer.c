@@ -494,6 +494,14 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
     }
 }
 
+int rv_wal_sync_all(rv_wal *w)
+{
+    pthread_mutex_lock(&w->sync_mu);
+    uint64_t end = w->written;
+    pthread_mutex_unlock(&w->sync_mu);
+    return rv_wal_sync_to(w, end);
+}
+
 /* ------------------------------------------------------------- appends */
 
 char *rv_wal_reserve(rv_wal *w, size_t len)

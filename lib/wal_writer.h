@@ -61,6 +61,9 @@ RAVEL_PRIVATE int rv_wal_append(rv_wal *w, size_t len, int want_sync,
 ** RAVEL_IOERR if one failed (never retried as if nothing happened). */
 RAVEL_PRIVATE int rv_wal_sync_to(rv_wal *w, uint64_t end);
 
+/* Like rv_wal_sync_to for everything appended so far. */
+RAVEL_PRIVATE int rv_wal_sync_all(rv_wal *w);
+
 /* Leader only.  Makes the current segment durable, closes it, and starts
 ** segment NUMBER. */
 RAVEL_PRIVATE int rv_wal_switch_segment(rv_wal *w, uint64_t number);
