@@ -692,6 +692,10 @@ static void test_write_bad_args(void **state)
     /* Flags other than RAVEL_SYNC and RAVEL_NO_WAL. */
     TU_EXPECT_INVALID(ravel_put(db, 0x100, "k", 1, "v", 1));
     TU_EXPECT_INVALID(ravel_write(db, 0x80, b));
+    /* A sync of a write that skips the WAL cannot be honoured. */
+    TU_EXPECT_INVALID(ravel_put(db, RAVEL_SYNC | RAVEL_NO_WAL, "k", 1, "v",
+                                1));
+    TU_EXPECT_INVALID(ravel_write(db, RAVEL_SYNC | RAVEL_NO_WAL, b));
 
     void *val = NULL;
     size_t vlen = 0;
