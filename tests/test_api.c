@@ -713,6 +713,29 @@ static void test_write_bad_args(void **state)
     free(dir);
 }
 
+static void test_flush_wal(void **state)
+{
+    (void)state;
+    char *dir = new_dir("flush");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    TU_OK(ravel_flush_wal(db, 0));
+    TU_OK(ravel_flush_wal(db, 1));
+    tu_put(db, 0, "a", "1");
+    TU_OK(ravel_flush_wal(db, 0));
+    tu_put(db, RAVEL_NO_WAL, "b", "2");
+    TU_OK(ravel_flush_wal(db, 1));
+    tu_expect(db, NULL, "a", "1");
+    TU_EXPECT_INVALID(ravel_flush_wal(NULL, 0));
+    TU_EXPECT_INVALID(ravel_flush_wal(NULL, 1));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, "read_only=true");
+    TU_OK(ravel_flush_wal(db, 0));
+    TU_OK(ravel_flush_wal(db, 1));
+    tu_expect(db, NULL, "a", "1");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* ---------------------------------------------------------------- batches */
 
 static void test_batches(void **state)
@@ -1560,6 +1583,7 @@ int main(void)
         cmocka_unit_test(test_binary_and_large),
         cmocka_unit_test(test_size_limits),
         cmocka_unit_test(test_write_bad_args),
+        cmocka_unit_test(test_flush_wal),
         cmocka_unit_test(test_batches),
         cmocka_unit_test(test_batch_bad_args),
         cmocka_unit_test(test_sequence_numbers),

@@ -12,7 +12,9 @@
 ** reopens the database and checks that every acknowledged put is there,
 ** every acknowledged delete took effect, every batch is all there or not
 ** at all, and each thread's batch keys hold a version no older than the
-** last one acknowledged.  The same database is carried through all the
+** last one acknowledged.  A last thread writes without sync and calls
+** ravel_flush_wal every 8 puts: the puts before a flush that returned
+** RAVEL_OK must survive too.  The same database is carried through all the
 ** rounds, so each recovery starts from the previous crash.
 **
 ** RAVEL_TEST_CRASH_ROUNDS (default 24) sets the number of rounds;
@@ -44,6 +46,8 @@ enum msg_type {
     MSG_DEL = 3,    /* delete of s-R-T-I acknowledged */
     MSG_BATCH = 4,  /* batch version R-I of thread T acknowledged */
     MSG_ERROR = 5,  /* a call failed: the child exits */
+    MSG_FLUSHED = 6,/* ravel_flush_wal returned RAVEL_OK after the unsynced
+                    ** puts f-R-0 .. f-R-(I-1) were acknowledged */
 };
 
 /* Written with one write(2) of less than PIPE_BUF bytes: atomic. */
@@ -191,6 +195,32 @@ static void *child_nosync_writer(void *p)
     return NULL;
 }
 
+static int flush_key(char *buf, size_t size, int r, int i)
+{
+    return snprintf(buf, size, "f-r%03d-i%06d", r, i);
+}
+
+/* Puts without sync, and every 8 of them ravel_flush_wal (with and without
+** sync), whose success promises that they all survive kill -9. */
+static void *child_flush_writer(void *p)
+{
+    (void)p;
+    char key[64];
+    for (int i = 0;; i++) {
+        int kl = flush_key(key, sizeof key, child_round, i);
+        int rc = ravel_put(child_db, 0, key, (size_t)kl, key, (size_t)kl);
+        if (rc)
+            child_fail(98, "unsynced put", rc);
+        if (i % 8 == 7) {
+            rc = ravel_flush_wal(child_db, i % 16 == 15);
+            if (rc)
+                child_fail(98, "flush_wal", rc);
+            child_send(MSG_FLUSHED, 0, (uint32_t)(i + 1), 0, NULL);
+        }
+    }
+    return NULL;
+}
+
 static int child_main(const char *dir, int fd, int round)
 {
     child_fd = fd;
@@ -211,12 +241,14 @@ static int child_main(const char *dir, int fd, int round)
         child_fail(0, "open", rc);
     ravel_options_free(o);
     child_send(MSG_OPENED, 0, 0, 0, NULL);
-    pthread_t th[SYNC_THREADS + 1];
+    pthread_t th[SYNC_THREADS + 2];
     for (int t = 0; t < SYNC_THREADS; t++)
         if (pthread_create(&th[t], NULL, child_sync_writer,
                            (void *)(intptr_t)t))
             child_fail(0, "pthread_create", 0);
-    if (pthread_create(&th[SYNC_THREADS], NULL, child_nosync_writer, NULL))
+    if (pthread_create(&th[SYNC_THREADS], NULL, child_nosync_writer, NULL)
+        || pthread_create(&th[SYNC_THREADS + 1], NULL, child_flush_writer,
+                          NULL))
         child_fail(0, "pthread_create", 0);
     for (;;)
         pause();
@@ -232,6 +264,7 @@ struct acked {
     unsigned char *state[MAX_ROUNDS][SYNC_THREADS];
     uint32_t len[MAX_ROUNDS][SYNC_THREADS];
     int64_t last_op[MAX_ROUNDS][SYNC_THREADS]; /* newest op acknowledged */
+    uint32_t flushed[MAX_ROUNDS];  /* f-R-0 .. f-R-(n-1) flushed */
     int batch_round[SYNC_THREADS]; /* -1: none acknowledged yet */
     uint32_t batch_i[SYNC_THREADS];
     uint64_t total;
@@ -279,6 +312,10 @@ static void handle_msg(struct acked *a, const struct msg *m, int round,
     case MSG_DEL: /* op i+3 deletes the key of op i */
         acked_set(a, m->round, m->thread, m->i, 2);
         note_op(a, m->round, m->thread, (int64_t)m->i + 3);
+        a->total++;
+        break;
+    case MSG_FLUSHED:
+        a->flushed[m->round] = m->i;
         a->total++;
         break;
     case MSG_BATCH:
@@ -396,6 +433,12 @@ static void verify(ravel_db *db, const struct acked *a, int rounds_done)
                 else
                     tu_expect(db, NULL, key, NULL);
             }
+        }
+    }
+    for (int r = 0; r < rounds_done; r++) {
+        for (uint32_t i = 0; i < a->flushed[r]; i++) {
+            flush_key(key, sizeof key, r, (int)i);
+            tu_expect(db, NULL, key, key);
         }
     }
     for (int t = 0; t < SYNC_THREADS; t++) {

@@ -74,6 +74,16 @@ static void expect_read_only(ravel_db *db, const char *present_key,
     TU_EXPECT_RC(RAVEL_READONLY, ravel_write(db, RAVEL_SYNC, b));
     ravel_batch_free(b);
 
+    /* Flushing reports the failure too. */
+    int rc = ravel_flush_wal(db, 0);
+    if (rc != RAVEL_IOERR && rc != RAVEL_READONLY)
+        fail_msg("ravel_flush_wal(db, 0) after a failure: %s",
+                 ravel_errstr(rc));
+    rc = ravel_flush_wal(db, 1);
+    if (rc != RAVEL_IOERR && rc != RAVEL_READONLY)
+        fail_msg("ravel_flush_wal(db, 1) after a failure: %s",
+                 ravel_errstr(rc));
+
     tu_expect(db, NULL, present_key, present_val);
     tu_expect(db, NULL, "later", NULL);
     tu_expect(db, NULL, "later2", NULL);
@@ -231,6 +241,26 @@ static void test_wal_sync_fault_batch(void **state)
     expect_read_only(db, "acked-001", "val-acked-1");
     close_after_fault(db);
     reopen_and_check(dir, "acked", 5);
+    free(dir);
+}
+
+/* Writes without sync, then ravel_flush_wal(db, 1) whose fdatasync fails:
+** the flush reports RAVEL_IOERR, and writes are refused after it. */
+static void test_flush_wal_sync_fault(void **state)
+{
+    (void)state;
+    char *dir = tu_path("flush-fault-%d", db_counter++);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    put_keys(db, "acked", 20, 0);
+    TU_OK(ravel_flush_wal(db, 1));
+    tu_put(db, 0, "unsynced", "acknowledged");
+    rv_fault_arm(RV_FAULT_WAL_SYNC, 0, EIO);
+    TU_EXPECT_RC(RAVEL_IOERR, ravel_flush_wal(db, 1));
+    expect_eio_message();
+    disarm();
+    expect_read_only(db, "acked-010", "val-acked-10");
+    close_after_fault(db);
+    reopen_and_check(dir, "acked", 20);
     free(dir);
 }
 
@@ -491,6 +521,7 @@ int main(void)
         cmocka_unit_test_teardown(test_wal_write_fault_after_skip, teardown),
         cmocka_unit_test_teardown(test_wal_sync_fault, teardown),
         cmocka_unit_test_teardown(test_wal_sync_fault_batch, teardown),
+        cmocka_unit_test_teardown(test_flush_wal_sync_fault, teardown),
         cmocka_unit_test_teardown(test_concurrent_sync_fault, teardown),
         cmocka_unit_test_teardown(test_concurrent_write_fault, teardown),
         cmocka_unit_test_teardown(test_running_writers_sync_fault, teardown),
