@@ -64,6 +64,7 @@ uint64_t rv_wal_record_checksum(uint64_t segment_number, const char *hdr,
                                 const char *payload, size_t len)
 {
     XXH3_state_t st;
+    XXH3_INITSTATE(&st); /* reset_withSeed reads st.seed and st.extSecret */
     XXH3_64bits_reset_withSeed(&st, segment_number);
     XXH3_64bits_update(&st, hdr + 8, RV_WAL_RECORD_HEADER_SIZE - 8);
     if (len)
