@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""mkamalgamation.py -- builds amalgamation/ravel.c and amalgamation/ravel.h.
+
+Like SQLite's mksqlite3c.tcl, this is plain text processing that relies on
+lib/'s naming convention (lib/ravel_int.h): public ravel_x, cross-file rv_x
+marked RAVEL_PRIVATE, file-local statics prefixed with their module's name.
+
+ravel.h is include/ravel.h.  ravel.c is, in order:
+  - a line naming the version and commit it was generated from;
+  - _GNU_SOURCE, and RAVEL_PRIVATE defined as static (unless predefined:
+    the amalgamation test build passes -DRAVEL_PRIVATE= to reach rv_ hooks);
+  - xxhash, header-only (XXH_INLINE_ALL), so no -lxxhash is needed;
+  - include/ravel.h, then every header of lib/ once, in dependency order
+    (each `#include "x.h"` resolved recursively, repeats dropped);
+  - every lib/*.c, in the order of meson.build's ravel_sources list.
+A lib/*.c missing from that list, or listed but missing, is an error.
+
+Usage: tools/mkamalgamation.py [--out DIR] [--commit ID]
+The output depends only on lib/, include/, meson.build and the commit id, so
+the same input gives byte-identical files; --commit fixes the id (CI uses it
+to compare content with the committed copy).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIB = os.path.join(ROOT, 'lib')
+INCLUDE = os.path.join(ROOT, 'include')
+
+LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+XXHASH_INCLUDE = re.compile(r'^\s*#\s*include\s+<xxhash\.h>')
+
+
+def die(msg):
+    sys.stderr.write('mkamalgamation: %s\n' % msg)
+    sys.exit(1)
+
+
+def read(path):
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    if not text.endswith('\n'):
+        text += '\n'
+    return text
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def meson_sources():
+    """The lib/*.c files of meson.build's `ravel_sources = files(...)`."""
+    text = read(os.path.join(ROOT, 'meson.build'))
+    m = re.search(r'^ravel_sources\s*=\s*files\((.*?)\)', text, re.S | re.M)
+    if not m:
+        die('meson.build: no `ravel_sources = files(...)` list')
+    listed = re.findall(r"'([^']+)'", m.group(1))
+    on_disk = sorted('lib/' + f for f in os.listdir(LIB) if f.endswith('.c'))
+    missing = sorted(set(on_disk) - set(listed))
+    if missing:
+        die('lib/ has %s, not in meson.build\'s ravel_sources: add it there '
+            '(the amalgamation follows that list)' % ', '.join(missing))
+    gone = sorted(set(listed) - set(on_disk))
+    if gone:
+        die('meson.build\'s ravel_sources lists %s, which is not in lib/'
+            % ', '.join(gone))
+    if len(set(listed)) != len(listed):
+        die('meson.build\'s ravel_sources lists a file twice')
+    return listed
+
+
+STATIC_NAME = re.compile(r'^static\b[^(=;]*?\b([A-Za-z_]\w*)\s*[(\[=;]')
+DEFINE_NAME = re.compile(r'^\s*#\s*define\s+([A-Za-z_]\w*)')
+
+
+def check_names(sources):
+    """In one translation unit a file-local static or macro of one .c file
+    is visible to the files after it: two files defining the same name is
+    an error here (rename it with the module's prefix, see ravel_int.h),
+    not a surprise in the compiler."""
+    owner = {}
+    clashes = []
+    for src in sources:
+        for line in read(os.path.join(ROOT, src)).splitlines():
+            for kind, rx in (('static', STATIC_NAME), ('macro', DEFINE_NAME)):
+                m = rx.match(line)
+                if not m:
+                    continue
+                key = (kind, m.group(1))
+                first = owner.setdefault(key, src)
+                if first != src:
+                    clashes.append('%s %s in %s and %s'
+                                   % (kind, m.group(1), first, src))
+    if clashes:
+        die('names that collide in one translation unit (prefix them with '
+            'the module name):\n  ' + '\n  '.join(clashes))
+
+
+def version():
+    text = read(os.path.join(INCLUDE, 'ravel.h'))
+    m = re.search(r'^#define RAVEL_VERSION\s+"([^"]+)"', text, re.M)
+    if not m:
+        die('include/ravel.h: no RAVEL_VERSION')
+    return m.group(1)
+
+
+def git_commit():
+    def git(*args):
+        return subprocess.run(['git', '-C', ROOT] + list(args), check=True,
+                              capture_output=True, text=True).stdout.strip()
+    try:
+        commit = git('rev-parse', '--short', 'HEAD')
+        dirty = git('status', '--porcelain', '--', 'lib', 'include')
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown'
+    return commit + ('-dirty' if dirty else '')
+
+
+class Amalgamation:
+    def __init__(self):
+        self.out = []
+        self.done = set()     # headers already inlined (or being inlined)
+
+    def emit(self, text):
+        self.out.append(text)
+
+    def banner(self, what, path):
+        self.emit('/************** %s %s **************/\n' % (what, rel(path)))
+
+    def find_header(self, name, including):
+        for d in (os.path.dirname(including), LIB, INCLUDE):
+            path = os.path.join(d, name)
+            if os.path.isfile(path):
+                return os.path.normpath(path)
+        die('%s: #include "%s" not found in lib/ or include/'
+            % (rel(including), name))
+
+    def inline(self, path):
+        """Copies PATH, replacing each local #include by the header's text
+        the first time it appears and by a comment after that."""
+        self.banner('Begin file', path)
+        for line in read(path).splitlines(keepends=True):
+            m = LOCAL_INCLUDE.match(line)
+            if m:
+                header = self.find_header(m.group(1), path)
+                if header in self.done:
+                    self.emit('/* #include "%s" -- inlined above */\n'
+                              % m.group(1))
+                else:
+                    self.done.add(header)
+                    self.emit('/* #include "%s" */\n' % m.group(1))
+                    self.inline(header)
+                    self.banner('Continuing where we left off in', path)
+            elif XXHASH_INCLUDE.match(line):
+                self.emit('/* #include <xxhash.h> -- at the top, with '
+                          'XXH_INLINE_ALL */\n')
+            else:
+                self.emit(line)
+        self.banner('End of', path)
+
+    def header_first(self, path):
+        path = os.path.normpath(path)
+        if path not in self.done:
+            self.done.add(path)
+            self.inline(path)
+
+
+PRELUDE = '''\
+/*
+** This file is an amalgamation of ravel's library: every source file of
+** lib/ (and the public header, include/ravel.h) concatenated into one
+** translation unit by tools/mkamalgamation.py.  Do not edit it: edit lib/
+** and regenerate (ninja -C build amalgamation).
+**
+** Build:   cc -O2 -c ravel.c && link with -luring -lpthread
+**          cc -O2 -DRAVEL_OMIT_IO_URING -c ravel.c   (pwrite only; -lpthread)
+** Needs:   xxhash.h (used header-only, no -lxxhash), liburing.h unless
+**          RAVEL_OMIT_IO_URING.  Only the ravel_ API is exported; every
+**          internal function is static (RAVEL_PRIVATE), unless RAVEL_PRIVATE
+**          is predefined (the test build uses -DRAVEL_PRIVATE= to reach
+**          internal hooks).
+*/
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+#ifndef RAVEL_PRIVATE
+# if defined(__GNUC__)
+   /* unused: some rv_ functions are only called by tests and tools */
+#  define RAVEL_PRIVATE static __attribute__((unused))
+# else
+#  define RAVEL_PRIVATE static
+# endif
+#endif
+#define RAVEL_AMALGAMATION 1
+
+#ifndef XXH_INLINE_ALL
+# define XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
+
+'''
+
+
+def generate(commit):
+    ver = version()
+    sources = meson_sources()
+    check_names(sources)
+    gen = 'Generated by tools/mkamalgamation.py from ravel %s, commit %s.' % (
+        ver, commit)
+
+    pub = os.path.join(INCLUDE, 'ravel.h')
+    header = '/* %s */\n' % gen + read(pub)
+
+    a = Amalgamation()
+    a.emit('/* %s */\n' % gen)
+    a.emit(PRELUDE)
+    a.header_first(pub)
+    # Every internal header, in dependency order: each pulls in what it
+    # includes before itself.  Sorted, so the order does not depend on the
+    # directory listing; ravel_int.h first, as every other header needs it.
+    headers = sorted(f for f in os.listdir(LIB) if f.endswith('.h'))
+    headers.sort(key=lambda f: f != 'ravel_int.h')
+    for h in headers:
+        a.header_first(os.path.join(LIB, h))
+    for src in sources:
+        a.emit('\n')
+        a.inline(os.path.join(ROOT, src))
+    return header, ''.join(a.out)
+
+
+def write_if_changed(path, text):
+    try:
+        if read(path) == text:
+            return
+    except FileNotFoundError:
+        pass
+    tmp = path + '.tmp'
+    with open(tmp, 'w', encoding='utf-8', newline='\n') as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--out', default=os.path.join(ROOT, 'amalgamation'),
+                    help='output directory (default: amalgamation/)')
+    ap.add_argument('--commit', help='commit id to name in the header line '
+                    '(default: git rev-parse --short HEAD, -dirty if lib/ '
+                    'or include/ differ from it)')
+    args = ap.parse_args()
+    commit = args.commit or git_commit()
+    header, source = generate(commit)
+    os.makedirs(args.out, exist_ok=True)
+    write_if_changed(os.path.join(args.out, 'ravel.h'), header)
+    write_if_changed(os.path.join(args.out, 'ravel.c'), source)
+
+
+if __name__ == '__main__':
+    main()
