@@ -148,10 +148,13 @@ typedef struct ravel_db ravel_db;
 RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
                          ravel_db **out);
 
-/* Closes the database: waits for writes in progress, releases the LOCK and
-** frees the handle.  Snapshots and iterators must be released first; if any
-** remain, returns RAVEL_INVALID and leaves the database open.
-** NULL is a no-op. */
+/* Closes the database: waits for writes in progress, makes the WAL durable,
+** releases the LOCK and frees the handle.  Snapshots and iterators must be
+** released first; if any remain, returns RAVEL_INVALID and leaves the
+** database open (the only case in which the handle stays valid).
+** RAVEL_IOERR if the final fdatasync of the WAL failed: the handle is freed
+** all the same.  A failure already reported to a writer is not reported
+** again.  NULL is a no-op. */
 RAVEL_API int ravel_close(ravel_db *db);
 
 /* ----------------------------------------------------------------- writes */
@@ -206,7 +209,8 @@ RAVEL_API uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap);
 /* Looks KEY up as of SNAP (NULL: the latest visible state).  On RAVEL_OK,
 ** *val points to a copy of the value (free with ravel_free; non-NULL even
 ** for an empty value) and *vlen is its length.  RAVEL_NOTFOUND if absent or
-** deleted. */
+** deleted; *val is then NULL and *vlen 0, as on any failure, so ravel_free
+** may be called unconditionally. */
 RAVEL_API int ravel_get(ravel_db *db, const ravel_snapshot *snap,
                         const void *key, size_t klen, void **val,
                         size_t *vlen);
@@ -252,6 +256,7 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 **   ravel.cur_size_active_mem_table  bytes in the active memtable
 **   ravel.wal_io                  "uring" or "sync" (and why, if fallen back)
 **   ravel.read_only_reason        why writes are refused ("" if they are not)
+**   ravel.options                 the options in force, "name=value" lines
 ** An unknown name is RAVEL_NOTFOUND. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 

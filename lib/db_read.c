@@ -122,6 +122,10 @@ int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
     if (rc == RAVEL_OK && (!val || !vlen))
         rc = rv_error(RAVEL_INVALID, "ravel_get: %s is NULL",
                       !val ? "val" : "vlen");
+    if (val)
+        *val = NULL;
+    if (vlen)
+        *vlen = 0;
     if (rc)
         return rc;
 

@@ -64,7 +64,10 @@
 /* A request whose result a thread waits for. */
 struct wal_completion {
     _Atomic int done; /* 0 until res is set; release/acquire publishes res */
-    int res;          /* bytes or -errno */
+    _Atomic int res;  /* bytes or -errno; atomic (relaxed) because the
+                      ** reset before submission and the set after the
+                      ** CQE are ordered through the kernel, which thread
+                      ** sanitizers cannot see */
 };
 
 struct rv_wal {
@@ -84,6 +87,7 @@ struct rv_wal {
 
 #ifndef RAVEL_OMIT_IO_URING
     struct io_uring ring;
+    struct wal_completion write_done; /* the leader's write in flight */
 #endif
     pthread_mutex_t sq_mu;    /* serialises SQE preparation + submit */
     pthread_mutex_t cq_mu;    /* serialises consuming the CQ ring */
@@ -181,13 +185,13 @@ int rv_wal_failed(rv_wal *w)
 
 static void wal_completion_reset(struct wal_completion *c)
 {
-    c->res = 0;
+    atomic_store_explicit(&c->res, 0, memory_order_relaxed);
     atomic_store_explicit(&c->done, 0, memory_order_relaxed);
 }
 
 static void wal_completion_set(struct wal_completion *c, int res)
 {
-    c->res = res;
+    atomic_store_explicit(&c->res, res, memory_order_relaxed);
     /* release: a waiter that sees done reads res */
     atomic_store_explicit(&c->done, 1, memory_order_release);
 }
@@ -305,13 +309,16 @@ static int wal_uring_submit_fsync(rv_wal *w)
 static int wal_uring_write_once(rv_wal *w, const char *p, size_t len,
                                 uint64_t off, int link_sync)
 {
-    struct wal_completion c;
-    wal_completion_reset(&c);
-    int r = wal_uring_submit_write(w, p, len, off, &c, link_sync);
+    /* In the WAL, not on the stack: if waiting on the ring fails, a late
+    ** completion must not land in a dead stack frame (the WAL is failed
+    ** for good then, so no later write can mistake it for its own). */
+    struct wal_completion *c = &w->write_done;
+    wal_completion_reset(c);
+    int r = wal_uring_submit_write(w, p, len, off, c, link_sync);
     if (r < 0)
         return r;
-    r = wal_uring_wait(w, &c);
-    return r < 0 ? r : c.res;
+    r = wal_uring_wait(w, c);
+    return r < 0 ? r : atomic_load_explicit(&c->res, memory_order_relaxed);
 }
 
 /* Checks that this kernel lets us use io_uring for WAL writes.  Returns 0
@@ -363,7 +370,7 @@ static int wal_pwrite_once(rv_wal *w, const char *p, size_t len, uint64_t off)
 /* Applies the in-flight fdatasync's result.  sync_mu held. */
 static void wal_fsync_finished_locked(rv_wal *w)
 {
-    int res = w->fsync_done.res;
+    int res = atomic_load_explicit(&w->fsync_done.res, memory_order_relaxed);
     if (res == 0) {
         if (w->fsync_target > w->synced)
             w->synced = w->fsync_target;
