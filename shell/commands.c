@@ -1,0 +1,223 @@
+/*
+** commands.c -- the command table: names, usage, help, and dispatch data.
+**
+** This table is the one place a command is described.  `.help`, `.help
+** CMD`, `ravel -help` (which ends with the text of `.help`), tab completion
+** and the "did you mean" suggestion are all generated from it, so they
+** cannot disagree.  The README's "The shell" section holds a copy of
+** `ravel -help`, which tests/shell checks.
+*/
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "shell.h"
+
+const struct shell_command shell_commands[] = {
+    {"put", "K V", "set key K to value V", NULL, 2, 2, shell_cmd_put},
+    {"get", "K", "print the value of K, or (not found)", NULL, 1, 1,
+     shell_cmd_get},
+    {"del", "K", "delete K (an absent K is not an error)", NULL,
+     1, 1, shell_cmd_del},
+    {"scan", "[FROM [TO]] [--limit N] [--prefix P] [--reverse]",
+     "list keys and values in key order",
+     "Lists the keys K with FROM <= K < TO (FROM and TO may be omitted) in\n"
+     "bytewise key order, one \"KEY<tab>VALUE\" per line in .mode text.\n"
+     "--prefix P keeps the keys that start with P, --limit N stops after N,\n"
+     "--reverse lists from the last key down.  Control-C stops a long scan.",
+     -1, -1, shell_cmd_scan},
+    {"count", "[FROM [TO]]", "count the keys K with FROM <= K < TO", NULL, 0,
+     2, shell_cmd_count},
+    {"batch", "", "start a batch: put and del wait for commit",
+     "Starts a batch.  Until commit or abort, put and del (and .import) add\n"
+     "to it instead of writing; reads do not see them yet.  commit writes\n"
+     "the whole batch with one atomic write: every reader sees all of it or\n"
+     "none of it.  In a script, an error inside the batch makes commit\n"
+     "refuse (nothing is written); at the end of input an open batch is\n"
+     "discarded.",
+     0, 0, shell_cmd_batch},
+    {"commit", "", "write the open batch atomically (all or nothing)", NULL, 0,
+     0, shell_cmd_commit},
+    {"abort", "", "discard the open batch", NULL, 0, 0, shell_cmd_abort},
+    {"snapshot", "", "pin the current state for later reads",
+     "Takes a snapshot.  get, scan, count and .dump read from it until\n"
+     "release, whatever is written meanwhile.  Prints its sequence number.",
+     0, 0, shell_cmd_snapshot},
+    {"release", "", "release the snapshot: read the latest state",
+     NULL, 0, 0, shell_cmd_release},
+    {"stats", "", "write-path statistics (the ravel.stats property)", NULL, 0,
+     0, shell_cmd_stats},
+    {"property", "NAME", "print a database property (see .help property)",
+     "Prints a property of the open database: ravel.stats,\n"
+     "ravel.last_sequence, ravel.last_visible_sequence,\n"
+     "ravel.num_immutable_mem_table, ravel.cur_size_active_mem_table,\n"
+     "ravel.wal_io, ravel.read_only_reason, ravel.options.",
+     1, 1, shell_cmd_property},
+    {"flush-wal", "[--sync]", "flush the WAL (--sync: to stable storage)",
+     "Every acknowledged write is already in the operating system's page\n"
+     "cache (ravel keeps no WAL buffer of its own), so it survives a crash\n"
+     "of this process.  --sync also waits until every write acknowledged so\n"
+     "far is on stable storage, surviving power loss.",
+     -1, -1, shell_cmd_flush_wal},
+    {".help", "[CMD]", "this list, or the details of one command", NULL, 0, 1,
+     shell_cmd_help},
+    {".quit", "", "leave the shell (also .exit and end of input)", NULL, 0, 0,
+     shell_cmd_quit},
+    {".timer", "on|off", "print the time each command takes", NULL, 0, 1,
+     shell_cmd_timer},
+    {".mode", "text|hex|json", "how keys and values are printed",
+     "text: printable characters as they are, other bytes escaped (\\n,\n"
+     "\\t, \\\\, \\xHH); scan prints KEY<tab>VALUE.  hex: x'6869'.  json:\n"
+     "one {\"key\":..,\"value\":..} object per line, \"key_hex\" and\n"
+     "\"value_hex\" for bytes that are not UTF-8.  Without an argument,\n"
+     "prints the current mode.",
+     0, 1, shell_cmd_mode},
+    {".sync", "on|off", "writes wait for stable storage (RAVEL_SYNC)",
+     NULL, 0, 1, shell_cmd_sync},
+    {".options", "", "the options the database was opened with", NULL, 0, 0,
+     shell_cmd_options},
+    {".import", "FILE", "load pairs from tab-separated or JSON lines",
+     "Reads FILE and puts every pair, in batched writes.  JSON lines (the\n"
+     ".dump format) if the first non-blank byte is '{', else tab-separated:\n"
+     "KEY<tab>VALUE per line, both taken literally (a trailing CR is\n"
+     "dropped).  FILE is checked whole first: a bad line imports nothing.\n"
+     "Inside a batch, the pairs join the batch.  Long imports show progress.",
+     1, 1, shell_cmd_import},
+    {".dump", "[FILE]", "write every pair as JSON lines (.import reads it)",
+     "Writes the database (or the snapshot) to FILE, or to the output, one\n"
+     "{\"key\":..,\"value\":..} line per key.  .import reads it back\n"
+     "exactly, whatever bytes the keys and values hold.",
+     0, 1, shell_cmd_dump},
+    {".read", "FILE", "run the commands in FILE", NULL, 1, 1, shell_cmd_read},
+    {".output", "[FILE]", "send output to FILE, or back to the screen", NULL, 0,
+     1, shell_cmd_output},
+    {NULL, NULL, NULL, NULL, 0, 0, NULL},
+};
+
+/* Names that run a command without being listed. */
+static const struct {
+    const char *alias, *name;
+} commands_aliases[] = {
+    {".exit", ".quit"},
+    {"delete", "del"},
+    {"flush_wal", "flush-wal"},
+};
+
+const struct shell_command *shell_command_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands_aliases / sizeof *commands_aliases;
+         i++)
+        if (strcasecmp(name, commands_aliases[i].alias) == 0)
+            name = commands_aliases[i].name;
+    for (const struct shell_command *c = shell_commands; c->name; c++)
+        if (strcasecmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+/* Optimal string alignment distance (Levenshtein plus transpositions),
+** ignoring case; names are short. */
+static int commands_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31)
+        return 99;
+    int d[32][32];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = tolower((unsigned char)a[i - 1]) !=
+                       tolower((unsigned char)b[j - 1]);
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v)
+                v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    }
+    return d[la][lb];
+}
+
+static void commands_consider(const char *name, const char *candidate,
+                              const char **best, int *best_d)
+{
+    /* "quit" is ".quit" missing its dot: distance 0 on the bare names. */
+    const char *bare = candidate[0] == '.' ? candidate + 1 : candidate;
+    const char *given = name[0] == '.' ? name + 1 : name;
+    int d = commands_distance(given, bare);
+    if (d < *best_d) {
+        *best_d = d;
+        *best = candidate;
+    }
+}
+
+const char *shell_command_suggest(const char *name)
+{
+    const char *best = NULL;
+    int best_d = 99;
+    for (const struct shell_command *c = shell_commands; c->name; c++)
+        commands_consider(name, c->name, &best, &best_d);
+    for (size_t i = 0; i < sizeof commands_aliases / sizeof *commands_aliases;
+         i++)
+        commands_consider(name, commands_aliases[i].alias, &best, &best_d);
+    size_t len = strlen(name[0] == '.' ? name + 1 : name);
+    int limit = len <= 4 ? 1 : 2;
+    return best_d <= limit ? best : NULL;
+}
+
+static void commands_help_line(FILE *f, const struct shell_command *c)
+{
+    char head[96];
+    snprintf(head, sizeof head, "%s%s%s", c->name, c->args[0] ? " " : "",
+             c->args);
+    if (strlen(head) <= 22)
+        fprintf(f, "  %-22s  %s\n", head, c->summary);
+    else
+        fprintf(f, "  %s\n  %-22s  %s\n", head, "", c->summary);
+}
+
+void shell_help_all(FILE *f)
+{
+    fputs("Commands:\n", f);
+    const struct shell_command *c = shell_commands;
+    for (; c->name && c->name[0] != '.'; c++)
+        commands_help_line(f, c);
+    fputs("\nDot commands (settings of the session):\n", f);
+    for (; c->name; c++)
+        commands_help_line(f, c);
+    fputs("\n"
+          "Keys and values are byte strings, written as:\n"
+          "  word                    a word without blanks, taken literally\n"
+          "  \"a b\\n\\x00\"             C escapes: \\n \\t \\r \\0 \\\\ \\\""
+          " \\xHH \\NNN\n"
+          "  'it''s'                 SQL quoting, taken literally\n"
+          "  x'68656c6c6f'           hex bytes\n"
+          "Output escapes bytes that are not printable.  Lines starting with\n"
+          "# or -- are comments.  \".help CMD\" tells more about one "
+          "command.\n",
+          f);
+}
+
+int shell_help_one(FILE *f, const char *name)
+{
+    const struct shell_command *c = shell_command_find(name);
+    if (!c)
+        return -1;
+    fprintf(f, "usage: %s%s%s\n%s.\n", c->name, c->args[0] ? " " : "",
+            c->args, c->summary);
+    if (c->details)
+        fprintf(f, "\n%s\n", c->details);
+    return 0;
+}
+
+void shell_usage_error(struct shell *s, const struct shell_command *c)
+{
+    shell_error(s, "usage: %s%s%s", c->name, c->args[0] ? " " : "", c->args);
+}

@@ -1,0 +1,204 @@
+/*
+** input.c -- reading lines: libedit at the terminal, plain reading otherwise.
+**
+** When meson finds libedit (Debian: libedit-dev) the build defines
+** SHELL_HAVE_LIBEDIT, and an interactive session on a terminal gets line
+** editing, a history kept in ~/.ravel_history across sessions, and tab
+** completion of command names (from the command table), of .mode/.timer/
+** .sync arguments, of scan's options and of file names after .import,
+** .read, .output and .dump.  Without libedit, or when the input is not a
+** terminal, lines are read with getline(): any length, any byte.
+**
+** The libedit readline() returns NULL both at end of input and when a
+** SIGINT interrupts its read(); the session tells them apart with
+** shell_interrupted.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell.h"
+
+#ifdef SHELL_HAVE_LIBEDIT
+#include <pwd.h>
+#include <editline/readline.h>
+#endif
+
+static char *input_plain(FILE *f, const char *prompt, size_t *len)
+{
+    if (prompt) {
+        fputs(prompt, stdout);
+        fflush(stdout);
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, f);
+    if (n < 0) {
+        free(line);
+        if (shell_interrupted)
+            clearerr(f); /* ^C at the prompt is not the end of input */
+        return NULL;
+    }
+    if (n > 0 && line[n - 1] == '\n')
+        line[--n] = '\0';
+    if (n > 0 && line[n - 1] == '\r')
+        line[--n] = '\0';
+    *len = (size_t)n;
+    return line;
+}
+
+#ifdef SHELL_HAVE_LIBEDIT
+
+static char input_history_path[4096];
+static char *input_last_added;
+
+int shell_have_editor(void)
+{
+    return 1;
+}
+
+/* The words a completion generator offers; set before each call. */
+static const char *const *input_words;
+static const char *input_mode_words[] = {"text", "hex", "json", NULL};
+static const char *input_onoff_words[] = {"on", "off", NULL};
+static const char *input_scan_words[] = {"--limit", "--prefix", "--reverse",
+                                         NULL};
+static const char *input_flush_words[] = {"--sync", NULL};
+
+static char *input_word_generator(const char *text, int state)
+{
+    static size_t next;
+    if (!state)
+        next = 0;
+    size_t n = strlen(text);
+    while (input_words[next]) {
+        const char *w = input_words[next++];
+        if (strncmp(w, text, n) == 0)
+            return strdup(w);
+    }
+    return NULL;
+}
+
+static char *input_command_generator(const char *text, int state)
+{
+    static size_t next;
+    if (!state)
+        next = 0;
+    size_t n = strlen(text);
+    while (shell_commands[next].name) {
+        const char *w = shell_commands[next++].name;
+        if (strncmp(w, text, n) == 0)
+            return strdup(w);
+    }
+    return NULL;
+}
+
+static char **input_complete(const char *text, int start, int end)
+{
+    (void)end;
+    const char *buf = rl_line_buffer;
+    size_t lead = strspn(buf, " \t");
+    rl_attempted_completion_over = 1; /* no file names unless asked below */
+    if ((size_t)start <= lead)
+        return rl_completion_matches(text, input_command_generator);
+
+    char first[32];
+    size_t flen = strcspn(buf + lead, " \t");
+    snprintf(first, sizeof first, "%.*s", (int)(flen < 31 ? flen : 31),
+             buf + lead);
+    const struct shell_command *c = shell_command_find(first);
+    if (!c)
+        return NULL;
+    input_words = NULL;
+    if (strcmp(c->name, ".help") == 0)
+        return rl_completion_matches(text, input_command_generator);
+    if (strcmp(c->name, ".mode") == 0)
+        input_words = input_mode_words;
+    else if (strcmp(c->name, ".timer") == 0 || strcmp(c->name, ".sync") == 0)
+        input_words = input_onoff_words;
+    else if (strcmp(c->name, "scan") == 0 && text[0] == '-')
+        input_words = input_scan_words;
+    else if (strcmp(c->name, "flush-wal") == 0)
+        input_words = input_flush_words;
+    else if (strcmp(c->name, ".import") == 0 || strcmp(c->name, ".read") == 0 ||
+             strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0)
+        rl_attempted_completion_over = 0; /* libedit completes file names */
+    if (!input_words)
+        return NULL;
+    return rl_completion_matches(text, input_word_generator);
+}
+
+void shell_editor_open(void)
+{
+    const char *home = getenv("HOME");
+    if (!home || !home[0]) {
+        struct passwd *pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
+    if (home)
+        snprintf(input_history_path, sizeof input_history_path,
+                 "%s/.ravel_history", home);
+    rl_readline_name = "ravel";
+    rl_attempted_completion_function = input_complete;
+    using_history();
+    stifle_history(1000);
+    if (input_history_path[0])
+        read_history(input_history_path);
+}
+
+void shell_editor_close(void)
+{
+    if (input_history_path[0])
+        write_history(input_history_path);
+    free(input_last_added);
+    input_last_added = NULL;
+}
+
+void shell_editor_add_history(const char *line)
+{
+    if (input_last_added && strcmp(input_last_added, line) == 0)
+        return;
+    add_history(line);
+    free(input_last_added);
+    input_last_added = strdup(line);
+}
+
+char *shell_read_line(struct shell *s, FILE *f, const char *prompt,
+                      size_t *len)
+{
+    if (!(s->use_editor && f == stdin && prompt))
+        return input_plain(f, prompt, len);
+    char *line = readline(prompt);
+    if (line)
+        *len = strlen(line);
+    return line;
+}
+
+#else /* !SHELL_HAVE_LIBEDIT */
+
+int shell_have_editor(void)
+{
+    return 0;
+}
+
+void shell_editor_open(void)
+{
+}
+
+void shell_editor_close(void)
+{
+}
+
+void shell_editor_add_history(const char *line)
+{
+    (void)line;
+}
+
+char *shell_read_line(struct shell *s, FILE *f, const char *prompt,
+                      size_t *len)
+{
+    (void)s;
+    return input_plain(f, prompt, len);
+}
+
+#endif

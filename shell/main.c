@@ -1,0 +1,243 @@
+/*
+** main.c -- the ravel shell's entry point: arguments, opening the
+** database, choosing how to read commands, and the exit code.
+**
+**   ravel [OPTIONS] DIR                   a session (interactive on a tty)
+**   ravel [OPTIONS] DIR "put a 1" "get a" run these commands, then exit
+**   ravel [OPTIONS] DIR < script          run standard input, no prompts
+**
+** Options are spelled as sqlite3 spells its own (-bail, -batch, ...); the
+** GNU spelling with two dashes is accepted too.  The exit code is 0 when
+** every command succeeded, 1 otherwise (or when the database did not open
+** or the arguments were wrong).
+*/
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shell.h"
+
+static const char main_usage[] =
+    "Usage: ravel [OPTIONS] DIR [COMMAND ...]\n"
+    "\n"
+    "Opens the ravel database in directory DIR, creating it if needed, and\n"
+    "runs commands: the COMMANDs given as arguments, else the lines of\n"
+    "standard input -- interactively (prompt, line editing, history in\n"
+    "~/.ravel_history) when it is a terminal.\n"
+    "\n"
+    "Options:\n"
+    "  -bail                   stop at the first error\n"
+    "  -batch                  no prompts or banner, even on a terminal\n"
+    "  -interactive            prompts and banner, even from a pipe\n"
+    "  -readonly               open the database read-only\n"
+    "  -o NAME=VALUE           set a database option (see ravel.h),\n"
+    "                          e.g. -o wal_io=sync; repeatable\n"
+    "  -version                print the version and exit\n"
+    "  -help                   print this text and exit\n"
+    "The exit code is 1 if a command failed, else 0.\n"
+    "\n";
+
+struct main_args {
+    const char *dir;
+    char **commands;
+    int ncommands;
+    int bail, batch, interactive, readonly;
+    ravel_options *opts;
+};
+
+/* If the shell was started with standard input, output or error closed,
+** the database would get descriptor 1 and printed values would be written
+** into its files.  Hold 0, 1 and 2 open on /dev/null, as sqlite3 does. */
+static void main_guard_std_fds(void)
+{
+    for (;;) {
+        int fd = open("/dev/null", O_RDWR);
+        if (fd < 0)
+            return;
+        if (fd > 2) {
+            close(fd);
+            return;
+        }
+    }
+}
+
+static void main_sigint(int sig)
+{
+    (void)sig;
+    shell_interrupted = 1;
+}
+
+/* Applies -o NAME=VALUE; returns 0 or reports the problem. */
+static int main_option(ravel_options *opts, const char *arg)
+{
+    const char *eq = arg ? strchr(arg, '=') : NULL;
+    if (!eq || eq == arg) {
+        fprintf(stderr, "error: -o needs NAME=VALUE, not '%s'\n",
+                arg ? arg : "");
+        return -1;
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+    if (ravel_options_set(opts, name, eq + 1) != RAVEL_OK) {
+        fprintf(stderr, "error: -o %s: %s\n", arg, ravel_errmsg());
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns -1 on a bad argument, 1 if the program is done (-help,
+** -version), 0 to go on. */
+static int main_parse(int argc, char **argv, struct main_args *a)
+{
+    int only_positional = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+            if (!a->dir)
+                a->dir = arg;
+            else
+                a->commands[a->ncommands++] = argv[i];
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positional = 1;
+            continue;
+        }
+        const char *o = arg + (arg[1] == '-' ? 2 : 1);
+        if (strcmp(o, "help") == 0 || strcmp(o, "h") == 0) {
+            fputs(main_usage, stdout);
+            shell_help_all(stdout);
+            return 1;
+        } else if (strcmp(o, "version") == 0) {
+            printf("ravel %s (library %s)\n", RAVEL_VERSION,
+                   ravel_libversion());
+            return 1;
+        } else if (strcmp(o, "bail") == 0) {
+            a->bail = 1;
+        } else if (strcmp(o, "batch") == 0) {
+            a->batch = 1, a->interactive = 0;
+        } else if (strcmp(o, "interactive") == 0) {
+            a->interactive = 1, a->batch = 0;
+        } else if (strcmp(o, "readonly") == 0) {
+            a->readonly = 1;
+            if (main_option(a->opts, "read_only=true") ||
+                main_option(a->opts, "create_if_missing=false"))
+                return -1;
+        } else if (strcmp(o, "o") == 0) {
+            if (main_option(a->opts, i + 1 < argc ? argv[++i] : NULL))
+                return -1;
+        } else if (strncmp(o, "o", 1) == 0 && strchr(o, '=')) {
+            if (main_option(a->opts, o + 1)) /* -oNAME=VALUE */
+                return -1;
+        } else {
+            fprintf(stderr, "error: unknown option '%s' (ravel -help lists "
+                    "them)\n", arg);
+            return -1;
+        }
+    }
+    if (!a->dir) {
+        fprintf(stderr, "error: no database directory given\n"
+                "usage: ravel [OPTIONS] DIR [COMMAND ...]   (ravel -help "
+                "tells more)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int main_open(struct shell *s, struct main_args *a, int *created)
+{
+    struct stat st;
+    *created = stat(a->dir, &st) != 0;
+    int rc = ravel_open(a->dir, a->opts, &s->db);
+    if (rc) {
+        fprintf(stderr, "error: cannot open database '%s': %s\n", a->dir,
+                ravel_errmsg()[0] ? ravel_errmsg() : ravel_errstr(rc));
+        s->db = NULL;
+        return -1;
+    }
+    s->dir = a->dir;
+    return 0;
+}
+
+static void main_session(struct shell *s, struct main_args *a, int created)
+{
+    if (a->ncommands > 0) {
+        struct shell_source src = {SHELL_SRC_ARGS, NULL, 0};
+        s->src = &src;
+        for (int i = 0; i < a->ncommands && !s->quit; i++) {
+            src.line = i + 1;
+            shell_run_line(s, a->commands[i], strlen(a->commands[i]));
+        }
+        s->src = NULL;
+        return;
+    }
+    if (!s->interactive) {
+        struct shell_source src = {SHELL_SRC_STDIN, NULL, 0};
+        shell_run_file(s, stdin, &src);
+        return;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = main_sigint; /* no SA_RESTART: ^C ends a blocked read */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+
+    printf("ravel %s -- %s database '%s'%s\n"
+           "Enter \".help\" for usage hints.\n",
+           RAVEL_VERSION, created ? "created" : "opened", a->dir,
+           a->readonly ? " (read-only)" : "");
+    fflush(stdout);
+    if (s->use_editor)
+        shell_editor_open();
+    shell_run_interactive(s);
+    if (s->use_editor)
+        shell_editor_close();
+}
+
+int main(int argc, char **argv)
+{
+    struct shell s = {0};
+    struct main_args a = {0};
+    int status = 1, created = 0;
+
+    main_guard_std_fds();
+    signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error, reported */
+    shell_format_init();
+    a.commands = calloc((size_t)argc, sizeof *a.commands);
+    if (!a.commands || ravel_options_new(&a.opts) ||
+        ravel_options_set(a.opts, "create_if_missing", "true")) {
+        fprintf(stderr, "error: out of memory\n");
+        goto out;
+    }
+    int rc = main_parse(argc, argv, &a);
+    if (rc) {
+        status = rc > 0 ? 0 : 1;
+        goto out;
+    }
+
+    s.out = stdout;
+    s.bail = a.bail;
+    s.interactive = a.ncommands == 0 &&
+                    (a.interactive || (!a.batch && isatty(STDIN_FILENO)));
+    s.use_editor = s.interactive && shell_have_editor() &&
+                   isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    if (main_open(&s, &a, &created))
+        goto out;
+
+    main_session(&s, &a, created);
+    shell_finish(&s);
+    fflush(stdout);
+    if (ravel_close(s.db) != RAVEL_OK) {
+        fprintf(stderr, "error: closing the database: %s\n", ravel_errmsg());
+        s.errors++;
+    }
+    status = s.errors ? 1 : 0;
+out:
+    ravel_options_free(a.opts);
+    free(a.commands);
+    return status;
+}

@@ -1,0 +1,267 @@
+/*
+** session.c -- running lines: dispatch, error locations, -bail, timers.
+**
+** A session runs lines from a stack of sources: the terminal, standard
+** input, the command-line arguments, and .read files nested inside them.
+** Each source numbers its lines so that an error says where it happened
+** ("error: line 3: unterminated string", "error: setup.txt: line 7: ...",
+** "error: argument 2: ...").  Lines typed at the terminal need no location.
+**
+** Errors never stop the session unless -bail is given; they are counted
+** for the exit code.  An error while a batch is open in a script marks the
+** batch, so that commit refuses to write a batch missing the line that
+** failed (a person at the terminal sees the error and can simply retype).
+*/
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "shell.h"
+
+volatile sig_atomic_t shell_interrupted;
+
+static void session_location(const struct shell *s, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!s->src)
+        return;
+    switch (s->src->kind) {
+    case SHELL_SRC_TERMINAL:
+        break;
+    case SHELL_SRC_STDIN:
+        snprintf(buf, len, "line %ld: ", s->src->line);
+        break;
+    case SHELL_SRC_FILE:
+        snprintf(buf, len, "%s: line %ld: ", s->src->name, s->src->line);
+        break;
+    case SHELL_SRC_ARGS:
+        snprintf(buf, len, "argument %ld: ", s->src->line);
+        break;
+    }
+}
+
+void shell_error(struct shell *s, const char *fmt, ...)
+{
+    char loc[300];
+    session_location(s, loc, sizeof loc);
+    /* Output and errors often share a terminal or a file: keep order. */
+    fflush(s->out);
+    fflush(stdout);
+    fprintf(stderr, "error: %s", loc);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+
+    s->failed = 1;
+    s->errors++;
+    if (s->bail)
+        s->quit = 1;
+    if (s->batch && !s->batch_error[0] && s->src &&
+        s->src->kind != SHELL_SRC_TERMINAL) {
+        if (loc[0])
+            snprintf(s->batch_error, sizeof s->batch_error, "%.*s",
+                     (int)strlen(loc) - 2, loc);
+        else
+            snprintf(s->batch_error, sizeof s->batch_error, "an earlier line");
+    }
+}
+
+void shell_api_error(struct shell *s, const char *what, int rc)
+{
+    const char *msg = ravel_errmsg();
+    /* "ravel_put: ..." -- the shell names the command instead. */
+    if (msg && strncmp(msg, "ravel_", 6) == 0) {
+        size_t n = strspn(msg + 6, "abcdefghijklmnopqrstuvwxyz_");
+        if (strncmp(msg + 6 + n, ": ", 2) == 0)
+            msg += 6 + n + 2;
+    }
+    if (msg && msg[0])
+        shell_error(s, "%s: %s", what, msg);
+    else
+        shell_error(s, "%s: %s", what, ravel_errstr(rc));
+}
+
+void shell_note(struct shell *s, const char *fmt, ...)
+{
+    if (!s->interactive)
+        return;
+    fflush(s->out);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static double session_seconds(const struct timeval *tv)
+{
+    return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static void session_unknown(struct shell *s, const struct shell_token *t)
+{
+    char name[64], *shown = NULL;
+    size_t shown_len = 0;
+    FILE *m = open_memstream(&shown, &shown_len);
+    if (m) {
+        shell_put_text(m, t->p, t->len > 40 ? 40 : t->len);
+        fclose(m);
+    }
+    snprintf(name, sizeof name, "%s%s", shown ? shown : "?",
+             t->len > 40 ? "..." : "");
+    free(shown);
+    const char *hint = shell_command_suggest(name);
+    if (hint)
+        shell_error(s, "unknown command '%s' (did you mean '%s'?)", name, hint);
+    else
+        shell_error(s, "unknown command '%s' (.help lists the commands)", name);
+}
+
+/* After a command: output that cannot be written is an error, once. */
+static void session_check_output(struct shell *s)
+{
+    if (fflush(s->out) == 0 && !ferror(s->out))
+        return;
+    int e = errno;
+    FILE *bad = s->out;
+    s->out = stdout;
+    if (bad != stdout) {
+        fclose(bad);
+        shell_error(s, "cannot write output: %s (output back on stdout)",
+                    strerror(e));
+    } else if (e == EPIPE) {
+        /* The reader went away (ravel DIR scan | head): stop quietly, as
+        ** SIGPIPE would have, but with a failing exit code. */
+        s->errors++;
+        s->quit = 1;
+    } else {
+        clearerr(stdout);
+        shell_error(s, "cannot write output: %s", strerror(e));
+        s->quit = 1;
+    }
+}
+
+void shell_run_line(struct shell *s, const char *line, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    if (i == len || line[i] == '#' ||
+        (line[i] == '-' && i + 1 < len && line[i + 1] == '-'))
+        return;
+
+    struct shell_line l;
+    char err[160];
+    s->failed = 0;
+    if (shell_tokenize(line, len, &l, err, sizeof err)) {
+        shell_error(s, "%s", err);
+        return;
+    }
+    const struct shell_command *c =
+        strlen(l.tok[0].p) == l.tok[0].len ? shell_command_find(l.tok[0].p)
+                                           : NULL;
+    if (!c) {
+        session_unknown(s, &l.tok[0]);
+        goto out;
+    }
+    int nargs = l.n - 1;
+    if (c->min_args >= 0 && (nargs < c->min_args || nargs > c->max_args)) {
+        shell_usage_error(s, c);
+        goto out;
+    }
+
+    struct timespec t0, t1;
+    struct rusage r0, r1;
+    int timed = s->timer; /* not for the .timer command that changes it */
+    if (timed) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        getrusage(RUSAGE_SELF, &r0);
+    }
+    c->run(s, &l);
+    if (timed && s->timer) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        getrusage(RUSAGE_SELF, &r1);
+        fprintf(s->out, "Run Time: real %.6f user %.6f sys %.6f\n",
+                (double)(t1.tv_sec - t0.tv_sec) +
+                    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+                session_seconds(&r1.ru_utime) - session_seconds(&r0.ru_utime),
+                session_seconds(&r1.ru_stime) - session_seconds(&r0.ru_stime));
+    }
+    session_check_output(s);
+out:
+    shell_line_free(&l);
+}
+
+void shell_run_file(struct shell *s, FILE *f, struct shell_source *src)
+{
+    struct shell_source *saved = s->src;
+    s->src = src;
+    while (!s->quit) {
+        size_t len;
+        char *line = shell_read_line(s, f, NULL, &len);
+        if (!line)
+            break;
+        src->line++;
+        shell_run_line(s, line, len);
+        free(line);
+    }
+    s->src = saved;
+}
+
+void shell_run_interactive(struct shell *s)
+{
+    struct shell_source src = {SHELL_SRC_TERMINAL, NULL, 0};
+    s->src = &src;
+    while (!s->quit) {
+        size_t len;
+        shell_interrupted = 0;
+        const char *prompt = s->batch ? "   ...> " : "ravel> ";
+        char *line = shell_read_line(s, stdin, prompt, &len);
+        if (!line) {
+            if (shell_interrupted) { /* ^C at the prompt: a fresh prompt */
+                fputc('\n', stdout);
+                continue;
+            }
+            fputc('\n', stdout); /* ^D: end the prompt's line */
+            break;
+        }
+        src.line++;
+        if (s->use_editor && strspn(line, " \t") < len)
+            shell_editor_add_history(line);
+        shell_run_line(s, line, len);
+        free(line);
+    }
+    s->src = NULL;
+}
+
+void shell_finish(struct shell *s)
+{
+    s->src = NULL;
+    if (s->batch) {
+        uint32_t n = ravel_batch_count(s->batch);
+        ravel_batch_free(s->batch);
+        s->batch = NULL;
+        if (s->interactive) {
+            shell_note(s, "the open batch was discarded (%u operation%s not "
+                       "written)", n, n == 1 ? "" : "s");
+        } else {
+            s->bail = 0;
+            shell_error(s, "a batch was still open at the end: %u "
+                        "operation%s not written (no commit)", n,
+                        n == 1 ? "" : "s");
+        }
+    }
+    if (s->snap) {
+        ravel_snapshot_release(s->db, s->snap);
+        s->snap = NULL;
+    }
+    if (s->out != stdout) {
+        fclose(s->out);
+        s->out = stdout;
+    }
+}

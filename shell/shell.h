@@ -1,0 +1,233 @@
+/*
+** shell.h -- what the files of the ravel shell share.
+**
+** The shell is a client of the public API only (include/ravel.h); nothing
+** here reaches into lib/.  Its files, one concern each:
+**
+**   main.c       command-line arguments, opening the database, exit code
+**   session.c    running lines from a source (terminal, pipe, file,
+**                arguments): dispatch, error locations, -bail, batch state
+**   input.c      reading lines: libedit (editing, history, completion)
+**                when built with it, plain reading otherwise
+**   token.c      splitting a line into byte strings (words, "C strings",
+**                'sql strings', x'hex')
+**   format.c     printing byte strings in the text, hex and json modes
+**   commands.c   the command table (the one source of .help and -help),
+**                lookup and "did you mean"
+**   cmd_data.c   the database commands: put get del scan count batch ...
+**   cmd_dot.c    the dot commands that set up the session
+**   transfer.c   .import and .dump (tab-separated and JSON lines)
+**   jsonl.c      reading one JSON line of the .dump format
+**
+** Names: every function shared between these files starts with shell_;
+** static helpers start with their module (session_, token_, data_ in
+** cmd_data.c, dot_ in cmd_dot.c, import_/transfer_ in transfer.c), so
+** none collides with lib/ (or with the amalgamation, when the shell is
+** built against it).
+*/
+#ifndef RAVEL_SHELL_H
+#define RAVEL_SHELL_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ravel.h"
+
+/* ------------------------------------------------------------ byte strings */
+
+/* A growable byte string.  Keys and values are never NUL-terminated text:
+** they may hold any byte. */
+struct shell_buf {
+    char *p;
+    size_t len, cap;
+};
+
+int shell_buf_add(struct shell_buf *b, const void *p, size_t n);
+int shell_buf_addc(struct shell_buf *b, int c);
+void shell_buf_free(struct shell_buf *b);
+
+/* One argument of a command line.  QUOTED is set for "..", '..' and x'..'
+** forms: a quoted token is always data, never an option such as --limit. */
+struct shell_token {
+    char *p; /* the bytes (NUL-terminated for convenience, may hold NULs) */
+    size_t len;
+    int quoted;
+};
+
+#define SHELL_MAX_TOKENS 64
+
+struct shell_line {
+    struct shell_token tok[SHELL_MAX_TOKENS];
+    int n;
+};
+
+/* Splits LINE into tokens.  On a syntax error returns -1 with a message in
+** ERR ("unterminated string"); the tokens are then freed. */
+int shell_tokenize(const char *line, size_t len, struct shell_line *out,
+                   char *err, size_t errlen);
+void shell_line_free(struct shell_line *l);
+
+/* --------------------------------------------------------------- output */
+
+enum shell_mode { SHELL_MODE_TEXT, SHELL_MODE_HEX, SHELL_MODE_JSON };
+
+/* Text mode: printable ASCII as is, everything else escaped (\n, \t, \\,
+** \xHH); valid UTF-8 as is when the locale's charset is UTF-8. */
+void shell_put_text(FILE *f, const void *p, size_t n);
+/* x'6869' */
+void shell_put_hex(FILE *f, const void *p, size_t n);
+/* A JSON member "name":"..." for valid UTF-8 (escaped to ASCII), else
+** "name_hex":"6869".  Used by .mode json and by .dump. */
+void shell_put_json_member(FILE *f, const char *name, const void *p,
+                           size_t n);
+/* One key/value pair (VAL NULL: absent) in MODE, with a newline. */
+void shell_put_pair(FILE *f, enum shell_mode mode, const void *key,
+                    size_t klen, const void *val, size_t vlen);
+/* One value alone (get) in MODE, with a newline; VAL NULL: not found. */
+void shell_put_value(FILE *f, enum shell_mode mode, const void *key,
+                     size_t klen, const void *val, size_t vlen);
+/* Decides once, from the locale, whether UTF-8 text may be shown as is. */
+void shell_format_init(void);
+int shell_utf8_valid(const unsigned char *p, size_t n);
+
+/* Parses one JSON line of the .dump format, {"key":..,"value":..} (or
+** key_hex / value_hex), into KEY and VAL.  -1 with a message in ERR. */
+int shell_jsonl_parse(const char *p, size_t n, struct shell_buf *key,
+                      struct shell_buf *val, char *err, size_t errlen);
+
+/* ------------------------------------------------------------- sessions */
+
+/* Where lines come from; decides how errors name their location. */
+enum shell_source_kind {
+    SHELL_SRC_TERMINAL, /* typed by a person: no location needed */
+    SHELL_SRC_STDIN,    /* piped: "line N" */
+    SHELL_SRC_FILE,     /* .read FILE: "FILE: line N" */
+    SHELL_SRC_ARGS      /* ravel DIR "cmd" ...: "argument N" */
+};
+
+struct shell_source {
+    enum shell_source_kind kind;
+    const char *name; /* the file, for SHELL_SRC_FILE */
+    long line;        /* 1-based number of the line being run */
+};
+
+struct shell {
+    ravel_db *db;
+    const char *dir;
+
+    /* Settings (command line and dot commands). */
+    enum shell_mode mode;
+    int timer;
+    int sync;        /* writes use RAVEL_SYNC */
+    int bail;        /* stop at the first error */
+    int interactive; /* prompts, banner, notes, progress lines */
+    int use_editor;  /* libedit reads the terminal */
+
+    FILE *out;       /* stdout, or the file of .output */
+
+    /* The open batch (between "batch" and "commit"/"abort"), or NULL. */
+    ravel_batch *batch;
+    /* Where the first error inside the open batch happened, "" if none:
+    ** a batch that saw an error in a script is never committed. */
+    char batch_error[128];
+    ravel_snapshot *snap; /* reads go through it when set */
+
+    struct shell_source *src; /* the source being run */
+    int read_depth;           /* nesting of .read */
+    int failed;               /* the current command reported an error */
+    int errors;               /* commands that failed, for the exit code */
+    int quit;                 /* .quit, -bail, or output lost */
+};
+
+/* Set by SIGINT in an interactive session; long commands (scan, count,
+** .import, .dump) stop when they see it. */
+extern volatile sig_atomic_t shell_interrupted;
+
+/* Reports an error for the current command: "error: LOCATION: message". */
+void shell_error(struct shell *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* An error from a ravel call: "WHAT: <ravel_errmsg or ravel_errstr>". */
+void shell_api_error(struct shell *s, const char *what, int rc);
+/* A note for a person (interactive sessions only), on stderr. */
+void shell_note(struct shell *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Runs one line (a command, a dot command, a comment or nothing). */
+void shell_run_line(struct shell *s, const char *line, size_t len);
+/* Runs every line of F as SRC, until EOF or s->quit. */
+void shell_run_file(struct shell *s, FILE *f, struct shell_source *src);
+/* Runs the interactive loop on the terminal (or forced -interactive). */
+void shell_run_interactive(struct shell *s);
+/* At the end of the session: discards an open batch (an error unless the
+** session is interactive) and releases the snapshot. */
+void shell_finish(struct shell *s);
+
+/* -------------------------------------------------------------- commands */
+
+typedef void (*shell_command_fn)(struct shell *s, struct shell_line *l);
+
+struct shell_command {
+    const char *name;
+    const char *args;    /* after the name, for usage lines */
+    const char *summary; /* one line, for .help */
+    const char *details; /* for .help CMD; may be NULL */
+    int min_args, max_args; /* after the name; -1: the command checks */
+    shell_command_fn run;
+};
+
+extern const struct shell_command shell_commands[];
+const struct shell_command *shell_command_find(const char *name);
+/* The closest command name to NAME, or NULL if none is close. */
+const char *shell_command_suggest(const char *name);
+/* The text of .help (and of the end of -help). */
+void shell_help_all(FILE *f);
+int shell_help_one(FILE *f, const char *name);
+/* Reports "usage: NAME ARGS" as an error. */
+void shell_usage_error(struct shell *s, const struct shell_command *c);
+
+/* Implementations, in cmd_data.c, cmd_dot.c and transfer.c. */
+void shell_cmd_put(struct shell *s, struct shell_line *l);
+void shell_cmd_get(struct shell *s, struct shell_line *l);
+void shell_cmd_del(struct shell *s, struct shell_line *l);
+void shell_cmd_scan(struct shell *s, struct shell_line *l);
+void shell_cmd_count(struct shell *s, struct shell_line *l);
+void shell_cmd_batch(struct shell *s, struct shell_line *l);
+void shell_cmd_commit(struct shell *s, struct shell_line *l);
+void shell_cmd_abort(struct shell *s, struct shell_line *l);
+void shell_cmd_snapshot(struct shell *s, struct shell_line *l);
+void shell_cmd_release(struct shell *s, struct shell_line *l);
+void shell_cmd_stats(struct shell *s, struct shell_line *l);
+void shell_cmd_property(struct shell *s, struct shell_line *l);
+void shell_cmd_flush_wal(struct shell *s, struct shell_line *l);
+void shell_cmd_help(struct shell *s, struct shell_line *l);
+void shell_cmd_quit(struct shell *s, struct shell_line *l);
+void shell_cmd_timer(struct shell *s, struct shell_line *l);
+void shell_cmd_mode(struct shell *s, struct shell_line *l);
+void shell_cmd_sync(struct shell *s, struct shell_line *l);
+void shell_cmd_options(struct shell *s, struct shell_line *l);
+void shell_cmd_read(struct shell *s, struct shell_line *l);
+void shell_cmd_output(struct shell *s, struct shell_line *l);
+void shell_cmd_import(struct shell *s, struct shell_line *l);
+void shell_cmd_dump(struct shell *s, struct shell_line *l);
+
+/* A write (put/del) either joins the open batch or goes straight to the
+** database; returns 0 on success (errors reported). */
+int shell_write_batch(struct shell *s, ravel_batch *b, const char *what);
+int shell_write_flags(const struct shell *s);
+
+/* ------------------------------------------------------------------ input */
+
+/* Reads one line without its newline into a malloc'd buffer (*len bytes,
+** NUL-terminated); NULL at end of input.  With PROMPT set, prints it first
+** (through libedit when s->use_editor). */
+char *shell_read_line(struct shell *s, FILE *f, const char *prompt,
+                      size_t *len);
+/* Whether the build has libedit. */
+int shell_have_editor(void);
+/* Loads ~/.ravel_history and sets up completion / saves the history. */
+void shell_editor_open(void);
+void shell_editor_close(void);
+void shell_editor_add_history(const char *line);
+
+#endif /* RAVEL_SHELL_H */

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""The shell as a person uses it: on a pseudo-terminal, typing keys.
+
+usage: test_interactive.py RAVEL basic|editing HAVE_LIBEDIT(yes|no)
+
+basic    banner, prompts (the continuation prompt inside a batch), errors
+         without a line number, Control-C at the prompt and during a
+         blocked .import, the progress line of a long .import, .quit.
+         Works with or without libedit.
+editing  needs libedit (exits 77 otherwise): up-arrow recalls the previous
+         command, the history is saved in ~/.ravel_history and recalled by
+         the next session, tab completes command names and arguments.
+
+The screen is what the terminal received: escape sequences (cursor moves
+that libedit uses to redraw a line) are removed before matching.
+"""
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import termios
+import threading
+import time
+
+UP = b"\x1b[A"
+FAILURES = []
+
+
+class Term:
+    def __init__(self, ravel, db, home, editing=False):
+        self.editing = editing
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.update(HOME=home, TERM="xterm", LC_ALL="C")
+            os.chdir(home)
+            os.execv(ravel, [ravel, db])
+        self.screen = ""
+
+    def read(self, until=None, timeout=5.0):
+        """Reads output until the screen (since the last call) matches
+        UNTIL, or the timeout; returns the new text, escapes removed."""
+        new, end = b"", time.time() + timeout
+        while time.time() < end:
+            r, _, _ = select.select([self.fd], [], [], 0.05)
+            if r:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                new += chunk
+            text = clean(new)
+            if until is not None and re.search(until, text):
+                break
+        text = clean(new)
+        self.screen += text
+        return text
+
+    def type(self, keys, until="\n(ravel|   \\.\\.\\.)> $"):
+        if self.editing:
+            self.wait_for_editor()
+        os.write(self.fd, keys)
+        return self.read(until)
+
+    def wait_for_editor(self):
+        """libedit puts the terminal in raw mode only while it reads a
+        line; keys typed before that are cooked by the terminal (echoed,
+        ^D turned into end of file) and the test would race with it."""
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            if not termios.tcgetattr(self.fd)[3] & termios.ICANON:
+                return
+            time.sleep(0.01)
+
+    def wait(self):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            self.read(timeout=0.1)
+        os.kill(self.pid, signal.SIGKILL)
+        return "hung"
+
+
+def clean(raw):
+    text = raw.decode("utf-8", "replace")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    return text.replace("\x07", "").replace("\r\n", "\n").replace("\r", "")
+
+
+def check(what, cond, context=""):
+    if not cond:
+        FAILURES.append(what)
+        print(f"FAIL: {what}\n--- screen\n{context}\n---")
+
+
+def basic(ravel, tmp):
+    t = Term(ravel, os.path.join(tmp, "db"), tmp)
+    banner = t.read("ravel> $")
+    check("banner", "created database" in banner and
+          'Enter ".help" for usage hints.' in banner, banner)
+    out = t.type(b"put greeting \"hello world\"\r")
+    out = t.type(b"get greeting\r")
+    check("get prints the value", "\nhello world\nravel> " in out, out)
+    out = t.type(b"gte greeting\r")
+    check("error without a line number",
+          "error: unknown command 'gte' (did you mean 'get'?)" in out, out)
+    out = t.type(b"batch\r")
+    check("continuation prompt in a batch", out.endswith("   ...> "), out)
+    t.type(b"put a 1\r")
+    out = t.type(b"commit\r")
+    check("commit note", "committed 1 operation" in out and
+          out.endswith("ravel> "), out)
+    out = t.type(b"half a comm\x03", until="ravel> $")
+    check("^C at the prompt gives a fresh prompt", out.endswith("ravel> "), out)
+    out = t.type(b"count\r")
+    check("the session goes on after ^C", "\n2\n" in out, out)
+
+    # A slow .import from a pipe: a progress line once it runs > 1 s, and
+    # ^C stops it, keeping the pairs read before.
+    fifo = os.path.join(tmp, "slow.fifo")
+    os.mkfifo(fifo)
+
+    def writer():
+        with open(fifo, "w") as f:
+            for i in range(5):
+                f.write(f"slow{i}\tv\n")
+            f.flush()
+            time.sleep(1.5)
+            for i in range(5, 8):
+                f.write(f"slow{i}\tv\n")
+            f.flush()
+            time.sleep(30)  # never finishes: ^C must stop the import
+    w = threading.Thread(target=writer, daemon=True)
+    w.start()
+    os.write(t.fd, b".import slow.fifo\r")
+    out = t.read(r"importing slow\.fifo: \d+ pairs", timeout=10)
+    check("progress line of a long import",
+          re.search(r"importing slow\.fifo: [678] pairs, 0\.0 MB", out), out)
+    time.sleep(0.5)  # let it read what the writer sent, then block
+    out = t.type(b"\x03", until="ravel> $")
+    m = re.search(r"slow\.fifo: line (\d+): interrupted; the (\d+) pairs "
+                  r"before it were imported", out)
+    check("^C stops a blocked import, keeping what was read",
+          m and int(m.group(1)) == int(m.group(2)) + 1, out)
+    out = t.type(b"count slow\r")
+    check("the pairs before ^C are in",
+          m and f"\n{m.group(2)}\n" in out, out)
+
+    out = t.type(b".quit\r", until=None)
+    code = t.wait()
+    check(".quit exits 1 after errors", code == 1, f"exit {code}\n{t.screen}")
+
+
+def editing(ravel, tmp):
+    db = os.path.join(tmp, "db")
+    t = Term(ravel, db, tmp, editing=True)
+    t.read("ravel> $")
+    t.type(b"put k1 v1\r")
+    t.type(b"get k1\r")
+    out = t.type(UP + b"\r")
+    check("up-arrow recalls the last command", "get k1\nv1\nravel> " in out, out)
+    out = t.type(UP + UP + UP + b"\r")
+    check("up-arrow walks back through the history",
+          "put k1 v1\nravel> " in out, out)
+    out = t.type(b"ge\tk1\r")
+    check("tab completes a command name", "get k1\nv1\n" in out, out)
+    out = t.type(b".mo\tjs\t\r")
+    check("tab completes a dot command and its argument",
+          ".mode json" in out, out)
+    out = t.type(b"get k1\r")
+    check(".mode json took effect", '{"key":"k1","value":"v1"}' in out, out)
+    t.type(b"put last-of-first-session 1\r")
+    t.type(b".quit\r", until=None)
+    code = t.wait()
+    check("first session exits 0", code == 0, f"exit {code}\n{t.screen}")
+
+    hist = os.path.join(tmp, ".ravel_history")
+    saved = open(hist, encoding="utf-8", errors="replace").read() \
+        if os.path.exists(hist) else ""
+    check("history saved in ~/.ravel_history", "last-of-first-session" in
+          saved.replace("\\040", " "), saved)
+
+    t = Term(ravel, db, tmp, editing=True)
+    t.read("ravel> $")
+    out = t.type(UP + UP + b"\r")
+    check("history recalled in a new session",
+          "put last-of-first-session 1\nravel> " in out, out)
+    t.wait_for_editor()
+    os.write(t.fd, b"\x04")  # ^D at an empty prompt ends the session
+    code = t.wait()
+    check("^D exits 0", code == 0, f"exit {code}\n{t.screen}")
+
+
+def main():
+    ravel = os.path.abspath(sys.argv[1])
+    which, have = sys.argv[2], sys.argv[3]
+    if which == "editing" and have != "yes":
+        print("skipped: the shell was built without libedit "
+              "(install libedit-dev and reconfigure)")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="ravel-shell-pty-")
+    try:
+        {"basic": basic, "editing": editing}[which](ravel, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(1 if FAILURES else 0)
+
+
+if __name__ == "__main__":
+    main()
