@@ -197,12 +197,27 @@ static void write_member_insert(ravel_db *db, struct rv_writer *w)
         rv_writer_await_done(w);
 }
 
+/* The group's WAL members have been appended (or failed): no longer
+** inbound for the fdatasync gathering of rv_wal_sync_to. */
+static void write_leave_inbound(ravel_db *db, struct rv_write_group *g)
+{
+    int n = 0;
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        n += !(w->flags & RAVEL_NO_WAL);
+        if (w == g->last)
+            break;
+    }
+    if (n)
+        rv_wal_inbound(db->wal, -n);
+}
+
 static void write_lead_group(ravel_db *db, struct rv_writer *leader)
 {
     struct rv_write_group g;
     rv_write_group_form(&db->queue, leader, &g,
                         db->options.max_write_batch_group_size_bytes);
     int rc = write_prepare_group(db, &g);
+    write_leave_inbound(db, &g);
     if (rc != RAVEL_OK) {
         write_fail_group(&g, rc);
         rv_write_group_complete(&db->queue, &g, leader);
@@ -239,6 +254,8 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     w.size = b->len;
     w.status = RAVEL_OK;
 
+    if (!(flags & RAVEL_NO_WAL))
+        rv_wal_inbound(db->wal, 1);
     int state = rv_write_queue_join(&db->queue, &w);
     if (state == RV_WRITER_LEADER)
         write_lead_group(db, &w);

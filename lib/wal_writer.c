@@ -59,6 +59,8 @@
 #define WAL_RING_ENTRIES 16
 #define WAL_FAIL_MSG_MAX 384
 #define WAL_PROBE_WRITES 16
+#define WAL_GATHER_NS 200000        /* at most 200 us */
+#define WAL_GATHER_SLICE_NS 50000
 #define WAL_PROBE_BYTES 128
 
 /* A request whose result a thread waits for. */
@@ -99,10 +101,13 @@ struct rv_wal {
     uint64_t synced;          /* logical offset known durable */
     _Atomic uint64_t synced_atomic; /* copy of synced for lock-free checks;
                               ** stored (release) under sync_mu */
+    _Atomic int inbound;      /* writers whose records are not yet
+                              ** appended (rv_wal_inbound); a hint */
     _Atomic uint32_t sync_gen;/* futex word: bumped (release) under sync_mu
                               ** when an fdatasync finishes or fails */
     int fsync_inflight;
     int fsync_watched;        /* a thread is waiting for the fsync's end */
+    _Atomic int gathering;    /* a sync waiter waits for inbound writers */
     uint64_t fsync_target;    /* what the in-flight fsync covers */
     struct wal_completion fsync_done;
     int failed;               /* errno of the first failure, 0 if none */
@@ -118,6 +123,14 @@ struct rv_wal {
 
 /* ------------------------------------------------------ sync sleeping */
 
+static uint64_t wal_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+
 /* Wakes every thread sleeping in wal_sync_sleep_locked.  sync_mu held. */
 static void wal_sync_wake_locked(rv_wal *w)
 {
@@ -126,6 +139,14 @@ static void wal_sync_wake_locked(rv_wal *w)
     atomic_fetch_add_explicit(&w->sync_gen, 1, memory_order_release);
     syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAKE_PRIVATE, INT_MAX,
             NULL, NULL, 0);
+}
+
+/* Like wal_sync_sleep, for at most NS nanoseconds. */
+static void wal_sync_sleep_for(rv_wal *w, uint32_t gen, long ns)
+{
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = ns};
+    syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAIT_PRIVATE, gen,
+            &ts, NULL, 0);
 }
 
 /* Sleeps until the generation moves past GEN (read before the caller
@@ -471,8 +492,36 @@ static void wal_fsync_start_locked(rv_wal *w)
         wal_fsync_finished_locked(w);
 }
 
+void rv_wal_inbound(rv_wal *w, int delta)
+{
+    /* relaxed: a hint; the wake-up below goes through sync_gen */
+    int now = atomic_fetch_add_explicit(&w->inbound, delta,
+                                        memory_order_relaxed) + delta;
+    if (delta < 0 && now <= 0 && w->gathering) {
+        atomic_fetch_add_explicit(&w->sync_gen, 1, memory_order_release);
+        syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAKE_PRIVATE,
+                INT_MAX, NULL, NULL, 0);
+    }
+}
+
+/* Whether a sync waiter about to start an fdatasync should first let the
+** writers already on their way append, so that the fdatasync covers them
+** too.  Without this, writers fall into two cohorts that alternate
+** between two fdatasyncs, each covering half of them.  Bounded by
+** WAL_GATHER_NS, so a steady stream of writers cannot starve a sync. */
+static int wal_fsync_gather(rv_wal *w, uint64_t *since)
+{
+    if (atomic_load_explicit(&w->inbound, memory_order_relaxed) <= 0)
+        return 0;
+    uint64_t now = wal_now_ns();
+    if (!*since)
+        *since = now;
+    return now - *since < WAL_GATHER_NS;
+}
+
 int rv_wal_sync_to(rv_wal *w, uint64_t end)
 {
+    uint64_t gather_since = 0;
     for (;;) {
         /* acquire: pairs with wal_sync_wake_locked's release */
         if (atomic_load_explicit(&w->synced_atomic, memory_order_acquire) >=
@@ -489,12 +538,19 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
             return rc;
         }
         int progressed = 1;
-        if (w->synced >= end)
+        if (w->synced >= end) {
             ; /* finished meanwhile: the fast path above returns */
-        else if (!w->fsync_inflight)
+        } else if (!w->fsync_inflight && wal_fsync_gather(w, &gather_since)) {
+            w->gathering = 1;
+            pthread_mutex_unlock(&w->sync_mu);
+            wal_sync_sleep_for(w, gen, WAL_GATHER_SLICE_NS);
+            pthread_mutex_lock(&w->sync_mu);
+            w->gathering = 0;
+        } else if (!w->fsync_inflight) {
             wal_fsync_start_locked(w);
-        else
+        } else {
             progressed = wal_fsync_watch_locked(w);
+        }
         pthread_mutex_unlock(&w->sync_mu);
         if (!progressed)
             wal_sync_sleep(w, gen);
@@ -735,13 +791,6 @@ static void wal_destroy(rv_wal *w)
 ** keeps io_uring only if its median is not slower.  It writes runs of
 ** zero bytes where the next records will go: a zero record header reads
 ** as the end of the log until records overwrite it (wal_format.h). */
-static uint64_t wal_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int wal_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
