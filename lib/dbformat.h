@@ -38,6 +38,18 @@ static inline int rv_user_key_compare(const void *a, size_t alen,
                                       const void *b, size_t blen)
 {
     size_t n = alen < blen ? alen : blen;
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n >= 8) {
+        /* Most comparisons are decided by the first 8 bytes: compare them
+        ** as one big-endian word without a call to memcmp (measured: the
+        ** skiplist spends most of its time here). */
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+#endif
     int r = n ? memcmp(a, b, n) : 0;
     if (r)
         return r;
