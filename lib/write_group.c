@@ -17,7 +17,7 @@
 
 /* Spins before sleeping.  Short: on a 2-core machine with dozens of
 ** writers a long spin steals the core the leader needs. */
-#define GROUP_SPIN_LIMIT 256
+#define GROUP_SPIN_LIMIT 16
 
 /* Smaller group cap for small leaders (as RocksDB): a leader whose batch
 ** is at most cap/8 gathers at most its size + cap/8. */
