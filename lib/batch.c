@@ -224,6 +224,12 @@ int rv_batch_validate(const char *rep, size_t len)
 ** applies nothing: a batch is all or nothing even when read back from a
 ** damaged file.  The extra pass costs a few nanoseconds an op, small
 ** beside a memtable insert. */
+int rv_batch_apply(const char *rep, size_t len, uint64_t base_seq,
+                   rv_batch_handler fn, void *ctx)
+{
+    return batch_walk(rep, len, base_seq, fn, ctx);
+}
+
 int rv_batch_iterate(const char *rep, size_t len, uint64_t base_seq,
                      rv_batch_handler fn, void *ctx)
 {

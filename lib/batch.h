@@ -54,6 +54,15 @@ RAVEL_PRIVATE int rv_batch_iterate(const char *rep, size_t len,
                                    uint64_t base_seq, rv_batch_handler fn,
                                    void *ctx);
 
+/* Like rv_batch_iterate in one pass, for reps already known to be well
+** formed (built by rv_batch_add, or checked by rv_batch_validate): the
+** write path and WAL replay do not pay for a second walk.  Still bounds
+** checked, but a malformed rep may have been partly applied when it
+** returns RAVEL_CORRUPT. */
+RAVEL_PRIVATE int rv_batch_apply(const char *rep, size_t len,
+                                 uint64_t base_seq, rv_batch_handler fn,
+                                 void *ctx);
+
 /* Same structural checks as rv_batch_iterate without a callback. */
 RAVEL_PRIVATE int rv_batch_validate(const char *rep, size_t len);
 

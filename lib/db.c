@@ -305,7 +305,8 @@ static int db_replay_op(void *ctx, uint64_t seq, int type, const char *key,
 
 static int db_replay_record(void *ctx, const char *rep, size_t len)
 {
-    return rv_batch_iterate(rep, len, rv_batch_rep_sequence(rep),
+    /* wal_reader.c validated the rep before handing it over */
+    return rv_batch_apply(rep, len, rv_batch_rep_sequence(rep),
                             db_replay_op, ctx);
 }
 

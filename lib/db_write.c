@@ -166,8 +166,8 @@ static int write_insert_op(void *ctx, uint64_t seq, int type, const char *key,
 static int write_insert_batch(ravel_db *db, rv_memtable *mem,
                               struct rv_writer *w)
 {
-    int rc = rv_batch_iterate(w->batch->rep, w->batch->len, w->first_seq,
-                              write_insert_op, mem);
+    int rc = rv_batch_apply(w->batch->rep, w->batch->len, w->first_seq,
+                            write_insert_op, mem);
     if (rc != RAVEL_OK)
         rv_db_stop_writes(db, rv_errmsg_get());
     return rc;
