@@ -13,8 +13,11 @@
 ** SIGINT interrupts its read(); the session tells them apart with
 ** shell_interrupted.
 */
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <unistd.h>
 
 #include "shell.h"
@@ -24,11 +27,39 @@
 #include <editline/readline.h>
 #endif
 
+/* Waits until F has input or a SIGINT arrives.  SIGINT stays blocked from
+** before the check of shell_interrupted until pselect() atomically
+** unblocks it, so a ^C typed just after the prompt appeared, before the
+** shell blocked, is not lost (it would otherwise set the flag, be
+** swallowed by the terminal, and leave the read blocked).  F must be
+** unbuffered (shell_run_interactive makes stdin so) for the wait to be
+** exact.  Returns 0 when input is ready, -1 when interrupted. */
+static int input_wait(FILE *f)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    int rc = shell_interrupted ? -1 : 0;
+    if (rc == 0) {
+        fd_set readable;
+        FD_ZERO(&readable);
+        FD_SET(fileno(f), &readable);
+        if (pselect(fileno(f) + 1, &readable, NULL, NULL, NULL, &old) < 0 &&
+            errno == EINTR)
+            rc = -1;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 static char *input_plain(FILE *f, const char *prompt, size_t *len)
 {
     if (prompt) {
         fputs(prompt, stdout);
         fflush(stdout);
+        if (input_wait(f) < 0)
+            return NULL; /* shell_interrupted tells the session why */
     }
     char *line = NULL;
     size_t cap = 0;
@@ -128,6 +159,19 @@ static char **input_complete(const char *text, int start, int end)
     return rl_completion_matches(text, input_word_generator);
 }
 
+/* libedit's own read retries a read() interrupted by SIGINT, so a ^C at
+** the prompt could go unnoticed until the next key.  This replacement
+** waits with input_wait() (no ^C lost) and ends the line on ^C; the
+** session then discards what was typed (shell_interrupted is set). */
+static int input_getc(FILE *f)
+{
+    unsigned char c;
+    if (input_wait(f) < 0)
+        return EOF;
+    ssize_t n = read(fileno(f), &c, 1);
+    return n == 1 ? c : EOF;
+}
+
 void shell_editor_open(void)
 {
     const char *home = getenv("HOME");
@@ -138,6 +182,7 @@ void shell_editor_open(void)
     if (home)
         snprintf(input_history_path, sizeof input_history_path,
                  "%s/.ravel_history", home);
+    rl_getc_function = input_getc;
     rl_readline_name = "ravel";
     rl_attempted_completion_function = input_complete;
     using_history();

@@ -217,16 +217,20 @@ void shell_run_interactive(struct shell *s)
 {
     struct shell_source src = {SHELL_SRC_TERMINAL, NULL, 0};
     s->src = &src;
+    /* Unbuffered: what the terminal has sent is never hidden in a stdio
+    ** buffer, so waiting for input (input.c) sees exactly what is there. */
+    setvbuf(stdin, NULL, _IONBF, 0);
     while (!s->quit) {
         size_t len;
         shell_interrupted = 0;
         const char *prompt = s->batch ? "   ...> " : "ravel> ";
         char *line = shell_read_line(s, stdin, prompt, &len);
+        if (shell_interrupted) { /* ^C at the prompt: drop what was typed */
+            free(line);
+            fputc('\n', stdout);
+            continue;
+        }
         if (!line) {
-            if (shell_interrupted) { /* ^C at the prompt: a fresh prompt */
-                fputc('\n', stdout);
-                continue;
-            }
             fputc('\n', stdout); /* ^D: end the prompt's line */
             break;
         }
