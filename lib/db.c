@@ -11,6 +11,7 @@
 **                       one, and so does each memtable switch
 */
 #include "batch.h"
+#include "file.h"
 #include "db.h"
 #include "error.h"
 #include "lockfile.h"
@@ -87,8 +88,8 @@ static void db_open_log(ravel_db *db)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/LOG", db->dir);
-    int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC;
-    db->log_fd = db->options.read_only ? -1 : open(path, flags, 0644);
+    int flags = O_WRONLY | O_APPEND | O_CREAT;
+    db->log_fd = db->options.read_only ? -1 : rv_open(path, flags, 0644);
 }
 
 /* ------------------------------------------------------------ versions */
@@ -195,7 +196,7 @@ static int db_write_identity(ravel_db *db)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/IDENTITY", db->dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = rv_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", path);
     int rc = RAVEL_OK;
@@ -212,7 +213,7 @@ static int db_check_identity(ravel_db *db)
 {
     char path[4096], buf[64];
     snprintf(path, sizeof path, "%s/IDENTITY", db->dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = rv_open(path, O_RDONLY, 0);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
     ssize_t n = read(fd, buf, sizeof buf - 1);

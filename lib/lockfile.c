@@ -3,6 +3,7 @@
 ** unused; only the lock on it matters.
 */
 #include "lockfile.h"
+#include "file.h"
 #include "error.h"
 
 #include <errno.h>
@@ -15,7 +16,7 @@ int rv_lockfile_acquire(const char *dir, int *fd_out)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/LOCK", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = rv_open(path, O_RDWR | O_CREAT, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
 

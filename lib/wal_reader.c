@@ -32,6 +32,7 @@
 ** headerless (that is: corrupt) one.
 */
 #include "wal_reader.h"
+#include "file.h"
 #include "batch.h"
 #include "coding.h"
 #include "dbformat.h"
@@ -135,7 +136,7 @@ static int wal_reader_path(char *buf, const char *dir, uint64_t number)
 
 static int wal_reader_map(struct wal_segment *s)
 {
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = rv_open(s->path, O_RDONLY, 0);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", s->path);
     int rc = RAVEL_OK;
@@ -169,7 +170,7 @@ static void wal_reader_unmap(struct wal_segment *s)
 
 static int wal_reader_sync_dir(const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = rv_open(dir, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open directory %s", dir);
     int rc = RAVEL_OK;
@@ -220,7 +221,7 @@ static int wal_reader_cut(struct wal_replay *r, struct wal_segment *s)
         return wal_reader_unlink(r, s->path, s->size);
     if (s->cut >= s->size)
         return RAVEL_OK;
-    int fd = open(s->path, O_WRONLY | O_CLOEXEC);
+    int fd = rv_open(s->path, O_WRONLY, 0);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", s->path);
     int rc = RAVEL_OK;

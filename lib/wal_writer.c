@@ -34,6 +34,7 @@
 ** refuses it) the same protocol runs with pwrite() and fdatasync().
 */
 #include "wal_writer.h"
+#include "file.h"
 #include "error.h"
 #include "fault.h"
 #include "wal_format.h"
@@ -673,7 +674,7 @@ int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 
 static int wal_sync_dir(const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = rv_open(dir, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open directory %s", dir);
     int rc = RAVEL_OK;
@@ -689,7 +690,7 @@ static int wal_create_segment(rv_wal *w, uint64_t number)
     char name[64], path[4096];
     rv_wal_segment_name(name, sizeof name, number);
     snprintf(path, sizeof path, "%s/%s", w->dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = rv_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", path);
 

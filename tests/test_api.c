@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1512,6 +1514,41 @@ static char *dir_listing(const char *dir)
     return out;
 }
 
+/* A program started with stdout closed must not get a database file on
+** descriptor 1: its printf()s would land in the WAL. */
+static void test_files_avoid_stdio_descriptors(void **state)
+{
+    (void)state;
+    char *dir = new_dir("stdio");
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(0);
+        close(1);
+        close(2);
+        ravel_options *o = NULL;
+        ravel_db *db = NULL;
+        if (ravel_options_new(&o) || ravel_options_parse(o,
+                "create_if_missing=true") || ravel_open(dir, o, &db))
+            _exit(10);
+        if (ravel_put(db, RAVEL_SYNC, "k", 1, "v", 1))
+            _exit(11);
+        /* Nothing of the database may sit on 0, 1 or 2. */
+        for (int fd = 0; fd <= 2; fd++)
+            if (fcntl(fd, F_GETFD) != -1)
+                _exit(12 + fd);
+        _exit(ravel_close(db) ? 15 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_expect(db, NULL, "k", "v");
+    TU_OK(ravel_close(db));
+}
+
 static void test_read_only_open(void **state)
 {
     (void)state;
@@ -1598,6 +1635,7 @@ int main(void)
         cmocka_unit_test(test_properties),
         cmocka_unit_test(test_memtable_switch),
         cmocka_unit_test(test_reopen_keeps_data),
+        cmocka_unit_test(test_files_avoid_stdio_descriptors),
         cmocka_unit_test(test_read_only_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

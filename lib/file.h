@@ -1,0 +1,19 @@
+/*
+** file.h -- opening the files of a database.
+**
+** A database file must never land on descriptor 0, 1 or 2: a program
+** started with stdout closed would otherwise print into its WAL (the shell
+** found this with LOCK).  Like SQLite, ravel moves such a descriptor
+** above 2; unlike SQLite it does not fill 0-2 with /dev/null, so the
+** program's own descriptors are left as they were.
+*/
+#ifndef RAVEL_FILE_H
+#define RAVEL_FILE_H
+
+#include "ravel_int.h"
+
+/* open(2) with O_CLOEXEC added, never returning 0, 1 or 2.  -1 and errno
+** on failure. */
+RAVEL_PRIVATE int rv_open(const char *path, int flags, int mode);
+
+#endif /* RAVEL_FILE_H */
