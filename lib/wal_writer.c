@@ -108,7 +108,7 @@ struct rv_wal {
                               ** when an fdatasync finishes or fails */
     int fsync_inflight;
     int fsync_watched;        /* a thread is waiting for the fsync's end */
-    _Atomic int gathering;    /* a sync waiter waits for inbound writers */
+    _Atomic int gathering;    /* sync waiters waiting for inbound writers */
     uint64_t fsync_target;    /* what the in-flight fsync covers */
     struct wal_completion fsync_done;
     int failed;               /* errno of the first failure, 0 if none */
@@ -498,7 +498,8 @@ void rv_wal_inbound(rv_wal *w, int delta)
     /* relaxed: a hint; the wake-up below goes through sync_gen */
     int now = atomic_fetch_add_explicit(&w->inbound, delta,
                                         memory_order_relaxed) + delta;
-    if (delta < 0 && now <= 0 && w->gathering) {
+    if (delta < 0 && now <= 0 &&
+        atomic_load_explicit(&w->gathering, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&w->sync_gen, 1, memory_order_release);
         syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAKE_PRIVATE,
                 INT_MAX, NULL, NULL, 0);
@@ -542,11 +543,11 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
         if (w->synced >= end) {
             ; /* finished meanwhile: the fast path above returns */
         } else if (!w->fsync_inflight && wal_fsync_gather(w, &gather_since)) {
-            w->gathering = 1;
+            atomic_fetch_add_explicit(&w->gathering, 1, memory_order_relaxed);
             pthread_mutex_unlock(&w->sync_mu);
             wal_sync_sleep_for(w, gen, WAL_GATHER_SLICE_NS);
             pthread_mutex_lock(&w->sync_mu);
-            w->gathering = 0;
+            atomic_fetch_sub_explicit(&w->gathering, 1, memory_order_relaxed);
         } else if (!w->fsync_inflight) {
             wal_fsync_start_locked(w);
         } else {
