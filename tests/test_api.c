@@ -1547,6 +1547,7 @@ static void test_files_avoid_stdio_descriptors(void **state)
     ravel_db *db = tu_open_ok(dir, NULL);
     tu_expect(db, NULL, "k", "v");
     TU_OK(ravel_close(db));
+    free(dir);
 }
 
 static void test_read_only_open(void **state)
