@@ -197,13 +197,13 @@ static void write_member_insert(ravel_db *db, struct rv_writer *w)
         rv_writer_await_done(w);
 }
 
-/* The group's WAL members have been appended (or failed): no longer
+/* The group's sync members have been appended (or failed): no longer
 ** inbound for the fdatasync gathering of rv_wal_sync_to. */
 static void write_leave_inbound(ravel_db *db, struct rv_write_group *g)
 {
     int n = 0;
     for (struct rv_writer *w = g->leader;; w = w->next) {
-        n += !(w->flags & RAVEL_NO_WAL);
+        n += (w->flags & RAVEL_SYNC) != 0;
         if (w == g->last)
             break;
     }
@@ -254,7 +254,7 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     w.size = b->len;
     w.status = RAVEL_OK;
 
-    if (!(flags & RAVEL_NO_WAL))
+    if (flags & RAVEL_SYNC) /* only sync writers gain from gathering */
         rv_wal_inbound(db->wal, 1);
     int state = rv_write_queue_join(&db->queue, &w);
     if (state == RV_WRITER_LEADER)

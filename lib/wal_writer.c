@@ -102,7 +102,7 @@ struct rv_wal {
     uint64_t synced;          /* logical offset known durable */
     _Atomic uint64_t synced_atomic; /* copy of synced for lock-free checks;
                               ** stored (release) under sync_mu */
-    _Atomic int inbound;      /* writers whose records are not yet
+    _Atomic int inbound;      /* sync writers whose records are not yet
                               ** appended (rv_wal_inbound); a hint */
     _Atomic uint32_t sync_gen;/* futex word: bumped (release) under sync_mu
                               ** when an fdatasync finishes or fails */

@@ -61,8 +61,8 @@ RAVEL_PRIVATE int rv_wal_append(rv_wal *w, size_t len, int want_sync,
 ** RAVEL_IOERR if one failed (never retried as if nothing happened). */
 RAVEL_PRIVATE int rv_wal_sync_to(rv_wal *w, uint64_t end);
 
-/* Counts writers on their way to an append (DELTA > 0 when a writer that
-** uses the WAL starts, < 0 once its group's append is done or failed).
+/* Counts sync writers on their way to an append (DELTA > 0 when one
+** starts, < 0 once its group's append is done or failed).
 ** A hint that lets a sync waiter wait for them before starting an
 ** fdatasync, so that one fdatasync covers more writers. */
 RAVEL_PRIVATE void rv_wal_inbound(rv_wal *w, int delta);
