@@ -290,10 +290,14 @@ static int wal_uring_submit_write(rv_wal *w, const char *p, size_t len,
                                   int link_sync)
 {
     pthread_mutex_lock(&w->sq_mu);
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
-    struct io_uring_sqe *sync_sqe = NULL;
-    if (sqe && link_sync)
-        sync_sqe = io_uring_get_sqe(&w->ring);
+    /* Take SQEs only when all of them fit: a half-prepared pair would be
+    ** submitted by the next io_uring_submit. */
+    struct io_uring_sqe *sqe = NULL, *sync_sqe = NULL;
+    if (io_uring_sq_space_left(&w->ring) >= (unsigned)(link_sync ? 2 : 1)) {
+        sqe = io_uring_get_sqe(&w->ring);
+        if (link_sync)
+            sync_sqe = io_uring_get_sqe(&w->ring);
+    }
     int r = -EBUSY;
     if (sqe && (!link_sync || sync_sqe)) {
         io_uring_prep_write(sqe, w->fd, p, (unsigned)len, off);
@@ -308,6 +312,9 @@ static int wal_uring_submit_write(rv_wal *w, const char *p, size_t len,
             r = 0;
     }
     pthread_mutex_unlock(&w->sq_mu);
+    /* Not submitted: the linked fdatasync will never complete by itself. */
+    if (r < 0 && link_sync)
+        wal_completion_set(&w->fsync_done, -ECANCELED);
     return r;
 }
 
