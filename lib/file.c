@@ -2,6 +2,7 @@
 ** file.c -- opening the files of a database (see file.h).
 */
 #include "file.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,4 +18,16 @@ int rv_open(const char *path, int flags, int mode)
     close(fd);
     errno = err;
     return moved;
+}
+
+int rv_sync_dir(const char *dir)
+{
+    int fd = rv_open(dir, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "open directory %s", dir);
+    int rc = RAVEL_OK;
+    if (fsync(fd) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync directory %s", dir);
+    close(fd);
+    return rc;
 }

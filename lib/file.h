@@ -1,5 +1,6 @@
 /*
-** file.h -- opening the files of a database.
+** file.h -- opening the files of a database, and making directory
+** entries durable.
 **
 ** A database file must never land on descriptor 0, 1 or 2: a program
 ** started with stdout closed would otherwise print into its WAL (the shell
@@ -15,5 +16,9 @@
 /* open(2) with O_CLOEXEC added, never returning 0, 1 or 2.  -1 and errno
 ** on failure. */
 RAVEL_PRIVATE int rv_open(const char *path, int flags, int mode);
+
+/* fsyncs directory DIR, making entries created or removed in it durable.
+** RAVEL_IOERR with a message naming DIR on failure. */
+RAVEL_PRIVATE int rv_sync_dir(const char *dir);
 
 #endif /* RAVEL_FILE_H */

@@ -168,18 +168,6 @@ static void wal_reader_unmap(struct wal_segment *s)
     s->data = NULL;
 }
 
-static int wal_reader_sync_dir(const char *dir)
-{
-    int fd = rv_open(dir, O_RDONLY | O_DIRECTORY, 0);
-    if (fd < 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "open directory %s", dir);
-    int rc = RAVEL_OK;
-    if (fsync(fd) < 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync directory %s", dir);
-    close(fd);
-    return rc;
-}
-
 /* Deletes PATH (SIZE bytes) and makes the deletion durable. */
 static int wal_reader_unlink(struct wal_replay *r, const char *path,
                              uint64_t size)
@@ -190,7 +178,7 @@ static int wal_reader_unlink(struct wal_replay *r, const char *path,
         return rv_error_errno(RAVEL_IOERR, errno, "unlink %s", path);
     }
     r->result->bytes_truncated += size;
-    return wal_reader_sync_dir(r->dir);
+    return rv_sync_dir(r->dir);
 }
 
 /* point_in_time: deletes the segments after index I, highest first. */

@@ -680,18 +680,6 @@ int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 
 /* ------------------------------------------------------------- segments */
 
-static int wal_sync_dir(const char *dir)
-{
-    int fd = rv_open(dir, O_RDONLY | O_DIRECTORY, 0);
-    if (fd < 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "open directory %s", dir);
-    int rc = RAVEL_OK;
-    if (fsync(fd) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync directory %s", dir);
-    close(fd);
-    return rc;
-}
-
 /* Creates segment NUMBER with its header durable; sets w->fd and friends. */
 static int wal_create_segment(rv_wal *w, uint64_t number)
 {
@@ -710,7 +698,7 @@ static int wal_create_segment(rv_wal *w, uint64_t number)
     else if (fdatasync(fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", path);
     if (rc == RAVEL_OK)
-        rc = wal_sync_dir(w->dir);
+        rc = rv_sync_dir(w->dir);
     if (rc != RAVEL_OK) {
         close(fd);
         unlink(path);
