@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "ravel.h"
-#include "options.h" /* rv_option_is_not_built */
+#include "util/options.h" /* rv_option_is_not_built */
 
 /* ------------------------------------------------------------------ flags */
 

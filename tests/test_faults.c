@@ -7,7 +7,7 @@
 ** why, and after close + reopen everything acknowledged before is there.
 */
 #include "testutil.h"
-#include "fault.h"
+#include "util/fault.h"
 
 #include <errno.h>
 #include <inttypes.h>

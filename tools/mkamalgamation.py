@@ -10,12 +10,21 @@ ravel.h is include/ravel.h.  ravel.c is, in order:
   - _GNU_SOURCE, and RAVEL_PRIVATE defined as static (unless predefined:
     the amalgamation test build passes -DRAVEL_PRIVATE= to reach rv_ hooks);
   - xxhash, header-only (XXH_INLINE_ALL), so no -lxxhash is needed;
-  - include/ravel.h, then every header of lib/ once, in dependency order
-    (each `#include "x.h"` resolved recursively, repeats dropped);
-  - every lib/*.c, in the order of meson.build's ravel_sources list.
-A lib/*.c missing from that list, or listed but missing, is an error.
+  - include/ravel.h, then every header below lib/ once, in dependency order
+    (each `#include "dir/x.h"`, a path relative to lib/, resolved
+    recursively, repeats dropped);
+  - every .c file below lib/, in the order of meson.build's ravel_sources
+    list.
+A .c file below lib/ missing from that list, or listed but missing, is an
+error.
 
-Usage: tools/mkamalgamation.py [--out DIR] [--commit ID]
+With --line-directives, every stretch of copied text is preceded by a
+`#line N "lib/dir/file.c"` directive, so that compiler messages and a
+debugger stepping through a build of ravel.c point into the real source
+files (useful in a checkout; the committed copy has none, since a project
+that drops ravel.c in has no lib/ to point to).
+
+Usage: tools/mkamalgamation.py [--out DIR] [--commit ID] [--line-directives]
 The output depends only on lib/, include/, meson.build and the commit id, so
 the same input gives byte-identical files; --commit fixes the id (CI uses it
 to compare content with the committed copy).
@@ -52,6 +61,15 @@ def rel(path):
     return os.path.relpath(path, ROOT)
 
 
+def lib_files(suffix):
+    """Every file below lib/ whose name ends with SUFFIX, sorted by path."""
+    found = []
+    for d, dirs, files in os.walk(LIB):
+        dirs.sort()
+        found += [os.path.join(d, f) for f in sorted(files) if f.endswith(suffix)]
+    return sorted(found, key=rel)
+
+
 def meson_sources():
     """The lib/*.c files of meson.build's `ravel_sources = files(...)`."""
     text = read(os.path.join(ROOT, 'meson.build'))
@@ -59,7 +77,7 @@ def meson_sources():
     if not m:
         die('meson.build: no `ravel_sources = files(...)` list')
     listed = re.findall(r"'([^']+)'", m.group(1))
-    on_disk = sorted('lib/' + f for f in os.listdir(LIB) if f.endswith('.c'))
+    on_disk = sorted(rel(p) for p in lib_files('.c'))
     missing = sorted(set(on_disk) - set(listed))
     if missing:
         die('lib/ has %s, not in meson.build\'s ravel_sources: add it there '
@@ -121,9 +139,14 @@ def git_commit():
 
 
 class Amalgamation:
-    def __init__(self):
+    def __init__(self, line_directives):
         self.out = []
         self.done = set()     # headers already inlined (or being inlined)
+        self.line_directives = line_directives
+
+    def line(self, number, path):
+        if self.line_directives:
+            self.emit('#line %d "%s"\n' % (number, rel(path)))
 
     def emit(self, text):
         self.out.append(text)
@@ -132,7 +155,7 @@ class Amalgamation:
         self.emit('/************** %s %s **************/\n' % (what, rel(path)))
 
     def find_header(self, name, including):
-        for d in (os.path.dirname(including), LIB, INCLUDE):
+        for d in (LIB, INCLUDE):
             path = os.path.join(d, name)
             if os.path.isfile(path):
                 return os.path.normpath(path)
@@ -143,7 +166,8 @@ class Amalgamation:
         """Copies PATH, replacing each local #include by the header's text
         the first time it appears and by a comment after that."""
         self.banner('Begin file', path)
-        for line in read(path).splitlines(keepends=True):
+        self.line(1, path)
+        for number, line in enumerate(read(path).splitlines(keepends=True), 1):
             m = LOCAL_INCLUDE.match(line)
             if m:
                 header = self.find_header(m.group(1), path)
@@ -155,6 +179,7 @@ class Amalgamation:
                     self.emit('/* #include "%s" */\n' % m.group(1))
                     self.inline(header)
                     self.banner('Continuing where we left off in', path)
+                self.line(number + 1, path)
             elif XXHASH_INCLUDE.match(line):
                 self.emit('/* #include <xxhash.h> -- at the top, with '
                           'XXH_INLINE_ALL */\n')
@@ -205,7 +230,7 @@ PRELUDE = '''\
 '''
 
 
-def generate(commit):
+def generate(commit, line_directives=False):
     ver = version()
     sources = meson_sources()
     check_names(sources)
@@ -215,17 +240,17 @@ def generate(commit):
     pub = os.path.join(INCLUDE, 'ravel.h')
     header = '/* %s */\n' % gen + read(pub)
 
-    a = Amalgamation()
+    a = Amalgamation(line_directives)
     a.emit('/* %s */\n' % gen)
     a.emit(PRELUDE)
     a.header_first(pub)
     # Every internal header, in dependency order: each pulls in what it
     # includes before itself.  Sorted, so the order does not depend on the
     # directory listing; ravel_int.h first, as every other header needs it.
-    headers = sorted(f for f in os.listdir(LIB) if f.endswith('.h'))
-    headers.sort(key=lambda f: f != 'ravel_int.h')
+    headers = lib_files('.h')
+    headers.sort(key=lambda p: rel(p) != 'lib/ravel_int.h')
     for h in headers:
-        a.header_first(os.path.join(LIB, h))
+        a.header_first(h)
     for src in sources:
         a.emit('\n')
         a.inline(os.path.join(ROOT, src))
@@ -251,9 +276,11 @@ def main():
     ap.add_argument('--commit', help='commit id to name in the header line '
                     '(default: git rev-parse --short HEAD, -dirty if lib/ '
                     'or include/ differ from it)')
+    ap.add_argument('--line-directives', action='store_true',
+                    help='emit #line directives pointing into lib/')
     args = ap.parse_args()
     commit = args.commit or git_commit()
-    header, source = generate(commit)
+    header, source = generate(commit, args.line_directives)
     os.makedirs(args.out, exist_ok=True)
     write_if_changed(os.path.join(args.out, 'ravel.h'), header)
     write_if_changed(os.path.join(args.out, 'ravel.c'), source)

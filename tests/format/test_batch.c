@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "batch.h"
-#include "dbformat.h"
+#include "db/batch.h"
+#include "db/dbformat.h"
 #include "ravel.h"
 
 struct seen_op {

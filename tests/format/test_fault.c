@@ -12,7 +12,7 @@
 
 #include <errno.h>
 
-#include "fault.h"
+#include "util/fault.h"
 
 static void test_disarmed(void **state)
 {

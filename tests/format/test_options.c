@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "options.h"
+#include "util/options.h"
 #include "ravel.h"
 
 static ravel_options *opts_new(void)

@@ -26,11 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "coding.h"
-#include "dbformat.h"
-#include "wal_format.h"
-#include "wal_reader.h"
+#include "db/batch.h"
+#include "util/coding.h"
+#include "db/dbformat.h"
+#include "wal/wal_format.h"
+#include "wal/wal_reader.h"
 
 #include <xxhash.h>
 

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "db_iter.h"
-#include "dbformat.h"
-#include "memtable.h"
+#include "db/db_iter.h"
+#include "db/dbformat.h"
+#include "memtable/memtable.h"
 
 static uint64_t test_rand(uint64_t *s)
 {

@@ -12,8 +12,8 @@
 #include <pthread.h>
 #include <cmocka.h>
 
-#include "dbformat.h"
-#include "memtable.h"
+#include "db/dbformat.h"
+#include "memtable/memtable.h"
 
 static _Atomic int thread_failures;
 static char thread_failure_msg[256];

@@ -17,9 +17,9 @@
 #include <sched.h>
 #include <cmocka.h>
 
-#include "arena.h"
-#include "dbformat.h"
-#include "skiplist.h"
+#include "util/arena.h"
+#include "db/dbformat.h"
+#include "memtable/skiplist.h"
 
 /* Failures seen by worker threads (cmocka's asserts must not run there). */
 static _Atomic int thread_failures;

@@ -12,10 +12,10 @@
 #define RAVEL_DB_H
 
 #include "ravel_int.h"
-#include "memtable.h"
-#include "options.h"
-#include "wal_writer.h"
-#include "write_group.h"
+#include "memtable/memtable.h"
+#include "util/options.h"
+#include "wal/wal_writer.h"
+#include "db/write_group.h"
 
 #include <pthread.h>
 

@@ -31,13 +31,13 @@
 ** zero bytes, so it cannot later sit before newer segments as an empty,
 ** headerless (that is: corrupt) one.
 */
-#include "wal_reader.h"
-#include "file.h"
-#include "batch.h"
-#include "coding.h"
-#include "dbformat.h"
-#include "error.h"
-#include "wal_format.h"
+#include "wal/wal_reader.h"
+#include "util/file.h"
+#include "db/batch.h"
+#include "util/coding.h"
+#include "db/dbformat.h"
+#include "util/error.h"
+#include "wal/wal_format.h"
 
 #include <xxhash.h>
 

@@ -6,10 +6,10 @@
 ** memtables), then looks newest first.  Nothing a reader does blocks a
 ** writer beyond the short version-reference critical section.
 */
-#include "db.h"
-#include "db_iter.h"
-#include "dbformat.h"
-#include "error.h"
+#include "db/db.h"
+#include "db/db_iter.h"
+#include "db/dbformat.h"
+#include "util/error.h"
 
 #include <stdlib.h>
 #include <string.h>

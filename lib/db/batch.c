@@ -14,9 +14,9 @@
 ** A small batch (one ravel_put) lives in inline_rep and needs no
 ** allocation; a bigger one moves to the heap and doubles as it grows.
 */
-#include "batch.h"
-#include "dbformat.h"
-#include "error.h"
+#include "db/batch.h"
+#include "db/dbformat.h"
+#include "util/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,11 +15,11 @@
 ** The skiplist knows the internal key's length, so key() is the node's key
 ** as it stands and value() starts right after it.
 */
-#include "memtable.h"
-#include "arena.h"
-#include "dbformat.h"
-#include "error.h"
-#include "skiplist.h"
+#include "memtable/memtable.h"
+#include "util/arena.h"
+#include "db/dbformat.h"
+#include "util/error.h"
+#include "memtable/skiplist.h"
 
 #include <stdlib.h>
 

@@ -12,7 +12,7 @@
 #define RAVEL_MEMTABLE_H
 
 #include "ravel_int.h"
-#include "iterator.h"
+#include "iter/iterator.h"
 
 typedef struct rv_memtable rv_memtable;
 

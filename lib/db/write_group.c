@@ -6,7 +6,7 @@
 ** at a time the mutex is never held across I/O.  The expensive part,
 ** waking sleepers, happens outside it.
 */
-#include "write_group.h"
+#include "db/write_group.h"
 
 #include <errno.h>
 #include <limits.h>

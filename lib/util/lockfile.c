@@ -2,9 +2,9 @@
 ** lockfile.c -- the LOCK file (see lockfile.h).  The file's contents are
 ** unused; only the lock on it matters.
 */
-#include "lockfile.h"
-#include "file.h"
-#include "error.h"
+#include "util/lockfile.h"
+#include "util/file.h"
+#include "util/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

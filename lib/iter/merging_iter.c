@@ -13,8 +13,8 @@
 ** the current key.  Children are few, so the smallest/largest is found by a
 ** linear scan rather than a heap.
 */
-#include "iterator.h"
-#include "dbformat.h"
+#include "iter/iterator.h"
+#include "db/dbformat.h"
 
 #include <stdlib.h>
 

@@ -33,11 +33,11 @@
 ** Without io_uring (RAVEL_OMIT_IO_URING, wal_io=sync, or a kernel that
 ** refuses it) the same protocol runs with pwrite() and fdatasync().
 */
-#include "wal_writer.h"
-#include "file.h"
-#include "error.h"
-#include "fault.h"
-#include "wal_format.h"
+#include "wal/wal_writer.h"
+#include "util/file.h"
+#include "util/error.h"
+#include "util/fault.h"
+#include "wal/wal_format.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,7 +16,7 @@
 #define RAVEL_WAL_WRITER_H
 
 #include "ravel_int.h"
-#include "options.h"
+#include "util/options.h"
 
 typedef struct rv_wal rv_wal;
 

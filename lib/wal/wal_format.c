@@ -14,8 +14,8 @@
 ** with its segment number, so a stale record in a reused file, or one
 ** copied into another segment, never verifies there.
 */
-#include "wal_format.h"
-#include "coding.h"
+#include "wal/wal_format.h"
+#include "util/coding.h"
 
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>

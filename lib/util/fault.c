@@ -10,7 +10,7 @@
 ** one of them sees the failure.  The disarmed path is a single relaxed
 ** load, so production writes pay nothing measurable for the hook.
 */
-#include "fault.h"
+#include "util/fault.h"
 
 #include <errno.h>
 

@@ -20,11 +20,11 @@
 ** reopened) and every member of the group gets the error; the group's
 ** sequence numbers are never reused.
 */
-#include "batch.h"
-#include "db.h"
-#include "dbformat.h"
-#include "error.h"
-#include "wal_format.h"
+#include "db/batch.h"
+#include "db/db.h"
+#include "db/dbformat.h"
+#include "util/error.h"
+#include "wal/wal_format.h"
 
 #include <string.h>
 

@@ -16,7 +16,7 @@
 #define RAVEL_BATCH_H
 
 #include "ravel_int.h"
-#include "coding.h"
+#include "util/coding.h"
 
 #define RV_BATCH_HEADER_SIZE 12
 

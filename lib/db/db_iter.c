@@ -14,8 +14,8 @@
 ** to know which version is newest), so the key and value are copied into
 ** SAVED_KEY / SAVED_VALUE.
 */
-#include "db_iter.h"
-#include "dbformat.h"
+#include "db/db_iter.h"
+#include "db/dbformat.h"
 
 #include <stdlib.h>
 

@@ -13,8 +13,8 @@
 ** rather than half-parsed, because a mistyped option silently replaced by
 ** a default is worse than a failed open.
 */
-#include "options.h"
-#include "error.h"
+#include "util/options.h"
+#include "util/error.h"
 
 #include <ctype.h>
 #include <stddef.h>

@@ -31,8 +31,8 @@
 ** height before the head's link at that level just finds NULL and drops a
 ** level.
 */
-#include "skiplist.h"
-#include "dbformat.h"
+#include "memtable/skiplist.h"
+#include "db/dbformat.h"
 
 #include <assert.h>
 

@@ -13,7 +13,7 @@
 #define RAVEL_DBFORMAT_H
 
 #include "ravel_int.h"
-#include "coding.h"
+#include "util/coding.h"
 
 /* Operation types.  They are stored on disk (WAL, batches): DO NOT CHANGE
 ** THESE VALUES. */

@@ -1,8 +1,8 @@
 /*
 ** file.c -- opening the files of a database (see file.h).
 */
-#include "file.h"
-#include "error.h"
+#include "util/file.h"
+#include "util/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #define RAVEL_DB_ITER_H
 
 #include "ravel_int.h"
-#include "iterator.h"
+#include "iter/iterator.h"
 
 typedef struct rv_db_iter rv_db_iter;
 

@@ -15,7 +15,7 @@
 ** of their own).  The count of a full block may overshoot its size: a
 ** failed fetch_add just leaves it too large, which is harmless.
 */
-#include "arena.h"
+#include "util/arena.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -31,7 +31,7 @@
 #define RAVEL_WAL_READER_H
 
 #include "ravel_int.h"
-#include "options.h"
+#include "util/options.h"
 
 /* Called for every good batch record in WAL order with its payload (a
 ** batch rep, already structurally validated).  Non-zero return stops the

@@ -5,7 +5,7 @@
 ** them.  The message is plain text, at most RV_ERRMSG_MAX-1 bytes, cut at
 ** that length if longer.
 */
-#include "error.h"
+#include "util/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -10,13 +10,13 @@
 **   wal-NNNNNNNN.log    WAL segments (wal_format.h); each open starts a new
 **                       one, and so does each memtable switch
 */
-#include "batch.h"
-#include "file.h"
-#include "db.h"
-#include "error.h"
-#include "lockfile.h"
-#include "wal_format.h"
-#include "wal_reader.h"
+#include "db/batch.h"
+#include "util/file.h"
+#include "db/db.h"
+#include "util/error.h"
+#include "util/lockfile.h"
+#include "wal/wal_format.h"
+#include "wal/wal_reader.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -19,7 +19,7 @@
 #define RAVEL_SKIPLIST_H
 
 #include "ravel_int.h"
-#include "arena.h"
+#include "util/arena.h"
 
 #define RV_SKIPLIST_MAX_HEIGHT 12
 #define RV_SKIPLIST_BRANCHING 4
