@@ -1,7 +1,12 @@
 /*
-** db.h -- the database handle shared by db.c (open, close, recovery,
-** properties), db_write.c (the write path) and db_read.c (gets, snapshots,
-** iterators).
+** db.h -- the database handle, shared by the files of lib/db/:
+**   db.c          the handle: open, close, checking a handle
+**   db_dir.c      the directory: creating it, IDENTITY
+**   recovery.c    replaying the WAL on open
+**   version.c     the memtables reads see (version.h)
+**   db_write.c    the write path; write_group.c forms the groups
+**   db_read.c     gets, snapshots, iterators
+**   properties.c  ravel_property
 **
 ** Visibility: last_visible_seq is the sequence number reads and snapshots
 ** use.  In the default (ordered) mode it advances only when a whole write
@@ -12,28 +17,16 @@
 #define RAVEL_DB_H
 
 #include "ravel_int.h"
+#include "db/version.h"
+#include "db/write_group.h"
 #include "memtable/memtable.h"
 #include "util/options.h"
 #include "wal/wal_writer.h"
-#include "db/write_group.h"
 
 #include <pthread.h>
 
 #define RV_DB_MAGIC 0x7261766c64624f4bull  /* alive */
 #define RV_DB_DEAD 0x7261766c64624445ull   /* closed */
-
-/* The memtables a read sees: the active one and the immutable ones,
-** newest first.  Immutable; replaced (not changed) when the leader
-** switches memtables; readers hold a reference while they use it. */
-struct rv_version {
-    _Atomic int refs;
-    rv_memtable *mem;
-    int n_imm;
-    rv_memtable **imm;      /* newest first */
-    uint64_t *imm_wal;      /* the first WAL segment each imm needs (seam
-                            ** for flushing: segments older than the oldest
-                            ** unflushed memtable's can be deleted) */
-};
 
 struct ravel_db {
     uint64_t magic;                 /* RV_DB_MAGIC while open */
@@ -45,8 +38,6 @@ struct ravel_db {
     /* Write path. */
     struct rv_write_queue queue;
     rv_wal *wal;                    /* NULL when read_only */
-    rv_memtable *mem;               /* active memtable; leader only */
-    uint64_t mem_wal_segment;       /* first segment mem's data is in */
     uint64_t last_seq;              /* last assigned sequence; leader only */
     uint64_t next_segment;          /* leader only */
     _Atomic uint64_t last_seq_stat; /* copy of last_seq for properties */
@@ -69,9 +60,11 @@ struct ravel_db {
 /* Checks that DB is a live handle; sets the message otherwise. */
 RAVEL_PRIVATE int rv_db_check(ravel_db *db, const char *fn);
 
-/* The current version with a reference taken. */
+/* The current version with a reference taken (version.c). */
 RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);
-RAVEL_PRIVATE void rv_version_unref(struct rv_version *v);
+
+/* The memtable the write-group leader inserts into.  Leader only. */
+RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
 
 /* Installs a version whose active memtable is MEM (a fresh one), moving
 ** the previous active memtable to the immutable list.  Leader only. */
@@ -81,6 +74,13 @@ RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
 /* Stops writes: every later write returns RC (RAVEL_READONLY) and the
 ** reason is kept for ravel.read_only_reason.  First reason wins. */
 RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, const char *reason);
+
+/* Prepares the directory (db_dir.c): creates it and IDENTITY when asked
+** and allowed, or checks they are there; takes the LOCK. */
+RAVEL_PRIVATE int rv_db_prepare_dir(ravel_db *db);
+
+/* Replays the WAL into the active memtable (recovery.c). */
+RAVEL_PRIVATE int rv_db_recover(ravel_db *db);
 
 /* Appends a timestamped line to the LOG file of the database. */
 RAVEL_PRIVATE void rv_db_log(ravel_db *db, const char *fmt, ...)

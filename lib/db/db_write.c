@@ -122,14 +122,15 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
         return write_refusal(db);
 
     int rc = RAVEL_OK;
-    if (rv_memtable_memory_usage(db->mem) >= db->options.write_buffer_size)
+    if (rv_memtable_memory_usage(rv_db_active_memtable(db)) >=
+        db->options.write_buffer_size)
         rc = write_switch_memtable(db);
     if (rc != RAVEL_OK)
         goto out;
 
     int want_sync = 0;
     size_t wal_bytes = write_assign_sequences(db, g, &want_sync);
-    g->memtable = db->mem;
+    g->memtable = rv_db_active_memtable(db);
     if (wal_bytes == 0)
         return RAVEL_OK;
 

@@ -4,6 +4,7 @@
 */
 #include "util/lockfile.h"
 #include "util/file.h"
+#include "util/filename.h"
 #include "util/error.h"
 
 #include <errno.h>
@@ -14,8 +15,10 @@
 
 int rv_lockfile_acquire(const char *dir, int *fd_out)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/LOCK", dir);
+    char path[RV_PATH_MAX];
+    int rc = rv_path_join(path, dir, RV_FILE_LOCK);
+    if (rc)
+        return rc;
     int fd = rv_open(path, O_RDWR | O_CREAT, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", path);

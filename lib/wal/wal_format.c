@@ -23,34 +23,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void rv_wal_segment_name(char *buf, size_t size, uint64_t number)
-{
-    snprintf(buf, size, "wal-%08llu.log", (unsigned long long)number);
-}
-
-/* Accepts exactly the names rv_wal_segment_name produces: "wal-", at least
-** 8 decimal digits (no leading zero beyond the 8-digit padding), ".log". */
-int rv_wal_parse_segment_name(const char *name, uint64_t *number)
-{
-    if (strncmp(name, "wal-", 4) != 0)
-        return 0;
-    const char *p = name + 4;
-    uint64_t v = 0;
-    size_t digits = 0;
-    for (; *p >= '0' && *p <= '9'; p++, digits++) {
-        uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return 0;
-        v = v * 10 + d;
-    }
-    if (digits < 8 || strcmp(p, ".log") != 0)
-        return 0;
-    if (digits > 8 && name[4] == '0')
-        return 0; /* not canonical: two names for one number */
-    *number = v;
-    return 1;
-}
-
 void rv_wal_encode_segment_header(char *dst, uint64_t number)
 {
     rv_put_fixed64(dst, RV_WAL_MAGIC);

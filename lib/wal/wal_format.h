@@ -50,15 +50,6 @@ static inline size_t rv_wal_record_size(size_t len)
     return RV_WAL_RECORD_HEADER_SIZE + rv_wal_padded(len);
 }
 
-/* Segment file name for NUMBER into BUF ("wal-00000012.log"). */
-RAVEL_PRIVATE void rv_wal_segment_name(char *buf, size_t size,
-                                       uint64_t number);
-
-/* Parses a directory entry name; returns 1 and sets *number if it is a
-** WAL segment name. */
-RAVEL_PRIVATE int rv_wal_parse_segment_name(const char *name,
-                                            uint64_t *number);
-
 /* Fills a 32-byte segment header. */
 RAVEL_PRIVATE void rv_wal_encode_segment_header(char *dst, uint64_t number);
 

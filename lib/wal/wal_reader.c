@@ -33,6 +33,7 @@
 */
 #include "wal/wal_reader.h"
 #include "util/file.h"
+#include "util/filename.h"
 #include "db/batch.h"
 #include "util/coding.h"
 #include "db/dbformat.h"
@@ -66,7 +67,7 @@ struct wal_problem {
 };
 
 struct wal_segment {
-    char path[PATH_MAX];
+    char path[RV_PATH_MAX];
     uint64_t number;
     const char *data;  /* the mapped file; NULL when it is empty */
     size_t size;
@@ -124,16 +125,6 @@ static int wal_reader_zero(const char *p, size_t n)
 
 /* ---------------------------------------------------------- segment files */
 
-static int wal_reader_path(char *buf, const char *dir, uint64_t number)
-{
-    char name[64];
-    rv_wal_segment_name(name, sizeof name, number);
-    int n = snprintf(buf, PATH_MAX, "%s/%s", dir, name);
-    if (n < 0 || n >= PATH_MAX)
-        return rv_error_errno(RAVEL_IOERR, ENAMETOOLONG, "%s/%s", dir, name);
-    return RAVEL_OK;
-}
-
 static int wal_reader_map(struct wal_segment *s)
 {
     int fd = rv_open(s->path, O_RDONLY, 0);
@@ -185,9 +176,9 @@ static int wal_reader_unlink(struct wal_replay *r, const char *path,
 static int wal_reader_delete_after(struct wal_replay *r, int i)
 {
     for (int j = r->n - 1; j > i; j--) {
-        char path[PATH_MAX];
+        char path[RV_PATH_MAX];
         struct stat st;
-        int rc = wal_reader_path(path, r->dir, r->numbers[j]);
+        int rc = rv_wal_segment_path(path, r->dir, r->numbers[j]);
         if (rc)
             return rc;
         if (stat(path, &st) < 0) {
@@ -532,7 +523,7 @@ int rv_wal_replay(const char *dir, const uint64_t *numbers, int n,
         struct wal_segment s = {
             .number = numbers[i], .is_last = i == n - 1, .cut = WAL_NO_CUT,
         };
-        int rc = wal_reader_path(s.path, dir, s.number);
+        int rc = rv_wal_segment_path(s.path, dir, s.number);
         if (!rc)
             rc = wal_reader_map(&s);
         if (rc)

@@ -35,6 +35,7 @@
 */
 #include "wal/wal_writer.h"
 #include "util/file.h"
+#include "util/filename.h"
 #include "util/error.h"
 #include "util/fault.h"
 #include "wal/wal_format.h"
@@ -683,16 +684,16 @@ int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 /* Creates segment NUMBER with its header durable; sets w->fd and friends. */
 static int wal_create_segment(rv_wal *w, uint64_t number)
 {
-    char name[64], path[4096];
-    rv_wal_segment_name(name, sizeof name, number);
-    snprintf(path, sizeof path, "%s/%s", w->dir, name);
+    char path[RV_PATH_MAX];
+    int rc = rv_wal_segment_path(path, w->dir, number);
+    if (rc)
+        return rc;
     int fd = rv_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", path);
 
     char header[RV_WAL_HEADER_SIZE];
     rv_wal_encode_segment_header(header, number);
-    int rc = RAVEL_OK;
     if (pwrite(fd, header, sizeof header, 0) != (ssize_t)sizeof header)
         rc = rv_error_errno(RAVEL_IOERR, errno ? errno : EIO, "write %s", path);
     else if (fdatasync(fd) != 0)

@@ -30,6 +30,7 @@
 #include "util/coding.h"
 #include "db/dbformat.h"
 #include "wal/wal_format.h"
+#include "util/filename.h"
 #include "wal/wal_reader.h"
 
 #include <xxhash.h>

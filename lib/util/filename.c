@@ -1,0 +1,52 @@
+/*
+** filename.c -- file names of a database directory (see filename.h).
+*/
+#include "util/filename.h"
+#include "util/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int rv_path_join(char *buf, const char *dir, const char *name)
+{
+    int n = snprintf(buf, RV_PATH_MAX, "%s/%s", dir, name);
+    if (n < 0 || n >= RV_PATH_MAX)
+        return rv_error(RAVEL_INVALID, "path %s/%s is longer than %d bytes",
+                        dir, name, RV_PATH_MAX - 1);
+    return RAVEL_OK;
+}
+
+void rv_wal_segment_name(char *buf, size_t size, uint64_t number)
+{
+    snprintf(buf, size, "wal-%08llu.log", (unsigned long long)number);
+}
+
+int rv_wal_segment_path(char *buf, const char *dir, uint64_t number)
+{
+    char name[32];
+    rv_wal_segment_name(name, sizeof name, number);
+    return rv_path_join(buf, dir, name);
+}
+
+/* Accepts exactly the names rv_wal_segment_name produces: "wal-", at least
+** 8 decimal digits (no leading zero beyond the 8-digit padding), ".log". */
+int rv_wal_parse_segment_name(const char *name, uint64_t *number)
+{
+    if (strncmp(name, "wal-", 4) != 0)
+        return 0;
+    const char *p = name + 4;
+    uint64_t v = 0;
+    size_t digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    if (digits < 8 || strcmp(p, ".log") != 0)
+        return 0;
+    if (digits > 8 && name[4] == '0')
+        return 0; /* not canonical: two names for one number */
+    *number = v;
+    return 1;
+}

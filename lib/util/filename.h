@@ -1,0 +1,40 @@
+/*
+** filename.h -- the names of the files in a database directory, and the
+** one place their paths are built.
+**
+** Owns: every file name ravel writes (IDENTITY, LOCK, LOG, WAL segments
+** "wal-NNNNNNNN.log") and joining them to the directory.  A path that does
+** not fit in RV_PATH_MAX bytes is an error naming it, never a silently
+** truncated name that would open some other file.
+*/
+#ifndef RAVEL_FILENAME_H
+#define RAVEL_FILENAME_H
+
+#include "ravel_int.h"
+
+#define RV_PATH_MAX 4096
+
+#define RV_FILE_IDENTITY "IDENTITY"
+#define RV_FILE_LOCK "LOCK"
+#define RV_FILE_LOG "LOG"
+
+/* DIR "/" NAME into BUF (RV_PATH_MAX bytes).  RAVEL_INVALID with a message
+** naming the path when it would not fit. */
+RAVEL_PRIVATE int rv_path_join(char *buf, const char *dir, const char *name);
+
+/* The path of WAL segment NUMBER of directory DIR into BUF (RV_PATH_MAX
+** bytes); RAVEL_INVALID when it would not fit. */
+RAVEL_PRIVATE int rv_wal_segment_path(char *buf, const char *dir,
+                                      uint64_t number);
+
+/* WAL segment file name for NUMBER into BUF ("wal-00000012.log"); SIZE
+** of at least 32 bytes always suffices. */
+RAVEL_PRIVATE void rv_wal_segment_name(char *buf, size_t size,
+                                       uint64_t number);
+
+/* Parses a directory entry name; returns 1 and sets *number if it is a
+** WAL segment name as rv_wal_segment_name writes it. */
+RAVEL_PRIVATE int rv_wal_parse_segment_name(const char *name,
+                                            uint64_t *number);
+
+#endif /* RAVEL_FILENAME_H */
