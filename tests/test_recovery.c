@@ -12,10 +12,11 @@
 ** exactly the keys the mode promises -- and the repair must stick: the
 ** next open sees the same keys.
 **
-** Damage is placed with the WAL format of lib/wal_format.h (docs/
-** formats.md): a 32-byte segment header, then records of a 16-byte header
+** Damage is placed with the WAL format of lib/wal/wal_format.h (docs/
+** formats.md): a 40-byte segment header, then records of a 16-byte header
 ** (checksum:8 length:4 type:1 zero:3) and the payload padded to 8 bytes;
-** a zero record header ends the data.
+** a zero record header ends the data, and a closed segment ends with a
+** seal record (type 2).
 */
 #include "testutil.h"
 
@@ -30,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SEG_HEADER 32
+#define SEG_HEADER 40
 #define REC_HEADER 16
 #define PER_SEG 10
 #define MAX_SEGS 16
@@ -111,8 +112,8 @@ static int parse_records(const char *path, struct rec *recs)
     size_t off = SEG_HEADER;
     while (off + REC_HEADER <= len) {
         static const unsigned char zero[REC_HEADER];
-        if (memcmp(p + off, zero, REC_HEADER) == 0)
-            break;
+        if (memcmp(p + off, zero, REC_HEADER) == 0 || p[off + 12] == 2)
+            break; /* the end, or the seal written at close */
         size_t plen = get32(p + off + 8);
         size_t size = REC_HEADER + ((plen + 7) & ~(size_t)7);
         assert_true(off + size <= len);
@@ -463,13 +464,16 @@ static void test_torn_tail_header(void **state)
 }
 
 /* The file keeps its length (preallocated), but the end of the last
-** record never reached the disk: zeros from its middle on. */
+** record never reached the disk: zeros from its middle on (the seal that
+** close writes after it included). */
 static void damage_torn_zeroed(struct seg *segs, struct rec recs[][MAX_RECS],
                                struct expect *e)
 {
     struct rec *last = &recs[0][PER_SEG - 1];
     size_t from = last->off + REC_HEADER + last->len / 2;
-    file_zero(segs[0].path, from, last->off + last->size - from);
+    struct stat st;
+    assert_int_equal(stat(segs[0].path, &st), 0);
+    file_zero(segs[0].path, from, (size_t)st.st_size - from);
     expect_torn_tail(segs, last, from, e);
 }
 

@@ -147,7 +147,8 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         db->log_fd = rv_log_open(db->dir);
     rc = rv_db_recover(db);
     if (rc == RAVEL_OK && !db->options.read_only)
-        rc = rv_wal_open(db->dir, db->next_segment++, &db->options, &db->wal);
+        rc = rv_wal_open(db->dir, db->next_segment++, db->wal_prev_end,
+                         &db->options, &db->wal);
     if (rc)
         goto out;
     atomic_store_explicit(&db->last_seq_stat, db->last_seq,

@@ -40,6 +40,9 @@ struct ravel_db {
     rv_wal *wal;                    /* NULL when read_only */
     uint64_t last_seq;              /* last assigned sequence; leader only */
     uint64_t next_segment;          /* leader only */
+    uint64_t wal_prev_end;          /* set by recovery: where the data of
+                                    ** the last replayed segment ends, the
+                                    ** first new segment's prev_end */
     _Atomic uint64_t last_seq_stat; /* copy of last_seq for properties */
     _Atomic uint64_t last_visible_seq; /* release by group completer */
 

@@ -3,6 +3,7 @@
 */
 #include "util/file.h"
 #include "util/error.h"
+#include "util/sync_journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,8 @@ int rv_sync_dir(const char *dir)
     int rc = RAVEL_OK;
     if (fsync(fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fsync directory %s", dir);
+    else
+        rv_sync_journal_dir(dir);
     close(fd);
     return rc;
 }

@@ -3,9 +3,10 @@
 ** records.  The layout (also in wal_format.h and docs/formats.md):
 **
 **   segment := header  record*  [zero padding or preallocated space]
-**   header  := magic:fixed64 ("RAVELWAL")  version:fixed32 (1)
-**              header_size:fixed32 (32)  segment_number:fixed64
-**              checksum:fixed64            XXH3_64 of the first 24 bytes
+**   header  := magic:fixed64 ("RAVELWAL")  version:fixed32 (2)
+**              header_size:fixed32 (40)  segment_number:fixed64
+**              prev_end:fixed64
+**              checksum:fixed64            XXH3_64 of the first 32 bytes
 **   record  := checksum:fixed64  length:fixed32  type:u8  zero:u8[3]
 **              payload[length]  zero padding to a multiple of 8 bytes
 **
@@ -23,13 +24,21 @@
 #include <stdio.h>
 #include <string.h>
 
-void rv_wal_encode_segment_header(char *dst, uint64_t number)
+void rv_wal_encode_segment_header(char *dst, uint64_t number,
+                                  uint64_t prev_end)
 {
     rv_put_fixed64(dst, RV_WAL_MAGIC);
     rv_put_fixed32(dst + 8, RV_WAL_VERSION);
     rv_put_fixed32(dst + 12, RV_WAL_HEADER_SIZE);
     rv_put_fixed64(dst + 16, number);
-    rv_put_fixed64(dst + 24, XXH3_64bits(dst, 24));
+    rv_put_fixed64(dst + 24, prev_end);
+    rv_put_fixed64(dst + 32, XXH3_64bits(dst, 32));
+}
+
+void rv_wal_encode_seal(char *dst, uint64_t segment_number, uint64_t offset)
+{
+    rv_put_fixed64(dst + RV_WAL_RECORD_HEADER_SIZE, offset);
+    rv_wal_seal_record(dst, segment_number, RV_WAL_SEAL, RV_WAL_SEAL_PAYLOAD);
 }
 
 uint64_t rv_wal_record_checksum(uint64_t segment_number, const char *hdr,

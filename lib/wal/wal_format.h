@@ -5,14 +5,22 @@
 **
 ** The WAL is a sequence of segment files "wal-NNNNNNNN.log" (decimal
 ** segment number, 8 digits or more) in the database directory.  Segment
-** numbers increase; replay reads segments in that order.
+** numbers are consecutive; replay reads segments in that order.
 **
 **   segment := header  record*  [zero padding or preallocated space]
-**   header  := magic:fixed64 ("RAVELWAL")  version:fixed32 (1)
-**              header_size:fixed32 (32)  segment_number:fixed64
-**              checksum:fixed64            XXH3_64 of the first 24 bytes
+**   header  := magic:fixed64 ("RAVELWAL")  version:fixed32 (2)
+**              header_size:fixed32 (40)  segment_number:fixed64
+**              prev_end:fixed64
+**              checksum:fixed64            XXH3_64 of the first 32 bytes
 **   record  := checksum:fixed64  length:fixed32  type:u8  zero:u8[3]
 **              payload[length]  zero padding to a multiple of 8 bytes
+**
+** prev_end is the byte offset at which the data of segment number - 1
+** ended (where replay finds its clean end), or 0 for a segment that starts
+** the log.  Together with consecutive numbering it makes a missing or
+** shortened segment detectable: a hole in the log is never mistaken for
+** its end.  Version 1 headers (32 bytes, no prev_end; ravel 0.1.0) are
+** still read; they vouch for nothing.
 **
 ** A record's checksum is XXH3_64bits_withSeed over bytes 8..16 of its
 ** header followed by its payload, seeded with the segment number, so a
@@ -23,6 +31,11 @@
 **
 ** Record types (on disk: DO NOT CHANGE THESE VALUES):
 **   1 = RV_WAL_BATCH: payload is one batch rep (batch.h), sequence filled.
+**   2 = RV_WAL_SEAL: payload is fixed64, the record's own offset in the
+**       segment.  Written as the last record when a database is closed,
+**       after an fdatasync of everything before it: a segment that ends
+**       with a seal was complete and durable, so damage anywhere in it is
+**       corruption, never a torn write.
 */
 #ifndef RAVEL_WAL_FORMAT_H
 #define RAVEL_WAL_FORMAT_H
@@ -30,14 +43,19 @@
 #include "ravel_int.h"
 
 #define RV_WAL_MAGIC 0x4c41574c45564152ull /* "RAVELWAL" little-endian */
-#define RV_WAL_VERSION 1
-#define RV_WAL_HEADER_SIZE 32
+#define RV_WAL_VERSION 2
+#define RV_WAL_HEADER_SIZE 40    /* version 2 */
+#define RV_WAL_V1_HEADER_SIZE 32 /* version 1: no prev_end */
 #define RV_WAL_RECORD_HEADER_SIZE 16
 #define RV_WAL_ALIGN 8
 
 enum rv_wal_record_type {
     RV_WAL_BATCH = 1,
+    RV_WAL_SEAL = 2,
 };
+
+#define RV_WAL_SEAL_PAYLOAD 8
+#define RV_WAL_SEAL_SIZE (RV_WAL_RECORD_HEADER_SIZE + RV_WAL_SEAL_PAYLOAD)
 
 static inline size_t rv_wal_padded(size_t n)
 {
@@ -50,8 +68,15 @@ static inline size_t rv_wal_record_size(size_t len)
     return RV_WAL_RECORD_HEADER_SIZE + rv_wal_padded(len);
 }
 
-/* Fills a 32-byte segment header. */
-RAVEL_PRIVATE void rv_wal_encode_segment_header(char *dst, uint64_t number);
+/* Fills a version-2 segment header (RV_WAL_HEADER_SIZE bytes) for segment
+** NUMBER whose predecessor's data ended at PREV_END (0: none). */
+RAVEL_PRIVATE void rv_wal_encode_segment_header(char *dst, uint64_t number,
+                                               uint64_t prev_end);
+
+/* Writes a seal record at DST (RV_WAL_SEAL_SIZE bytes) for a segment whose
+** data ends at OFFSET, where the seal goes. */
+RAVEL_PRIVATE void rv_wal_encode_seal(char *dst, uint64_t segment_number,
+                                      uint64_t offset);
 
 /* Writes a record (header + payload + padding) at DST, which must have
 ** rv_wal_record_size(len) bytes; returns that size. */

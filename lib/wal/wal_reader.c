@@ -12,16 +12,34 @@
 ** with the segment number), its type is a batch, its payload is a
 ** well-formed batch and its sequence numbers follow the previous batch's.
 **
-** Torn or corrupt?  A crash can only damage the end of what was being
-** written, so a bad record is a torn tail only if it is in the LAST
-** segment, nothing but zero bytes follows it, and no record verifies
-** anywhere after its start (this last test keeps a middle record whose
-** length field was damaged, which then seems to run past EOF, from being
-** mistaken for a torn tail and silently cutting off the good records
-** behind it).  A bad segment header in the last segment is a torn tail
-** when it fails its checksum (or the file is shorter than a header) and
-** only zeros follow: the crash came between creating the file and writing
-** its header.  Everything else is corruption.
+** What can a crash or a power loss damage?  Every segment but the last
+** was fdatasynced whole before the next one was created (at a switch, and
+** at recovery -- db/recovery.c), and the next one's header records where
+** its data ended (prev_end); a segment sealed at close ends with a seal
+** record written after an fdatasync.  So only the tail of the LAST,
+** unsealed segment, after its last completed fdatasync, can be damaged by
+** a power loss -- and there the page cache may have written back any
+** subset of pages: a bad record may be followed by records that verify.
+**
+** Hence the classification:
+**   torn          a bad record (or header) with only zero bytes after it
+**                 and no record that verifies behind it, in the last
+**                 segment: a write cut short.
+**   unsynced tail a record that fails its checksum or length in the last
+**                 segment when it is not sealed, whatever follows: what a
+**                 power loss leaves of pages never covered by an
+**                 fdatasync.  No record after it can have been
+**                 acknowledged as synced (an fdatasync that covered a
+**                 later record covered this one too).
+**   hole          a segment missing from the numbering, a first segment
+**                 whose header names a predecessor, or a segment whose data
+**                 does not end where the next one's header says it did.
+**   corruption    everything else: a record that verified but is
+**                 malformed, damage in a segment that is not the last or
+**                 in a sealed one, a bad header with data behind it.
+** tolerate_corrupted_tail_records (the default) drops torn and unsynced
+** tails, so it opens every database a power loss can produce without
+** losing a synced write, and refuses corruption and holes.
 **
 ** Files are modified only after the segment is unmapped, and never when
 ** READ_ONLY.  point_in_time deletes the later segments before truncating
@@ -38,6 +56,7 @@
 #include "util/coding.h"
 #include "db/dbformat.h"
 #include "util/error.h"
+#include "util/sync_journal.h"
 #include "wal/wal_format.h"
 
 #include <xxhash.h>
@@ -63,6 +82,8 @@ struct wal_problem {
                       ** EOF); SIZE_MAX if unknown */
     size_t resume;    /* skip mode: where to go on, 0 = resynchronise */
     enum wal_kind kind;
+    int in_header;    /* the segment header is bad */
+    int verified;     /* the record's checksum verified: not a torn write */
     char why[320];
 };
 
@@ -72,6 +93,12 @@ struct wal_segment {
     const char *data;  /* the mapped file; NULL when it is empty */
     size_t size;
     int is_last;
+    size_t header_size;/* 40 (version 2) or 32 (version 1) */
+    uint64_t prev_end; /* version 2: where the predecessor's data ended */
+    int sealed;        /* the segment ends with a seal record */
+    int after_seal;    /* the walk has passed the seal: only zeros may
+                       ** follow */
+    size_t data_end;   /* where the walk found the clean end */
     size_t cut;        /* truncate here once unmapped (< header size:
                        ** delete the file); WAL_NO_CUT to keep it */
 };
@@ -87,6 +114,8 @@ struct wal_replay {
     struct rv_wal_replay_result *result;
     uint64_t max_seq;  /* last sequence number replayed */
     int stop;          /* replay ends after the current segment */
+    int have_prev;     /* a segment was replayed before the current one */
+    size_t prev_data_end; /* ... and its data ended here */
 };
 
 static const char *wal_reader_mode_name(enum rv_recovery_mode mode)
@@ -113,6 +142,8 @@ static void wal_reader_why(struct wal_problem *pb, size_t off, size_t extent,
     pb->extent = extent;
     pb->resume = 0;
     pb->kind = WAL_CORRUPT;
+    pb->in_header = 0;
+    pb->verified = 0;
     va_start(ap, fmt);
     vsnprintf(pb->why, sizeof pb->why, fmt, ap);
     va_end(ap);
@@ -196,7 +227,7 @@ static int wal_reader_delete_after(struct wal_replay *r, int i)
 /* Carries out s->cut: truncate and fsync, or delete a headerless file. */
 static int wal_reader_cut(struct wal_replay *r, struct wal_segment *s)
 {
-    if (s->cut < RV_WAL_HEADER_SIZE)
+    if (s->cut < RV_WAL_V1_HEADER_SIZE)
         return wal_reader_unlink(r, s->path, s->size);
     if (s->cut >= s->size)
         return RAVEL_OK;
@@ -211,6 +242,8 @@ static int wal_reader_cut(struct wal_replay *r, struct wal_segment *s)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", s->path);
     else
         r->result->bytes_truncated += s->size - s->cut;
+    if (rc == RAVEL_OK)
+        rv_sync_journal_file(fd, s->cut);
     close(fd);
     return rc;
 }
@@ -256,55 +289,88 @@ static void wal_reader_classify(const struct wal_segment *s,
     if (end < s->size && !wal_reader_zero(s->data + end, s->size - end))
         return;
     size_t from = pb->off + RV_WAL_ALIGN;
-    if (from < RV_WAL_HEADER_SIZE)
-        from = RV_WAL_HEADER_SIZE;
+    if (from < s->header_size)
+        from = s->header_size;
     if (wal_reader_resync(s, from, end) != SIZE_MAX)
         return;
     pb->kind = WAL_TORN;
 }
 
-/* 1 if the segment header is good; else 0 with *pb describing it. */
-static int wal_reader_check_header(const struct wal_segment *s,
+/* Which header layout verifies at the start of S: 2, 1, or 0 if none. */
+static int wal_reader_header_layout(const struct wal_segment *s)
+{
+    const char *h = s->data;
+    if (s->size >= RV_WAL_HEADER_SIZE &&
+        rv_get_fixed64(h + 32) == XXH3_64bits(h, 32))
+        return 2;
+    if (s->size >= RV_WAL_V1_HEADER_SIZE &&
+        rv_get_fixed64(h + 24) == XXH3_64bits(h, 24))
+        return 1;
+    return 0;
+}
+
+/* 1 if the segment header is good (setting s->header_size, s->prev_end);
+** else 0 with *pb describing it. */
+static int wal_reader_check_header(struct wal_segment *s,
                                    struct wal_problem *pb)
 {
     const char *h = s->data;
-    if (s->size < RV_WAL_HEADER_SIZE) {
-        wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE, "segment header truncated: "
-                       "the file has %zu of its %d bytes", s->size,
-                       RV_WAL_HEADER_SIZE);
-        wal_reader_classify(s, pb);
-        return 0;
-    }
-    if (rv_get_fixed64(h + 24) != XXH3_64bits(h, 24)) {
-        wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE,
-                       "segment header checksum mismatch");
+    int layout = wal_reader_header_layout(s);
+    if (!layout) {
+        if (s->size < RV_WAL_HEADER_SIZE)
+            wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE, "segment header "
+                           "truncated: the file has %zu of its %d bytes",
+                           s->size, RV_WAL_HEADER_SIZE);
+        else
+            wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE,
+                           "segment header checksum mismatch");
+        pb->in_header = 1;
         wal_reader_classify(s, pb);
         return 0;
     }
     /* The checksum verified: whatever is wrong now was written so. */
+    size_t expect_size = layout == 2 ? RV_WAL_HEADER_SIZE
+                                     : RV_WAL_V1_HEADER_SIZE;
     uint64_t magic = rv_get_fixed64(h);
     uint32_t version = rv_get_fixed32(h + 8);
     uint32_t hsize = rv_get_fixed32(h + 12);
     uint64_t number = rv_get_fixed64(h + 16);
     if (magic != RV_WAL_MAGIC)
-        wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE, "bad segment magic "
-                       "0x%016llx (not a ravel WAL segment)",
-                       (unsigned long long)magic);
-    else if (version != RV_WAL_VERSION)
-        wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE, "unsupported WAL version "
-                       "%u (this ravel reads version %d)", version,
+        wal_reader_why(pb, 0, expect_size, "bad segment magic 0x%016llx "
+                       "(not a ravel WAL segment)", (unsigned long long)magic);
+    else if (version != (uint32_t)layout)
+        wal_reader_why(pb, 0, expect_size, "unsupported WAL version %u (this "
+                       "ravel reads versions 1 and %d)", version,
                        RV_WAL_VERSION);
-    else if (hsize != RV_WAL_HEADER_SIZE)
-        wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE, "bad segment header size "
-                       "%u (expected %d)", hsize, RV_WAL_HEADER_SIZE);
+    else if (hsize != expect_size)
+        wal_reader_why(pb, 0, expect_size, "bad segment header size %u "
+                       "(expected %zu)", hsize, expect_size);
     else if (number != s->number)
-        wal_reader_why(pb, 0, RV_WAL_HEADER_SIZE, "segment header says "
-                       "number %llu but the file name says %llu",
+        wal_reader_why(pb, 0, expect_size, "segment header says number %llu "
+                       "but the file name says %llu",
                        (unsigned long long)number,
                        (unsigned long long)s->number);
-    else
+    else {
+        s->header_size = expect_size;
+        s->prev_end = layout == 2 ? rv_get_fixed64(h + 24) : 0;
         return 1;
+    }
+    pb->in_header = 1;
     return 0;
+}
+
+/* 1 if S ends with a seal record (wal_format.h): ravel closed it after an
+** fdatasync of everything in it. */
+static int wal_reader_is_sealed(const struct wal_segment *s)
+{
+    if (s->size < s->header_size + RV_WAL_SEAL_SIZE)
+        return 0;
+    size_t at = s->size - RV_WAL_SEAL_SIZE;
+    const char *h = s->data + at;
+    return at % RV_WAL_ALIGN == 0 && wal_reader_verifies(s, at) &&
+           (unsigned char)h[12] == RV_WAL_SEAL &&
+           rv_get_fixed32(h + 8) == RV_WAL_SEAL_PAYLOAD &&
+           rv_get_fixed64(h + RV_WAL_RECORD_HEADER_SIZE) == at;
 }
 
 /* ------------------------------------------------------------ replaying */
@@ -314,7 +380,7 @@ static int wal_reader_check_header(const struct wal_segment *s,
 ** Returns the callback's non-zero result, or 0 with *bad set if the record
 ** is corrupt (*pb describes it). */
 static int wal_reader_deliver(struct wal_replay *r,
-                              const struct wal_segment *s, size_t off,
+                              struct wal_segment *s, size_t off,
                               int *bad, struct wal_problem *pb)
 {
     const char *h = s->data + off;
@@ -324,6 +390,17 @@ static int wal_reader_deliver(struct wal_replay *r,
     uint64_t seq, count;
 
     *bad = 1;
+    if ((unsigned char)h[12] == RV_WAL_SEAL && !h[13] && !h[14] && !h[15]) {
+        if (len != RV_WAL_SEAL_PAYLOAD ||
+            rv_get_fixed64(p) != (uint64_t)off) {
+            wal_reader_why(pb, off, extent, "seal record of %u bytes does "
+                           "not name its own offset", len);
+            return 0;
+        }
+        *bad = 0;
+        s->after_seal = 1;
+        return 0;
+    }
     if ((unsigned char)h[12] != RV_WAL_BATCH || h[13] || h[14] || h[15]) {
         wal_reader_why(pb, off, extent, "unknown record type %u (reserved "
                        "bytes %02x %02x %02x)", (unsigned char)h[12],
@@ -364,12 +441,23 @@ static int wal_reader_deliver(struct wal_replay *r,
 ** and sets *STATUS to 1.  At a clean end: *STATUS = 0.  On a bad record:
 ** *STATUS = -1 and *pb says what and where.  Returns only a callback's
 ** non-zero result. */
-static int wal_reader_step(struct wal_replay *r, const struct wal_segment *s,
+static int wal_reader_step(struct wal_replay *r, struct wal_segment *s,
                            size_t *off, int *status, struct wal_problem *pb)
 {
     size_t at = *off, avail = s->size - at;
     const char *h = s->data + at;
 
+    if (s->after_seal) {
+        if (wal_reader_zero(h, avail)) {
+            *status = 0;
+            return 0;
+        }
+        wal_reader_why(pb, at, SIZE_MAX, "data after the seal record that "
+                       "ends the segment");
+        pb->verified = 1; /* the seal verified: nothing may follow it */
+        *status = -1;
+        return 0;
+    }
     if (avail < RV_WAL_RECORD_HEADER_SIZE) {
         if (wal_reader_zero(h, avail)) {
             *status = 0;
@@ -408,6 +496,7 @@ static int wal_reader_step(struct wal_replay *r, const struct wal_segment *s,
                 next = s->size; /* padding cut by EOF: payload is whole */
             if (bad) {
                 pb->kind = WAL_CORRUPT; /* it verified: not a torn write */
+                pb->verified = 1;
                 pb->resume = next;
                 *status = -1;
                 return 0;
@@ -422,39 +511,82 @@ static int wal_reader_step(struct wal_replay *r, const struct wal_segment *s,
     return 0;
 }
 
+/* Whether mode tolerate_corrupted_tail_records drops the problem *pb of
+** segment S, and if not, why it is not a tail, into WHY. */
+static int wal_reader_is_tail(const struct wal_segment *s,
+                              const struct wal_problem *pb, const char **why)
+{
+    if (pb->kind == WAL_TORN)
+        return 1;
+    if (!s->is_last)
+        *why = "corruption: a segment that is not the last was made durable "
+               "whole before the next one began";
+    else if (pb->in_header)
+        *why = "corruption: the segment header was made durable before any "
+               "record was written";
+    else if (pb->verified)
+        *why = "corruption: the record's checksum verified, so it was "
+               "written this way";
+    else if (s->sealed)
+        *why = "corruption: the segment was sealed at close after an "
+               "fdatasync of all of it, so this is damage, not a torn write";
+    else
+        return 1; /* the unsynced tail of the last segment */
+    return 0;
+}
+
+/* Counts the records that verify in S from OFF on: what dropping a tail
+** there throws away besides the bad record itself. */
+static uint64_t wal_reader_count_after(const struct wal_segment *s,
+                                       size_t off)
+{
+    uint64_t n = 0;
+    size_t at = wal_reader_resync(s, off + RV_WAL_ALIGN, s->size);
+    while (at != SIZE_MAX) {
+        n++;
+        size_t next = at + rv_wal_record_size(rv_get_fixed32(s->data + at + 8));
+        at = wal_reader_resync(s, next, s->size);
+    }
+    return n;
+}
+
 /* Applies the recovery mode to the problem *pb in segment S: returns
 ** RAVEL_CORRUPT, or 0 having set where to go on (*OFF), r->stop or
 ** s->cut. */
 static int wal_reader_problem(struct wal_replay *r, struct wal_segment *s,
                               const struct wal_problem *pb, size_t *off)
 {
-    int tolerated;
+    const char *why = pb->kind == WAL_TORN ?
+                          "a torn write at the end of the log" : "corruption";
+    int tolerated, cut;
     switch (r->mode) {
     case RV_RECOVERY_TOLERATE_CORRUPTED_TAIL:
-    case RV_RECOVERY_SKIP_ANY_CORRUPTED:
-        tolerated = pb->kind == WAL_TORN ||
-                    r->mode == RV_RECOVERY_SKIP_ANY_CORRUPTED;
+        tolerated = cut = wal_reader_is_tail(s, pb, &why);
         break;
     case RV_RECOVERY_POINT_IN_TIME:
+        tolerated = cut = 1;
+        break;
+    case RV_RECOVERY_SKIP_ANY_CORRUPTED:
         tolerated = 1;
+        cut = pb->kind == WAL_TORN;
         break;
     default:
-        tolerated = 0;
+        tolerated = cut = 0;
         break;
     }
     if (!tolerated)
         return rv_error(RAVEL_CORRUPT, "%s: byte offset %zu: %s (%s; "
                         "wal_recovery_mode=%s does not tolerate it)",
-                        s->path, pb->off, pb->why,
-                        pb->kind == WAL_TORN ?
-                            "a torn write at the end of the log" :
-                            "corruption",
+                        s->path, pb->off, pb->why, why,
                         wal_reader_mode_name(r->mode));
 
     r->result->records_dropped++;
-    if (pb->kind == WAL_TORN || r->mode == RV_RECOVERY_POINT_IN_TIME) {
+    if (cut) {
         /* Cut here; for point_in_time also drop every later segment. */
+        if (!pb->in_header)
+            r->result->records_dropped += wal_reader_count_after(s, pb->off);
         s->cut = pb->off;
+        s->data_end = pb->off;
         r->stop = 1;
         return RAVEL_OK;
     }
@@ -463,21 +595,75 @@ static int wal_reader_problem(struct wal_replay *r, struct wal_segment *s,
         *off = pb->resume;
     } else {
         size_t from = pb->off + RV_WAL_ALIGN;
-        if (from < RV_WAL_HEADER_SIZE)
-            from = RV_WAL_HEADER_SIZE;
+        if (from < s->header_size)
+            from = s->header_size;
         size_t next = wal_reader_resync(s, from, s->size);
         *off = next == SIZE_MAX ? s->size : next;
     }
     return RAVEL_OK;
 }
 
+/* A hole in the log (wal_reader.c's top comment): RAVEL_CORRUPT naming
+** it, except under skip_any_corrupted_records, which goes on. */
+static int wal_reader_hole(struct wal_replay *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int wal_reader_hole(struct wal_replay *r, const char *fmt, ...)
+{
+    char what[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (r->mode == RV_RECOVERY_SKIP_ANY_CORRUPTED) {
+        r->result->holes++;
+        return RAVEL_OK;
+    }
+    return rv_error(RAVEL_CORRUPT, "%s (a hole in the write-ahead log: "
+                    "acknowledged writes are missing; wal_recovery_mode=%s "
+                    "does not tolerate it)", what,
+                    wal_reader_mode_name(r->mode));
+}
+
+/* Checks that segment S (header read) follows the one replayed before
+** it, or starts the log. */
+static int wal_reader_check_chain(struct wal_replay *r,
+                                  const struct wal_segment *s)
+{
+    if (!r->have_prev) {
+        if (s->prev_end == 0)
+            return RAVEL_OK;
+        return wal_reader_hole(r, "%s: the segment continues the log from "
+                               "segment %llu (which ended at byte offset "
+                               "%llu), but that segment is missing", s->path,
+                               (unsigned long long)(s->number - 1),
+                               (unsigned long long)s->prev_end);
+    }
+    if (s->header_size == RV_WAL_V1_HEADER_SIZE)
+        return RAVEL_OK; /* version 1 vouches for nothing */
+    if (s->prev_end == r->prev_data_end)
+        return RAVEL_OK;
+    return wal_reader_hole(r, "%s: its header says segment %llu ended at "
+                           "byte offset %llu, but the data of that segment "
+                           "ends at byte offset %zu", s->path,
+                           (unsigned long long)(s->number - 1),
+                           (unsigned long long)s->prev_end,
+                           r->prev_data_end);
+}
+
 static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)
 {
     struct wal_problem pb;
-    size_t off = RV_WAL_HEADER_SIZE;
+    size_t off;
     int rc;
 
-    if (!wal_reader_check_header(s, &pb)) {
+    if (wal_reader_check_header(s, &pb)) {
+        rc = wal_reader_check_chain(r, s);
+        if (rc)
+            return rc;
+        off = s->header_size;
+        s->sealed = wal_reader_is_sealed(s);
+    } else {
         rc = wal_reader_problem(r, s, &pb, &off);
         if (rc || r->stop)
             return rc;
@@ -494,6 +680,27 @@ static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)
             if (rc || r->stop)
                 return rc;
         }
+    }
+    s->data_end = off < s->size ? off : s->size;
+    return RAVEL_OK;
+}
+
+/* Checks that the segment numbers are consecutive: a missing one is a
+** hole. */
+static int wal_reader_check_numbers(struct wal_replay *r)
+{
+    for (int i = 1; i < r->n; i++) {
+        if (r->numbers[i] == r->numbers[i - 1] + 1)
+            continue;
+        char name[32];
+        rv_wal_segment_name(name, sizeof name, r->numbers[i - 1] + 1);
+        int rc = wal_reader_hole(r, "%s/%s is missing: the segments before "
+                                 "and after it (%llu and %llu) are there",
+                                 r->dir, name,
+                                 (unsigned long long)r->numbers[i - 1],
+                                 (unsigned long long)r->numbers[i]);
+        if (rc)
+            return rc;
     }
     return RAVEL_OK;
 }
@@ -513,17 +720,19 @@ int rv_wal_replay(const char *dir, const uint64_t *numbers, int n,
                             (unsigned long long)numbers[i],
                             (unsigned long long)numbers[i - 1]);
     if (n > 0)
-        result->last_segment = numbers[n - 1];
+        result->highest_segment = numbers[n - 1];
 
     struct wal_replay r = {
         .dir = dir, .numbers = numbers, .n = n, .mode = mode,
         .read_only = read_only, .fn = fn, .ctx = ctx, .result = result,
     };
-    for (int i = 0; i < n && !r.stop; i++) {
+    int rc = wal_reader_check_numbers(&r);
+    for (int i = 0; i < n && !r.stop && rc == RAVEL_OK; i++) {
         struct wal_segment s = {
             .number = numbers[i], .is_last = i == n - 1, .cut = WAL_NO_CUT,
+            .header_size = RV_WAL_HEADER_SIZE,
         };
-        int rc = rv_wal_segment_path(s.path, dir, s.number);
+        rc = rv_wal_segment_path(s.path, dir, s.number);
         if (!rc)
             rc = wal_reader_map(&s);
         if (rc)
@@ -537,9 +746,13 @@ int rv_wal_replay(const char *dir, const uint64_t *numbers, int n,
                 rc = wal_reader_delete_after(&r, i);
             if (!rc)
                 rc = wal_reader_cut(&r, &s);
-            if (rc)
-                return rc;
+        }
+        if (s.cut == WAL_NO_CUT || s.cut >= RV_WAL_V1_HEADER_SIZE) {
+            result->last_segment = s.number;
+            result->last_end = s.data_end;
+            r.have_prev = 1;
+            r.prev_data_end = s.data_end;
         }
     }
-    return RAVEL_OK;
+    return rc;
 }

@@ -40,9 +40,14 @@ typedef int (*rv_wal_replay_fn)(void *ctx, const char *rep, size_t len);
 
 struct rv_wal_replay_result {
     uint64_t records;        /* batch records replayed */
-    uint64_t records_dropped;/* skipped or truncated away */
+    uint64_t records_dropped;/* skipped, or cut away with a tail */
     uint64_t bytes_truncated;/* tail bytes cut off */
-    uint64_t last_segment;   /* highest segment number seen (0 if none) */
+    uint64_t holes;          /* holes passed over (skip mode only) */
+    uint64_t highest_segment;/* highest segment number listed (0 if none) */
+    uint64_t last_segment;   /* the last segment kept (0 if none): the next
+                             ** one must be last_segment + 1 ... */
+    uint64_t last_end;       /* ... with prev_end = last_end, where its data
+                             ** ends (wal_format.h) */
     uint64_t max_sequence;   /* last sequence number replayed (0 if none) */
 };
 

@@ -38,6 +38,7 @@
 #include "util/filename.h"
 #include "util/error.h"
 #include "util/fault.h"
+#include "util/sync_journal.h"
 #include "wal/wal_format.h"
 
 #include <errno.h>
@@ -84,6 +85,9 @@ struct rv_wal {
     uint64_t number;          /* current segment number */
     uint64_t file_off;        /* next write offset in the segment */
     uint64_t logical_end;     /* logical offset after the last append */
+    uint64_t seg_start;       /* logical offset of the segment's first
+                              ** record; written under sync_mu too, where
+                              ** a finished fdatasync reads it */
     uint64_t preallocated;    /* bytes reserved in the segment file */
     uint64_t prealloc_chunk;  /* 0: preallocation off */
     char *buf;
@@ -404,6 +408,10 @@ static void wal_fsync_finished_locked(rv_wal *w)
     if (res == 0) {
         if (w->fsync_target > w->synced)
             w->synced = w->fsync_target;
+        /* An fdatasync in flight is always on the current segment:
+        ** switching waits for it (wal_finish_segment). */
+        rv_sync_journal_file(w->fd, w->fsync_target - w->seg_start +
+                                        RV_WAL_HEADER_SIZE);
     } else if (res != -ECANCELED) {
         /* -ECANCELED: a short write broke the link; not durable, the next
         ** sync waiter issues a fresh fdatasync. */
@@ -681,8 +689,9 @@ int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 
 /* ------------------------------------------------------------- segments */
 
-/* Creates segment NUMBER with its header durable; sets w->fd and friends. */
-static int wal_create_segment(rv_wal *w, uint64_t number)
+/* Creates segment NUMBER, whose predecessor's data ended at PREV_END (0:
+** none), with its header and directory entry durable; makes it current. */
+static int wal_create_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
 {
     char path[RV_PATH_MAX];
     int rc = rv_wal_segment_path(path, w->dir, number);
@@ -693,11 +702,13 @@ static int wal_create_segment(rv_wal *w, uint64_t number)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", path);
 
     char header[RV_WAL_HEADER_SIZE];
-    rv_wal_encode_segment_header(header, number);
+    rv_wal_encode_segment_header(header, number, prev_end);
     if (pwrite(fd, header, sizeof header, 0) != (ssize_t)sizeof header)
         rc = rv_error_errno(RAVEL_IOERR, errno ? errno : EIO, "write %s", path);
     else if (fdatasync(fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", path);
+    else
+        rv_sync_journal_file(fd, sizeof header);
     if (rc == RAVEL_OK)
         rc = rv_sync_dir(w->dir);
     if (rc != RAVEL_OK) {
@@ -705,8 +716,9 @@ static int wal_create_segment(rv_wal *w, uint64_t number)
         unlink(path);
         return rc;
     }
-    pthread_mutex_lock(&w->sync_mu); /* syncers read w->fd under sync_mu */
+    pthread_mutex_lock(&w->sync_mu); /* syncers read these under sync_mu */
     w->fd = fd;
+    w->seg_start = w->logical_end;
     pthread_mutex_unlock(&w->sync_mu);
     w->number = number;
     w->file_off = RV_WAL_HEADER_SIZE;
@@ -725,8 +737,12 @@ static int wal_finish_segment(rv_wal *w)
     if (!w->failed && w->file_off < w->preallocated &&
         ftruncate(w->fd, (off_t)w->file_off) != 0)
         err = errno;
-    if (!w->failed && !err && fdatasync(w->fd) != 0)
-        err = errno;
+    if (!w->failed && !err) {
+        if (fdatasync(w->fd) != 0)
+            err = errno;
+        else
+            rv_sync_journal_file(w->fd, w->file_off);
+    }
     if (err)
         wal_fail_locked(w, err, "finishing segment");
     if (!w->failed) {
@@ -738,13 +754,35 @@ static int wal_finish_segment(rv_wal *w)
     return rc;
 }
 
+/* Appends the seal record (wal_format.h) to a finished segment and makes
+** it durable: the segment is then known complete, so the reader treats
+** any damage in it as corruption, not as a torn write.  Close only. */
+static int wal_seal_segment(rv_wal *w)
+{
+    char seal[RV_WAL_SEAL_SIZE];
+    rv_wal_encode_seal(seal, w->number, w->file_off);
+    int err = 0;
+    if (pwrite(w->fd, seal, sizeof seal, (off_t)w->file_off) !=
+        (ssize_t)sizeof seal)
+        err = errno ? errno : EIO;
+    else if (fdatasync(w->fd) != 0)
+        err = errno;
+    if (err) {
+        wal_fail(w, err, "sealing");
+        return wal_failure_rc(w);
+    }
+    w->file_off += sizeof seal;
+    rv_sync_journal_file(w->fd, w->file_off);
+    return RAVEL_OK;
+}
+
 int rv_wal_switch_segment(rv_wal *w, uint64_t number)
 {
     int rc = wal_finish_segment(w);
     if (rc)
         return rc;
     int old_fd = w->fd;
-    rc = wal_create_segment(w, number);
+    rc = wal_create_segment(w, number, w->file_off);
     if (rc) {
         /* Stay on the old segment, but refuse further writes: the caller
         ** turns the database read-only. */
@@ -868,7 +906,7 @@ static int wal_choose_io(rv_wal *w, enum rv_wal_io mode)
 #endif
 }
 
-int rv_wal_open(const char *dir, uint64_t number,
+int rv_wal_open(const char *dir, uint64_t number, uint64_t prev_end,
                 const struct ravel_options *o, rv_wal **out)
 {
     rv_wal *w = calloc(1, sizeof *w);
@@ -888,7 +926,7 @@ int rv_wal_open(const char *dir, uint64_t number,
 
     int rc = wal_choose_io(w, o->wal_io);
     if (rc == RAVEL_OK)
-        rc = wal_create_segment(w, number);
+        rc = wal_create_segment(w, number, prev_end);
     if (rc != RAVEL_OK) {
         wal_destroy(w);
         return rc;
@@ -911,7 +949,12 @@ int rv_wal_close(rv_wal *w)
         return RAVEL_OK;
     /* A failure already reported to writers is not reported again: the
     ** handle is going away and nothing new went wrong. */
-    int rc = rv_wal_failed(w) ? RAVEL_OK : wal_finish_segment(w);
+    int rc = RAVEL_OK;
+    if (!rv_wal_failed(w)) {
+        rc = wal_finish_segment(w);
+        if (rc == RAVEL_OK)
+            rc = wal_seal_segment(w);
+    }
     wal_destroy(w);
     return rc;
 }

@@ -28,16 +28,18 @@ struct rv_wal_stats {
     uint64_t segments;      /* segments created by this handle */
 };
 
-/* Opens the WAL in DIR, creating segment NUMBER (which must not exist).
-** Sets up io_uring as options->wal_io asks.  The segment header and the
-** directory entry are durable before it returns. */
+/* Opens the WAL in DIR, creating segment NUMBER (which must not exist)
+** after a segment whose data ended at PREV_END (0: NUMBER starts the
+** log; see wal_format.h).  Sets up io_uring as options->wal_io asks.  The
+** segment header and the directory entry are durable before it returns. */
 RAVEL_PRIVATE int rv_wal_open(const char *dir, uint64_t number,
+                              uint64_t prev_end,
                               const struct ravel_options *options,
                               rv_wal **out);
 
-/* Fdatasyncs what was appended, then closes.  RAVEL_IOERR if that final
-** sync fails; a failure already reported earlier is not reported again.
-** NULL is a no-op. */
+/* Fdatasyncs what was appended, seals the segment (a seal record, then
+** another fdatasync), then closes.  RAVEL_IOERR if either fails; a failure
+** already reported earlier is not reported again.  NULL is a no-op. */
 RAVEL_PRIVATE int rv_wal_close(rv_wal *w);
 
 /* Leader only.  A buffer of at least LEN bytes to encode the group's

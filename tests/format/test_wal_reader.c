@@ -49,7 +49,14 @@ struct seg {
     size_t len, cap;
     size_t rec[MAXREC]; /* offsets of the records added */
     int nrec;
+    size_t data_end;    /* where the data ends: after the last record */
 };
+
+/* The segment written last, for the next one's prev_end (wal_format.h):
+** a scenario's segments chain up as the writer's do. */
+static int g_chain_valid;
+static uint64_t g_chain_number;
+static size_t g_chain_end;
 
 static void seg_reserve(struct seg *s, size_t n)
 {
@@ -65,8 +72,11 @@ static void seg_begin(struct seg *s, uint64_t number)
     memset(s, 0, sizeof *s);
     s->number = number;
     seg_reserve(s, RV_WAL_HEADER_SIZE);
-    rv_wal_encode_segment_header(s->buf, number);
+    uint64_t prev_end = g_chain_valid && g_chain_number + 1 == number
+                            ? g_chain_end : 0;
+    rv_wal_encode_segment_header(s->buf, number, prev_end);
     s->len = RV_WAL_HEADER_SIZE;
+    s->data_end = s->len;
 }
 
 /* Appends a record with payload REP (LEN bytes); returns its offset. */
@@ -78,6 +88,18 @@ static size_t seg_add_rep(struct seg *s, const char *rep, size_t len)
                                    rep, len);
     assert_true(s->nrec < MAXREC);
     s->rec[s->nrec++] = off;
+    s->data_end = s->len;
+    return off;
+}
+
+/* Appends the seal record that close writes (wal_format.h). */
+static size_t seg_seal(struct seg *s)
+{
+    size_t off = s->len;
+    seg_reserve(s, RV_WAL_SEAL_SIZE);
+    rv_wal_encode_seal(s->buf + off, s->number, off);
+    s->len += RV_WAL_SEAL_SIZE;
+    s->data_end = s->len;
     return off;
 }
 
@@ -124,6 +146,9 @@ static void seg_write_len(struct seg *s, size_t len)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, s->buf, len), (ssize_t)len);
     close(fd);
+    g_chain_valid = 1;
+    g_chain_number = s->number;
+    g_chain_end = s->data_end;
     free(s->buf);
     s->buf = NULL;
 }
@@ -144,6 +169,8 @@ struct outcome {
     uint64_t truncated;     /* bytes_truncated of a read-write replay */
     int err_seg;            /* RAVEL_CORRUPT: index of the segment ... */
     size_t err_off;         /* ... and byte offset the message names */
+    const char *hole;       /* or: a hole, and the file the message names */
+    uint64_t holes;         /* holes passed over (skip mode) */
 };
 
 struct layout {
@@ -213,6 +240,18 @@ static void expect_cut(struct layout *L, int mode, const uint64_t *seqs,
         o->size[i] = -1;
         o->truncated += (uint64_t)L->size[i];
     }
+}
+
+/* MODE refuses the layout for a hole the message names with NAME. */
+static void expect_hole(struct layout *L, int mode, const char *name)
+{
+    struct outcome *o = &L->out[mode];
+    memset(o, 0, sizeof *o);
+    o->rc = RAVEL_CORRUPT;
+    o->nseq = -1;
+    o->hole = name;
+    for (int i = 0; i < L->nseg; i++)
+        o->size[i] = L->size[i];
 }
 
 static void expect_skip(struct layout *L, const uint64_t *seqs, int n,
@@ -368,9 +407,13 @@ static void build_corrupt_middle(struct layout *L)
     seg_zeros(&a, 256);
     layout_add(L, &a, a.len);
     seg_write(&a);
-    expect_corrupt(L, TOL, 0, r2);
+    /* The last segment, not sealed: an unsynced tail whatever follows
+    ** (a power loss may keep a later page and lose this one). */
+    expect_cut(L, TOL, (uint64_t[]){1}, 1, 0, r2, 0);
+    L->out[TOL].dropped = 2;
     expect_corrupt(L, ABS, 0, r2);
     expect_cut(L, PIT, (uint64_t[]){1}, 1, 0, r2, 1);
+    L->out[PIT].dropped = 2;
     expect_skip(L, (uint64_t[]){1, 5}, 2, 1);
 }
 
@@ -386,9 +429,13 @@ static void build_corrupt_length(struct layout *L)
     a.buf[r2 + 11] = 0x7f;
     layout_add(L, &a, a.len);
     seg_write(&a);
-    expect_corrupt(L, TOL, 0, r2);
+    /* The last segment, not sealed: an unsynced tail whatever follows
+    ** (a power loss may keep a later page and lose this one). */
+    expect_cut(L, TOL, (uint64_t[]){1}, 1, 0, r2, 0);
+    L->out[TOL].dropped = 2;
     expect_corrupt(L, ABS, 0, r2);
     expect_cut(L, PIT, (uint64_t[]){1}, 1, 0, r2, 1);
+    L->out[PIT].dropped = 2;
     expect_skip(L, (uint64_t[]){1, 5}, 2, 1);
 }
 
@@ -403,9 +450,13 @@ static void build_zero_header_then_data(struct layout *L)
     memset(a.buf + r2, 0, RV_WAL_RECORD_HEADER_SIZE);
     layout_add(L, &a, a.len);
     seg_write(&a);
-    expect_corrupt(L, TOL, 0, r2);
+    /* The last segment, not sealed: an unsynced tail whatever follows
+    ** (a power loss may keep a later page and lose this one). */
+    expect_cut(L, TOL, (uint64_t[]){1}, 1, 0, r2, 0);
+    L->out[TOL].dropped = 2;
     expect_corrupt(L, ABS, 0, r2);
     expect_cut(L, PIT, (uint64_t[]){1}, 1, 0, r2, 1);
+    L->out[PIT].dropped = 2;
     expect_skip(L, (uint64_t[]){1, 5}, 2, 1);
 }
 
@@ -454,6 +505,7 @@ static void build_truncated_segment(struct layout *L)
     expect_corrupt(L, ABS, 0, r3);
     expect_cut(L, PIT, (uint64_t[]){1, 3}, 2, 0, r3, 1);
     expect_skip(L, (uint64_t[]){1, 3, 7, 9}, 4, 1);
+    L->out[SKIP].holes = 1; /* segment 2 says 1 ended later */
 }
 
 /* A bad header (magic damaged) on a segment in the middle. */
@@ -490,7 +542,7 @@ static void build_bad_header_number(struct layout *L)
     seg_write(&a);
     seg_begin(&b, 2);
     seg_add(&b, 3);
-    rv_wal_encode_segment_header(b.buf, 7);
+    rv_wal_encode_segment_header(b.buf, 7, rv_get_fixed64(b.buf + 24));
     seg_zeros(&b, 64);
     layout_add(L, &b, b.len);
     seg_write(&b);
@@ -558,6 +610,7 @@ static void build_empty_not_last(struct layout *L)
     expect_corrupt(L, ABS, 0, 0);
     expect_cut(L, PIT, NULL, 0, 0, 0, 1);
     expect_skip(L, (uint64_t[]){1}, 1, 1);
+    L->out[SKIP].holes = 1;
 }
 
 /* A record that verifies but whose sequence goes backwards, in the middle
@@ -577,6 +630,7 @@ static void build_sequence_backwards(struct layout *L)
     expect_corrupt(L, TOL, 0, r3);
     expect_corrupt(L, ABS, 0, r3);
     expect_cut(L, PIT, (uint64_t[]){1, 21}, 2, 0, r3, 1);
+    L->out[PIT].dropped = 3;
     expect_skip(L, (uint64_t[]){1, 21, 31}, 3, 2);
 }
 
@@ -597,7 +651,158 @@ static void build_bad_batch(struct layout *L)
     expect_corrupt(L, TOL, 0, r2);
     expect_corrupt(L, ABS, 0, r2);
     expect_cut(L, PIT, (uint64_t[]){1}, 1, 0, r2, 1);
+    L->out[PIT].dropped = 2;
     expect_skip(L, (uint64_t[]){1, 5}, 2, 1);
+}
+
+/* Segments 1, 2, 3 written, 2 deleted: a hole, refused by every mode but
+** skip. */
+static void build_hole_missing_middle(struct layout *L)
+{
+    struct seg a, b, c;
+    seg_begin(&a, 1);
+    seg_add(&a, 1);
+    layout_add(L, &a, a.len);
+    seg_write(&a);
+    seg_begin(&b, 2);
+    seg_add(&b, 3);
+    g_chain_valid = 1; /* not written: deleted */
+    g_chain_number = 2;
+    g_chain_end = b.data_end;
+    free(b.buf);
+    seg_begin(&c, 3);
+    seg_add(&c, 5);
+    layout_add(L, &c, c.len);
+    seg_write(&c);
+    expect_hole(L, TOL, "wal-00000002.log");
+    expect_hole(L, ABS, "wal-00000002.log");
+    expect_hole(L, PIT, "wal-00000002.log");
+    expect_skip(L, (uint64_t[]){1, 5}, 2, 0);
+    L->out[SKIP].holes = 1; /* the number gap */
+}
+
+/* A segment that is not the last lost its last record, cut exactly at the
+** record boundary: only the next segment's prev_end can tell. */
+static void build_hole_cut_at_boundary(struct layout *L)
+{
+    struct seg a, b;
+    seg_begin(&a, 1);
+    seg_add(&a, 1);
+    seg_add(&a, 3);
+    size_t r3 = seg_add(&a, 5);
+    layout_add(L, &a, r3);
+    seg_write_len(&a, r3);
+    seg_begin(&b, 2);
+    seg_add(&b, 7);
+    layout_add(L, &b, b.len);
+    seg_write(&b);
+    expect_hole(L, TOL, "wal-00000002.log");
+    expect_hole(L, ABS, "wal-00000002.log");
+    expect_hole(L, PIT, "wal-00000002.log");
+    expect_skip(L, (uint64_t[]){1, 3, 7}, 3, 0);
+    L->out[SKIP].holes = 1;
+}
+
+/* The first segment of the log is gone: segment 2 names its predecessor. */
+static void build_hole_first_missing(struct layout *L)
+{
+    struct seg a, b;
+    seg_begin(&a, 1);
+    seg_add(&a, 1);
+    g_chain_valid = 1;
+    g_chain_number = 1;
+    g_chain_end = a.data_end;
+    free(a.buf);
+    seg_begin(&b, 2);
+    seg_add(&b, 3);
+    layout_add(L, &b, b.len);
+    seg_write(&b);
+    expect_hole(L, TOL, "wal-00000002.log");
+    expect_hole(L, ABS, "wal-00000002.log");
+    expect_hole(L, PIT, "wal-00000002.log");
+    expect_skip(L, (uint64_t[]){3}, 1, 0);
+    L->out[SKIP].holes = 1;
+}
+
+/* Sealed at close: clean; the seal is not a batch. */
+static void build_sealed(struct layout *L)
+{
+    struct seg a, b;
+    seg_begin(&a, 1);
+    seg_add(&a, 1);
+    seg_seal(&a);
+    layout_add(L, &a, a.len);
+    seg_write(&a);
+    seg_begin(&b, 2);
+    seg_add(&b, 3);
+    seg_add(&b, 5);
+    seg_seal(&b);
+    layout_add(L, &b, b.len);
+    seg_write(&b);
+    expect_all_ok(L, (uint64_t[]){1, 3, 5}, 3);
+}
+
+/* A damaged record in a sealed last segment: corruption, not a tail --
+** the segment was made durable whole before the seal was written. */
+static void build_sealed_damaged(struct layout *L)
+{
+    struct seg a;
+    seg_begin(&a, 1);
+    seg_add(&a, 1);
+    size_t r2 = seg_add(&a, 3);
+    seg_add(&a, 5);
+    seg_seal(&a);
+    flip(&a, r2 + RV_WAL_RECORD_HEADER_SIZE + 3);
+    layout_add(L, &a, a.len);
+    seg_write(&a);
+    expect_corrupt(L, TOL, 0, r2);
+    expect_corrupt(L, ABS, 0, r2);
+    expect_cut(L, PIT, (uint64_t[]){1}, 1, 0, r2, 1);
+    L->out[PIT].dropped = 3; /* the bad record, 5 and the seal */
+    expect_skip(L, (uint64_t[]){1, 5}, 2, 1);
+}
+
+/* Records after the seal: corruption in every mode but skip. */
+static void build_data_after_seal(struct layout *L)
+{
+    struct seg a;
+    seg_begin(&a, 1);
+    seg_add(&a, 1);
+    size_t seal = seg_seal(&a);
+    size_t r2 = seg_add(&a, 3);
+    layout_add(L, &a, a.len);
+    seg_write(&a);
+    expect_corrupt(L, TOL, 0, r2);
+    expect_corrupt(L, ABS, 0, r2);
+    expect_cut(L, PIT, (uint64_t[]){1}, 1, 0, r2, 1);
+    L->out[PIT].dropped = 1;
+    (void)seal;
+    expect_skip(L, (uint64_t[]){1}, 1, 1);
+}
+
+/* A version-1 segment (ravel 0.1.0: 32-byte header, no prev_end) is read,
+** and a version-2 segment may follow it. */
+static void build_version1_then_2(struct layout *L)
+{
+    struct seg a, b;
+    memset(&a, 0, sizeof a);
+    a.number = 1;
+    seg_reserve(&a, RV_WAL_V1_HEADER_SIZE);
+    rv_put_fixed64(a.buf, RV_WAL_MAGIC);
+    rv_put_fixed32(a.buf + 8, 1);
+    rv_put_fixed32(a.buf + 12, RV_WAL_V1_HEADER_SIZE);
+    rv_put_fixed64(a.buf + 16, 1);
+    rv_put_fixed64(a.buf + 24, XXH3_64bits(a.buf, 24));
+    a.len = a.data_end = RV_WAL_V1_HEADER_SIZE;
+    seg_add(&a, 1);
+    seg_add(&a, 3);
+    layout_add(L, &a, a.len);
+    seg_write(&a);
+    seg_begin(&b, 2);
+    seg_add(&b, 5);
+    layout_add(L, &b, b.len);
+    seg_write(&b);
+    expect_all_ok(L, (uint64_t[]){1, 3, 5}, 3);
 }
 
 /* ------------------------------------------------------------- runner */
@@ -627,6 +832,7 @@ static void clean_dir(void)
         assert_int_equal(unlink(path), 0);
     }
     closedir(d);
+    g_chain_valid = 0;
 }
 
 /* The contents of a segment file (NULL, *len = -1 if absent). */
@@ -678,7 +884,11 @@ static void run_one(const char *name, void (*build)(struct layout *),
         fail_msg(__VA_ARGS__); } } while (0)
 
     CHECK(rc == o->rc, "rc %d, want %d (%s)", rc, o->rc, msg);
-    if (rc == RAVEL_CORRUPT) {
+    if (rc == RAVEL_CORRUPT && o->hole) {
+        CHECK(strstr(msg, "a hole in the write-ahead log") &&
+              strstr(msg, o->hole), "message '%s' does not name a hole at "
+              "%s", msg, o->hole);
+    } else if (rc == RAVEL_CORRUPT) {
         char want[512], path[400];
         seg_path(path, sizeof path, L.numbers[o->err_seg]);
         snprintf(want, sizeof want, "%s: byte offset %zu: ", path,
@@ -707,8 +917,18 @@ static void run_one(const char *name, void (*build)(struct layout *),
         CHECK(res.max_sequence == want_max, "max_sequence %llu, want %llu",
               (unsigned long long)res.max_sequence,
               (unsigned long long)want_max);
-        CHECK(res.last_segment == L.numbers[L.nseg - 1], "last_segment "
-              "%llu", (unsigned long long)res.last_segment);
+        CHECK(res.highest_segment == L.numbers[L.nseg - 1],
+              "highest_segment %llu",
+              (unsigned long long)res.highest_segment);
+        uint64_t kept = 0;
+        for (int i = 0; i < L.nseg; i++)
+            if (o->size[i] >= 0)
+                kept = L.numbers[i];
+        CHECK(res.last_segment == kept, "last_segment %llu, want %llu",
+              (unsigned long long)res.last_segment,
+              (unsigned long long)kept);
+        CHECK(res.holes == o->holes, "holes %llu, want %llu",
+              (unsigned long long)res.holes, (unsigned long long)o->holes);
     }
     for (int i = 0; i < L.nseg; i++) {
         long long len;
@@ -766,6 +986,13 @@ SCENARIO(header_half_written)
 SCENARIO(empty_not_last)
 SCENARIO(sequence_backwards)
 SCENARIO(bad_batch)
+SCENARIO(hole_missing_middle)
+SCENARIO(hole_cut_at_boundary)
+SCENARIO(hole_first_missing)
+SCENARIO(sealed)
+SCENARIO(sealed_damaged)
+SCENARIO(data_after_seal)
+SCENARIO(version1_then_2)
 
 /* ------------------------------------------------- the rest of the API */
 
@@ -824,8 +1051,8 @@ static void test_future_version(void **state)
     seg_begin(&a, 1);
     seg_add(&a, 1);
     /* A version this reader does not know, header checksum re-sealed. */
-    rv_put_fixed32(a.buf + 8, 2);
-    rv_put_fixed64(a.buf + 24, XXH3_64bits(a.buf, 24));
+    rv_put_fixed32(a.buf + 8, 3);
+    rv_put_fixed64(a.buf + 32, XXH3_64bits(a.buf, 32));
     seg_write(&a);
     uint64_t nums[] = {1};
     struct rv_wal_replay_result res;
@@ -834,7 +1061,7 @@ static void test_future_version(void **state)
                                    &res), RAVEL_CORRUPT);
     assert_non_null(strstr(ravel_errmsg(), "wal-00000001.log: byte "
                            "offset 0"));
-    assert_non_null(strstr(ravel_errmsg(), "unsupported WAL version 2"));
+    assert_non_null(strstr(ravel_errmsg(), "unsupported WAL version 3"));
     assert_int_equal(g_nseq, 0);
 }
 
@@ -863,11 +1090,13 @@ static void test_format(void **state)
     assert_int_equal(rv_wal_parse_segment_name("LOCK", &n), 0);
 
     char h[RV_WAL_HEADER_SIZE];
-    rv_wal_encode_segment_header(h, 77);
+    rv_wal_encode_segment_header(h, 77, 4096);
     assert_memory_equal(h, "RAVELWAL", 8);
-    assert_int_equal(rv_get_fixed32(h + 8), 1);
-    assert_int_equal(rv_get_fixed32(h + 12), 32);
+    assert_int_equal(rv_get_fixed32(h + 8), 2);
+    assert_int_equal(rv_get_fixed32(h + 12), 40);
     assert_int_equal(rv_get_fixed64(h + 16), 77);
+    assert_int_equal(rv_get_fixed64(h + 24), 4096);
+    assert_int_equal(rv_get_fixed64(h + 32), XXH3_64bits(h, 32));
 
     /* Record: header, payload, zero padding to 8; the checksum is seeded
     ** with the segment number. */
@@ -936,6 +1165,13 @@ int main(void)
         cmocka_unit_test(test_empty_not_last),
         cmocka_unit_test(test_sequence_backwards),
         cmocka_unit_test(test_bad_batch),
+        cmocka_unit_test(test_hole_missing_middle),
+        cmocka_unit_test(test_hole_cut_at_boundary),
+        cmocka_unit_test(test_hole_first_missing),
+        cmocka_unit_test(test_sealed),
+        cmocka_unit_test(test_sealed_damaged),
+        cmocka_unit_test(test_data_after_seal),
+        cmocka_unit_test(test_version1_then_2),
         cmocka_unit_test(test_callback_error),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_future_version),
