@@ -16,6 +16,7 @@
 #include "util/file.h"
 #include "util/filename.h"
 #include "util/lockfile.h"
+#include "util/sync_journal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,6 +75,8 @@ static int db_dir_write_identity(ravel_db *db)
         rc = rv_error_errno(RAVEL_IOERR, errno ? errno : EIO, "write %s", tmp);
     else if (fsync(fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", tmp);
+    else
+        rv_sync_journal_file(fd, len);
     close(fd);
     if (rc == RAVEL_OK && rename(tmp, path) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "rename %s to %s", tmp, path);

@@ -643,12 +643,12 @@ static int wal_reader_check_chain(struct wal_replay *r,
         return RAVEL_OK; /* version 1 vouches for nothing */
     if (s->prev_end == r->prev_data_end)
         return RAVEL_OK;
-    return wal_reader_hole(r, "%s: its header says segment %llu ended at "
-                           "byte offset %llu, but the data of that segment "
-                           "ends at byte offset %zu", s->path,
-                           (unsigned long long)(s->number - 1),
-                           (unsigned long long)s->prev_end,
-                           r->prev_data_end);
+    char prev[32];
+    rv_wal_segment_name(prev, sizeof prev, s->number - 1);
+    return wal_reader_hole(r, "%s: its header says %s ended at byte offset "
+                           "%llu, but the data of %s ends at byte offset %zu",
+                           s->path, prev, (unsigned long long)s->prev_end,
+                           prev, r->prev_data_end);
 }
 
 static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)

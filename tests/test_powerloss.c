@@ -1,0 +1,429 @@
+/*
+** test_powerloss.c -- nothing synced is lost to a power loss, and the
+** default recovery mode opens whatever a power loss leaves.
+**
+** Each round, child processes (this program re-executed) open the
+** database with the library's sync journal on (powerloss.h), write, report
+** every acknowledged write through a pipe, and are killed with SIGKILL.
+** The parent then simulates a power loss -- every byte no completed
+** fdatasync covered is dropped or torn in 4 KiB pages, in one of several
+** patterns, and every directory entry no directory fsync covered may go --
+** and reopens the database.  Every round must open (default mode:
+** tolerate_corrupted_tail_records, and point_in_time) with every
+** RAVEL_SYNC write acknowledged before the kill present.
+**
+**   after_recovery   one child writes synced and unsynced puts and is
+**                    killed; a second child opens (recovering the first's
+**                    unsynced tail, still in the page cache), checks that
+**                    it sees all of it, writes synced puts and is killed;
+**                    then the power loss.  Everything the second child
+**                    recovered must survive: recovery made it durable
+**                    before writing a new segment (else the log has a hole
+**                    or a torn middle segment).
+**   torn_tail        one child writes ~1-6 KB values, synced and not, from
+**                    two threads, and is killed at a random moment; the
+**                    power loss may keep a later page of the unsynced tail
+**                    and lose an earlier one.
+**
+** RAVEL_TEST_POWERLOSS_ROUNDS (default 3) rounds per pattern;
+** RAVEL_TEST_SEED replays a run.
+*/
+#include "powerloss.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_KEYS 4096
+
+enum msg_kind {
+    MSG_SYNCED = 1,   /* put i acknowledged with RAVEL_SYNC */
+    MSG_UNSYNCED = 2, /* put i acknowledged without sync */
+    MSG_SEEN = 3,     /* i puts of the previous phase read back after open */
+    MSG_DONE = 4,     /* all writes done; waiting for the kill */
+    MSG_ERROR = 5,
+};
+
+struct msg {
+    uint32_t kind;
+    uint32_t phase;
+    uint32_t i;
+    int32_t rc;
+};
+
+static char *self_exe;
+
+/* ------------------------------------------------------------ the child */
+
+static int child_fd;
+
+static void child_send(uint32_t kind, uint32_t phase, uint32_t i, int rc)
+{
+    struct msg m = {kind, phase, i, rc};
+    if (write(child_fd, &m, sizeof m) != (ssize_t)sizeof m)
+        _exit(3);
+}
+
+static void child_fail(uint32_t phase, int rc)
+{
+    fprintf(stderr, "child: %s: %s\n", ravel_errstr(rc), ravel_errmsg());
+    child_send(MSG_ERROR, phase, 0, rc);
+    _exit(2);
+}
+
+static void key_of(char *buf, size_t n, uint32_t phase, uint32_t i)
+{
+    snprintf(buf, n, "p%u-k%05u", phase, i);
+}
+
+/* A value of 1..6 KB whose bytes say which key it belongs to. */
+static size_t val_of(char *buf, uint32_t phase, uint32_t i)
+{
+    size_t len = 1000 + (size_t)((phase * 7919u + i * 104729u) % 5200);
+    int n = snprintf(buf, len, "value of p%u-k%05u:", phase, i);
+    for (size_t k = (size_t)n; k < len; k++)
+        buf[k] = (char)('a' + (k + i) % 26);
+    return len;
+}
+
+struct child_writer {
+    ravel_db *db;
+    uint32_t phase, first, count;
+    int sync_every; /* every Nth put is synced */
+};
+
+static void *child_write(void *p)
+{
+    struct child_writer *cw = p;
+    char key[32], val[8192];
+    for (uint32_t i = cw->first; i < cw->first + cw->count; i++) {
+        key_of(key, sizeof key, cw->phase, i);
+        size_t vl = val_of(val, cw->phase, i);
+        int sync = cw->sync_every && i % (uint32_t)cw->sync_every == 0;
+        int rc = ravel_put(cw->db, sync ? RAVEL_SYNC : 0, key, strlen(key),
+                           val, vl);
+        if (rc)
+            child_fail(cw->phase, rc);
+        child_send(sync ? MSG_SYNCED : MSG_UNSYNCED, cw->phase, i, 0);
+    }
+    return NULL;
+}
+
+/* Counts the puts of PHASE (0..n-1) that read back whole. */
+static uint32_t child_count_phase(ravel_db *db, uint32_t phase, uint32_t n)
+{
+    uint32_t seen = 0;
+    char key[32], val[8192];
+    for (uint32_t i = 0; i < n; i++) {
+        key_of(key, sizeof key, phase, i);
+        size_t vl = val_of(val, phase, i);
+        void *v;
+        size_t got;
+        if (ravel_get(db, NULL, key, strlen(key), &v, &got) == RAVEL_OK &&
+            got == vl && memcmp(v, val, vl) == 0)
+            seen++;
+        ravel_free(v);
+    }
+    return seen;
+}
+
+/* argv: --child DIR JOURNAL FD PHASE PUTS SYNC_EVERY THREADS CHECK_PREV */
+static int child_main(char **argv)
+{
+    const char *dir = argv[2];
+    tu_sync_journal_start(argv[3]);
+    child_fd = atoi(argv[4]);
+    uint32_t phase = (uint32_t)atoi(argv[5]);
+    uint32_t puts = (uint32_t)atoi(argv[6]);
+    int sync_every = atoi(argv[7]);
+    int threads = atoi(argv[8]);
+    uint32_t check_prev = (uint32_t)atoi(argv[9]);
+
+    ravel_options *o = NULL;
+    int rc = ravel_options_new(&o);
+    if (!rc)
+        rc = ravel_options_set(o, "create_if_missing", "true");
+    if (!rc && tu_wal_io())
+        rc = ravel_options_set(o, "wal_io", tu_wal_io());
+    if (!rc) /* small memtables: segment switches happen too */
+        rc = ravel_options_set(o, "write_buffer_size", "128K");
+    ravel_db *db = NULL;
+    if (!rc)
+        rc = ravel_open(dir, o, &db);
+    ravel_options_free(o);
+    if (rc)
+        child_fail(phase, rc);
+    if (check_prev)
+        child_send(MSG_SEEN, phase - 1,
+                   child_count_phase(db, phase - 1, check_prev), 0);
+
+    pthread_t th[4];
+    struct child_writer cw[4];
+    uint32_t per = puts / (uint32_t)threads;
+    for (int t = 0; t < threads; t++) {
+        cw[t] = (struct child_writer){db, phase, (uint32_t)t * per, per,
+                                      sync_every};
+        if (pthread_create(&th[t], NULL, child_write, &cw[t]))
+            child_fail(phase, RAVEL_NOMEM);
+    }
+    for (int t = 0; t < threads; t++)
+        pthread_join(th[t], NULL);
+    child_send(MSG_DONE, phase, 0, 0);
+    for (;;)
+        pause();
+    return 0; /* not reached: the parent kills this process */
+}
+
+/* ----------------------------------------------------------- the parent */
+
+struct acked {
+    unsigned char state[3][MAX_KEYS]; /* per phase: 0, MSG_SYNCED, MSG_UNSYNCED */
+    uint32_t seen[3];                 /* MSG_SEEN of each phase */
+    int done;
+};
+
+/* Reads messages until DONE (WAIT_DONE) or until DEADLINE_MS passes,
+** then returns; an ERROR message fails the test. */
+static void pump(int fd, struct acked *a, int wait_done, uint64_t wait_ms)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        int64_t left = (int64_t)wait_ms -
+                       ((t.tv_sec - t0.tv_sec) * 1000 +
+                        (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (!wait_done && left <= 0)
+            return;
+        if (wait_done && a->done)
+            return;
+        if (wait_done && left <= 0)
+            fail_msg("the child did not finish its writes in %" PRIu64 " ms",
+                     wait_ms);
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (poll(&pfd, 1, (int)(left > 0 ? left : 0)) <= 0)
+            continue;
+        struct msg m;
+        ssize_t n = read(fd, &m, sizeof m);
+        if (n == 0)
+            fail_msg("the child exited before it was killed");
+        assert_int_equal(n, (ssize_t)sizeof m);
+        assert_true(m.phase < 3);
+        switch (m.kind) {
+        case MSG_SYNCED:
+        case MSG_UNSYNCED:
+            assert_true(m.i < MAX_KEYS);
+            a->state[m.phase][m.i] = (unsigned char)m.kind;
+            break;
+        case MSG_SEEN: a->seen[m.phase] = m.i; break;
+        case MSG_DONE: a->done = 1; break;
+        default:
+            fail_msg("the child failed: %s", ravel_errstr(m.rc));
+        }
+    }
+}
+
+/* Runs one child; kills it once it is done (KILL_AFTER_MS < 0) or after
+** KILL_AFTER_MS milliseconds. */
+static void run_child(const char *dir, const char *journal, struct acked *a,
+                      uint32_t phase, uint32_t puts, int sync_every,
+                      int threads, uint32_t check_prev, int64_t kill_after_ms)
+{
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char args[7][16];
+        snprintf(args[0], 16, "%d", dup(fds[1]));
+        snprintf(args[1], 16, "%u", phase);
+        snprintf(args[2], 16, "%u", puts);
+        snprintf(args[3], 16, "%d", sync_every);
+        snprintf(args[4], 16, "%d", threads);
+        snprintf(args[5], 16, "%u", check_prev);
+        execl(self_exe, self_exe, "--child", dir, journal, args[0], args[1],
+              args[2], args[3], args[4], args[5], (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    a->done = 0;
+    if (kill_after_ms < 0)
+        pump(fds[0], a, 1, 120000);
+    else
+        pump(fds[0], a, 0, (uint64_t)kill_after_ms);
+    kill(pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    pump(fds[0], a, 0, 0); /* what was sent before the kill */
+    close(fds[0]);
+}
+
+/* Every synced put of PHASE (and, with ALL, every acknowledged put) reads
+** back whole; returns how many puts of the phase are there. */
+static uint32_t check_phase(ravel_db *db, const struct acked *a,
+                            uint32_t phase, uint32_t n, int all,
+                            const char *what)
+{
+    char key[32], val[8192];
+    uint32_t present = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        key_of(key, sizeof key, phase, i);
+        size_t vl = val_of(val, phase, i);
+        void *v;
+        size_t got;
+        int rc = ravel_get(db, NULL, key, strlen(key), &v, &got);
+        int must = a->state[phase][i] == MSG_SYNCED ||
+                   (all && a->state[phase][i]);
+        if (rc == RAVEL_OK && (got != vl || memcmp(v, val, vl) != 0))
+            fail_msg("%s: %s has a wrong value", what, key);
+        if (must && rc != RAVEL_OK)
+            fail_msg("%s: %s was acknowledged%s but is %s", what, key,
+                     a->state[phase][i] == MSG_SYNCED ? " with RAVEL_SYNC"
+                                                      : "",
+                     ravel_errstr(rc));
+        present += rc == RAVEL_OK;
+        ravel_free(v);
+    }
+    return present;
+}
+
+/* Opens DIR in MODE after the power loss (it must open) and checks. */
+static void reopen_and_check(const char *dir, const char *mode,
+                             const struct acked *a, int phases, uint32_t puts,
+                             int phase0_all, const char *what)
+{
+    char opts[128], label[256];
+    snprintf(opts, sizeof opts, "wal_recovery_mode=%s", mode);
+    snprintf(label, sizeof label, "%s, %s", what, mode);
+    ravel_db *db = NULL;
+    int rc = tu_open(dir, opts, &db);
+    if (rc != RAVEL_OK)
+        fail_msg("%s: the database does not open after the power loss: "
+                 "%s: %s", label, ravel_errstr(rc), ravel_errmsg());
+    for (int p = 0; p < phases; p++) {
+        uint32_t n = check_phase(db, a, (uint32_t)p, puts, p == 0 &&
+                                 phase0_all, label);
+        printf("#   %s: phase %d: %u of %u puts present\n", label, p, n,
+               puts);
+    }
+    TU_OK(ravel_close(db));
+}
+
+static void copy_dir(const char *from, const char *to)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -a '%s' '%s'", to, from, to);
+    assert_int_equal(system(cmd), 0);
+}
+
+static int rounds(void)
+{
+    return (int)tu_env_u64("RAVEL_TEST_POWERLOSS_ROUNDS", 3);
+}
+
+/* Defect: recovery served the dead process's unsynced tail and went on
+** writing new segments without making it durable. */
+static void test_after_recovery(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const uint32_t puts = 240;
+    for (int p = 0; p < TU_PL_PATTERNS; p++) {
+        for (int r = 0; r < rounds(); r++) {
+            char *dir = tu_path("after-recovery-%d-%d", p, r);
+            char *journal = tu_path("after-recovery-%d-%d.journal", p, r);
+            struct acked *a = calloc(1, sizeof *a);
+            assert_non_null(a);
+            printf("# after_recovery, %s, round %d\n",
+                   tu_power_loss_name((enum tu_power_loss_pattern)p), r);
+            /* Phase 0: a few synced puts, many unsynced ones after. */
+            run_child(dir, journal, a, 0, puts, 40, 1, 0, -1);
+            /* Phase 1: recovers phase 0, writes synced puts. */
+            run_child(dir, journal, a, 1, puts / 4, 1, 2, puts, -1);
+            if (a->seen[0] != puts)
+                fail_msg("the second process read back %u of the %u puts "
+                         "of the first after recovery", a->seen[0], puts);
+            tu_power_loss(dir, journal, (enum tu_power_loss_pattern)p, &rng);
+            char *copy = tu_path("after-recovery-%d-%d.pit", p, r);
+            copy_dir(dir, copy);
+            /* Everything phase 1 recovered (all of phase 0) survives. */
+            reopen_and_check(dir, "tolerate_corrupted_tail_records", a, 2,
+                             puts, 1, "after_recovery");
+            reopen_and_check(copy, "point_in_time", a, 2, puts, 1,
+                             "after_recovery");
+            tu_rm_rf(dir);
+            tu_rm_rf(copy);
+            unlink(journal);
+            free(copy);
+            free(dir);
+            free(journal);
+            free(a);
+        }
+    }
+}
+
+/* Defect: a bad record followed by records that verify, in the unsynced
+** tail of the last segment, made the default mode refuse to open. */
+static void test_torn_tail(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    const uint32_t puts = 600;
+    for (int p = 0; p < TU_PL_PATTERNS; p++) {
+        for (int r = 0; r < rounds(); r++) {
+            char *dir = tu_path("torn-tail-%d-%d", p, r);
+            char *journal = tu_path("torn-tail-%d-%d.journal", p, r);
+            struct acked *a = calloc(1, sizeof *a);
+            assert_non_null(a);
+            int64_t kill_ms = 5 + (int64_t)(tu_rand(&rng) % 60);
+            printf("# torn_tail, %s, round %d: kill after %" PRId64 " ms\n",
+                   tu_power_loss_name((enum tu_power_loss_pattern)p), r,
+                   kill_ms);
+            run_child(dir, journal, a, 0, puts, 7, 2, 0, kill_ms);
+            tu_power_loss(dir, journal, (enum tu_power_loss_pattern)p, &rng);
+            char *copy = tu_path("torn-tail-%d-%d.pit", p, r);
+            copy_dir(dir, copy);
+            reopen_and_check(dir, "tolerate_corrupted_tail_records", a, 1,
+                             puts, 0, "torn_tail");
+            reopen_and_check(copy, "point_in_time", a, 1, puts, 0,
+                             "torn_tail");
+            tu_rm_rf(dir);
+            tu_rm_rf(copy);
+            unlink(journal);
+            free(copy);
+            free(dir);
+            free(journal);
+            free(a);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 10 && strcmp(argv[1], "--child") == 0)
+        return child_main(argv);
+    self_exe = realpath("/proc/self/exe", NULL);
+    if (!self_exe) {
+        perror("realpath /proc/self/exe");
+        return 1;
+    }
+    tu_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_after_recovery),
+        cmocka_unit_test(test_torn_tail),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    free(self_exe);
+    return rc;
+}
