@@ -355,6 +355,7 @@ int tu_file_read(const char *path, char **data, size_t *len)
         got += (size_t)n;
     }
     close(fd);
+    buf[got] = '\0'; /* room was made for it: text can be parsed in place */
     *data = buf;
     *len = got;
     return 0;

@@ -123,7 +123,8 @@ static inline uint64_t tu_rand(uint64_t *state)
 /* Seed from the environment (RAVEL_TEST_SEED) or the clock; printed. */
 uint64_t tu_seed(void);
 
-/* Whole-file helpers for damaging a database's files. */
+/* Whole-file helpers for damaging a database's files.  tu_file_read
+** NUL-terminates what it read (not counted in *len). */
 int tu_file_read(const char *path, char **data, size_t *len);
 int tu_file_write(const char *path, const char *data, size_t len);
 
