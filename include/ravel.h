@@ -122,7 +122,16 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   wal_recovery_mode=tolerate_corrupted_tail_records
 **                               | absolute_consistency | point_in_time
 **                               | skip_any_corrupted_records
-**                               (RocksDB's numbers 0..3 are accepted too)
+**                               (RocksDB's numbers 0..3 are accepted too).
+**                               The default drops the damaged tail of the
+**                               last WAL segment that a crash or power
+**                               loss leaves (nothing written with
+**                               RAVEL_SYNC is ever in it) and refuses any
+**                               other damage, and every mode but
+**                               skip_any_corrupted_records refuses a hole
+**                               (a missing or shortened segment) with
+**                               RAVEL_CORRUPT; docs/formats.md has the
+**                               exact rules
 **   wal_preallocate=true        reserve each WAL segment's space up front
 **   paranoid_checks=true        verify batch structure on recovery
 */
@@ -144,15 +153,17 @@ typedef struct ravel_db ravel_db;
 
 /* Opens the database in directory DIR.  OPTS may be NULL for the defaults;
 ** it is copied, so the caller may free it after the call.  Recovers the
-** write-ahead log.  Fails with RAVEL_LOCKED if DIR is open elsewhere, in
+** write-ahead log, and makes everything it recovered durable before it
+** returns (so a power loss after a crash cannot leave a hole).  Fails with RAVEL_LOCKED if DIR is open elsewhere, in
 ** this process or another; RAVEL_CORRUPT if recovery finds corruption the
 ** wal_recovery_mode does not tolerate; RAVEL_INVALID if DIR does not hold a
 ** database and create_if_missing is false. */
 RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
                          ravel_db **out);
 
-/* Closes the database: waits for writes in progress, makes the WAL durable,
-** releases the LOCK and frees the handle.  Snapshots and iterators must be
+/* Closes the database: waits for writes in progress, makes the WAL durable
+** and seals it (the next open then knows any damage to it is not a torn
+** write), releases the LOCK and frees the handle.  Snapshots and iterators must be
 ** released first; if any remain, returns RAVEL_INVALID and leaves the
 ** database open (the only case in which the handle stays valid).
 ** RAVEL_IOERR if the final fdatasync of the WAL failed: the handle is freed
