@@ -25,7 +25,7 @@
 **                    power loss may keep a later page of the unsynced tail
 **                    and lose an earlier one.
 **
-** RAVEL_TEST_POWERLOSS_ROUNDS (default 3) rounds per pattern;
+** RAVEL_TEST_POWERLOSS_ROUNDS (default 4) rounds per pattern;
 ** RAVEL_TEST_SEED replays a run.
 */
 #include "powerloss.h"
@@ -329,7 +329,7 @@ static void copy_dir(const char *from, const char *to)
 
 static int rounds(void)
 {
-    return (int)tu_env_u64("RAVEL_TEST_POWERLOSS_ROUNDS", 3);
+    return (int)tu_env_u64("RAVEL_TEST_POWERLOSS_ROUNDS", 4);
 }
 
 /* Defect: recovery served the dead process's unsynced tail and went on

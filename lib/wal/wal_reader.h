@@ -1,29 +1,33 @@
 /*
 ** wal_reader.h -- replays WAL segments on open, under one of the four
-** recovery modes (options.h, rv_recovery_mode).
+** recovery modes (util/options.h, rv_recovery_mode).
 **
-** What counts as what, in a segment:
+** What replay can find (wal_reader.c's top comment has the reasoning,
+** docs/formats.md the full rules):
 **   clean end     EOF at a record boundary, or a zero record header
-**                 followed only by zero bytes up to EOF.
-**   torn tail     the last record of the LAST segment is incomplete (header
-**                 or payload runs past EOF) or fails its checksum, and only
-**                 zero bytes follow it: a write cut short by a crash.
-**   corruption    anything else that fails: a bad segment header, a bad
-**                 checksum or impossible length with more non-zero data
-**                 after it, a bad record in a segment that is not the last,
-**                 a payload that is not a well-formed batch, sequence
-**                 numbers that go backwards.
+**                 followed only by zero bytes up to EOF; a seal record ends
+**                 a segment closed cleanly.
+**   torn tail     in the LAST segment, a bad record or header with only
+**                 zero bytes after it: a write cut short by a crash.
+**   unsynced tail in the last segment, if it is not sealed, a record that
+**                 fails its checksum or length, whatever follows it: what a
+**                 power loss leaves of pages no fdatasync covered.
+**   hole          a segment missing from the numbering, or one whose data
+**                 does not end where the next segment's header says.
+**   corruption    anything else.
 **
 ** Modes:
-**   tolerate_corrupted_tail_records  torn tail dropped (file truncated
-**                 there unless read-only); corruption -> RAVEL_CORRUPT.
-**   absolute_consistency  torn tail or corruption -> RAVEL_CORRUPT.
-**   point_in_time  replay stops at the first torn tail or corruption; the
+**   tolerate_corrupted_tail_records  torn and unsynced tails dropped (the
+**                 segment truncated there unless read-only); holes and
+**                 corruption -> RAVEL_CORRUPT.
+**   absolute_consistency  any of them -> RAVEL_CORRUPT.
+**   point_in_time  replay stops at the first tail or corruption; the
 **                 segment is truncated there and later segments deleted
 **                 (unless read-only), so the state is a consistent prefix.
+**                 A hole -> RAVEL_CORRUPT.
 **   skip_any_corrupted_records  bad records are skipped (resynchronising
-**                 on the next 8-byte offset where a record verifies), and
-**                 replay goes on; a torn tail is truncated.
+**                 on the next 8-byte offset where a record verifies) and
+**                 holes passed over; a torn tail is truncated.
 **
 ** Every RAVEL_CORRUPT message names the file and the byte offset.
 */
