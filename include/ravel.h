@@ -11,7 +11,8 @@
 **   - Every function that can fail returns an int result code (RAVEL_OK on
 **     success).  On failure, ravel_errmsg() returns a human-readable message
 **     for the calling thread naming what was wrong (the file, the offset, the
-**     option, the errno).
+**     option, the errno); bindings read it with ravel_errmsg_r() inside the
+**     same foreign call (see "For binding writers" below).
 **   - Keys and values are byte strings with explicit lengths.  Empty keys
 **     and empty values are allowed.  A NULL pointer is allowed only with a
 **     zero length.
@@ -73,8 +74,42 @@ RAVEL_API const char *ravel_errstr(int rc);
 /* The detailed message of the calling thread's most recent failure, such as
 ** "open wal-000003.log: Permission denied (errno 13)".  Successful calls do
 ** not clear it.  The pointer stays valid until the calling thread's next
-** ravel call.  Never NULL ("" before any failure). */
+** ravel call.  Never NULL ("" before any failure).
+**
+** The message lives in a buffer of 512 bytes per OS thread (so a message is
+** at most 511 bytes, cut there if longer): it is the message of the last
+** failure on the thread that calls ravel_errmsg, whichever caller that
+** failure belonged to. */
 RAVEL_API const char *ravel_errmsg(void);
+
+/* Copies the calling thread's current message (the one ravel_errmsg
+** returns) into BUF, cut to fit and always NUL-terminated when SIZE > 0,
+** and returns its full length in bytes (not counting the NUL), as snprintf
+** does: a result >= SIZE means the copy was cut.  With BUF NULL and SIZE 0
+** it only returns the length.  Never fails. */
+RAVEL_API size_t ravel_errmsg_r(char *buf, size_t size);
+
+/* For binding writers.  The message belongs to the OS thread, not to the
+** caller: in a language whose threads move between OS threads (Go's
+** goroutines between cgo calls, green threads, async runtimes), calling the
+** failing function and then ravel_errmsg in a second foreign call may run
+** on another OS thread and read another caller's message.  So call the
+** failing function and ravel_errmsg_r inside the same foreign call: one
+** small C shim per call, for example in a cgo preamble:
+**
+**     int shim_put(ravel_db *db, int flags, const void *k, size_t kl,
+**                  const void *v, size_t vl, char *msg, size_t n)
+**     {
+**         int rc = ravel_put(db, flags, k, kl, v, vl);
+**         if (rc)
+**             ravel_errmsg_r(msg, n);
+**         return rc;
+**     }
+**
+** with MSG a buffer of 512 bytes owned by the caller.  Never make the call
+** and the ravel_errmsg/ravel_errmsg_r call two separate foreign calls from
+** such a language.  C, C++ and other callers on fixed OS threads may call
+** ravel_errmsg afterwards as usual. */
 
 /* -------------------------------------------------------------- limits */
 

@@ -96,6 +96,103 @@ static void test_errmsg_per_thread(void **state)
     assert_string_equal(ravel_errmsg(), mine);
 }
 
+/* ravel_errmsg_r copies the calling thread's message, as a binding's shim
+** does right after the failing call.  Threads failing at the same time
+** with inputs of their own each read back a message naming their own
+** input, never another thread's. */
+#define ERRMSG_R_THREADS 8
+#define ERRMSG_R_ROUNDS 200
+
+static void *errmsg_r_thread(void *p)
+{
+    int id = (int)(intptr_t)p;
+    ravel_options *o = NULL;
+    if (ravel_options_new(&o) != RAVEL_OK) {
+        tu_thread_fail("thread %d: ravel_options_new failed", id);
+        return NULL;
+    }
+    for (int round = 0; round < ERRMSG_R_ROUNDS; round++) {
+        char input[64], msg[512];
+        int rc;
+        if (round % 2 == 0) {
+            snprintf(input, sizeof input, "opt_of_thread_%d_round_%d", id,
+                     round);
+            rc = ravel_options_set(o, input, "1");
+        } else {
+            char *dir = tu_path("no-such-db-thread-%d-round-%d", id, round);
+            snprintf(input, sizeof input, "%s", strrchr(dir, '/') + 1);
+            ravel_db *db = NULL;
+            rc = ravel_open(dir, NULL, &db); /* create_if_missing=false */
+            free(dir);
+        }
+        size_t len = ravel_errmsg_r(msg, sizeof msg);
+        TU_CHECK(rc == RAVEL_INVALID, "thread %d round %d: rc %d", id, round,
+                 rc);
+        TU_CHECK(len == strlen(msg), "thread %d round %d: returned %zu for "
+                 "a message of %zu bytes", id, round, len, strlen(msg));
+        TU_CHECK(strstr(msg, input) != NULL, "thread %d round %d: message "
+                 "does not name '%s': %s", id, round, input, msg);
+    }
+    ravel_options_free(o);
+    return NULL;
+}
+
+static void test_errmsg_r_concurrent(void **state)
+{
+    (void)state;
+    pthread_t t[ERRMSG_R_THREADS];
+    for (int i = 0; i < ERRMSG_R_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, errmsg_r_thread,
+                                        (void *)(intptr_t)i), 0);
+    for (int i = 0; i < ERRMSG_R_THREADS; i++)
+        pthread_join(t[i], NULL);
+    tu_assert_no_thread_failures();
+}
+
+/* ravel_errmsg_r behaves like snprintf: the whole length is returned
+** whatever fits, the copy is cut and NUL-terminated, and (NULL, 0) only
+** measures. */
+static void test_errmsg_r_truncation(void **state)
+{
+    (void)state;
+    ravel_options *o = NULL;
+    TU_OK(ravel_options_new(&o));
+    TU_EXPECT_INVALID(ravel_options_set(o, "an_option_name_nobody_set",
+                                        "1"));
+    const char *full = ravel_errmsg();
+    size_t n = strlen(full);
+    assert_true(n > 20);
+
+    assert_int_equal(ravel_errmsg_r(NULL, 0), n);
+    char buf[512];
+    memset(buf, 'X', sizeof buf);
+    assert_int_equal(ravel_errmsg_r(buf, 0), n);
+    assert_int_equal(buf[0], 'X'); /* SIZE 0: nothing written */
+    assert_int_equal(ravel_errmsg_r(buf, 1), n);
+    assert_string_equal(buf, "");
+    assert_int_equal(ravel_errmsg_r(buf, 11), n);
+    assert_int_equal(strlen(buf), 10);
+    assert_memory_equal(buf, full, 10);
+    assert_int_equal(ravel_errmsg_r(buf, n), n); /* one byte short */
+    assert_int_equal(strlen(buf), n - 1);
+    assert_int_equal(ravel_errmsg_r(buf, n + 1), n); /* exactly fits */
+    assert_string_equal(buf, full);
+    assert_int_equal(ravel_errmsg_r(buf, sizeof buf), n);
+    assert_string_equal(buf, full);
+
+    /* The longest message the 512-byte per-thread buffer holds is 511
+    ** bytes; a larger buffer gets all of it. */
+    char name[700];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    TU_EXPECT_INVALID(ravel_options_set(o, name, "1"));
+    assert_int_equal(ravel_errmsg_r(NULL, 0), 511);
+    char big[1024];
+    assert_int_equal(ravel_errmsg_r(big, sizeof big), 511);
+    assert_string_equal(big, ravel_errmsg());
+    ravel_options_free(o);
+}
+
 /* --------------------------------------------------------------- options */
 
 static char *opt_get(const ravel_options *o, const char *name)
@@ -1608,6 +1705,8 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_errstr),
         cmocka_unit_test(test_errmsg_per_thread),
+        cmocka_unit_test(test_errmsg_r_concurrent),
+        cmocka_unit_test(test_errmsg_r_truncation),
         cmocka_unit_test(test_options_defaults),
         cmocka_unit_test(test_options_round_trip),
         cmocka_unit_test(test_options_bad_values),
