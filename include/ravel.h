@@ -130,9 +130,13 @@ RAVEL_API int ravel_options_new(ravel_options **out);
 RAVEL_API void ravel_options_free(ravel_options *opts);
 
 /* Sets one option by name.  Names follow RocksDB's wherever the concept is
-** the same.  Booleans accept true/false/1/0/on/off; sizes accept a K, M or G
-** suffix (powers of 1024).  An unknown name or a value that does not parse
-** or is out of range is RAVEL_INVALID with a message naming it.
+** the same.  Booleans accept true/false/1/0/on/off/yes/no (any case); sizes
+** accept a K, M or G suffix (powers of 1024).  An unknown name or a value
+** that does not parse or is out of range is RAVEL_INVALID with a message
+** naming it (and, for a name close to a known one, "did you mean ...?").
+** RocksDB options for features ravel has not built yet (unordered_write,
+** level0_slowdown_writes_trigger, paranoid_checks, ...) are RAVEL_INVALID
+** with a message saying so, so that nobody believes a setting took effect.
 **
 **   create_if_missing=false     create the directory/database if absent
 **   error_if_exists=false       fail to open an existing database
@@ -159,7 +163,6 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               | skip_any_corrupted_records
 **                               (RocksDB's numbers 0..3 are accepted too)
 **   wal_preallocate=true        reserve each WAL segment's space up front
-**   paranoid_checks=true        verify batch structure on recovery
 */
 RAVEL_API int ravel_options_set(ravel_options *opts, const char *name,
                                 const char *value);

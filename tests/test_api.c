@@ -286,7 +286,6 @@ static void test_options_defaults(void **state)
     expect_enum(o, "wal_recovery_mode", "tolerate_corrupted_tail_records",
                 "0");
     expect_bool(o, "wal_preallocate", 1);
-    expect_bool(o, "paranoid_checks", 1);
     ravel_options_free(o);
     ravel_options_free(NULL);
 }
@@ -319,7 +318,6 @@ static void test_options_round_trip(void **state)
     static const char *bool_names[] = {
         "create_if_missing", "error_if_exists", "read_only",
         "allow_concurrent_memtable_write", "wal_preallocate",
-        "paranoid_checks",
     };
     for (size_t n = 0; n < sizeof bool_names / sizeof *bool_names; n++) {
         for (size_t i = 0; i < sizeof bools / sizeof *bools; i++) {
@@ -407,7 +405,7 @@ static void test_options_bad_values(void **state)
     expect_bad_option(o, "wal_recovery_mode", "4");
     expect_bad_option(o, "wal_recovery_mode", "-1");
     expect_bad_option(o, "wal_recovery_mode", "tolerate");
-    expect_bad_option(o, "paranoid_checks", "truee");
+    expect_bad_option(o, "wal_preallocate", "truee");
     ravel_options_free(o);
 }
 
@@ -448,19 +446,19 @@ static void test_options_parse(void **state)
 
     /* Whitespace around names and values, empty items. */
     TU_OK(ravel_options_parse(o, "  write_buffer_size = 256K ; ;"
-                                 "\tparanoid_checks= off ;wal_io =sync;"));
+                                 "\twal_preallocate= off ;wal_io =sync;"));
     expect_size(o, "write_buffer_size", 256 << 10);
-    expect_bool(o, "paranoid_checks", 0);
+    expect_bool(o, "wal_preallocate", 0);
     expect_enum(o, "wal_io", "sync", NULL);
     TU_OK(ravel_options_parse(o, ""));
     TU_OK(ravel_options_parse(o, ";;"));
 
     /* Stops at the first error, which is named; earlier items stay set. */
     TU_EXPECT_INVALID(ravel_options_parse(o, "wal_io=uring;bogus_name=1;"
-                                             "paranoid_checks=on"));
+                                             "wal_preallocate=on"));
     assert_non_null(strstr(ravel_errmsg(), "bogus_name"));
     expect_enum(o, "wal_io", "uring", NULL);
-    expect_bool(o, "paranoid_checks", 0);
+    expect_bool(o, "wal_preallocate", 0);
 
     TU_EXPECT_INVALID(ravel_options_parse(o, "write_buffer_size=lots"));
     assert_non_null(strstr(ravel_errmsg(), "write_buffer_size"));

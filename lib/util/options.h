@@ -29,7 +29,6 @@ struct ravel_options {
     enum rv_wal_io wal_io;               /* auto */
     enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
     int wal_preallocate;                 /* true */
-    int paranoid_checks;                 /* true */
 };
 
 RAVEL_PRIVATE void rv_options_init_defaults(struct ravel_options *o);
