@@ -289,8 +289,9 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 /* Text about the database, in *text (free with ravel_free).  Names:
 **   ravel.stats                   write groups formed, mean and max group
 **                                 size, WAL bytes and records, fsyncs issued,
-**                                 writers per fsync, stall time, the WAL I/O
-**                                 path in use, memtables
+**                                 writers per fsync, the WAL I/O path in
+**                                 use, memtables, sequence numbers, whether
+**                                 writes are accepted
 **   ravel.last_sequence           last sequence number assigned
 **   ravel.last_visible_sequence   last sequence number visible to reads
 **   ravel.num_immutable_mem_table memtables switched out, still in memory
@@ -298,7 +299,8 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 **   ravel.wal_io                  "uring" or "sync" (and why, if fallen back)
 **   ravel.read_only_reason        why writes are refused ("" if they are not)
 **   ravel.options                 the options in force, "name=value" lines
-** An unknown name is RAVEL_NOTFOUND. */
+** An unknown name is RAVEL_NOTFOUND, with a message listing the known
+** names. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 
 #ifdef __cplusplus
