@@ -3,7 +3,9 @@
 **
 ** Owns: the table of settable options (name, kind, range, where the value
 ** lives in struct ravel_options), the parsers for booleans, sizes and
-** enums, the list of RocksDB option names ravel has not built yet, and
+** enums (and so the names of the recovery modes, which the WAL reader
+** prints through rv_recovery_mode_name), the list of RocksDB option names
+** ravel has not built yet, and
 ** the "did you mean" suggestion for a misspelt name (edit distance over
 ** both lists).
 ** Does not own: what an option does (db.c, wal_writer.c, wal_reader.c read
@@ -151,6 +153,24 @@ static const char *const options_not_built[] = {
     "paranoid_checks",
     NULL,
 };
+
+/* The name get/describe print for VALUE among NAMES (its first name), or
+** NULL if VALUE has none. */
+static const char *options_enum_name_of(const struct options_enum_name *names,
+                                        int value)
+{
+    for (int k = 0; names[k].name; k++)
+        if (names[k].value == value)
+            return names[k].name;
+    return NULL;
+}
+
+const char *rv_recovery_mode_name(enum rv_recovery_mode mode)
+{
+    const char *name = options_enum_name_of(options_recovery_names,
+                                            (int)mode);
+    return name ? name : "unknown";
+}
 
 void rv_options_init_defaults(struct ravel_options *o)
 {
@@ -405,16 +425,15 @@ static void options_format_value(const struct ravel_options *o,
         memcpy(&v, field, sizeof v);
         snprintf(buf, size, "%llu", (unsigned long long)v);
         return;
-    case OPTIONS_ENUM:
+    case OPTIONS_ENUM: {
         memcpy(&i, field, sizeof i);
-        for (int k = 0; d->names[k].name; k++) {
-            if (d->names[k].value == i) {
-                snprintf(buf, size, "%s", d->names[k].name);
-                return;
-            }
-        }
-        snprintf(buf, size, "%d", i);
+        const char *name = options_enum_name_of(d->names, i);
+        if (name)
+            snprintf(buf, size, "%s", name);
+        else
+            snprintf(buf, size, "%d", i);
         return;
+    }
     }
     buf[0] = '\0';
 }

@@ -89,18 +89,6 @@ struct wal_replay {
     int stop;          /* replay ends after the current segment */
 };
 
-static const char *wal_reader_mode_name(enum rv_recovery_mode mode)
-{
-    switch (mode) {
-    case RV_RECOVERY_TOLERATE_CORRUPTED_TAIL:
-        return "tolerate_corrupted_tail_records";
-    case RV_RECOVERY_ABSOLUTE_CONSISTENCY: return "absolute_consistency";
-    case RV_RECOVERY_POINT_IN_TIME: return "point_in_time";
-    case RV_RECOVERY_SKIP_ANY_CORRUPTED: return "skip_any_corrupted_records";
-    }
-    return "unknown";
-}
-
 static void wal_reader_why(struct wal_problem *pb, size_t off, size_t extent,
                            const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -449,7 +437,7 @@ static int wal_reader_problem(struct wal_replay *r, struct wal_segment *s,
                         pb->kind == WAL_TORN ?
                             "a torn write at the end of the log" :
                             "corruption",
-                        wal_reader_mode_name(r->mode));
+                        rv_recovery_mode_name(r->mode));
 
     r->result->records_dropped++;
     if (pb->kind == WAL_TORN || r->mode == RV_RECOVERY_POINT_IN_TIME) {

@@ -203,6 +203,32 @@ static void test_enums(void **state)
     ravel_options_free(o);
 }
 
+/* The recovery modes have one list of names: what the WAL reader prints in
+** its messages is what the option accepts and reads back. */
+static void test_recovery_mode_names(void **state)
+{
+    (void)state;
+    static const struct {
+        enum rv_recovery_mode mode;
+        const char *name;
+    } modes[] = {
+        {RV_RECOVERY_TOLERATE_CORRUPTED_TAIL,
+         "tolerate_corrupted_tail_records"},
+        {RV_RECOVERY_ABSOLUTE_CONSISTENCY, "absolute_consistency"},
+        {RV_RECOVERY_POINT_IN_TIME, "point_in_time"},
+        {RV_RECOVERY_SKIP_ANY_CORRUPTED, "skip_any_corrupted_records"},
+    };
+    ravel_options *o = opts_new();
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        assert_string_equal(rv_recovery_mode_name(modes[i].mode),
+                            modes[i].name);
+        opt_expect_set(o, "wal_recovery_mode", modes[i].name, modes[i].name);
+    }
+    assert_string_equal(rv_recovery_mode_name((enum rv_recovery_mode)42),
+                        "unknown");
+    ravel_options_free(o);
+}
+
 static const char *const not_built[] = {
     "unordered_write", "two_write_queues", "manual_wal_flush",
     "enable_pipelined_write", "max_write_buffer_number",
@@ -385,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_bools),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_recovery_mode_names),
         cmocka_unit_test(test_unknown_and_not_built),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_null_args),
