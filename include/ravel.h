@@ -11,7 +11,8 @@
 **   - Every function that can fail returns an int result code (RAVEL_OK on
 **     success).  On failure, ravel_errmsg() returns a human-readable message
 **     for the calling thread naming what was wrong (the file, the offset, the
-**     option, the errno).
+**     option, the errno); bindings read it with ravel_errmsg_r() inside the
+**     same foreign call (see "For binding writers" below).
 **   - Keys and values are byte strings with explicit lengths.  Empty keys
 **     and empty values are allowed.  A NULL pointer is allowed only with a
 **     zero length.
@@ -73,8 +74,42 @@ RAVEL_API const char *ravel_errstr(int rc);
 /* The detailed message of the calling thread's most recent failure, such as
 ** "open wal-000003.log: Permission denied (errno 13)".  Successful calls do
 ** not clear it.  The pointer stays valid until the calling thread's next
-** ravel call.  Never NULL ("" before any failure). */
+** ravel call.  Never NULL ("" before any failure).
+**
+** The message lives in a buffer of 512 bytes per OS thread (so a message is
+** at most 511 bytes, cut there if longer): it is the message of the last
+** failure on the thread that calls ravel_errmsg, whichever caller that
+** failure belonged to. */
 RAVEL_API const char *ravel_errmsg(void);
+
+/* Copies the calling thread's current message (the one ravel_errmsg
+** returns) into BUF, cut to fit and always NUL-terminated when SIZE > 0,
+** and returns its full length in bytes (not counting the NUL), as snprintf
+** does: a result >= SIZE means the copy was cut.  With BUF NULL and SIZE 0
+** it only returns the length.  Never fails. */
+RAVEL_API size_t ravel_errmsg_r(char *buf, size_t size);
+
+/* For binding writers.  The message belongs to the OS thread, not to the
+** caller: in a language whose threads move between OS threads (Go's
+** goroutines between cgo calls, green threads, async runtimes), calling the
+** failing function and then ravel_errmsg in a second foreign call may run
+** on another OS thread and read another caller's message.  So call the
+** failing function and ravel_errmsg_r inside the same foreign call: one
+** small C shim per call, for example in a cgo preamble:
+**
+**     int shim_put(ravel_db *db, int flags, const void *k, size_t kl,
+**                  const void *v, size_t vl, char *msg, size_t n)
+**     {
+**         int rc = ravel_put(db, flags, k, kl, v, vl);
+**         if (rc)
+**             ravel_errmsg_r(msg, n);
+**         return rc;
+**     }
+**
+** with MSG a buffer of 512 bytes owned by the caller.  Never make the call
+** and the ravel_errmsg/ravel_errmsg_r call two separate foreign calls from
+** such a language.  C, C++ and other callers on fixed OS threads may call
+** ravel_errmsg afterwards as usual. */
 
 /* -------------------------------------------------------------- limits */
 
@@ -95,9 +130,13 @@ RAVEL_API int ravel_options_new(ravel_options **out);
 RAVEL_API void ravel_options_free(ravel_options *opts);
 
 /* Sets one option by name.  Names follow RocksDB's wherever the concept is
-** the same.  Booleans accept true/false/1/0/on/off; sizes accept a K, M or G
-** suffix (powers of 1024).  An unknown name or a value that does not parse
-** or is out of range is RAVEL_INVALID with a message naming it.
+** the same.  Booleans accept true/false/1/0/on/off/yes/no (any case); sizes
+** accept a K, M or G suffix (powers of 1024).  An unknown name or a value
+** that does not parse or is out of range is RAVEL_INVALID with a message
+** naming it (and, for a name close to a known one, "did you mean ...?").
+** RocksDB options for features ravel has not built yet (unordered_write,
+** level0_slowdown_writes_trigger, paranoid_checks, ...) are RAVEL_INVALID
+** with a message saying so, so that nobody believes a setting took effect.
 **
 **   create_if_missing=false     create the directory/database if absent
 **   error_if_exists=false       fail to open an existing database
@@ -133,7 +172,6 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               RAVEL_CORRUPT; docs/formats.md has the
 **                               exact rules
 **   wal_preallocate=true        reserve each WAL segment's space up front
-**   paranoid_checks=true        verify batch structure on recovery
 */
 RAVEL_API int ravel_options_set(ravel_options *opts, const char *name,
                                 const char *value);
@@ -262,8 +300,9 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 /* Text about the database, in *text (free with ravel_free).  Names:
 **   ravel.stats                   write groups formed, mean and max group
 **                                 size, WAL bytes and records, fsyncs issued,
-**                                 writers per fsync, stall time, the WAL I/O
-**                                 path in use, memtables
+**                                 writers per fsync, the WAL I/O path in
+**                                 use, memtables, sequence numbers, whether
+**                                 writes are accepted
 **   ravel.last_sequence           last sequence number assigned
 **   ravel.last_visible_sequence   last sequence number visible to reads
 **   ravel.num_immutable_mem_table memtables switched out, still in memory
@@ -271,7 +310,8 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 **   ravel.wal_io                  "uring" or "sync" (and why, if fallen back)
 **   ravel.read_only_reason        why writes are refused ("" if they are not)
 **   ravel.options                 the options in force, "name=value" lines
-** An unknown name is RAVEL_NOTFOUND. */
+** An unknown name is RAVEL_NOTFOUND, with a message listing the known
+** names. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 
 #ifdef __cplusplus

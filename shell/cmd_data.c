@@ -8,8 +8,9 @@
 ** do not see the open batch's pending writes.
 **
 ** scan and count walk a range [FROM, TO) narrowed by --prefix: the prefix
-** P is turned into the range [P, successor(P)), where the successor drops
-** trailing 0xff bytes and increments the last byte (none: no upper bound).
+** P is turned into the range [P, S), where S, the successor of P, drops
+** P's trailing 0xff bytes and increments the last byte (none left: no
+** upper bound).
 */
 #include <inttypes.h>
 #include <stdlib.h>

@@ -2,8 +2,9 @@
 ** batch.c -- write batches: building a rep, and walking one.
 **
 ** Owns: the rep encoding (below, the same as batch.h and docs/formats.md),
-** the size limits on keys, values and whole batches, and the structural
-** check applied to a rep read back from disk.  Does not own: sequence
+** the size limits on keys, values and whole batches, the structural
+** check applied to a rep read back from disk (rv_batch_validate), and
+** the one-pass walk that applies a rep's ops (rv_batch_apply).  Does not own: sequence
 ** numbers (the write group fills the header's sequence when the batch is
 ** written) or what an op does to a memtable (the handler decides).
 **
@@ -220,22 +221,12 @@ int rv_batch_validate(const char *rep, size_t len)
     return batch_walk(rep, len, 0, NULL, NULL);
 }
 
-/* Validates the whole rep before the first callback, so a malformed rep
-** applies nothing: a batch is all or nothing even when read back from a
-** damaged file.  The extra pass costs a few nanoseconds an op, small
-** beside a memtable insert. */
+/* One pass: the caller built or validated REP (see batch.h), so the
+** checks batch_walk makes on the way are a safety net, not a promise that
+** nothing was applied from a malformed rep. */
 int rv_batch_apply(const char *rep, size_t len, uint64_t base_seq,
                    rv_batch_handler fn, void *ctx)
 {
-    return batch_walk(rep, len, base_seq, fn, ctx);
-}
-
-int rv_batch_iterate(const char *rep, size_t len, uint64_t base_seq,
-                     rv_batch_handler fn, void *ctx)
-{
-    int rc = batch_walk(rep, len, base_seq, NULL, NULL);
-    if (rc || !fn)
-        return rc;
     return batch_walk(rep, len, base_seq, fn, ctx);
 }
 

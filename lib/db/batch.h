@@ -39,32 +39,30 @@ RAVEL_PRIVATE int rv_batch_add(struct ravel_batch *b, int type,
                                const void *key, size_t klen,
                                const void *val, size_t vlen);
 
-/* Called for each op of a rep by rv_batch_iterate with its sequence. */
+/* Called by rv_batch_apply for each op of a rep, with its sequence. */
 typedef int (*rv_batch_handler)(void *ctx, uint64_t seq, int type,
                                 const char *key, size_t klen,
                                 const char *val, size_t vlen);
 
-/* Walks the ops of REP (LEN bytes), calling FN for each with sequence
-** base_seq + i.  Stops at the first non-zero return of FN and returns it.
-** Returns RAVEL_CORRUPT (message: "batch ...: what is wrong") if the rep is
-** malformed: shorter than the header, an unknown op type, a truncated
-** varint/key/value, trailing bytes, or an op count that differs from the
-** header's. */
-RAVEL_PRIVATE int rv_batch_iterate(const char *rep, size_t len,
-                                   uint64_t base_seq, rv_batch_handler fn,
-                                   void *ctx);
+/* Checks the structure of REP (LEN bytes) without applying anything.
+** Returns RAVEL_CORRUPT (message: "batch: what is wrong, at byte offset
+** N") if it is malformed: shorter than the header, an unknown op type, a
+** truncated varint/key/value, a key or value above its limit, trailing
+** bytes, or an op count that differs from the header's. */
+RAVEL_PRIVATE int rv_batch_validate(const char *rep, size_t len);
 
-/* Like rv_batch_iterate in one pass, for reps already known to be well
-** formed (built by rv_batch_add, or checked by rv_batch_validate): the
-** write path and WAL replay do not pay for a second walk.  Still bounds
-** checked, but a malformed rep may have been partly applied when it
-** returns RAVEL_CORRUPT. */
+/* Walks the ops of REP (LEN bytes) in one pass, calling FN for each with
+** sequence base_seq + i; stops at the first non-zero return of FN and
+** returns it.  Callers pass reps known to be well formed -- built by
+** rv_batch_add (the write path) or checked by rv_batch_validate (WAL
+** replay) -- so the ops are walked once.  It is still bounds checked: a
+** malformed rep returns RAVEL_CORRUPT with the same message as
+** rv_batch_validate, but possibly after FN has applied the ops before the
+** damage, so all-or-nothing for a rep from disk comes from validating
+** first. */
 RAVEL_PRIVATE int rv_batch_apply(const char *rep, size_t len,
                                  uint64_t base_seq, rv_batch_handler fn,
                                  void *ctx);
-
-/* Same structural checks as rv_batch_iterate without a callback. */
-RAVEL_PRIVATE int rv_batch_validate(const char *rep, size_t len);
 
 static inline uint64_t rv_batch_rep_sequence(const char *rep)
 {

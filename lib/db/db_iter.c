@@ -1,10 +1,10 @@
 /*
-** db_iter.c -- the user's view of an internal iterator at one sequence
-** number (LevelDB's DBIter).
+** db_iter.c -- the user's view of an internal iterator through one read
+** view (LevelDB's DBIter).
 **
-** Owns: skipping versions newer than the snapshot, versions hidden by a
-** newer one and deletions; the key/value copies needed when moving
-** backward; direction switching.  Does not own: merging sources
+** Owns: skipping versions the read view does not see (visibility.h says
+** which), versions hidden by a newer one and deletions; the key/value
+** copies needed when moving backward; direction switching.  Does not own: merging sources
 ** (merging_iter.c) or the public ravel_iter wrapper and its error messages
 ** (db.c).
 **
@@ -30,7 +30,7 @@ struct db_iter_buf {
 
 struct rv_db_iter {
     struct rv_iter *internal; /* owned */
-    uint64_t sequence;        /* the snapshot: entries above it are unseen */
+    struct rv_read_view view; /* which versions are seen (visibility.h) */
     enum db_iter_direction direction;
     int valid;
     int status;               /* our own error (NOMEM, CORRUPT) or RAVEL_OK */
@@ -137,7 +137,8 @@ static int db_iter_compare_saved(const rv_db_iter *it,
 
 /* ------------------------------------------------------------ creation */
 
-rv_db_iter *rv_db_iter_new(struct rv_iter *internal, uint64_t snapshot_seq)
+rv_db_iter *rv_db_iter_new(struct rv_iter *internal,
+                           const struct rv_read_view *view)
 {
     rv_db_iter *it = calloc(1, sizeof *it);
     if (!it) {
@@ -145,7 +146,7 @@ rv_db_iter *rv_db_iter_new(struct rv_iter *internal, uint64_t snapshot_seq)
         return NULL;
     }
     it->internal = internal;
-    it->sequence = snapshot_seq;
+    it->view = *view;
     it->direction = DB_ITER_FORWARD;
     return it;
 }
@@ -181,7 +182,8 @@ static void db_iter_find_next_user_entry(rv_db_iter *it, int skipping)
     struct rv_iter *in = it->internal;
     for (; in->ops->valid(in); in->ops->next(in)) {
         struct db_iter_entry e;
-        if (db_iter_parse(it, &e) || e.sequence > it->sequence)
+        if (db_iter_parse(it, &e) || !rv_read_view_sees(&it->view,
+                                                        e.sequence))
             continue;
         if (e.type == RV_TYPE_DELETE) {
             if (db_iter_save(it, &it->saved_key, e.ukey, e.ulen))
@@ -234,7 +236,8 @@ void rv_db_iter_seek(rv_db_iter *it, const void *key, size_t klen)
     it->direction = DB_ITER_FORWARD;
     db_iter_buf_clear(&it->saved_value);
     /* the newest version the snapshot can see sorts first */
-    if (db_iter_save_target(it, key, klen, it->sequence, RV_TYPE_PUT))
+    if (db_iter_save_target(it, key, klen, rv_read_view_max_seq(&it->view),
+                            RV_TYPE_PUT))
         return;
     it->internal->ops->seek(it->internal, it->saved_key.data,
                             it->saved_key.len);
@@ -262,7 +265,8 @@ static void db_iter_find_prev_user_entry(rv_db_iter *it)
     int type = RV_TYPE_DELETE;
     for (; in->ops->valid(in); in->ops->prev(in)) {
         struct db_iter_entry e;
-        if (db_iter_parse(it, &e) || e.sequence > it->sequence)
+        if (db_iter_parse(it, &e) || !rv_read_view_sees(&it->view,
+                                                        e.sequence))
             continue;
         /* a put already found belongs to a later user key: stop there */
         if (type != RV_TYPE_DELETE && db_iter_compare_saved(it, &e) < 0)

@@ -1,21 +1,22 @@
 /*
 ** db_iter.h -- the user-facing iterator: turns an internal iterator (all
 ** versions of every key, newest first) into the user's view at one
-** sequence number: one entry per user key, the newest version with
-** sequence <= the snapshot, deletions hidden.
+** read view (visibility.h): one entry per user key, the newest version
+** the view sees, deletions hidden.
 */
 #ifndef RAVEL_DB_ITER_H
 #define RAVEL_DB_ITER_H
 
 #include "ravel_int.h"
 #include "iter/iterator.h"
+#include "db/visibility.h"
 
 typedef struct rv_db_iter rv_db_iter;
 
-/* Takes ownership of INTERNAL.  NULL on allocation failure (INTERNAL is
-** destroyed then too). */
+/* Takes ownership of INTERNAL; VIEW is copied.  NULL on allocation
+** failure (INTERNAL is destroyed then too). */
 RAVEL_PRIVATE rv_db_iter *rv_db_iter_new(struct rv_iter *internal,
-                                         uint64_t snapshot_seq);
+                                         const struct rv_read_view *view);
 RAVEL_PRIVATE void rv_db_iter_free(rv_db_iter *it);
 RAVEL_PRIVATE int rv_db_iter_valid(const rv_db_iter *it);
 RAVEL_PRIVATE void rv_db_iter_seek_to_first(rv_db_iter *it);

@@ -1,14 +1,15 @@
 /*
 ** db_read.c -- reads: ravel_get, snapshots and ravel_iter.
 **
-** A read takes a sequence number (its snapshot's, or last_visible_seq) and
-** a reference on the current version (the active and immutable
+** A read takes a read view (visibility.h) from its snapshot's sequence, or
+** last_visible_seq, and a reference on the current version (the active and immutable
 ** memtables), then looks newest first.  Nothing a reader does blocks a
 ** writer beyond the short version-reference critical section.
 */
 #include "db/db.h"
 #include "db/db_iter.h"
 #include "db/dbformat.h"
+#include "db/visibility.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -98,15 +99,15 @@ uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap)
 
 /* ------------------------------------------------------------------ get */
 
-/* Newest visible entry for KEY in V: 1 if found (put or delete). */
+/* Newest entry for KEY in V that VIEW sees: 1 if found (put or delete). */
 static int read_lookup(struct rv_version *v, const void *key, size_t klen,
-                       uint64_t seq, int *type, const char **val,
-                       size_t *vlen)
+                       const struct rv_read_view *view, int *type,
+                       const char **val, size_t *vlen)
 {
-    if (rv_memtable_get(v->mem, key, klen, seq, type, val, vlen))
+    if (rv_memtable_get(v->mem, key, klen, view, type, val, vlen))
         return 1;
     for (int i = 0; i < v->n_imm; i++)
-        if (rv_memtable_get(v->imm[i], key, klen, seq, type, val, vlen))
+        if (rv_memtable_get(v->imm[i], key, klen, view, type, val, vlen))
             return 1;
     return 0;
 }
@@ -129,12 +130,13 @@ int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
     if (rc)
         return rc;
 
-    uint64_t seq = snap ? snap->seq : read_latest_sequence(db);
+    struct rv_read_view view =
+        rv_read_view_at(snap ? snap->seq : read_latest_sequence(db));
     struct rv_version *v = rv_db_ref_version(db);
     int type = 0;
     const char *found = NULL;
     size_t found_len = 0;
-    if (!read_lookup(v, key, klen, seq, &type, &found, &found_len) ||
+    if (!read_lookup(v, key, klen, &view, &type, &found, &found_len) ||
         type != RV_TYPE_PUT) {
         rv_version_unref(v);
         return RAVEL_NOTFOUND;
@@ -190,12 +192,13 @@ int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap, ravel_iter **out)
     if (rc)
         return rc;
 
-    uint64_t seq = snap ? snap->seq : read_latest_sequence(db);
+    struct rv_read_view view =
+        rv_read_view_at(snap ? snap->seq : read_latest_sequence(db));
     struct rv_version *v = rv_db_ref_version(db);
     struct rv_iter *merged = read_version_iter(v);
     rv_version_unref(v); /* the memtable iterators hold their memtables */
     ravel_iter *it = merged ? malloc(sizeof *it) : NULL;
-    rv_db_iter *dit = it ? rv_db_iter_new(merged, seq) : NULL;
+    rv_db_iter *dit = it ? rv_db_iter_new(merged, &view) : NULL;
     if (!dit) {
         if (!it && merged)
             merged->ops->destroy(merged);

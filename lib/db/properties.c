@@ -2,21 +2,26 @@
 ** properties.c -- ravel_property: text about a database for people and
 ** tools (ravel.stats, sequence numbers, memtables, the WAL path, why
 ** writes are refused, the options in force).
+**
+** One table (properties_table) names every property and the function
+** that writes its text: the lookup and the list of known names in the
+** message for an unknown name both read it, so a property added to the
+** table is found and listed at once.  Update ravel.h's list with it.
 */
 #include "db/db.h"
 #include "util/error.h"
 #include "util/options.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static char *db_format(const char *fmt, ...)
+static char *properties_format(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
-static char *db_format(const char *fmt, ...)
+/* vasprintf into a new string; NULL on OOM. */
+static char *properties_format(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -27,7 +32,7 @@ static char *db_format(const char *fmt, ...)
     return s;
 }
 
-static char *db_stats_text(ravel_db *db)
+static char *properties_stats(ravel_db *db)
 {
     uint64_t groups = atomic_load_explicit(&db->queue.groups,
                                            memory_order_relaxed);
@@ -47,7 +52,7 @@ static char *db_stats_text(ravel_db *db)
     size_t mem_bytes = rv_memtable_memory_usage(v->mem);
     int n_imm = v->n_imm;
     rv_version_unref(v);
-    char *s = db_format(
+    char *s = properties_format(
         "write groups: %llu formed, %llu writers, mean size %.2f, max size "
         "%llu\n"
         "wal: io=%s%s%s, %llu bytes, %llu appends, %llu segments created\n"
@@ -56,7 +61,6 @@ static char *db_stats_text(ravel_db *db)
         "writes without wal: %llu\n"
         "memtables: active %zu bytes, %d immutable, %llu switches\n"
         "sequence: last %llu, visible %llu\n"
-        "stall: 0 micros (no write controller yet)\n"
         "writes: %s\n",
         (unsigned long long)groups, (unsigned long long)writers,
         groups ? (double)writers / (double)groups : 0.0,
@@ -82,44 +86,90 @@ static char *db_stats_text(ravel_db *db)
     return s;
 }
 
-static char *db_property_text(ravel_db *db, const char *name)
+static char *properties_last_sequence(ravel_db *db)
 {
-    if (strcmp(name, "ravel.stats") == 0)
-        return db_stats_text(db);
-    if (strcmp(name, "ravel.last_sequence") == 0)
-        return db_format("%llu", (unsigned long long)atomic_load_explicit(
-                                     &db->last_seq_stat, memory_order_relaxed));
-    if (strcmp(name, "ravel.last_visible_sequence") == 0)
-        return db_format("%llu", (unsigned long long)atomic_load_explicit(
-                                     &db->last_visible_seq,
-                                     memory_order_acquire));
-    if (strcmp(name, "ravel.num_immutable_mem_table") == 0 ||
-        strcmp(name, "ravel.cur_size_active_mem_table") == 0) {
-        struct rv_version *v = rv_db_ref_version(db);
-        char *s = name[6] == 'n'
-                      ? db_format("%d", v->n_imm)
-                      : db_format("%zu", rv_memtable_memory_usage(v->mem));
-        rv_version_unref(v);
-        return s;
+    return properties_format("%llu", (unsigned long long)atomic_load_explicit(
+                                 &db->last_seq_stat, memory_order_relaxed));
+}
+
+static char *properties_last_visible_sequence(ravel_db *db)
+{
+    return properties_format("%llu", (unsigned long long)atomic_load_explicit(
+                                 &db->last_visible_seq, memory_order_acquire));
+}
+
+static char *properties_num_immutable(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    char *s = properties_format("%d", v->n_imm);
+    rv_version_unref(v);
+    return s;
+}
+
+static char *properties_active_size(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    char *s = properties_format("%zu", rv_memtable_memory_usage(v->mem));
+    rv_version_unref(v);
+    return s;
+}
+
+static char *properties_wal_io(ravel_db *db)
+{
+    const char *why = "opened read-only";
+    if (db->wal && rv_wal_uses_uring(db->wal, &why))
+        return properties_format("uring");
+    return properties_format("sync (%s)", why);
+}
+
+static char *properties_read_only_reason(ravel_db *db)
+{
+    if (db->options.read_only)
+        return properties_format("opened with read_only=true");
+    pthread_mutex_lock(&db->mu);
+    char *s = properties_format("%s", db->read_only_reason);
+    pthread_mutex_unlock(&db->mu);
+    return s;
+}
+
+static char *properties_options(ravel_db *db)
+{
+    return rv_options_describe(&db->options);
+}
+
+/* Every property, in the order ravel.h lists them.  Each function returns
+** malloc'd text, or NULL on OOM. */
+static const struct properties_def {
+    const char *name;
+    char *(*text)(ravel_db *db);
+} properties_table[] = {
+    {"ravel.stats", properties_stats},
+    {"ravel.last_sequence", properties_last_sequence},
+    {"ravel.last_visible_sequence", properties_last_visible_sequence},
+    {"ravel.num_immutable_mem_table", properties_num_immutable},
+    {"ravel.cur_size_active_mem_table", properties_active_size},
+    {"ravel.wal_io", properties_wal_io},
+    {"ravel.read_only_reason", properties_read_only_reason},
+    {"ravel.options", properties_options},
+};
+
+#define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
+
+/* RAVEL_NOTFOUND for NAME, with the known names in the message. */
+static int properties_unknown(const char *name)
+{
+    char known[400];
+    size_t n = 0;
+    known[0] = '\0';
+    for (size_t i = 0; i < PROPERTIES_COUNT && n < sizeof known; i++) {
+        int w = snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
+                         properties_table[i].name);
+        if (w < 0)
+            break;
+        n += (size_t)w;
     }
-    if (strcmp(name, "ravel.wal_io") == 0) {
-        const char *why = "opened read-only";
-        if (db->wal && rv_wal_uses_uring(db->wal, &why))
-            return db_format("uring");
-        return db_format("sync (%s)", why);
-    }
-    if (strcmp(name, "ravel.read_only_reason") == 0) {
-        if (db->options.read_only)
-            return db_format("opened with read_only=true");
-        pthread_mutex_lock(&db->mu);
-        char *s = db_format("%s", db->read_only_reason);
-        pthread_mutex_unlock(&db->mu);
-        return s;
-    }
-    if (strcmp(name, "ravel.options") == 0)
-        return rv_options_describe(&db->options);
-    errno = ENOENT;
-    return NULL;
+    return rv_error(RAVEL_NOTFOUND, "ravel_property: unknown property '%s'; "
+                    "known: %s", name, known);
 }
 
 int ravel_property(ravel_db *db, const char *name, char **text)
@@ -130,13 +180,15 @@ int ravel_property(ravel_db *db, const char *name, char **text)
     if (!name || !text)
         return rv_error(RAVEL_INVALID, "ravel_property: %s is NULL",
                         !name ? "name" : "text");
-    errno = 0;
-    char *s = db_property_text(db, name);
-    if (!s && errno == ENOENT)
-        return rv_error(RAVEL_NOTFOUND, "ravel_property: unknown property "
-                        "'%s'", name);
-    if (!s)
-        return rv_error(RAVEL_NOMEM, "ravel_property: out of memory");
-    *text = s;
-    return RAVEL_OK;
+    for (size_t i = 0; i < PROPERTIES_COUNT; i++) {
+        if (strcmp(properties_table[i].name, name) != 0)
+            continue;
+        char *s = properties_table[i].text(db);
+        if (!s)
+            return rv_error(RAVEL_NOMEM, "ravel_property: out of memory "
+                            "writing %s", name);
+        *text = s;
+        return RAVEL_OK;
+    }
+    return properties_unknown(name);
 }

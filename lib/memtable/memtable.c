@@ -102,23 +102,31 @@ static const char *memtable_entry_value(const char *ikey, size_t ilen,
 }
 
 int rv_memtable_get(rv_memtable *mt, const void *key, size_t klen,
-                    uint64_t snapshot_seq, int *type, const char **val,
-                    size_t *vlen)
+                    const struct rv_read_view *view, int *type,
+                    const char **val, size_t *vlen)
 {
     struct rv_skiplist_iter it;
     rv_skiplist_iter_init(&it, mt->list);
-    /* The highest tag a visible entry can have: the first entry at or after
-    ** it is the newest version with sequence <= snapshot_seq, if it has the
-    ** same user key. */
-    rv_skiplist_iter_seek(&it, key, klen, rv_pack_tag(snapshot_seq,
-                                                      RV_TYPE_PUT));
-    if (!rv_skiplist_iter_valid(&it))
-        return 0;
+    /* The highest tag a visible entry can have: from there the key's
+    ** versions come newest first, and the first one VIEW sees is the
+    ** answer (today the first one met, as views are sequence prefixes). */
+    rv_skiplist_iter_seek(&it, key, klen,
+                          rv_pack_tag(rv_read_view_max_seq(view),
+                                      RV_TYPE_PUT));
     size_t ilen;
-    const char *ikey = rv_skiplist_iter_key(&it, &ilen);
-    if (rv_user_key_compare(ikey, ilen - RV_TAG_SIZE, key, klen) != 0)
-        return 0;
-    *type = rv_tag_type(rv_get_fixed64(ikey + ilen - RV_TAG_SIZE));
+    const char *ikey;
+    uint64_t tag;
+    for (;; rv_skiplist_iter_next(&it)) {
+        if (!rv_skiplist_iter_valid(&it))
+            return 0;
+        ikey = rv_skiplist_iter_key(&it, &ilen);
+        if (rv_user_key_compare(ikey, ilen - RV_TAG_SIZE, key, klen) != 0)
+            return 0;
+        tag = rv_get_fixed64(ikey + ilen - RV_TAG_SIZE);
+        if (rv_read_view_sees(view, rv_tag_sequence(tag)))
+            break;
+    }
+    *type = rv_tag_type(tag);
     if (*type == RV_TYPE_PUT) {
         *val = memtable_entry_value(ikey, ilen, vlen);
     } else {

@@ -13,6 +13,7 @@
 
 #include "ravel_int.h"
 #include "iter/iterator.h"
+#include "db/visibility.h"
 
 typedef struct rv_memtable rv_memtable;
 
@@ -31,12 +32,13 @@ RAVEL_PRIVATE int rv_memtable_add(rv_memtable *mt, uint64_t seq, int type,
                                   const void *key, size_t klen,
                                   const void *val, size_t vlen);
 
-/* Looks up the newest entry for KEY with sequence <= SNAPSHOT_SEQ.
+/* Looks up the newest entry for KEY visible to VIEW (visibility.h).
 ** Returns 0 if there is none; otherwise 1 with *type set (RV_TYPE_PUT or
 ** RV_TYPE_DELETE) and, for a put, *val / *vlen pointing into the memtable
 ** (valid while the caller holds a reference). */
 RAVEL_PRIVATE int rv_memtable_get(rv_memtable *mt, const void *key,
-                                  size_t klen, uint64_t snapshot_seq,
+                                  size_t klen,
+                                  const struct rv_read_view *view,
                                   int *type, const char **val, size_t *vlen);
 
 /* Bytes allocated for this memtable (arena blocks), read with relaxed

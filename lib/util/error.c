@@ -1,9 +1,10 @@
 /*
 ** error.c -- result code names and the per-thread error message.
 **
-** Owns: ravel_errstr(), ravel_errmsg() and the thread-local buffer behind
-** them.  The message is plain text, at most RV_ERRMSG_MAX-1 bytes, cut at
-** that length if longer.
+** Owns: ravel_errstr(), ravel_errmsg(), ravel_errmsg_r() and the
+** thread-local buffer behind them.  The message is plain text, at most
+** RV_ERRMSG_MAX-1 bytes, cut at that length if longer.  RV_ERRMSG_MAX is
+** documented in ravel.h (512): change both together.
 */
 #include "util/error.h"
 
@@ -34,6 +35,17 @@ const char *ravel_errstr(int rc)
 const char *ravel_errmsg(void)
 {
     return error_message;
+}
+
+size_t ravel_errmsg_r(char *buf, size_t size)
+{
+    size_t len = strlen(error_message);
+    if (buf && size > 0) {
+        size_t n = len < size - 1 ? len : size - 1;
+        memcpy(buf, error_message, n);
+        buf[n] = '\0';
+    }
+    return len;
 }
 
 const char *rv_errmsg_get(void)

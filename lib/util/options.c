@@ -3,7 +3,11 @@
 **
 ** Owns: the table of settable options (name, kind, range, where the value
 ** lives in struct ravel_options), the parsers for booleans, sizes and
-** enums, and the list of RocksDB option names ravel has not built yet.
+** enums (and so the names of the recovery modes, which the WAL reader
+** prints through rv_recovery_mode_name), the list of RocksDB option names
+** ravel has not built yet, and
+** the "did you mean" suggestion for a misspelt name (edit distance over
+** both lists).
 ** Does not own: what an option does (db.c, wal_writer.c, wal_reader.c read
 ** the parsed struct).
 **
@@ -85,8 +89,6 @@ static const struct options_def options_table[] = {
      0, 0, options_recovery_names},
     {"wal_preallocate", OPTIONS_BOOL, OPTIONS_FIELD(wal_preallocate),
      0, 0, NULL},
-    {"paranoid_checks", OPTIONS_BOOL, OPTIONS_FIELD(paranoid_checks),
-     0, 0, NULL},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])
@@ -148,8 +150,27 @@ static const char *const options_not_built[] = {
     "prefix_size",
     "row_cache_size",
     "statistics",
+    "paranoid_checks",
     NULL,
 };
+
+/* The name get/describe print for VALUE among NAMES (its first name), or
+** NULL if VALUE has none. */
+static const char *options_enum_name_of(const struct options_enum_name *names,
+                                        int value)
+{
+    for (int k = 0; names[k].name; k++)
+        if (names[k].value == value)
+            return names[k].name;
+    return NULL;
+}
+
+const char *rv_recovery_mode_name(enum rv_recovery_mode mode)
+{
+    const char *name = options_enum_name_of(options_recovery_names,
+                                            (int)mode);
+    return name ? name : "unknown";
+}
 
 void rv_options_init_defaults(struct ravel_options *o)
 {
@@ -163,7 +184,6 @@ void rv_options_init_defaults(struct ravel_options *o)
     o->wal_io = RV_WAL_IO_AUTO;
     o->wal_recovery_mode = RV_RECOVERY_TOLERATE_CORRUPTED_TAIL;
     o->wal_preallocate = 1;
-    o->paranoid_checks = 1;
 }
 
 int rv_option_is_not_built(const char *name)
@@ -184,17 +204,92 @@ static const struct options_def *options_find(const char *name)
     return NULL;
 }
 
+/* Optimal string alignment distance (Levenshtein plus transpositions of
+** neighbours), ignoring case.  Names longer than OPTIONS_DIST_MAX are "far
+** from everything": no option name comes near that length. */
+#define OPTIONS_DIST_MAX 63
+#define OPTIONS_DIST_FAR 1000
+
+static int options_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > OPTIONS_DIST_MAX || lb > OPTIONS_DIST_MAX)
+        return OPTIONS_DIST_FAR;
+    /* Three rows of the matrix: i-2, i-1 and i. */
+    int rows[3][OPTIONS_DIST_MAX + 1];
+    int *older = rows[0], *prev = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        int ai = tolower((unsigned char)a[i - 1]);
+        for (size_t j = 1; j <= lb; j++) {
+            int bj = tolower((unsigned char)b[j - 1]);
+            int v = prev[j] + 1;
+            if (cur[j - 1] + 1 < v)
+                v = cur[j - 1] + 1;
+            if (prev[j - 1] + (ai != bj) < v)
+                v = prev[j - 1] + (ai != bj);
+            if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2])
+                && tolower((unsigned char)a[i - 2]) == bj
+                && older[j - 2] + 1 < v)
+                v = older[j - 2] + 1;
+            cur[j] = v;
+        }
+        int *t = older;
+        older = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[lb];
+}
+
+/* The built or not-built option name nearest to NAME, if near enough to be
+** a typo of it (1 edit for names up to 4 characters, 2 up to 10, 3
+** beyond); NULL otherwise.  Ties go to the table's order, built first. */
+static const char *options_suggest(const char *name)
+{
+    const char *best = NULL;
+    int best_d = OPTIONS_DIST_FAR;
+    for (size_t i = 0; i < OPTIONS_COUNT; i++) {
+        int d = options_distance(name, options_table[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = options_table[i].name;
+        }
+    }
+    for (int i = 0; options_not_built[i]; i++) {
+        int d = options_distance(name, options_not_built[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = options_not_built[i];
+        }
+    }
+    size_t len = strlen(name);
+    int limit = len <= 4 ? 1 : len <= 10 ? 2 : 3;
+    return best_d <= limit ? best : NULL;
+}
+
 /* Looks NAME up; on failure sets the message and returns NULL. */
 static const struct options_def *options_lookup(const char *name, int *rc)
 {
     const struct options_def *d = options_find(name);
     if (d)
         return d;
-    if (rv_option_is_not_built(name))
+    if (rv_option_is_not_built(name)) {
         *rc = rv_error(RAVEL_INVALID,
                        "option '%s' is not built yet in ravel", name);
-    else
+        return NULL;
+    }
+    const char *hint = options_suggest(name);
+    if (!hint)
         *rc = rv_error(RAVEL_INVALID, "unknown option '%s'", name);
+    else if (rv_option_is_not_built(hint))
+        *rc = rv_error(RAVEL_INVALID, "unknown option '%s' (did you mean "
+                       "'%s'? it is not built yet in ravel)", name, hint);
+    else
+        *rc = rv_error(RAVEL_INVALID, "unknown option '%s' (did you mean "
+                       "'%s'?)", name, hint);
     return NULL;
 }
 
@@ -330,16 +425,15 @@ static void options_format_value(const struct ravel_options *o,
         memcpy(&v, field, sizeof v);
         snprintf(buf, size, "%llu", (unsigned long long)v);
         return;
-    case OPTIONS_ENUM:
+    case OPTIONS_ENUM: {
         memcpy(&i, field, sizeof i);
-        for (int k = 0; d->names[k].name; k++) {
-            if (d->names[k].value == i) {
-                snprintf(buf, size, "%s", d->names[k].name);
-                return;
-            }
-        }
-        snprintf(buf, size, "%d", i);
+        const char *name = options_enum_name_of(d->names, i);
+        if (name)
+            snprintf(buf, size, "%s", name);
+        else
+            snprintf(buf, size, "%d", i);
         return;
+    }
     }
     buf[0] = '\0';
 }

@@ -29,10 +29,14 @@ struct ravel_options {
     enum rv_wal_io wal_io;               /* auto */
     enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
     int wal_preallocate;                 /* true */
-    int paranoid_checks;                 /* true */
 };
 
 RAVEL_PRIVATE void rv_options_init_defaults(struct ravel_options *o);
+
+/* The name of MODE as wal_recovery_mode accepts and prints it
+** ("point_in_time", ...), from the option table; "unknown" for a value
+** that is not a mode. */
+RAVEL_PRIVATE const char *rv_recovery_mode_name(enum rv_recovery_mode mode);
 
 /* Names that RocksDB users will pass for features ravel has not built yet
 ** (compaction triggers, unordered_write ...).  ravel_options_set rejects

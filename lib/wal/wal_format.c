@@ -72,12 +72,3 @@ size_t rv_wal_seal_record(char *dst, uint64_t segment_number, int type,
                                                len));
     return size;
 }
-
-/* PAYLOAD may already sit at DST + 16 (encoded in place). */
-size_t rv_wal_encode_record(char *dst, uint64_t segment_number, int type,
-                            const char *payload, size_t len)
-{
-    if (len && payload != dst + RV_WAL_RECORD_HEADER_SIZE)
-        memmove(dst + RV_WAL_RECORD_HEADER_SIZE, payload, len);
-    return rv_wal_seal_record(dst, segment_number, type, len);
-}

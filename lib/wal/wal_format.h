@@ -78,15 +78,9 @@ RAVEL_PRIVATE void rv_wal_encode_segment_header(char *dst, uint64_t number,
 RAVEL_PRIVATE void rv_wal_encode_seal(char *dst, uint64_t segment_number,
                                       uint64_t offset);
 
-/* Writes a record (header + payload + padding) at DST, which must have
-** rv_wal_record_size(len) bytes; returns that size. */
-RAVEL_PRIVATE size_t rv_wal_encode_record(char *dst, uint64_t segment_number,
-                                          int type, const char *payload,
-                                          size_t len);
-
 /* The checksum a record with header HDR (its 16 bytes; bytes 8..16 are
 ** hashed) and LEN-byte PAYLOAD must carry in segment SEGMENT_NUMBER.  Used
-** by the reader to verify what rv_wal_encode_record wrote. */
+** by the reader to verify what rv_wal_seal_record wrote. */
 RAVEL_PRIVATE uint64_t rv_wal_record_checksum(uint64_t segment_number,
                                               const char *hdr,
                                               const char *payload,

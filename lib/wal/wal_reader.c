@@ -118,18 +118,6 @@ struct wal_replay {
     size_t prev_data_end; /* ... and its data ended here */
 };
 
-static const char *wal_reader_mode_name(enum rv_recovery_mode mode)
-{
-    switch (mode) {
-    case RV_RECOVERY_TOLERATE_CORRUPTED_TAIL:
-        return "tolerate_corrupted_tail_records";
-    case RV_RECOVERY_ABSOLUTE_CONSISTENCY: return "absolute_consistency";
-    case RV_RECOVERY_POINT_IN_TIME: return "point_in_time";
-    case RV_RECOVERY_SKIP_ANY_CORRUPTED: return "skip_any_corrupted_records";
-    }
-    return "unknown";
-}
-
 static void wal_reader_why(struct wal_problem *pb, size_t off, size_t extent,
                            const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -578,7 +566,7 @@ static int wal_reader_problem(struct wal_replay *r, struct wal_segment *s,
         return rv_error(RAVEL_CORRUPT, "%s: byte offset %zu: %s (%s; "
                         "wal_recovery_mode=%s does not tolerate it)",
                         s->path, pb->off, pb->why, why,
-                        wal_reader_mode_name(r->mode));
+                        rv_recovery_mode_name(r->mode));
 
     r->result->records_dropped++;
     if (cut) {
@@ -622,7 +610,7 @@ static int wal_reader_hole(struct wal_replay *r, const char *fmt, ...)
     return rv_error(RAVEL_CORRUPT, "%s (a hole in the write-ahead log: "
                     "acknowledged writes are missing; wal_recovery_mode=%s "
                     "does not tolerate it)", what,
-                    wal_reader_mode_name(r->mode));
+                    rv_recovery_mode_name(r->mode));
 }
 
 /* Checks that segment S (header read) follows the one replayed before

@@ -137,7 +137,8 @@ static uint64_t wal_now_ns(void)
 }
 
 
-/* Wakes every thread sleeping in wal_sync_sleep_locked.  sync_mu held. */
+/* Wakes every thread sleeping in wal_sync_sleep or wal_sync_sleep_for.
+** sync_mu held. */
 static void wal_sync_wake_locked(rv_wal *w)
 {
     atomic_store_explicit(&w->synced_atomic, w->synced, memory_order_release);

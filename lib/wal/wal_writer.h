@@ -46,7 +46,7 @@ RAVEL_PRIVATE int rv_wal_close(rv_wal *w);
 ** records into (valid until the next rv_wal_append); NULL on OOM. */
 RAVEL_PRIVATE char *rv_wal_reserve(rv_wal *w, size_t len);
 
-/* Segment number records must be encoded with (rv_wal_encode_record). */
+/* The segment number records must be sealed with (rv_wal_seal_record). */
 RAVEL_PRIVATE uint64_t rv_wal_segment_number(const rv_wal *w);
 
 /* Leader only.  Writes the LEN reserved bytes at the end of the current

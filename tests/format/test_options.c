@@ -75,7 +75,6 @@ static void test_defaults(void **state)
     opt_expect_value(o, "wal_io", "auto");
     opt_expect_value(o, "wal_recovery_mode", "tolerate_corrupted_tail_records");
     opt_expect_value(o, "wal_preallocate", "true");
-    opt_expect_value(o, "paranoid_checks", "true");
 
     struct ravel_options d;
     rv_options_init_defaults(&d);
@@ -86,7 +85,7 @@ static void test_defaults(void **state)
 
 static const char *const bool_names[] = {
     "create_if_missing", "error_if_exists", "read_only",
-    "allow_concurrent_memtable_write", "wal_preallocate", "paranoid_checks",
+    "allow_concurrent_memtable_write", "wal_preallocate",
 };
 
 static void test_bools(void **state)
@@ -204,6 +203,32 @@ static void test_enums(void **state)
     ravel_options_free(o);
 }
 
+/* The recovery modes have one list of names: what the WAL reader prints in
+** its messages is what the option accepts and reads back. */
+static void test_recovery_mode_names(void **state)
+{
+    (void)state;
+    static const struct {
+        enum rv_recovery_mode mode;
+        const char *name;
+    } modes[] = {
+        {RV_RECOVERY_TOLERATE_CORRUPTED_TAIL,
+         "tolerate_corrupted_tail_records"},
+        {RV_RECOVERY_ABSOLUTE_CONSISTENCY, "absolute_consistency"},
+        {RV_RECOVERY_POINT_IN_TIME, "point_in_time"},
+        {RV_RECOVERY_SKIP_ANY_CORRUPTED, "skip_any_corrupted_records"},
+    };
+    ravel_options *o = opts_new();
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        assert_string_equal(rv_recovery_mode_name(modes[i].mode),
+                            modes[i].name);
+        opt_expect_set(o, "wal_recovery_mode", modes[i].name, modes[i].name);
+    }
+    assert_string_equal(rv_recovery_mode_name((enum rv_recovery_mode)42),
+                        "unknown");
+    ravel_options_free(o);
+}
+
 static const char *const not_built[] = {
     "unordered_write", "two_write_queues", "manual_wal_flush",
     "enable_pipelined_write", "max_write_buffer_number",
@@ -215,6 +240,7 @@ static const char *const not_built[] = {
     "max_bytes_for_level_base", "compression", "bloom_bits", "cache_size",
     "block_size", "use_direct_io_for_flush_and_compaction",
     "use_direct_reads", "compression_type", "num_levels",
+    "paranoid_checks", /* was accepted and never read: now refused */
 };
 
 static void test_unknown_and_not_built(void **state)
@@ -243,6 +269,51 @@ static void test_unknown_and_not_built(void **state)
                          RAVEL_INVALID);
         assert_string_equal(ravel_errmsg(), want);
     }
+    ravel_options_free(o);
+}
+
+/* A name near one of the table's, by edit distance, is suggested; one near
+** a name not built yet is suggested as such; a name near nothing gets no
+** suggestion. */
+static void expect_unknown(ravel_options *o, const char *name,
+                           const char *want)
+{
+    assert_int_equal(ravel_options_set(o, name, "1"), RAVEL_INVALID);
+    if (strcmp(ravel_errmsg(), want) != 0)
+        fail_msg("set %s: message '%s', want '%s'", name, ravel_errmsg(),
+                 want);
+    char *out = NULL;
+    assert_int_equal(ravel_options_get(o, name, &out), RAVEL_INVALID);
+    assert_null(out);
+    assert_string_equal(ravel_errmsg(), want);
+}
+
+static void test_did_you_mean(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    expect_unknown(o, "write_bufer_size", "unknown option 'write_bufer_size' "
+                   "(did you mean 'write_buffer_size'?)");
+    expect_unknown(o, "creat_if_missing", "unknown option 'creat_if_missing' "
+                   "(did you mean 'create_if_missing'?)");
+    expect_unknown(o, "wal_preallcoate", "unknown option 'wal_preallcoate' "
+                   "(did you mean 'wal_preallocate'?)"); /* transposition */
+    expect_unknown(o, "Read_Only", "unknown option 'Read_Only' "
+                   "(did you mean 'read_only'?)");
+    expect_unknown(o, "walio", "unknown option 'walio' "
+                   "(did you mean 'wal_io'?)");
+    expect_unknown(o, "unordered_writes", "unknown option 'unordered_writes' "
+                   "(did you mean 'unordered_write'? it is not built yet in "
+                   "ravel)");
+    expect_unknown(o, "no_such_option", "unknown option 'no_such_option'");
+    expect_unknown(o, "x", "unknown option 'x'");
+    expect_unknown(o, "", "unknown option ''");
+    /* Longer than any name the distance is computed for. */
+    char longname[300];
+    memset(longname, 'w', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    assert_int_equal(ravel_options_set(o, longname, "1"), RAVEL_INVALID);
+    assert_null(strstr(ravel_errmsg(), "did you mean"));
     ravel_options_free(o);
 }
 
@@ -281,10 +352,10 @@ static void test_parse(void **state)
     assert_int_equal(ravel_options_parse(o, "  ;  ; "), RAVEL_OK);
 
     /* An item without '=' is named; earlier items stay set. */
-    assert_int_equal(ravel_options_parse(o, "paranoid_checks=off; bogus item;"
+    assert_int_equal(ravel_options_parse(o, "wal_preallocate=off; bogus item;"
                                          " wal_io=auto"), RAVEL_INVALID);
     assert_non_null(strstr(ravel_errmsg(), "'bogus item'"));
-    opt_expect_value(o, "paranoid_checks", "false");
+    opt_expect_value(o, "wal_preallocate", "false");
     opt_expect_value(o, "wal_io", "sync");
 
     /* A bad value or name inside a list names the option. */
@@ -326,7 +397,7 @@ static void test_describe(void **state)
         lines++;
         line = nl + 1;
     }
-    assert_int_equal(lines, 10);
+    assert_int_equal(lines, 9);
     assert_memory_equal(copy, o, sizeof *o);
     free(text);
     ravel_options_free(copy);
@@ -340,7 +411,9 @@ int main(void)
         cmocka_unit_test(test_bools),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_recovery_mode_names),
         cmocka_unit_test(test_unknown_and_not_built),
+        cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_null_args),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_describe),

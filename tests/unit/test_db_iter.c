@@ -232,7 +232,8 @@ static rv_db_iter *open_view(rv_memtable **mems, int nmem, uint64_t snap)
     struct rv_iter *internal = nmem == 1 ? children[0]
                                          : rv_merging_iter_new(children, nmem);
     assert_non_null(internal);
-    rv_db_iter *it = rv_db_iter_new(internal, snap);
+    struct rv_read_view view = rv_read_view_at(snap);
+    rv_db_iter *it = rv_db_iter_new(internal, &view);
     assert_non_null(it);
     return it;
 }
@@ -335,7 +336,8 @@ static void test_child_error_is_status(void **state)
     children[0] = rv_memtable_iter_new(mt);
     children[1] = malloc(sizeof *children[1]);
     children[1]->ops = &failed_ops;
-    rv_db_iter *it = rv_db_iter_new(rv_merging_iter_new(children, 2), 1);
+    struct rv_read_view at1 = rv_read_view_at(1);
+    rv_db_iter *it = rv_db_iter_new(rv_merging_iter_new(children, 2), &at1);
     assert_non_null(it);
     rv_db_iter_seek_to_first(it);
     assert_int_equal(rv_db_iter_status(it), RAVEL_IOERR);

@@ -54,7 +54,8 @@ static void expect_get(rv_memtable *mt, const char *k, uint64_t snap,
     int type = -1;
     const char *val = NULL;
     size_t vlen = 0;
-    int found = rv_memtable_get(mt, k, strlen(k), snap, &type, &val, &vlen);
+    struct rv_read_view view = rv_read_view_at(snap);
+    int found = rv_memtable_get(mt, k, strlen(k), &view, &type, &val, &vlen);
     if (!expect) {
         if (found)
             fail_msg("get(%s @%llu) found an entry", k,
@@ -118,7 +119,8 @@ static void test_empty_key_and_value(void **state)
     int type;
     const char *val = NULL;
     size_t vlen = 99;
-    assert_int_equal(rv_memtable_get(mt, "", 0, 1, &type, &val, &vlen), 1);
+    struct rv_read_view at1 = rv_read_view_at(1);
+    assert_int_equal(rv_memtable_get(mt, "", 0, &at1, &type, &val, &vlen), 1);
     assert_non_null(val);
     assert_int_equal(vlen, 0);
     rv_memtable_unref(mt);
@@ -139,7 +141,9 @@ static void test_large_value(void **state)
     int type;
     const char *val;
     size_t vlen;
-    assert_int_equal(rv_memtable_get(mt, "big", 3, 1, &type, &val, &vlen), 1);
+    struct rv_read_view at1 = rv_read_view_at(1);
+    assert_int_equal(rv_memtable_get(mt, "big", 3, &at1, &type, &val, &vlen),
+                     1);
     assert_int_equal(vlen, n);
     assert_memory_equal(val, big, n);
     free(big);
@@ -263,7 +267,8 @@ static void *mt_reader(void *p)
             int type;
             const char *val;
             size_t vlen;
-            if (rv_memtable_get(r->mt, k, strlen(k), RV_MAX_SEQUENCE, &type,
+            struct rv_read_view all = rv_read_view_at(RV_MAX_SEQUENCE);
+            if (rv_memtable_get(r->mt, k, strlen(k), &all, &type,
                                 &val, &vlen) != 1 || type != RV_TYPE_PUT ||
                 vlen != strlen(v) || memcmp(val, v, vlen) != 0)
                 thread_fail("published key %s not found or wrong", k);
