@@ -332,6 +332,45 @@ static int rounds(void)
     return (int)tu_env_u64("RAVEL_TEST_POWERLOSS_ROUNDS", 4);
 }
 
+/* One round's database: a directory, its sync journal, what was
+** acknowledged. */
+struct round {
+    char *dir, *journal;
+    struct acked *a;
+};
+
+static void round_begin(struct round *rd, const char *what, int p, int r)
+{
+    rd->dir = tu_path("%s-%d-%d", what, p, r);
+    rd->journal = tu_path("%s-%d-%d.journal", what, p, r);
+    rd->a = calloc(1, sizeof *rd->a);
+    assert_non_null(rd->a);
+}
+
+/* The power loss, then the checks: the database must open under the
+** default mode and under point_in_time (on a copy), every synced put of
+** PHASES phases present (every acknowledged put of phase 0 with
+** PHASE0_ALL).  Frees the round. */
+static void round_power_loss(struct round *rd, const char *what,
+                             enum tu_power_loss_pattern p, uint64_t *rng,
+                             int phases, uint32_t puts, int phase0_all)
+{
+    tu_power_loss(rd->dir, rd->journal, p, rng);
+    char *copy = tu_path("%s.pit", rd->dir);
+    copy_dir(rd->dir, copy);
+    reopen_and_check(rd->dir, "tolerate_corrupted_tail_records", rd->a,
+                     phases, puts, phase0_all, what);
+    reopen_and_check(copy, "point_in_time", rd->a, phases, puts, phase0_all,
+                     what);
+    tu_rm_rf(rd->dir);
+    tu_rm_rf(copy);
+    unlink(rd->journal);
+    free(copy);
+    free(rd->dir);
+    free(rd->journal);
+    free(rd->a);
+}
+
 /* Defect: recovery served the dead process's unsynced tail and went on
 ** writing new segments without making it durable. */
 static void test_after_recovery(void **state)
@@ -341,34 +380,20 @@ static void test_after_recovery(void **state)
     const uint32_t puts = 240;
     for (int p = 0; p < TU_PL_PATTERNS; p++) {
         for (int r = 0; r < rounds(); r++) {
-            char *dir = tu_path("after-recovery-%d-%d", p, r);
-            char *journal = tu_path("after-recovery-%d-%d.journal", p, r);
-            struct acked *a = calloc(1, sizeof *a);
-            assert_non_null(a);
+            struct round rd;
+            round_begin(&rd, "after-recovery", p, r);
             printf("# after_recovery, %s, round %d\n",
                    tu_power_loss_name((enum tu_power_loss_pattern)p), r);
             /* Phase 0: a few synced puts, many unsynced ones after. */
-            run_child(dir, journal, a, 0, puts, 40, 1, 0, -1);
+            run_child(rd.dir, rd.journal, rd.a, 0, puts, 40, 1, 0, -1);
             /* Phase 1: recovers phase 0, writes synced puts. */
-            run_child(dir, journal, a, 1, puts / 4, 1, 2, puts, -1);
-            if (a->seen[0] != puts)
+            run_child(rd.dir, rd.journal, rd.a, 1, puts / 4, 1, 2, puts, -1);
+            if (rd.a->seen[0] != puts)
                 fail_msg("the second process read back %u of the %u puts "
-                         "of the first after recovery", a->seen[0], puts);
-            tu_power_loss(dir, journal, (enum tu_power_loss_pattern)p, &rng);
-            char *copy = tu_path("after-recovery-%d-%d.pit", p, r);
-            copy_dir(dir, copy);
+                         "of the first after recovery", rd.a->seen[0], puts);
             /* Everything phase 1 recovered (all of phase 0) survives. */
-            reopen_and_check(dir, "tolerate_corrupted_tail_records", a, 2,
-                             puts, 1, "after_recovery");
-            reopen_and_check(copy, "point_in_time", a, 2, puts, 1,
-                             "after_recovery");
-            tu_rm_rf(dir);
-            tu_rm_rf(copy);
-            unlink(journal);
-            free(copy);
-            free(dir);
-            free(journal);
-            free(a);
+            round_power_loss(&rd, "after_recovery",
+                             (enum tu_power_loss_pattern)p, &rng, 2, puts, 1);
         }
     }
 }
@@ -382,29 +407,15 @@ static void test_torn_tail(void **state)
     const uint32_t puts = 600;
     for (int p = 0; p < TU_PL_PATTERNS; p++) {
         for (int r = 0; r < rounds(); r++) {
-            char *dir = tu_path("torn-tail-%d-%d", p, r);
-            char *journal = tu_path("torn-tail-%d-%d.journal", p, r);
-            struct acked *a = calloc(1, sizeof *a);
-            assert_non_null(a);
+            struct round rd;
+            round_begin(&rd, "torn-tail", p, r);
             int64_t kill_ms = 5 + (int64_t)(tu_rand(&rng) % 60);
             printf("# torn_tail, %s, round %d: kill after %" PRId64 " ms\n",
                    tu_power_loss_name((enum tu_power_loss_pattern)p), r,
                    kill_ms);
-            run_child(dir, journal, a, 0, puts, 7, 2, 0, kill_ms);
-            tu_power_loss(dir, journal, (enum tu_power_loss_pattern)p, &rng);
-            char *copy = tu_path("torn-tail-%d-%d.pit", p, r);
-            copy_dir(dir, copy);
-            reopen_and_check(dir, "tolerate_corrupted_tail_records", a, 1,
-                             puts, 0, "torn_tail");
-            reopen_and_check(copy, "point_in_time", a, 1, puts, 0,
-                             "torn_tail");
-            tu_rm_rf(dir);
-            tu_rm_rf(copy);
-            unlink(journal);
-            free(copy);
-            free(dir);
-            free(journal);
-            free(a);
+            run_child(rd.dir, rd.journal, rd.a, 0, puts, 7, 2, 0, kill_ms);
+            round_power_loss(&rd, "torn_tail", (enum tu_power_loss_pattern)p,
+                             &rng, 1, puts, 0);
         }
     }
 }
