@@ -356,7 +356,10 @@ static void round_power_loss(struct round *rd, const char *what,
                              int phases, uint32_t puts, int phase0_all)
 {
     tu_power_loss(rd->dir, rd->journal, p, rng);
-    char *copy = tu_path("%s.pit", rd->dir);
+    size_t n = strlen(rd->dir) + 5;
+    char *copy = malloc(n);
+    assert_non_null(copy);
+    snprintf(copy, n, "%s.pit", rd->dir);
     copy_dir(rd->dir, copy);
     reopen_and_check(rd->dir, "tolerate_corrupted_tail_records", rd->a,
                      phases, puts, phase0_all, what);
