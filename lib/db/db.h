@@ -35,6 +35,11 @@ struct ravel_db {
     int lock_fd;
     int log_fd;                     /* LOG file, -1 if it could not open */
 
+    /* API calls in progress, plus a closing flag in the top bit (db.c,
+    ** "the gate"); also the futex word ravel_close sleeps on.  Atomic:
+    ** rv_db_enter/rv_db_leave and ravel_close. */
+    _Atomic uint32_t gate;
+
     /* Write path. */
     struct rv_write_queue queue;
     rv_wal *wal;                    /* NULL when read_only */
@@ -59,6 +64,18 @@ struct ravel_db {
 
 /* Checks that DB is a live handle; sets the message otherwise. */
 RAVEL_PRIVATE int rv_db_check(ravel_db *db, const char *fn);
+
+/* Every API call taking a ravel_db begins with rv_db_enter (FN names it
+** in messages) and, if that returned RAVEL_OK, ends with rv_db_leave.
+** rv_db_enter checks the handle and returns RAVEL_INVALID "closing" once
+** ravel_close has begun; ravel_close waits until every call that entered
+** before it has left. */
+RAVEL_PRIVATE int rv_db_enter(ravel_db *db, const char *fn);
+RAVEL_PRIVATE void rv_db_leave(ravel_db *db);
+
+/* For tests: the number of calls between rv_db_enter and rv_db_leave, and
+** in *CLOSING (if not NULL) whether ravel_close has begun. */
+RAVEL_PRIVATE uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing);
 
 /* The current version with a reference taken (version.c). */
 RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);

@@ -280,9 +280,6 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 
 static int write_check_flags(ravel_db *db, int flags, const char *fn)
 {
-    int rc = rv_db_check(db, fn);
-    if (rc)
-        return rc;
     if (flags & ~(RAVEL_SYNC | RAVEL_NO_WAL))
         return rv_error(RAVEL_INVALID, "%s: unknown flags 0x%x", fn,
                         (unsigned)(flags & ~(RAVEL_SYNC | RAVEL_NO_WAL)));
@@ -297,29 +294,35 @@ static int write_check_flags(ravel_db *db, int flags, const char *fn)
 
 int ravel_write(ravel_db *db, int flags, ravel_batch *batch)
 {
-    int rc = write_check_flags(db, flags, "ravel_write");
+    int rc = rv_db_enter(db, "ravel_write");
     if (rc)
         return rc;
-    if (!batch)
-        return rv_error(RAVEL_INVALID, "ravel_write: batch is NULL");
-    if (batch->count == 0)
-        return RAVEL_OK;
-    return write_batch(db, flags, batch);
+    rc = write_check_flags(db, flags, "ravel_write");
+    if (rc == RAVEL_OK && !batch)
+        rc = rv_error(RAVEL_INVALID, "ravel_write: batch is NULL");
+    if (rc == RAVEL_OK && batch->count > 0)
+        rc = write_batch(db, flags, batch);
+    rv_db_leave(db);
+    return rc;
 }
 
 static int write_single(ravel_db *db, int flags, int type, const void *key,
                         size_t klen, const void *val, size_t vlen,
                         const char *fn)
 {
-    int rc = write_check_flags(db, flags, fn);
+    int rc = rv_db_enter(db, fn);
     if (rc)
         return rc;
-    struct ravel_batch b;
-    rv_batch_init(&b);
-    rc = rv_batch_add(&b, type, key, klen, val, vlen);
-    if (rc == RAVEL_OK)
-        rc = write_batch(db, flags, &b);
-    rv_batch_release(&b);
+    rc = write_check_flags(db, flags, fn);
+    if (rc == RAVEL_OK) {
+        struct ravel_batch b;
+        rv_batch_init(&b);
+        rc = rv_batch_add(&b, type, key, klen, val, vlen);
+        if (rc == RAVEL_OK)
+            rc = write_batch(db, flags, &b);
+        rv_batch_release(&b);
+    }
+    rv_db_leave(db);
     return rc;
 }
 
@@ -336,10 +339,10 @@ int ravel_delete(ravel_db *db, int flags, const void *key, size_t klen)
                         "ravel_delete");
 }
 
-int ravel_flush_wal(ravel_db *db, int sync)
+static int write_flush_wal(ravel_db *db, int sync)
 {
-    int rc = rv_db_check(db, "ravel_flush_wal");
-    if (rc || !db->wal)
+    int rc = RAVEL_OK;
+    if (!db->wal)
         return rc;
     if (atomic_load_explicit(&db->read_only, memory_order_acquire)) {
         int code = rv_wal_failed(db->wal) ? RAVEL_IOERR : RAVEL_READONLY;
@@ -353,5 +356,15 @@ int ravel_flush_wal(ravel_db *db, int sync)
     rc = rv_wal_sync_all(db->wal);
     if (rc != RAVEL_OK)
         rv_db_stop_writes(db, rv_errmsg_get());
+    return rc;
+}
+
+int ravel_flush_wal(ravel_db *db, int sync)
+{
+    int rc = rv_db_enter(db, "ravel_flush_wal");
+    if (rc)
+        return rc;
+    rc = write_flush_wal(db, sync);
+    rv_db_leave(db);
     return rc;
 }

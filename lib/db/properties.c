@@ -122,11 +122,8 @@ static char *db_property_text(ravel_db *db, const char *name)
     return NULL;
 }
 
-int ravel_property(ravel_db *db, const char *name, char **text)
+static int db_property(ravel_db *db, const char *name, char **text)
 {
-    int rc = rv_db_check(db, "ravel_property");
-    if (rc)
-        return rc;
     if (!name || !text)
         return rv_error(RAVEL_INVALID, "ravel_property: %s is NULL",
                         !name ? "name" : "text");
@@ -139,4 +136,14 @@ int ravel_property(ravel_db *db, const char *name, char **text)
         return rv_error(RAVEL_NOMEM, "ravel_property: out of memory");
     *text = s;
     return RAVEL_OK;
+}
+
+int ravel_property(ravel_db *db, const char *name, char **text)
+{
+    int rc = rv_db_enter(db, "ravel_property");
+    if (rc)
+        return rc;
+    rc = db_property(db, name, text);
+    rv_db_leave(db);
+    return rc;
 }
