@@ -152,21 +152,16 @@ void rv_db_log(ravel_db *db, const char *fmt, ...)
     va_end(ap);
 }
 
-void rv_db_stop_writes(ravel_db *db, const char *reason)
+void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
 {
-    pthread_mutex_lock(&db->mu);
-    int first = !atomic_load_explicit(&db->read_only, memory_order_relaxed);
-    if (first) {
-        snprintf(db->read_only_reason, sizeof db->read_only_reason, "%s",
-                 reason);
-        /* release: a writer that sees the flag reads the reason under mu
-        ** anyway; the flag itself is the fast-path check. */
-        atomic_store_explicit(&db->read_only, RAVEL_READONLY,
-                              memory_order_release);
-    }
-    pthread_mutex_unlock(&db->mu);
-    if (first)
-        rv_db_log(db, "writes stopped until reopen: %s", reason);
+    rv_stop_set(&db->stop, rc, reason);
+    /* The first to get here logs the recorded reason, which may be one the
+    ** WAL recorded before.  relaxed: the flag only elects the logger. */
+    if (atomic_exchange_explicit(&db->stop_logged, 1, memory_order_relaxed))
+        return;
+    char why[RV_STOP_REASON_MAX];
+    rv_stop_reason(&db->stop, why, sizeof why);
+    rv_db_log(db, "writes stopped until reopen: %s", why);
 }
 
 /* ------------------------------------------------------------ open */
@@ -179,6 +174,7 @@ static void db_free(ravel_db *db)
     if (db->log_fd >= 0)
         close(db->log_fd);
     rv_write_queue_destroy(&db->queue);
+    rv_stop_destroy(&db->stop);
     pthread_mutex_destroy(&db->mu);
     db->magic = RV_DB_DEAD;
     free(db->dir);
@@ -210,6 +206,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     db->lock_fd = -1;
     db->log_fd = -1;
     pthread_mutex_init(&db->mu, NULL);
+    rv_stop_init(&db->stop);
     rv_write_queue_init(&db->queue);
     return db;
 }
@@ -241,7 +238,8 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         db->log_fd = rv_log_open(db->dir);
     rc = rv_db_recover(db);
     if (rc == RAVEL_OK && !db->options.read_only)
-        rc = rv_wal_open(db->dir, db->next_segment++, &db->options, &db->wal);
+        rc = rv_wal_open(db->dir, db->next_segment++, &db->options,
+                         &db->stop, &db->wal);
     if (rc)
         goto out;
     atomic_store_explicit(&db->last_seq_stat, db->last_seq,

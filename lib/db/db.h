@@ -21,6 +21,7 @@
 #include "db/write_group.h"
 #include "memtable/memtable.h"
 #include "util/options.h"
+#include "util/stop.h"
 #include "wal/wal_writer.h"
 
 #include <pthread.h>
@@ -48,11 +49,12 @@ struct ravel_db {
     _Atomic uint64_t last_seq_stat; /* copy of last_seq for properties */
     _Atomic uint64_t last_visible_seq; /* release by group completer */
 
-    /* Refusal of writes after a failure; under mu, flag also atomic. */
-    _Atomic int read_only;          /* 0, or the RAVEL_ code writes get */
-    char read_only_reason[512];     /* under mu */
+    /* Writes stopped by a failure (util/stop.h): the one record of it,
+    ** shared with the WAL writer, which records its I/O failures there. */
+    struct rv_stop stop;
+    _Atomic int stop_logged;        /* 1 once the LOG has the stop; xchg */
 
-    pthread_mutex_t mu;             /* guards current, readers, the above */
+    pthread_mutex_t mu;             /* guards current and the counts below */
     struct rv_version *current;
     int live_snapshots;
     int live_iterators;
@@ -88,9 +90,12 @@ RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
 RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                                          uint64_t wal_segment);
 
-/* Stops writes: every later write returns RC (RAVEL_READONLY) and the
-** reason is kept for ravel.read_only_reason.  First reason wins. */
-RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, const char *reason);
+/* Stops writes after a failure with result code RC (RAVEL_IOERR,
+** RAVEL_NOMEM, ...) and message REASON: every later write returns
+** RAVEL_READONLY naming the reason, kept for ravel.read_only_reason.
+** The first failure wins (the WAL may have recorded it already). */
+RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, int rc,
+                                     const char *reason);
 
 /* Prepares the directory (db_dir.c): creates it and IDENTITY when asked
 ** and allowed, or checks they are there; takes the LOCK. */

@@ -44,11 +44,8 @@ static void write_fail_group(struct rv_write_group *g, int rc)
 
 static int write_refusal(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
-    int rc = rv_error(RAVEL_READONLY, "database %s refuses writes: %s",
-                      db->dir, db->read_only_reason);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
+    return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s refuses "
+                         "writes until reopened", db->dir);
 }
 
 /* Replaces a full memtable by a fresh one with its own WAL segment. */
@@ -118,7 +115,7 @@ static void write_encode_records(struct rv_write_group *g, char *buf,
 /* Steps 1-3 for group G.  On failure, writes are stopped. */
 static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
 {
-    if (atomic_load_explicit(&db->read_only, memory_order_acquire))
+    if (rv_stop_code(&db->stop))
         return write_refusal(db);
 
     int rc = RAVEL_OK;
@@ -152,7 +149,7 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     }
 out:
     if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
 }
 
@@ -170,7 +167,7 @@ static int write_insert_batch(ravel_db *db, rv_memtable *mem,
     int rc = rv_batch_apply(w->batch->rep, w->batch->len, w->first_seq,
                             write_insert_op, mem);
     if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
 }
 
@@ -245,7 +242,7 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
 ** durability when RAVEL_SYNC was asked. */
 static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 {
-    if (atomic_load_explicit(&db->read_only, memory_order_acquire))
+    if (rv_stop_code(&db->stop))
         return write_refusal(db);
 
     struct rv_writer w;
@@ -263,18 +260,15 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     else if (state == RV_WRITER_INSERT)
         write_member_insert(db, &w);
 
-    if (w.status != RAVEL_OK) {
-        /* The message was born in another thread; repeat it here. */
-        pthread_mutex_lock(&db->mu);
-        int rc = rv_error(w.status, "write failed: %s", db->read_only_reason);
-        pthread_mutex_unlock(&db->mu);
-        return rc;
-    }
+    if (w.status == RAVEL_READONLY)
+        return write_refusal(db);
+    if (w.status != RAVEL_OK) /* the message was born in another thread */
+        return rv_stop_error(&db->stop, w.status, "write failed");
     if (!(flags & RAVEL_SYNC))
         return RAVEL_OK;
     int rc = rv_wal_sync_to(db->wal, w.wal_end);
     if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
 }
 
@@ -344,18 +338,18 @@ static int write_flush_wal(ravel_db *db, int sync)
     int rc = RAVEL_OK;
     if (!db->wal)
         return rc;
-    if (atomic_load_explicit(&db->read_only, memory_order_acquire)) {
-        int code = rv_wal_failed(db->wal) ? RAVEL_IOERR : RAVEL_READONLY;
-        pthread_mutex_lock(&db->mu);
-        rc = rv_error(code, "ravel_flush_wal: %s", db->read_only_reason);
-        pthread_mutex_unlock(&db->mu);
-        return rc;
+    if (rv_stop_code(&db->stop)) {
+        /* An I/O failure is reported as such; after another failure the
+        ** WAL is intact but writes are refused. */
+        int code = rv_stop_io_failed(&db->stop) ? RAVEL_IOERR
+                                                : RAVEL_READONLY;
+        return rv_stop_error(&db->stop, code, "ravel_flush_wal");
     }
     if (!sync)
         return RAVEL_OK;
     rc = rv_wal_sync_all(db->wal);
     if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
 }
 

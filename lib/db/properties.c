@@ -75,7 +75,7 @@ static char *db_stats_text(ravel_db *db)
                                                  memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&db->last_visible_seq,
                                                  memory_order_acquire),
-        atomic_load_explicit(&db->read_only, memory_order_acquire)
+        rv_stop_code(&db->stop)
             ? "refused (see ravel.read_only_reason)"
             : db->options.read_only ? "refused (opened read-only)"
                                     : "accepted");
@@ -111,10 +111,9 @@ static char *db_property_text(ravel_db *db, const char *name)
     if (strcmp(name, "ravel.read_only_reason") == 0) {
         if (db->options.read_only)
             return db_format("opened with read_only=true");
-        pthread_mutex_lock(&db->mu);
-        char *s = db_format("%s", db->read_only_reason);
-        pthread_mutex_unlock(&db->mu);
-        return s;
+        char why[RV_STOP_REASON_MAX];
+        rv_stop_reason(&db->stop, why, sizeof why);
+        return db_format("%s", why);
     }
     if (strcmp(name, "ravel.options") == 0)
         return rv_options_describe(&db->options);
