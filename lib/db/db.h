@@ -11,7 +11,8 @@
 ** Visibility: last_visible_seq is the sequence number reads and snapshots
 ** use.  In the default (ordered) mode it advances only when a whole write
 ** group has been inserted, so a batch is all-or-nothing to readers and a
-** snapshot never changes.
+** snapshot never changes.  A group one of whose inserts failed is never
+** published (writes stop with it, so no later group publishes past it).
 */
 #ifndef RAVEL_DB_H
 #define RAVEL_DB_H
