@@ -199,14 +199,21 @@ typedef struct ravel_db ravel_db;
 RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
                          ravel_db **out);
 
-/* Closes the database: waits for writes in progress, makes the WAL durable
-** and seals it (the next open then knows any damage to it is not a torn
-** write), releases the LOCK and frees the handle.  Snapshots and iterators must be
-** released first; if any remain, returns RAVEL_INVALID and leaves the
-** database open (the only case in which the handle stays valid).
-** RAVEL_IOERR if the final fdatasync of the WAL failed: the handle is freed
-** all the same.  A failure already reported to a writer is not reported
-** again.  NULL is a no-op. */
+/* Closes the database: waits for the calls on it in progress in other
+** threads (writes, sync waits, reads) to return -- each completes as if
+** close had not been called -- then makes the WAL durable and seals it
+** (the next open then knows any damage to it is not a torn write),
+** releases the LOCK and frees the handle.  Snapshots and iterators must be released
+** first; if any remain, returns RAVEL_INVALID and leaves the database open
+** (the only case in which the handle stays valid).  RAVEL_IOERR if the
+** final fdatasync of the WAL failed: the handle is freed all the same.  A
+** failure already reported to a writer is not reported again.  NULL is a
+** no-op.
+**
+** Calling any function on the handle once close has begun is a bug of the
+** caller: the handle may already be freed.  While close is still waiting,
+** such a call returns RAVEL_INVALID ("database ... is closing"), but that
+** is a diagnostic, not a guarantee. */
 RAVEL_API int ravel_close(ravel_db *db);
 
 /* ----------------------------------------------------------------- writes */

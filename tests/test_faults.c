@@ -1,12 +1,15 @@
 /*
 ** test_faults.c -- a failed WAL write or fdatasync is never reported as
-** success.  Through the fault hook of lib/fault.h (rv_fault_arm, in the
-** static library), the next WAL write or sync fails with EIO on either I/O
-** path.  Then: the writers concerned get RAVEL_IOERR (never RAVEL_OK), later
-** writes get RAVEL_READONLY, reads still work, ravel.read_only_reason says
-** why, and after close + reopen everything acknowledged before is there.
+** success, and a failed memtable insert never shows part of a batch.
+** Through the fault hook of util/fault.h (rv_fault_arm, in the static
+** library), the next WAL write or sync fails with EIO on either I/O path,
+** or the k-th memtable entry allocation fails.  Then: the writers concerned
+** get RAVEL_IOERR or RAVEL_NOMEM (never RAVEL_OK), later writes get
+** RAVEL_READONLY, reads still work, ravel.read_only_reason says why, and
+** after close + reopen everything acknowledged before is there.
 */
 #include "testutil.h"
+#include "db/db.h"
 #include "util/fault.h"
 
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int db_counter;
 
@@ -23,6 +27,7 @@ static void disarm(void)
 {
     rv_fault_arm(RV_FAULT_WAL_WRITE, -1, 0);
     rv_fault_arm(RV_FAULT_WAL_SYNC, -1, 0);
+    rv_fault_arm(RV_FAULT_MEMTABLE_ALLOC, -1, 0);
 }
 
 static int teardown(void **state)
@@ -513,6 +518,322 @@ static void test_running_writers_write_fault(void **state)
     running_fault(RV_FAULT_WAL_WRITE);
 }
 
+/* ------------------------------------------------ memtable insert faults */
+
+#define BATCH_OPS 10
+
+static void op_key(char *key, size_t n, const char *prefix, int i)
+{
+    snprintf(key, n, "%s-%05d", prefix, i);
+}
+
+static ravel_batch *prefix_batch(const char *prefix, int n)
+{
+    ravel_batch *b = NULL;
+    TU_OK(ravel_batch_new(&b));
+    char key[48];
+    for (int i = 0; i < n; i++) {
+        op_key(key, sizeof key, prefix, i);
+        TU_OK(ravel_batch_put(b, key, strlen(key), key, strlen(key)));
+    }
+    return b;
+}
+
+/* How many of the N keys of PREFIX a get through SNAP finds. */
+static int keys_found(ravel_db *db, const ravel_snapshot *snap,
+                      const char *prefix, int n)
+{
+    int found = 0;
+    char key[48];
+    for (int i = 0; i < n; i++) {
+        op_key(key, sizeof key, prefix, i);
+        void *v = NULL;
+        size_t vlen = 0;
+        int rc = ravel_get(db, snap, key, strlen(key), &v, &vlen);
+        if (rc == RAVEL_OK)
+            found++;
+        else if (rc != RAVEL_NOTFOUND)
+            fail_msg("get %s: %s: %s", key, ravel_errstr(rc),
+                     ravel_errmsg());
+        ravel_free(v);
+    }
+    return found;
+}
+
+/* How many keys starting with "PREFIX-" an iterator through SNAP shows. */
+static int keys_iterated(ravel_db *db, const ravel_snapshot *snap,
+                         const char *prefix)
+{
+    char start[48];
+    snprintf(start, sizeof start, "%s-", prefix);
+    size_t plen = strlen(start);
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, snap, &it));
+    int n = 0;
+    TU_OK(ravel_iter_seek(it, start, plen));
+    while (ravel_iter_valid(it)) {
+        size_t klen;
+        const char *k = ravel_iter_key(it, &klen);
+        if (klen < plen || memcmp(k, start, plen) != 0)
+            break;
+        n++;
+        TU_OK(ravel_iter_next(it));
+    }
+    TU_OK(ravel_iter_status(it));
+    ravel_iter_free(it);
+    return n;
+}
+
+/* Whether the N keys of PREFIX are seen all (1) or not at all (0) by get,
+** by an iterator and through a snapshot taken now; fails the test if any
+** of them shows part of the batch. */
+static int batch_seen(ravel_db *db, const char *prefix, int n)
+{
+    ravel_snapshot *s = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &s));
+    int counts[4] = {
+        keys_found(db, NULL, prefix, n), keys_found(db, s, prefix, n),
+        keys_iterated(db, NULL, prefix), keys_iterated(db, s, prefix),
+    };
+    TU_OK(ravel_snapshot_release(db, s));
+    static const char *how[4] = {"get", "get through a snapshot",
+                                 "an iterator",
+                                 "an iterator on a snapshot"};
+    for (int i = 0; i < 4; i++)
+        if (counts[i] != counts[0] || (counts[i] != 0 && counts[i] != n))
+            fail_msg("batch %s (%d ops): %s sees %d of its keys (get sees "
+                     "%d): a batch must be seen all or nothing", prefix, n,
+                     how[i], counts[i], counts[0]);
+    return counts[0] == n;
+}
+
+static void expect_nomem_reason(ravel_db *db)
+{
+    char *why = tu_prop(db, "ravel.read_only_reason");
+    printf("# ravel.read_only_reason: %s\n", why);
+    if (!strstr(why, "out of memory"))
+        fail_msg("ravel.read_only_reason does not name the failed "
+                 "allocation: \"%s\"", why);
+    ravel_free(why);
+}
+
+/* One writer's batch: its 5th insert fails.  The writer gets RAVEL_NOMEM,
+** none of the batch is visible, writes stop; after reopen the batch (whose
+** WAL record was written) is all there or not at all. */
+static void test_memtable_insert_fault(void **state)
+{
+    (void)state;
+    for (int conc = 0; conc <= 1; conc++) {
+        char *dir = tu_path("insert-fault-%d", db_counter++);
+        const char *opt = conc ? "allow_concurrent_memtable_write=true"
+                               : "allow_concurrent_memtable_write=false";
+        ravel_db *db = tu_open_ok(dir, opt);
+        put_keys(db, "acked", 20, RAVEL_SYNC);
+        ravel_batch *b = prefix_batch("torn", BATCH_OPS);
+
+        rv_fault_arm(RV_FAULT_MEMTABLE_ALLOC, 4, ENOMEM);
+        TU_EXPECT_RC(RAVEL_NOMEM, ravel_write(db, 0, b));
+        disarm();
+        printf("# %s: %s\n", opt, ravel_errmsg());
+        if (batch_seen(db, "torn", BATCH_OPS))
+            fail_msg("the failed batch is visible");
+        expect_nomem_reason(db);
+        TU_EXPECT_RC(RAVEL_READONLY, ravel_write(db, 0, b));
+        /* No I/O failed: flushing says writes are refused, no more. */
+        TU_EXPECT_RC(RAVEL_READONLY, ravel_flush_wal(db, 1));
+        expect_read_only(db, "acked-004", "val-acked-4");
+        expect_keys(db, "acked", 20);
+        if (batch_seen(db, "torn", BATCH_OPS))
+            fail_msg("the failed batch became visible");
+        /* The failure was reported to the writer: close does not repeat
+        ** it, and nothing else failed. */
+        TU_OK(ravel_close(db));
+        ravel_batch_free(b);
+
+        db = tu_open_ok(dir, opt);
+        printf("# after reopen the failed batch is %s\n",
+               batch_seen(db, "torn", BATCH_OPS) ? "all there" : "absent");
+        TU_OK(ravel_close(db));
+        reopen_and_check(dir, "acked", 20);
+        tu_rm_rf(dir);
+        free(dir);
+    }
+}
+
+/* Several writers: a large batch leads a group alone while small batches
+** queue behind it; the fault strikes a few inserts after the large batch,
+** in the next group.  Every member of the failing group gets RAVEL_NOMEM,
+** none of their keys is visible, later groups get RAVEL_READONLY. */
+#define GROUP_WRITERS 6
+#define LEAD_OPS 100000
+#define SMALL_OPS 5
+
+struct insert_run {
+    ravel_db *db;
+    ravel_batch *lead_batch;
+    ravel_batch *small[GROUP_WRITERS];
+    pthread_barrier_t go;
+    int lead_rc;
+    int rc[GROUP_WRITERS];
+};
+
+struct insert_arg {
+    struct insert_run *r;
+    int t;
+};
+
+static void *insert_lead(void *p)
+{
+    struct insert_run *r = p;
+    r->lead_rc = ravel_write(r->db, 0, r->lead_batch);
+    return NULL;
+}
+
+static void *insert_small(void *p)
+{
+    struct insert_arg *a = p;
+    pthread_barrier_wait(&a->r->go);
+    a->r->rc[a->t] = ravel_write(a->r->db, a->t % 2 ? RAVEL_SYNC : 0,
+                                 a->r->small[a->t]);
+    return NULL;
+}
+
+static void small_prefix(char *buf, size_t n, int t)
+{
+    snprintf(buf, n, "small%d", t);
+}
+
+static const char *rc_name(int rc)
+{
+    return rc == RAVEL_OK ? "OK" : rc == RAVEL_NOMEM ? "NOMEM"
+         : rc == RAVEL_READONLY ? "READONLY" : ravel_errstr(rc);
+}
+
+/* Checks one batch after the failure: OK visible, the others not. */
+static void check_outcome(ravel_db *db, const char *prefix, int n, int rc)
+{
+    if (rc != RAVEL_OK && rc != RAVEL_NOMEM && rc != RAVEL_READONLY)
+        fail_msg("batch %s: unexpected %s", prefix, ravel_errstr(rc));
+    int seen = batch_seen(db, prefix, n);
+    if (rc == RAVEL_OK && !seen)
+        fail_msg("batch %s was acknowledged but is not visible", prefix);
+    if (rc != RAVEL_OK && seen)
+        fail_msg("batch %s failed (%s) but is visible", prefix, rc_name(rc));
+}
+
+/* One round; returns the number of writers that got RAVEL_NOMEM. */
+static int insert_fault_round(const char *opt, ravel_batch *lead)
+{
+    char *dir = tu_path("insert-group-%d", db_counter++);
+    struct insert_run r;
+    memset(&r, 0, sizeof r);
+    r.db = tu_open_ok(dir, opt);
+    r.lead_batch = lead;
+    char prefix[32];
+    for (int t = 0; t < GROUP_WRITERS; t++) {
+        small_prefix(prefix, sizeof prefix, t);
+        r.small[t] = prefix_batch(prefix, SMALL_OPS);
+    }
+    pthread_barrier_init(&r.go, NULL, GROUP_WRITERS + 1);
+    pthread_t lead_th, th[GROUP_WRITERS];
+    struct insert_arg args[GROUP_WRITERS];
+    for (int t = 0; t < GROUP_WRITERS; t++) {
+        args[t].r = &r;
+        args[t].t = t;
+        assert_int_equal(pthread_create(&th[t], NULL, insert_small,
+                                        &args[t]), 0);
+    }
+    rv_fault_arm(RV_FAULT_MEMTABLE_ALLOC, LEAD_OPS + 2, ENOMEM);
+    assert_int_equal(pthread_create(&lead_th, NULL, insert_lead, &r), 0);
+    /* Let the large write lead its own group, then queue the others. */
+    while (rv_db_calls_in_progress(r.db, NULL) < 1 && r.lead_rc == 0)
+        nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+    nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+    pthread_barrier_wait(&r.go);
+    pthread_join(lead_th, NULL);
+    for (int t = 0; t < GROUP_WRITERS; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&r.go);
+    disarm();
+
+    int nomem = r.lead_rc == RAVEL_NOMEM;
+    printf("# %s: lead %s, small:", opt, rc_name(r.lead_rc));
+    for (int t = 0; t < GROUP_WRITERS; t++) {
+        printf(" %s", rc_name(r.rc[t]));
+        nomem += r.rc[t] == RAVEL_NOMEM;
+    }
+    printf("\n");
+    if (nomem == 0)
+        fail_msg("the armed allocation fault failed no writer");
+    check_outcome(r.db, "lead", LEAD_OPS, r.lead_rc);
+    for (int t = 0; t < GROUP_WRITERS; t++) {
+        small_prefix(prefix, sizeof prefix, t);
+        check_outcome(r.db, prefix, SMALL_OPS, r.rc[t]);
+    }
+    expect_nomem_reason(r.db);
+    TU_EXPECT_RC(RAVEL_READONLY, ravel_write(r.db, 0, r.small[0]));
+    TU_OK(ravel_close(r.db));
+
+    /* After reopen: acknowledged batches are there, refused ones are not,
+    ** and the failed group's batches (their WAL records were written) are
+    ** each all there or absent. */
+    ravel_db *db = tu_open_ok(dir, opt);
+    int seen = batch_seen(db, "lead", LEAD_OPS);
+    if (r.lead_rc == RAVEL_OK ? !seen : r.lead_rc == RAVEL_READONLY && seen)
+        fail_msg("after reopen, lead batch (%s) is %s", rc_name(r.lead_rc),
+                 seen ? "there" : "absent");
+    for (int t = 0; t < GROUP_WRITERS; t++) {
+        small_prefix(prefix, sizeof prefix, t);
+        seen = batch_seen(db, prefix, SMALL_OPS);
+        if (r.rc[t] == RAVEL_OK ? !seen : r.rc[t] == RAVEL_READONLY && seen)
+            fail_msg("after reopen, batch %s (%s) is %s", prefix,
+                     rc_name(r.rc[t]), seen ? "there" : "absent");
+    }
+    expect_writable(db);
+    TU_OK(ravel_close(db));
+    for (int t = 0; t < GROUP_WRITERS; t++)
+        ravel_batch_free(r.small[t]);
+    tu_rm_rf(dir);
+    free(dir);
+    return nomem;
+}
+
+/* With the default group cap the six small batches fit in one group;
+** with a 2K cap (a small leader then gathers about one more small batch)
+** they form groups of two, and the groups after the failed one are
+** refused. */
+static void insert_fault_in_group(const char *concurrent)
+{
+    static const char *caps[] = {"", ";max_write_batch_group_size_bytes=2K"};
+    ravel_batch *lead = prefix_batch("lead", LEAD_OPS);
+    for (int c = 0; c < 2; c++) {
+        char opt[128];
+        snprintf(opt, sizeof opt, "allow_concurrent_memtable_write=%s%s",
+                 concurrent, caps[c]);
+        /* Rounds until the fault has struck a group of several members
+        ** (the first, unless the machine is very slow to start threads). */
+        int multi = 0;
+        for (int round = 0; round < 10 && !multi; round++)
+            multi = insert_fault_round(opt, lead) > 1;
+        if (!multi)
+            fail_msg("%s: in 10 rounds the allocation fault never struck a "
+                     "write group of more than one member", opt);
+    }
+    ravel_batch_free(lead);
+}
+
+static void test_memtable_insert_fault_group_concurrent(void **state)
+{
+    (void)state;
+    insert_fault_in_group("true");
+}
+
+static void test_memtable_insert_fault_group_leader(void **state)
+{
+    (void)state;
+    insert_fault_in_group("false");
+}
+
 int main(void)
 {
     tu_init();
@@ -526,6 +847,11 @@ int main(void)
         cmocka_unit_test_teardown(test_concurrent_write_fault, teardown),
         cmocka_unit_test_teardown(test_running_writers_sync_fault, teardown),
         cmocka_unit_test_teardown(test_running_writers_write_fault,
+                                  teardown),
+        cmocka_unit_test_teardown(test_memtable_insert_fault, teardown),
+        cmocka_unit_test_teardown(test_memtable_insert_fault_group_concurrent,
+                                  teardown),
+        cmocka_unit_test_teardown(test_memtable_insert_fault_group_leader,
                                   teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

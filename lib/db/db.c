@@ -1,6 +1,7 @@
 /*
-** db.c -- the database handle: allocating and checking it, ravel_open,
-** ravel_close, stopping writes after a failure, the LOG.
+** db.c -- the database handle: allocating and checking it, the gate every
+** API call passes, ravel_open, ravel_close, stopping writes after a
+** failure, the LOG.
 **
 ** Files in a database directory (docs/formats.md has their bytes):
 **   IDENTITY            "ravel-db 1\n": marks the directory as a database
@@ -18,10 +19,13 @@
 #include "util/lockfile.h"
 #include "util/log.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *ravel_libversion(void)
@@ -50,6 +54,96 @@ int rv_db_check(ravel_db *db, const char *fn)
     return RAVEL_OK;
 }
 
+/* ------------------------------------------------------------ the gate */
+
+/*
+** Every API call that takes a ravel_db (other than ravel_close) runs
+** between rv_db_enter and rv_db_leave, which count it in db->gate.
+** ravel_close sets DB_GATE_CLOSING in the same word, then sleeps on it (a
+** futex) until the count is zero.  Because the count and the flag share
+** one atomic word, the fetch_add of a call and the fetch_or of close are
+** ordered by that word's modification order: either the call's increment
+** comes first, and close waits for its decrement, or the call sees the
+** flag and returns "closing" without touching anything but db->dir (which
+** its own increment keeps alive).  So once close sees the bare flag, no
+** call is in progress and none can start: the write queue is empty, no
+** sync waiter is inside the WAL, and the handle can be torn down.
+**
+** The leaver that brings the count to zero under the flag wakes close.
+** Close may already have seen the zero and freed the handle when that
+** FUTEX_WAKE reaches the kernel: waking a dead address is harmless (EFAULT,
+** or a spurious wake-up, which every futex waiter tolerates -- glibc makes
+** the same argument for a mutex destroyed right after its unlock).
+*/
+#define DB_GATE_CLOSING 0x80000000u
+
+int rv_db_enter(ravel_db *db, const char *fn)
+{
+    int rc = rv_db_check(db, fn);
+    if (rc)
+        return rc;
+    /* relaxed: the increment publishes nothing; its place before or after
+    ** close's fetch_or in the word's modification order is what counts. */
+    uint32_t old = atomic_fetch_add_explicit(&db->gate, 1,
+                                             memory_order_relaxed);
+    if (old & DB_GATE_CLOSING) {
+        rc = rv_error(RAVEL_INVALID, "%s: database %s is closing", fn,
+                      db->dir);
+        rv_db_leave(db);
+    }
+    return rc;
+}
+
+void rv_db_leave(ravel_db *db)
+{
+    /* release: everything the call did to the handle happens before
+    ** close's acquire load that sees the count reach zero. */
+    uint32_t old = atomic_fetch_sub_explicit(&db->gate, 1,
+                                             memory_order_release);
+    if (old == (DB_GATE_CLOSING | 1))
+        syscall(SYS_futex, (uint32_t *)&db->gate, FUTEX_WAKE_PRIVATE,
+                INT_MAX, NULL, NULL, 0);
+}
+
+uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing)
+{
+    /* relaxed: a snapshot of the count for tests */
+    uint32_t v = atomic_load_explicit(&db->gate, memory_order_relaxed);
+    if (closing)
+        *closing = (v & DB_GATE_CLOSING) != 0;
+    return v & ~DB_GATE_CLOSING;
+}
+
+/* Refuses new calls and waits, asleep, until none is in progress.
+** Returns RAVEL_INVALID if another close is already under way. */
+static int db_gate_close(ravel_db *db)
+{
+    /* acquire: if no call is in progress, their effects are visible. */
+    uint32_t v = atomic_fetch_or_explicit(&db->gate, DB_GATE_CLOSING,
+                                          memory_order_acquire);
+    if (v & DB_GATE_CLOSING)
+        return rv_error(RAVEL_INVALID, "ravel_close: the database is "
+                        "already being closed by another thread");
+    v |= DB_GATE_CLOSING;
+    while (v != DB_GATE_CLOSING) {
+        syscall(SYS_futex, (uint32_t *)&db->gate, FUTEX_WAIT_PRIVATE, v,
+                NULL, NULL, 0);
+        /* acquire: pairs with rv_db_leave's release */
+        v = atomic_load_explicit(&db->gate, memory_order_acquire);
+    }
+    return RAVEL_OK;
+}
+
+/* Lets calls in again after a close that was refused. */
+static void db_gate_reopen(ravel_db *db)
+{
+    /* release: nothing close did must be hidden from later calls */
+    atomic_fetch_and_explicit(&db->gate, ~DB_GATE_CLOSING,
+                              memory_order_release);
+}
+
+/* ------------------------------------------------------------- helpers */
+
 void rv_db_log(ravel_db *db, const char *fmt, ...)
 {
     va_list ap;
@@ -58,21 +152,16 @@ void rv_db_log(ravel_db *db, const char *fmt, ...)
     va_end(ap);
 }
 
-void rv_db_stop_writes(ravel_db *db, const char *reason)
+void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
 {
-    pthread_mutex_lock(&db->mu);
-    int first = !atomic_load_explicit(&db->read_only, memory_order_relaxed);
-    if (first) {
-        snprintf(db->read_only_reason, sizeof db->read_only_reason, "%s",
-                 reason);
-        /* release: a writer that sees the flag reads the reason under mu
-        ** anyway; the flag itself is the fast-path check. */
-        atomic_store_explicit(&db->read_only, RAVEL_READONLY,
-                              memory_order_release);
-    }
-    pthread_mutex_unlock(&db->mu);
-    if (first)
-        rv_db_log(db, "writes stopped until reopen: %s", reason);
+    rv_stop_set(&db->stop, rc, reason);
+    /* The first to get here logs the recorded reason, which may be one the
+    ** WAL recorded before.  relaxed: the flag only elects the logger. */
+    if (atomic_exchange_explicit(&db->stop_logged, 1, memory_order_relaxed))
+        return;
+    char why[RV_STOP_REASON_MAX];
+    rv_stop_reason(&db->stop, why, sizeof why);
+    rv_db_log(db, "writes stopped until reopen: %s", why);
 }
 
 /* ------------------------------------------------------------ open */
@@ -85,6 +174,7 @@ static void db_free(ravel_db *db)
     if (db->log_fd >= 0)
         close(db->log_fd);
     rv_write_queue_destroy(&db->queue);
+    rv_stop_destroy(&db->stop);
     pthread_mutex_destroy(&db->mu);
     db->magic = RV_DB_DEAD;
     free(db->dir);
@@ -116,6 +206,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     db->lock_fd = -1;
     db->log_fd = -1;
     pthread_mutex_init(&db->mu, NULL);
+    rv_stop_init(&db->stop);
     rv_write_queue_init(&db->queue);
     return db;
 }
@@ -148,7 +239,7 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
     rc = rv_db_recover(db);
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = rv_wal_open(db->dir, db->next_segment++, db->wal_prev_end,
-                         &db->options, &db->wal);
+                         &db->options, &db->stop, &db->wal);
     if (rc)
         goto out;
     atomic_store_explicit(&db->last_seq_stat, db->last_seq,
@@ -171,20 +262,22 @@ int ravel_close(ravel_db *db)
     if (!db)
         return RAVEL_OK;
     int rc = rv_db_check(db, "ravel_close");
+    if (rc == RAVEL_OK)
+        rc = db_gate_close(db);
     if (rc)
         return rc;
+    /* No call is in progress now, so the counts are stable; and no write
+    ** is queued or waiting for an fdatasync. */
     pthread_mutex_lock(&db->mu);
     int snaps = db->live_snapshots, iters = db->live_iterators;
     pthread_mutex_unlock(&db->mu);
-    if (snaps || iters)
-        return rv_error(RAVEL_INVALID, "ravel_close: %d snapshot(s) and %d "
-                        "iterator(s) are still open; release them first",
-                        snaps, iters);
-
-    /* Wait for the write in progress, if any: queue up and lead nothing. */
-    struct rv_writer closer;
-    memset(&closer, 0, sizeof closer);
-    rv_write_queue_join(&db->queue, &closer);
+    if (snaps || iters) {
+        rc = rv_error(RAVEL_INVALID, "ravel_close: %d snapshot(s) and %d "
+                      "iterator(s) are still open; release them first",
+                      snaps, iters);
+        db_gate_reopen(db);
+        return rc;
+    }
 
     rc = rv_wal_close(db->wal);
     rv_db_log(db, "closed%s%s", rc ? ": " : "", rc ? rv_errmsg_get() : "");

@@ -11,7 +11,8 @@
 ** Visibility: last_visible_seq is the sequence number reads and snapshots
 ** use.  In the default (ordered) mode it advances only when a whole write
 ** group has been inserted, so a batch is all-or-nothing to readers and a
-** snapshot never changes.
+** snapshot never changes.  A group one of whose inserts failed is never
+** published (writes stop with it, so no later group publishes past it).
 */
 #ifndef RAVEL_DB_H
 #define RAVEL_DB_H
@@ -21,6 +22,7 @@
 #include "db/write_group.h"
 #include "memtable/memtable.h"
 #include "util/options.h"
+#include "util/stop.h"
 #include "wal/wal_writer.h"
 
 #include <pthread.h>
@@ -35,6 +37,11 @@ struct ravel_db {
     int lock_fd;
     int log_fd;                     /* LOG file, -1 if it could not open */
 
+    /* API calls in progress, plus a closing flag in the top bit (db.c,
+    ** "the gate"); also the futex word ravel_close sleeps on.  Atomic:
+    ** rv_db_enter/rv_db_leave and ravel_close. */
+    _Atomic uint32_t gate;
+
     /* Write path. */
     struct rv_write_queue queue;
     rv_wal *wal;                    /* NULL when read_only */
@@ -46,11 +53,12 @@ struct ravel_db {
     _Atomic uint64_t last_seq_stat; /* copy of last_seq for properties */
     _Atomic uint64_t last_visible_seq; /* release by group completer */
 
-    /* Refusal of writes after a failure; under mu, flag also atomic. */
-    _Atomic int read_only;          /* 0, or the RAVEL_ code writes get */
-    char read_only_reason[512];     /* under mu */
+    /* Writes stopped by a failure (util/stop.h): the one record of it,
+    ** shared with the WAL writer, which records its I/O failures there. */
+    struct rv_stop stop;
+    _Atomic int stop_logged;        /* 1 once the LOG has the stop; xchg */
 
-    pthread_mutex_t mu;             /* guards current, readers, the above */
+    pthread_mutex_t mu;             /* guards current and the counts below */
     struct rv_version *current;
     int live_snapshots;
     int live_iterators;
@@ -63,6 +71,18 @@ struct ravel_db {
 /* Checks that DB is a live handle; sets the message otherwise. */
 RAVEL_PRIVATE int rv_db_check(ravel_db *db, const char *fn);
 
+/* Every API call taking a ravel_db begins with rv_db_enter (FN names it
+** in messages) and, if that returned RAVEL_OK, ends with rv_db_leave.
+** rv_db_enter checks the handle and returns RAVEL_INVALID "closing" once
+** ravel_close has begun; ravel_close waits until every call that entered
+** before it has left. */
+RAVEL_PRIVATE int rv_db_enter(ravel_db *db, const char *fn);
+RAVEL_PRIVATE void rv_db_leave(ravel_db *db);
+
+/* For tests: the number of calls between rv_db_enter and rv_db_leave, and
+** in *CLOSING (if not NULL) whether ravel_close has begun. */
+RAVEL_PRIVATE uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing);
+
 /* The current version with a reference taken (version.c). */
 RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);
 
@@ -74,9 +94,12 @@ RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
 RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                                          uint64_t wal_segment);
 
-/* Stops writes: every later write returns RC (RAVEL_READONLY) and the
-** reason is kept for ravel.read_only_reason.  First reason wins. */
-RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, const char *reason);
+/* Stops writes after a failure with result code RC (RAVEL_IOERR,
+** RAVEL_NOMEM, ...) and message REASON: every later write returns
+** RAVEL_READONLY naming the reason, kept for ravel.read_only_reason.
+** The first failure wins (the WAL may have recorded it already). */
+RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, int rc,
+                                     const char *reason);
 
 /* Prepares the directory (db_dir.c): creates it and IDENTITY when asked
 ** and allowed, or checks they are there; takes the LOCK. */

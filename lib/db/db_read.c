@@ -55,11 +55,8 @@ static int read_check_snapshot(ravel_db *db, const ravel_snapshot *snap,
 
 /* ------------------------------------------------------------ snapshots */
 
-int ravel_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
+static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
 {
-    int rc = rv_db_check(db, "ravel_snapshot_acquire");
-    if (rc)
-        return rc;
     if (!out)
         return rv_error(RAVEL_INVALID, "ravel_snapshot_acquire: out is NULL");
     ravel_snapshot *s = malloc(sizeof *s);
@@ -74,15 +71,22 @@ int ravel_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
     return RAVEL_OK;
 }
 
-int ravel_snapshot_release(ravel_db *db, ravel_snapshot *snap)
+int ravel_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
 {
-    int rc = rv_db_check(db, "ravel_snapshot_release");
+    int rc = rv_db_enter(db, "ravel_snapshot_acquire");
     if (rc)
         return rc;
+    rc = read_snapshot_acquire(db, out);
+    rv_db_leave(db);
+    return rc;
+}
+
+static int read_snapshot_release(ravel_db *db, ravel_snapshot *snap)
+{
     if (!snap)
         return rv_error(RAVEL_INVALID, "ravel_snapshot_release: snapshot is "
                         "NULL");
-    rc = read_check_snapshot(db, snap, "ravel_snapshot_release");
+    int rc = read_check_snapshot(db, snap, "ravel_snapshot_release");
     if (rc)
         return rc;
     pthread_mutex_lock(&db->mu);
@@ -90,6 +94,16 @@ int ravel_snapshot_release(ravel_db *db, ravel_snapshot *snap)
     pthread_mutex_unlock(&db->mu);
     free(snap);
     return RAVEL_OK;
+}
+
+int ravel_snapshot_release(ravel_db *db, ravel_snapshot *snap)
+{
+    int rc = rv_db_enter(db, "ravel_snapshot_release");
+    if (rc)
+        return rc;
+    rc = read_snapshot_release(db, snap);
+    rv_db_leave(db);
+    return rc;
 }
 
 uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap)
@@ -112,12 +126,10 @@ static int read_lookup(struct rv_version *v, const void *key, size_t klen,
     return 0;
 }
 
-int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
-              size_t klen, void **val, size_t *vlen)
+static int read_get(ravel_db *db, const ravel_snapshot *snap,
+                    const void *key, size_t klen, void **val, size_t *vlen)
 {
-    int rc = rv_db_check(db, "ravel_get");
-    if (rc == RAVEL_OK)
-        rc = read_check_key(key, klen, "ravel_get");
+    int rc = read_check_key(key, klen, "ravel_get");
     if (rc == RAVEL_OK)
         rc = read_check_snapshot(db, snap, "ravel_get");
     if (rc == RAVEL_OK && (!val || !vlen))
@@ -153,6 +165,22 @@ int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
     return RAVEL_OK;
 }
 
+int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
+              size_t klen, void **val, size_t *vlen)
+{
+    int rc = rv_db_enter(db, "ravel_get");
+    if (rc) {
+        if (val)
+            *val = NULL;
+        if (vlen)
+            *vlen = 0;
+        return rc;
+    }
+    rc = read_get(db, snap, key, klen, val, vlen);
+    rv_db_leave(db);
+    return rc;
+}
+
 /* ------------------------------------------------------------ iterators */
 
 /* Merges the memtables of V, newest first. */
@@ -182,11 +210,10 @@ static struct rv_iter *read_version_iter(struct rv_version *v)
     return merged;
 }
 
-int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap, ravel_iter **out)
+static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
+                         ravel_iter **out)
 {
-    int rc = rv_db_check(db, "ravel_iter_new");
-    if (rc == RAVEL_OK)
-        rc = read_check_snapshot(db, snap, "ravel_iter_new");
+    int rc = read_check_snapshot(db, snap, "ravel_iter_new");
     if (rc == RAVEL_OK && !out)
         rc = rv_error(RAVEL_INVALID, "ravel_iter_new: out is NULL");
     if (rc)
@@ -212,6 +239,16 @@ int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap, ravel_iter **out)
     pthread_mutex_unlock(&db->mu);
     *out = it;
     return RAVEL_OK;
+}
+
+int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap, ravel_iter **out)
+{
+    int rc = rv_db_enter(db, "ravel_iter_new");
+    if (rc)
+        return rc;
+    rc = read_iter_new(db, snap, out);
+    rv_db_leave(db);
+    return rc;
 }
 
 void ravel_iter_free(ravel_iter *it)

@@ -16,9 +16,28 @@
 ** Sync waiters then wait, outside the group, for an fdatasync that covers
 ** their record (rv_wal_sync_to): the next group is already under way.
 **
-** Any failure of steps 1-4 stops writes for good (RAVEL_READONLY until
-** reopened) and every member of the group gets the error; the group's
-** sequence numbers are never reused.
+** Failures.  Every failure stops writes for good: it is recorded in the
+** database's rv_stop (util/stop.h; the first one wins) before the group
+** that met it completes, so the next group's leader -- and any writer
+** arriving later -- gets RAVEL_READONLY naming the reason.  Reads go on.
+** The group's sequence numbers are never reused.
+**   - Steps 1-3 (no memory for a memtable or the WAL buffer, the next WAL
+**     segment cannot be created, the WAL write fails): the leader fails
+**     the whole group with the code (RAVEL_NOMEM, RAVEL_IOERR) before any
+**     insert.  A failed WAL write also makes the WAL refuse every later
+**     append and sync.  The group's records may or may not be in the WAL.
+**   - Step 4 (an insert runs out of memory): the member records it in the
+**     group; the last to finish publishes nothing and gives every member
+**     the code (RAVEL_NOMEM), so no reader sees any of the group, though
+**     some of it is in the memtable above last_visible_seq.  The records
+**     are in the WAL: after reopen each batch is there, whole.
+**   - After step 5, a sync waiter's fdatasync fails: every waiter on it
+**     gets RAVEL_IOERR, and the WAL refuses every later sync and append,
+**     so nothing written after the failure is ever acknowledged durable.
+**     The group is visible already; its durability is unknown.
+** ravel_flush_wal then reports RAVEL_IOERR after an I/O failure,
+** RAVEL_READONLY after another; ravel_close does not report again a
+** failure already reported (and skips the final sync after an I/O one).
 */
 #include "db/batch.h"
 #include "db/db.h"
@@ -30,7 +49,8 @@
 
 /* ------------------------------------------------------ leader's work */
 
-/* Fails every member of G with RC, without touching the memtable. */
+/* Gives every member of G the result RC (each member reads its status
+** once DONE, after rv_write_group_complete). */
 static void write_fail_group(struct rv_write_group *g, int rc)
 {
     struct rv_writer *w = g->leader;
@@ -44,11 +64,8 @@ static void write_fail_group(struct rv_write_group *g, int rc)
 
 static int write_refusal(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
-    int rc = rv_error(RAVEL_READONLY, "database %s refuses writes: %s",
-                      db->dir, db->read_only_reason);
-    pthread_mutex_unlock(&db->mu);
-    return rc;
+    return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s refuses "
+                         "writes until reopened", db->dir);
 }
 
 /* Replaces a full memtable by a fresh one with its own WAL segment. */
@@ -118,7 +135,7 @@ static void write_encode_records(struct rv_write_group *g, char *buf,
 /* Steps 1-3 for group G.  On failure, writes are stopped. */
 static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
 {
-    if (atomic_load_explicit(&db->read_only, memory_order_acquire))
+    if (rv_stop_code(&db->stop))
         return write_refusal(db);
 
     int rc = RAVEL_OK;
@@ -152,7 +169,7 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     }
 out:
     if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
 }
 
@@ -164,24 +181,36 @@ static int write_insert_op(void *ctx, uint64_t seq, int type, const char *key,
     return rv_memtable_add(ctx, seq, type, key, klen, val, vlen);
 }
 
-static int write_insert_batch(ravel_db *db, rv_memtable *mem,
-                              struct rv_writer *w)
+/* Inserts W's batch into the group's memtable.  On failure, stops writes
+** and marks the group failed: it will publish nothing. */
+static void write_insert_batch(ravel_db *db, struct rv_write_group *g,
+                               struct rv_writer *w)
 {
     int rc = rv_batch_apply(w->batch->rep, w->batch->len, w->first_seq,
-                            write_insert_op, mem);
-    if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
-    return rc;
+                            write_insert_op, g->memtable);
+    if (rc != RAVEL_OK) {
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
+        rv_write_group_insert_failed(g, rc);
+    }
 }
 
-/* The last member to finish: publishes the group, then completes it. */
+/* The last member to finish: publishes the group -- or, if an insert
+** failed, gives every member the error and publishes nothing -- then
+** completes it.  Writes are already stopped in that case, so the next
+** leader refuses its group. */
 static void write_finish_group(ravel_db *db, struct rv_write_group *g,
                                struct rv_writer *self)
 {
-    /* release: a reader that sees last_visible_seq sees every insert of the
-    ** group (each member's inserts happen-before its insert_done). */
-    atomic_store_explicit(&db->last_visible_seq, g->last_seq,
-                          memory_order_release);
+    /* relaxed: every member's insert_done (acq_rel) precedes ours */
+    int failed = atomic_load_explicit(&g->failed, memory_order_relaxed);
+    if (failed)
+        write_fail_group(g, failed);
+    else
+        /* release: a reader that sees last_visible_seq sees every insert
+        ** of the group (each member's inserts happen-before its
+        ** insert_done). */
+        atomic_store_explicit(&db->last_visible_seq, g->last_seq,
+                              memory_order_release);
     rv_write_group_complete(&db->queue, g, self);
 }
 
@@ -189,9 +218,7 @@ static void write_finish_group(ravel_db *db, struct rv_write_group *g,
 static void write_member_insert(ravel_db *db, struct rv_writer *w)
 {
     struct rv_write_group *g = w->group;
-    int rc = write_insert_batch(db, g->memtable, w);
-    if (rc != RAVEL_OK)
-        w->status = rc;
+    write_insert_batch(db, g, w);
     if (rv_write_group_insert_done(g))
         write_finish_group(db, g, w);
     else
@@ -229,11 +256,11 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
         write_member_insert(db, leader);
         return;
     }
+    /* The leader inserts every batch, stopping at the first failure. */
     for (struct rv_writer *w = g.leader;; w = w->next) {
-        int irc = write_insert_batch(db, g.memtable, w);
-        if (irc != RAVEL_OK)
-            w->status = irc;
-        if (w == g.last)
+        write_insert_batch(db, &g, w);
+        if (w == g.last ||
+            atomic_load_explicit(&g.failed, memory_order_relaxed))
             break;
     }
     write_finish_group(db, &g, leader);
@@ -245,7 +272,7 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
 ** durability when RAVEL_SYNC was asked. */
 static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 {
-    if (atomic_load_explicit(&db->read_only, memory_order_acquire))
+    if (rv_stop_code(&db->stop))
         return write_refusal(db);
 
     struct rv_writer w;
@@ -263,26 +290,20 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     else if (state == RV_WRITER_INSERT)
         write_member_insert(db, &w);
 
-    if (w.status != RAVEL_OK) {
-        /* The message was born in another thread; repeat it here. */
-        pthread_mutex_lock(&db->mu);
-        int rc = rv_error(w.status, "write failed: %s", db->read_only_reason);
-        pthread_mutex_unlock(&db->mu);
-        return rc;
-    }
+    if (w.status == RAVEL_READONLY)
+        return write_refusal(db);
+    if (w.status != RAVEL_OK) /* the message was born in another thread */
+        return rv_stop_error(&db->stop, w.status, "write failed");
     if (!(flags & RAVEL_SYNC))
         return RAVEL_OK;
     int rc = rv_wal_sync_to(db->wal, w.wal_end);
     if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
 }
 
 static int write_check_flags(ravel_db *db, int flags, const char *fn)
 {
-    int rc = rv_db_check(db, fn);
-    if (rc)
-        return rc;
     if (flags & ~(RAVEL_SYNC | RAVEL_NO_WAL))
         return rv_error(RAVEL_INVALID, "%s: unknown flags 0x%x", fn,
                         (unsigned)(flags & ~(RAVEL_SYNC | RAVEL_NO_WAL)));
@@ -297,29 +318,35 @@ static int write_check_flags(ravel_db *db, int flags, const char *fn)
 
 int ravel_write(ravel_db *db, int flags, ravel_batch *batch)
 {
-    int rc = write_check_flags(db, flags, "ravel_write");
+    int rc = rv_db_enter(db, "ravel_write");
     if (rc)
         return rc;
-    if (!batch)
-        return rv_error(RAVEL_INVALID, "ravel_write: batch is NULL");
-    if (batch->count == 0)
-        return RAVEL_OK;
-    return write_batch(db, flags, batch);
+    rc = write_check_flags(db, flags, "ravel_write");
+    if (rc == RAVEL_OK && !batch)
+        rc = rv_error(RAVEL_INVALID, "ravel_write: batch is NULL");
+    if (rc == RAVEL_OK && batch->count > 0)
+        rc = write_batch(db, flags, batch);
+    rv_db_leave(db);
+    return rc;
 }
 
 static int write_single(ravel_db *db, int flags, int type, const void *key,
                         size_t klen, const void *val, size_t vlen,
                         const char *fn)
 {
-    int rc = write_check_flags(db, flags, fn);
+    int rc = rv_db_enter(db, fn);
     if (rc)
         return rc;
-    struct ravel_batch b;
-    rv_batch_init(&b);
-    rc = rv_batch_add(&b, type, key, klen, val, vlen);
-    if (rc == RAVEL_OK)
-        rc = write_batch(db, flags, &b);
-    rv_batch_release(&b);
+    rc = write_check_flags(db, flags, fn);
+    if (rc == RAVEL_OK) {
+        struct ravel_batch b;
+        rv_batch_init(&b);
+        rc = rv_batch_add(&b, type, key, klen, val, vlen);
+        if (rc == RAVEL_OK)
+            rc = write_batch(db, flags, &b);
+        rv_batch_release(&b);
+    }
+    rv_db_leave(db);
     return rc;
 }
 
@@ -336,22 +363,32 @@ int ravel_delete(ravel_db *db, int flags, const void *key, size_t klen)
                         "ravel_delete");
 }
 
-int ravel_flush_wal(ravel_db *db, int sync)
+static int write_flush_wal(ravel_db *db, int sync)
 {
-    int rc = rv_db_check(db, "ravel_flush_wal");
-    if (rc || !db->wal)
+    int rc = RAVEL_OK;
+    if (!db->wal)
         return rc;
-    if (atomic_load_explicit(&db->read_only, memory_order_acquire)) {
-        int code = rv_wal_failed(db->wal) ? RAVEL_IOERR : RAVEL_READONLY;
-        pthread_mutex_lock(&db->mu);
-        rc = rv_error(code, "ravel_flush_wal: %s", db->read_only_reason);
-        pthread_mutex_unlock(&db->mu);
-        return rc;
+    if (rv_stop_code(&db->stop)) {
+        /* An I/O failure is reported as such; after another failure the
+        ** WAL is intact but writes are refused. */
+        int code = rv_stop_io_failed(&db->stop) ? RAVEL_IOERR
+                                                : RAVEL_READONLY;
+        return rv_stop_error(&db->stop, code, "ravel_flush_wal");
     }
     if (!sync)
         return RAVEL_OK;
     rc = rv_wal_sync_all(db->wal);
     if (rc != RAVEL_OK)
-        rv_db_stop_writes(db, rv_errmsg_get());
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
+    return rc;
+}
+
+int ravel_flush_wal(ravel_db *db, int sync)
+{
+    int rc = rv_db_enter(db, "ravel_flush_wal");
+    if (rc)
+        return rc;
+    rc = write_flush_wal(db, sync);
+    rv_db_leave(db);
     return rc;
 }

@@ -79,7 +79,7 @@ static char *properties_stats(ravel_db *db)
                                                  memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&db->last_visible_seq,
                                                  memory_order_acquire),
-        atomic_load_explicit(&db->read_only, memory_order_acquire)
+        rv_stop_code(&db->stop)
             ? "refused (see ravel.read_only_reason)"
             : db->options.read_only ? "refused (opened read-only)"
                                     : "accepted");
@@ -126,10 +126,9 @@ static char *properties_read_only_reason(ravel_db *db)
 {
     if (db->options.read_only)
         return properties_format("opened with read_only=true");
-    pthread_mutex_lock(&db->mu);
-    char *s = properties_format("%s", db->read_only_reason);
-    pthread_mutex_unlock(&db->mu);
-    return s;
+    char why[RV_STOP_REASON_MAX];
+    rv_stop_reason(&db->stop, why, sizeof why);
+    return properties_format("%s", why);
 }
 
 static char *properties_options(ravel_db *db)
@@ -172,11 +171,8 @@ static int properties_unknown(const char *name)
                     "known: %s", name, known);
 }
 
-int ravel_property(ravel_db *db, const char *name, char **text)
+static int db_property(ravel_db *db, const char *name, char **text)
 {
-    int rc = rv_db_check(db, "ravel_property");
-    if (rc)
-        return rc;
     if (!name || !text)
         return rv_error(RAVEL_INVALID, "ravel_property: %s is NULL",
                         !name ? "name" : "text");
@@ -191,4 +187,14 @@ int ravel_property(ravel_db *db, const char *name, char **text)
         return RAVEL_OK;
     }
     return properties_unknown(name);
+}
+
+int ravel_property(ravel_db *db, const char *name, char **text)
+{
+    int rc = rv_db_enter(db, "ravel_property");
+    if (rc)
+        return rc;
+    rc = db_property(db, name, text);
+    rv_db_leave(db);
+    return rc;
 }

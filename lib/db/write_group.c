@@ -131,6 +131,8 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
     g->bytes = leader->size;
     g->last_seq = 0;
     g->memtable = NULL;
+    atomic_init(&g->pending, 0);
+    atomic_init(&g->failed, 0);
 
     pthread_mutex_lock(&q->mu);
     for (struct rv_writer *w = leader->next; w; w = w->next) {
@@ -166,6 +168,16 @@ void rv_write_group_launch(struct rv_write_group *g)
             break;
         w = next;
     }
+}
+
+void rv_write_group_insert_failed(struct rv_write_group *g, int rc)
+{
+    int none = 0;
+    /* relaxed: the completer reads it after its acq_rel insert_done, which
+    ** follows this member's own insert_done (release) */
+    atomic_compare_exchange_strong_explicit(&g->failed, &none, rc,
+                                            memory_order_relaxed,
+                                            memory_order_relaxed);
 }
 
 int rv_write_group_insert_done(struct rv_write_group *g)

@@ -7,10 +7,14 @@
 ** group's shared work (sequence numbers, one WAL write -- db_write.c), then
 ** either lets every member insert its own batch into the memtable at once
 ** or inserts them all itself.  The member that finishes last completes the
-** group: the caller publishes the group's last sequence, then
-** rv_write_group_complete hands leadership to the next writer in the
-** queue and releases the members.  Only one group is in progress at a
-** time.
+** group: the caller publishes the group's last sequence -- or, if any
+** member's insert failed (recorded in the group's FAILED), publishes
+** nothing and gives every member the error -- then rv_write_group_complete
+** hands leadership to the next writer in the queue and releases the
+** members.  Only one group is in progress at a time.
+**
+** Only writers with a batch join the queue: ravel_close does not queue,
+** it waits at the database's gate (db.c) until no call is in progress.
 **
 ** Waiting is adaptive: a writer spins briefly, then sleeps on a futex, so
 ** idle waiters cost no CPU; a waker makes a system call only if the
@@ -46,7 +50,8 @@ struct rv_writer {
     size_t size;                /* batch bytes, for the group cap */
     uint64_t first_seq;         /* set by the leader */
     uint64_t wal_end;           /* logical WAL offset after the record */
-    int status;                 /* set by leader/completer, final at DONE */
+    int status;                 /* set by the leader or the completer
+                                ** before DONE (release), final at DONE */
     struct rv_write_group *group; /* set by the leader before INSERT */
     _Atomic uint32_t state;     /* enum rv_writer_state; futex word */
     struct rv_writer *next;     /* next queued writer; queue mutex */
@@ -60,6 +65,10 @@ struct rv_write_group {
     uint64_t last_seq;          /* set by the leader */
     void *memtable;             /* where members insert (set by leader) */
     _Atomic int pending;        /* members still inserting */
+    _Atomic int failed;         /* 0, or the result code of the first
+                                ** failed insert; set by members (CAS),
+                                ** read by the completer after the last
+                                ** rv_write_group_insert_done (acq_rel) */
 };
 
 struct rv_write_queue {
@@ -92,8 +101,14 @@ RAVEL_PRIVATE void rv_write_group_form(struct rv_write_queue *q,
 ** their own batches; G->pending counts them, the leader included. */
 RAVEL_PRIVATE void rv_write_group_launch(struct rv_write_group *g);
 
+/* A member's insert failed with RC: the group will publish nothing.  The
+** first failure's code is kept. */
+RAVEL_PRIVATE void rv_write_group_insert_failed(struct rv_write_group *g,
+                                                int rc);
+
 /* A member finished inserting.  Returns 1 if it was the last one: the
-** caller must then publish and call rv_write_group_complete. */
+** caller must then publish (unless G->failed) and call
+** rv_write_group_complete. */
 RAVEL_PRIVATE int rv_write_group_insert_done(struct rv_write_group *g);
 
 /* Completes G (called by exactly one member, SELF): hands leadership to

@@ -19,6 +19,7 @@
 #include "util/arena.h"
 #include "db/dbformat.h"
 #include "util/error.h"
+#include "util/fault.h"
 #include "memtable/skiplist.h"
 
 #include <stdlib.h>
@@ -76,7 +77,10 @@ int rv_memtable_add(rv_memtable *mt, uint64_t seq, int type, const void *key,
                         "(%zu bytes) too large", klen, vlen);
     size_t ilen = klen + RV_TAG_SIZE;
     size_t vhead = (size_t)rv_varint32_length((uint32_t)vlen);
-    char *p = rv_skiplist_alloc_key(mt->list, ilen, vhead + vlen);
+    /* The fault hook stands for the allocator running out of memory. */
+    char *p = rv_fault_check(RV_FAULT_MEMTABLE_ALLOC)
+                  ? NULL
+                  : rv_skiplist_alloc_key(mt->list, ilen, vhead + vlen);
     if (!p)
         return rv_error(RAVEL_NOMEM, "memtable: out of memory for a %zu-byte "
                         "entry", ilen + vhead + vlen);

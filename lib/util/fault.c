@@ -1,8 +1,10 @@
 /*
-** fault.c -- test hooks that make the next WAL write or sync fail.
+** fault.c -- test hooks that make the next WAL write or sync, or memtable
+** allocation, fail.
 **
 ** Owns: one countdown per fault point.  Does not own: what a failure means
-** (the WAL writer reports the injected errno exactly as a kernel error).
+** (the WAL writer reports the injected errno exactly as a kernel error; the
+** memtable reports an allocation failure).
 **
 ** Each point is a signed countdown: -1 disarmed, N >= 0 "let N more
 ** operations succeed, then fail one".  A fault fires once and disarms
@@ -26,6 +28,7 @@ struct fault_point {
 static struct fault_point fault_points[RV_FAULT_POINTS] = {
     [RV_FAULT_WAL_WRITE] = {-1, 0},
     [RV_FAULT_WAL_SYNC] = {-1, 0},
+    [RV_FAULT_MEMTABLE_ALLOC] = {-1, 0},
 };
 
 void rv_fault_arm(enum rv_fault_point point, int skip, int err)

@@ -1,8 +1,11 @@
 /*
 ** fault.h -- test hooks that make the next WAL write or WAL sync fail, on
 ** both I/O paths (io_uring and pwrite), as if the kernel had returned an
-** error.  Used by tests to check that a failed write or fdatasync is never
-** reported as success.  Costs one relaxed atomic load per WAL operation.
+** error, or the next memtable entry allocation fail as if memory had run
+** out.  Used by tests to check that a failed write or fdatasync is never
+** reported as success and that a failed insert never shows part of a
+** batch.  Costs one relaxed atomic load per WAL operation or memtable
+** insert.
 */
 #ifndef RAVEL_FAULT_H
 #define RAVEL_FAULT_H
@@ -12,6 +15,8 @@
 enum rv_fault_point {
     RV_FAULT_WAL_WRITE = 0, /* a group's WAL write */
     RV_FAULT_WAL_SYNC = 1,  /* an fdatasync of the WAL */
+    RV_FAULT_MEMTABLE_ALLOC = 2, /* a memtable entry's allocation (the
+                            ** errno is ignored: it fails as NULL) */
     RV_FAULT_POINTS
 };
 

@@ -27,8 +27,11 @@
 ** Failure rules: a short write is completed by resubmitting the rest; a
 ** linked fdatasync behind a short write completes with -ECANCELED and is
 ** never counted as durable.  EINTR/EAGAIN are retried.  Any other failure
-** of a write or an fdatasync is final: every later append and sync fails
-** with RAVEL_IOERR naming the first failure.
+** of a write or an fdatasync is final: it is recorded, under sync_mu, in
+** the database's rv_stop (util/stop.h) given at rv_wal_open, and from then
+** on every append and sync fails with RAVEL_IOERR and the recorded reason
+** (checked under sync_mu, so no sync that saw the failure's wake-up can
+** miss it).
 **
 ** Without io_uring (RAVEL_OMIT_IO_URING, wal_io=sync, or a kernel that
 ** refuses it) the same protocol runs with pwrite() and fdatasync().
@@ -39,6 +42,7 @@
 #include "util/error.h"
 #include "util/fault.h"
 #include "util/sync_journal.h"
+#include "util/stop.h"
 #include "wal/wal_format.h"
 
 #include <errno.h>
@@ -77,6 +81,8 @@ struct wal_completion {
 
 struct rv_wal {
     char *dir;
+    struct rv_stop *stop;     /* the database's: where I/O failures are
+                              ** recorded and read (set at open) */
     int use_uring;
     const char *why_not_uring; /* static text, when use_uring == 0 */
 
@@ -116,8 +122,6 @@ struct rv_wal {
     _Atomic int gathering;    /* sync waiters waiting for inbound writers */
     uint64_t fsync_target;    /* what the in-flight fsync covers */
     struct wal_completion fsync_done;
-    int failed;               /* errno of the first failure, 0 if none */
-    char fail_msg[WAL_FAIL_MSG_MAX];
 
     /* Statistics: relaxed atomics, read by ravel_property. */
     _Atomic uint64_t stat_bytes;
@@ -167,17 +171,35 @@ static void wal_sync_sleep(rv_wal *w, uint32_t gen)
 
 /* ------------------------------------------------------------- failures */
 
-/* Records the first failure; later calls keep the first message. */
+/* Whether an I/O failure has been recorded: nothing more may be appended
+** or acknowledged as durable.  Read under sync_mu, where the WAL records
+** its failures, or after the failure's wake-up. */
+static int wal_io_failed(rv_wal *w)
+{
+    return rv_stop_io_failed(w->stop);
+}
+
+/* Records REASON as an I/O failure and wakes every sync waiter, who then
+** sees it.  sync_mu held. */
+static void wal_fail_reason_locked(rv_wal *w, const char *reason)
+{
+    if (wal_io_failed(w))
+        return;
+    rv_stop_set(w->stop, RAVEL_IOERR, reason);
+    wal_sync_wake_locked(w);
+}
+
+/* Records the failure of WHAT with errno ERR.  sync_mu held. */
 static void wal_fail_locked(rv_wal *w, int err, const char *what)
 {
-    if (w->failed)
+    if (wal_io_failed(w))
         return;
-    w->failed = err ? err : EIO;
-    char buf[128];
-    snprintf(w->fail_msg, sizeof w->fail_msg, "%s %s/wal-%08llu.log: %s "
-             "(errno %d)", what, w->dir, (unsigned long long)w->number,
-             strerror_r(w->failed, buf, sizeof buf), w->failed);
-    wal_sync_wake_locked(w);
+    err = err ? err : EIO;
+    char buf[128], reason[WAL_FAIL_MSG_MAX];
+    snprintf(reason, sizeof reason, "%s %s/wal-%08llu.log: %s (errno %d)",
+             what, w->dir, (unsigned long long)w->number,
+             strerror_r(err, buf, sizeof buf), err);
+    wal_fail_reason_locked(w, reason);
 }
 
 static void wal_fail(rv_wal *w, int err, const char *what)
@@ -188,25 +210,9 @@ static void wal_fail(rv_wal *w, int err, const char *what)
 }
 
 /* Sets the calling thread's message from the recorded failure. */
-static int wal_failure_rc_locked(rv_wal *w)
-{
-    return rv_error(RAVEL_IOERR, "%s", w->fail_msg);
-}
-
 static int wal_failure_rc(rv_wal *w)
 {
-    pthread_mutex_lock(&w->sync_mu);
-    int rc = wal_failure_rc_locked(w);
-    pthread_mutex_unlock(&w->sync_mu);
-    return rc;
-}
-
-int rv_wal_failed(rv_wal *w)
-{
-    pthread_mutex_lock(&w->sync_mu);
-    int failed = w->failed;
-    pthread_mutex_unlock(&w->sync_mu);
-    return failed;
+    return rv_stop_error(w->stop, RAVEL_IOERR, NULL);
 }
 
 /* ------------------------------------------------------------ io_uring */
@@ -551,10 +557,9 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
         }
         uint32_t gen = atomic_load_explicit(&w->sync_gen, memory_order_acquire);
         pthread_mutex_lock(&w->sync_mu);
-        if (w->failed) {
-            int rc = wal_failure_rc_locked(w);
+        if (wal_io_failed(w)) {
             pthread_mutex_unlock(&w->sync_mu);
-            return rc;
+            return wal_failure_rc(w);
         }
         int progressed = 1;
         if (w->synced >= end) {
@@ -658,10 +663,9 @@ static int wal_write_all(rv_wal *w, const char *p, size_t len, uint64_t off,
 int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 {
     pthread_mutex_lock(&w->sync_mu);
-    if (w->failed) {
-        int rc = wal_failure_rc_locked(w);
+    if (wal_io_failed(w)) {
         pthread_mutex_unlock(&w->sync_mu);
-        return rc;
+        return wal_failure_rc(w);
     }
     /* Link an fdatasync behind this write if a member wants one and none
     ** is in flight; otherwise the sync waiters issue the next one. */
@@ -735,10 +739,10 @@ static int wal_finish_segment(rv_wal *w)
     pthread_mutex_lock(&w->sync_mu);
     wal_fsync_wait_locked(w);
     int err = 0;
-    if (!w->failed && w->file_off < w->preallocated &&
+    if (!wal_io_failed(w) && w->file_off < w->preallocated &&
         ftruncate(w->fd, (off_t)w->file_off) != 0)
         err = errno;
-    if (!w->failed && !err) {
+    if (!wal_io_failed(w) && !err) {
         if (fdatasync(w->fd) != 0)
             err = errno;
         else
@@ -746,13 +750,13 @@ static int wal_finish_segment(rv_wal *w)
     }
     if (err)
         wal_fail_locked(w, err, "finishing segment");
-    if (!w->failed) {
+    int failed = wal_io_failed(w);
+    if (!failed) {
         w->synced = w->written;
         wal_sync_wake_locked(w);
     }
-    int rc = w->failed ? wal_failure_rc_locked(w) : RAVEL_OK;
     pthread_mutex_unlock(&w->sync_mu);
-    return rc;
+    return failed ? wal_failure_rc(w) : RAVEL_OK;
 }
 
 /* Appends the seal record (wal_format.h) to a finished segment and makes
@@ -785,10 +789,10 @@ int rv_wal_switch_segment(rv_wal *w, uint64_t number)
     int old_fd = w->fd;
     rc = wal_create_segment(w, number, w->file_off);
     if (rc) {
-        /* Stay on the old segment, but refuse further writes: the caller
-        ** turns the database read-only. */
+        /* Stay on the old segment, but refuse further writes (the
+        ** database stops them too), recording the creation's message. */
         pthread_mutex_lock(&w->sync_mu);
-        wal_fail_locked(w, EIO, "creating the next segment after");
+        wal_fail_reason_locked(w, rv_errmsg_get());
         pthread_mutex_unlock(&w->sync_mu);
         return rc;
     }
@@ -908,13 +912,15 @@ static int wal_choose_io(rv_wal *w, enum rv_wal_io mode)
 }
 
 int rv_wal_open(const char *dir, uint64_t number, uint64_t prev_end,
-                const struct ravel_options *o, rv_wal **out)
+                const struct ravel_options *o, struct rv_stop *stop,
+                rv_wal **out)
 {
     rv_wal *w = calloc(1, sizeof *w);
     if (!w || !(w->dir = strdup(dir))) {
         free(w);
         return rv_error(RAVEL_NOMEM, "out of memory opening the WAL");
     }
+    w->stop = stop;
     w->fd = -1;
     pthread_mutex_init(&w->sq_mu, NULL);
     pthread_mutex_init(&w->cq_mu, NULL);
@@ -951,7 +957,7 @@ int rv_wal_close(rv_wal *w)
     /* A failure already reported to writers is not reported again: the
     ** handle is going away and nothing new went wrong. */
     int rc = RAVEL_OK;
-    if (!rv_wal_failed(w)) {
+    if (!wal_io_failed(w)) {
         rc = wal_finish_segment(w);
         if (rc == RAVEL_OK)
             rc = wal_seal_segment(w);

@@ -11,12 +11,19 @@
 ** Threads: rv_wal_reserve / rv_wal_append / rv_wal_switch_segment are
 ** called by one write-group leader at a time (the write group serialises
 ** them).  rv_wal_sync_to may be called by any number of threads at once.
+**
+** Failures: a failed write or fdatasync is recorded as an I/O failure in
+** the database's rv_stop (util/stop.h), passed to rv_wal_open; the WAL
+** keeps no failure state of its own.  Once an I/O failure is recorded,
+** every append and sync returns RAVEL_IOERR with the recorded reason,
+** and nothing written after the failure is ever reported durable.
 */
 #ifndef RAVEL_WAL_WRITER_H
 #define RAVEL_WAL_WRITER_H
 
 #include "ravel_int.h"
 #include "util/options.h"
+#include "util/stop.h"
 
 typedef struct rv_wal rv_wal;
 
@@ -31,15 +38,19 @@ struct rv_wal_stats {
 /* Opens the WAL in DIR, creating segment NUMBER (which must not exist)
 ** after a segment whose data ended at PREV_END (0: NUMBER starts the
 ** log; see wal_format.h).  Sets up io_uring as options->wal_io asks.  The
-** segment header and the directory entry are durable before it returns. */
+** segment header and the directory entry are durable before it returns.
+** STOP (owned by the caller, outliving the WAL) receives the WAL's I/O
+** failures. */
 RAVEL_PRIVATE int rv_wal_open(const char *dir, uint64_t number,
                               uint64_t prev_end,
                               const struct ravel_options *options,
-                              rv_wal **out);
+                              struct rv_stop *stop, rv_wal **out);
 
 /* Fdatasyncs what was appended, seals the segment (a seal record, then
-** another fdatasync), then closes.  RAVEL_IOERR if either fails; a failure
-** already reported earlier is not reported again.  NULL is a no-op. */
+** another fdatasync: wal_format.h), then closes.  RAVEL_IOERR if either
+** fails; after an I/O failure already recorded (and so reported to a
+** writer) it syncs and seals nothing and reports nothing.  NULL is a
+** no-op. */
 RAVEL_PRIVATE int rv_wal_close(rv_wal *w);
 
 /* Leader only.  A buffer of at least LEN bytes to encode the group's
@@ -53,14 +64,15 @@ RAVEL_PRIVATE uint64_t rv_wal_segment_number(const rv_wal *w);
 ** segment, in one submission; when WANT_SYNC and no fdatasync is in
 ** flight, links one behind the write.  Returns once the write is complete
 ** (not necessarily durable) with *end = the logical offset after it.
-** RAVEL_IOERR if the write fails; the WAL then refuses all later appends
-** and syncs. */
+** RAVEL_IOERR if the write fails, or if an I/O failure was recorded
+** before; the WAL then refuses all later appends and syncs. */
 RAVEL_PRIVATE int rv_wal_append(rv_wal *w, size_t len, int want_sync,
                                 uint64_t *end);
 
 /* Returns once an fdatasync that began after logical offset END was
 ** written has completed (issuing one if none is in flight), or
-** RAVEL_IOERR if one failed (never retried as if nothing happened). */
+** RAVEL_IOERR once an I/O failure is recorded (a failed fdatasync is
+** never retried as if nothing happened). */
 RAVEL_PRIVATE int rv_wal_sync_to(rv_wal *w, uint64_t end);
 
 /* Counts sync writers on their way to an append (DELTA > 0 when one
@@ -80,9 +92,5 @@ RAVEL_PRIVATE int rv_wal_switch_segment(rv_wal *w, uint64_t number);
 RAVEL_PRIVATE int rv_wal_uses_uring(const rv_wal *w, const char **why);
 
 RAVEL_PRIVATE void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s);
-
-/* Non-zero once a write or sync has failed: the errno, copied from the
-** first failure. */
-RAVEL_PRIVATE int rv_wal_failed(rv_wal *w);
 
 #endif /* RAVEL_WAL_WRITER_H */
