@@ -81,7 +81,10 @@ static void pl_read_journal(struct pl_state *st, const char *journal,
 {
     char *text;
     size_t len;
-    if (tu_file_read(journal, &text, &len) != 0)
+    int r = tu_file_read(journal, &text, &len);
+    if (r == -ENOENT)
+        return; /* killed before it opened the journal: nothing synced */
+    if (r != 0)
         fail_msg("cannot read the sync journal %s", journal);
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line;
@@ -176,6 +179,12 @@ uint64_t tu_power_loss(const char *dir, const char *journal,
     assert_non_null(st);
     pl_read_journal(st, journal, dir);
     DIR *d = opendir(dir);
+    if (!d && errno == ENOENT) {
+        /* killed before it created the database: nothing to lose */
+        free(st->dir_inos);
+        free(st);
+        return 0;
+    }
     assert_non_null(d);
     uint64_t lost = 0;
     struct dirent *e;

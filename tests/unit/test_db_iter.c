@@ -62,7 +62,7 @@ struct op {
     int key;
     uint64_t seq;
     int type;
-    char val[16];
+    char val[24]; /* "v" and any size_t */
 };
 
 struct entry {
