@@ -79,9 +79,11 @@ RAVEL_PRIVATE int rv_db_check(ravel_db *db, const char *fn);
 RAVEL_PRIVATE int rv_db_enter(ravel_db *db, const char *fn);
 RAVEL_PRIVATE void rv_db_leave(ravel_db *db);
 
+#ifdef RAVEL_TEST_HOOKS
 /* For tests: the number of calls between rv_db_enter and rv_db_leave, and
 ** in *CLOSING (if not NULL) whether ravel_close has begun. */
 RAVEL_PRIVATE uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing);
+#endif
 
 /* The current version with a reference taken (version.c). */
 RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);

@@ -145,11 +145,6 @@ size_t rv_memtable_memory_usage(const rv_memtable *mt)
     return rv_arena_memory_usage(&mt->arena);
 }
 
-uint64_t rv_memtable_entry_count(const rv_memtable *mt)
-{
-    return rv_skiplist_count(mt->list);
-}
-
 /* ------------------------------------------------------------ iterator */
 
 struct memtable_iter {

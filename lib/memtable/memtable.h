@@ -45,9 +45,6 @@ RAVEL_PRIVATE int rv_memtable_get(rv_memtable *mt, const void *key,
 ** ordering: an estimate that only grows. */
 RAVEL_PRIVATE size_t rv_memtable_memory_usage(const rv_memtable *mt);
 
-/* Number of entries added so far. */
-RAVEL_PRIVATE uint64_t rv_memtable_entry_count(const rv_memtable *mt);
-
 /* An iterator over every entry (all versions) in internal-key order.  It
 ** holds a reference on MT until destroyed.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_iter *rv_memtable_iter_new(rv_memtable *mt);

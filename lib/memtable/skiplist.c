@@ -54,8 +54,6 @@ struct rv_skiplist {
     struct rv_skiplist_node *head; /* height MAX, no key; set once */
     /* Highest level in use.  Raised with a relaxed CAS (see above). */
     _Atomic int max_height;
-    /* Keys inserted.  Relaxed fetch_add: a statistic. */
-    _Atomic uint64_t count;
 };
 
 /* An internal key split into its parts: what every search compares with. */
@@ -183,7 +181,6 @@ rv_skiplist *rv_skiplist_new(struct rv_arena *arena)
     if (!sl->head)
         return NULL;
     atomic_init(&sl->max_height, 1);
-    atomic_init(&sl->count, 0);
     return sl;
 }
 
@@ -193,12 +190,6 @@ char *rv_skiplist_alloc_key(rv_skiplist *sl, size_t klen, size_t extra)
     struct rv_skiplist_node *n =
         skiplist_node_new(sl->arena, skiplist_random_height(), klen, extra);
     return n ? (char *)skiplist_node_key(n) : NULL;
-}
-
-uint64_t rv_skiplist_count(const rv_skiplist *sl)
-{
-    /* relaxed: a statistic */
-    return atomic_load_explicit(&sl->count, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------ searches */
@@ -335,7 +326,6 @@ void rv_skiplist_insert(rv_skiplist *sl, const char *key)
     for (int level = 0; level < height; level++)
         skiplist_link_level(n, level, &t, prev[level], next[level]);
     /* relaxed: a statistic */
-    atomic_fetch_add_explicit(&sl->count, 1, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------ iterator */

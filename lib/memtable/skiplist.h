@@ -42,9 +42,6 @@ RAVEL_PRIVATE char *rv_skiplist_alloc_key(rv_skiplist *sl, size_t klen,
 ** and filled.  No equal key may be in the list.  Lock-free, thread-safe. */
 RAVEL_PRIVATE void rv_skiplist_insert(rv_skiplist *sl, const char *key);
 
-/* Number of keys inserted (relaxed: exact once inserters have finished). */
-RAVEL_PRIVATE uint64_t rv_skiplist_count(const rv_skiplist *sl);
-
 /* A position in the list.  Plain value, no cleanup; safe to use while other
 ** threads insert.  Seek targets are internal keys given as their two parts
 ** (user key, tag), so a lookup never has to build one. */

@@ -2,7 +2,8 @@
 ** fault.c -- test hooks that make the next WAL write or sync, or memtable
 ** allocation, fail.
 **
-** Owns: one countdown per fault point.  Does not own: what a failure means
+** Compiled only with RAVEL_TEST_HOOKS (fault.h).  Owns: one countdown per
+** fault point.  Does not own: what a failure means
 ** (the WAL writer reports the injected errno exactly as a kernel error; the
 ** memtable reports an allocation failure).
 **
@@ -13,6 +14,8 @@
 ** load, so production writes pay nothing measurable for the hook.
 */
 #include "util/fault.h"
+
+#ifdef RAVEL_TEST_HOOKS
 
 #include <errno.h>
 
@@ -68,3 +71,5 @@ int rv_fault_check(enum rv_fault_point point)
     }
     return 0;
 }
+
+#endif /* RAVEL_TEST_HOOKS */

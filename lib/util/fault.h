@@ -4,8 +4,13 @@
 ** error, or the next memtable entry allocation fail as if memory had run
 ** out.  Used by tests to check that a failed write or fdatasync is never
 ** reported as success and that a failed insert never shows part of a
-** batch.  Costs one relaxed atomic load per WAL operation or memtable
-** insert.
+** batch.
+**
+** Test builds only (RAVEL_TEST_HOOKS, set for the test library by
+** tests/meson.build): there a check costs one relaxed atomic load.  In
+** every other build -- the installed library, the amalgamation as users
+** compile it -- the functions are empty inlines that the compiler removes,
+** so library code calls them unconditionally.
 */
 #ifndef RAVEL_FAULT_H
 #define RAVEL_FAULT_H
@@ -20,6 +25,8 @@ enum rv_fault_point {
     RV_FAULT_POINTS
 };
 
+#ifdef RAVEL_TEST_HOOKS
+
 /* Arms POINT: after SKIP more successful operations there, the next one
 ** fails with -ERR (e.g. EIO).  A negative SKIP disarms. */
 RAVEL_PRIVATE void rv_fault_arm(enum rv_fault_point point, int skip, int err);
@@ -27,5 +34,15 @@ RAVEL_PRIVATE void rv_fault_arm(enum rv_fault_point point, int skip, int err);
 /* Called at POINT before issuing the operation: returns 0 to proceed, or a
 ** negative errno the operation must report as its result. */
 RAVEL_PRIVATE int rv_fault_check(enum rv_fault_point point);
+
+#else
+
+static inline int rv_fault_check(enum rv_fault_point point)
+{
+    (void)point;
+    return 0;
+}
+
+#endif /* RAVEL_TEST_HOOKS */
 
 #endif /* RAVEL_FAULT_H */
