@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,8 +70,74 @@ void tu_skip_if_no_uring(int rc)
     exit(77);
 }
 
+/* ------------------------------------------------------------ watchdog */
+
+static unsigned watchdog_seconds;
+
+/* Prints every thread's backtrace of this process (gdb attaches to it),
+** to stderr.  Bounded: gdb gets 60 s. */
+static void watchdog_backtraces(void)
+{
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    pid_t child = fork();
+    if (child == 0) {
+        dup2(2, 1);
+        alarm(60);
+        execlp("gdb", "gdb", "-batch", "-nx", "-p", pid, "-ex",
+               "thread apply all bt", (char *)NULL);
+        fprintf(stderr, "watchdog: cannot run gdb for backtraces: %s "
+                "(install gdb)\n", strerror(errno));
+        _exit(127);
+    }
+    if (child > 0)
+        waitpid(child, NULL, 0);
+}
+
+static void *watchdog_main(void *arg)
+{
+    (void)arg;
+    struct timespec left = {.tv_sec = (time_t)watchdog_seconds};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+    fflush(stdout);
+    fprintf(stderr, "\nwatchdog: pid %d still running after %u s (the "
+            "last [ RUN ] line above names the test); every thread's "
+            "backtrace follows\n", (int)getpid(), watchdog_seconds);
+    watchdog_backtraces();
+    fprintf(stderr, "watchdog: aborting\n");
+    abort();
+    return NULL;
+}
+
+/* RAVEL_TEST_WATCHDOG=SECONDS (tests/meson.build sets it below each test's
+** timeout), times RAVEL_TEST_TIMEOUT_MULTIPLIER when the run stretches
+** timeouts (the sanitizer runs of .ci/run): a hang then ends with every
+** thread's backtrace instead of a bare timeout. */
+static void watchdog_start(void)
+{
+    unsigned secs = (unsigned)tu_env_u64("RAVEL_TEST_WATCHDOG", 0);
+    secs *= (unsigned)tu_env_u64("RAVEL_TEST_TIMEOUT_MULTIPLIER", 1);
+    if (!secs)
+        return;
+    watchdog_seconds = secs;
+    /* Let gdb attach where Yama restricts ptrace to ancestors. */
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&th, &attr, watchdog_main, NULL) != 0)
+        fprintf(stderr, "watchdog: pthread_create failed; no watchdog\n");
+    pthread_attr_destroy(&attr);
+}
+
 void tu_init(void)
 {
+    /* Unbuffered: after a hang or a crash, the last [ RUN ] line printed is
+    ** the test that was running. */
+    setvbuf(stdout, NULL, _IONBF, 0);
+    watchdog_start();
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !tmp[0])
         tmp = "/tmp";

@@ -23,7 +23,9 @@
 
 /* Creates the scratch directory and checks that a database can be opened
 ** on the requested WAL I/O path (exit 77 if io_uring cannot be set up).
-** Call first in main(). */
+** Makes stdout unbuffered and, when RAVEL_TEST_WATCHDOG=SECONDS is set,
+** starts a watchdog that prints every thread's backtrace (gdb) and aborts
+** if the program is still running then.  Call first in main(). */
 void tu_init(void);
 
 /* "uring", "sync", or NULL when RAVEL_TEST_WAL_IO is unset (engine default). */
