@@ -1,0 +1,33 @@
+/*
+** block.h -- reading a block of a table file (the layout is in
+** block_builder.h): a structural check, and an iterator over its entries.
+**
+** A block read back from a file is untrusted even after its checksum
+** verified (a checksum vouches for the bytes, not for the writer): every
+** offset and length is bounds-checked as it is decoded, and a malformed
+** block makes the iterator invalid with status RAVEL_CORRUPT and a message
+** naming the byte offset in the block -- never a read outside it.
+*/
+#ifndef RAVEL_BLOCK_H
+#define RAVEL_BLOCK_H
+
+#include "ravel_int.h"
+#include "iter/iterator.h"
+
+/* Compares two keys of a block: internal keys (db/dbformat.h) for data
+** blocks and index blocks alike. */
+typedef int (*rv_block_compare_fn)(const char *a, size_t alen, const char *b,
+                                   size_t blen);
+
+/* Checks the restart array of a block of LEN bytes: RAVEL_OK, or
+** RAVEL_CORRUPT with a message. */
+RAVEL_PRIVATE int rv_block_check(const char *data, size_t len);
+
+/* An iterator over the entries of the block DATA (LEN bytes), which must
+** stay alive and unchanged while the iterator exists, ordered by CMP.  A
+** block that fails rv_block_check gives an iterator whose status is
+** RAVEL_CORRUPT.  NULL on allocation failure. */
+RAVEL_PRIVATE struct rv_iter *rv_block_iter_new(const char *data, size_t len,
+                                                rv_block_compare_fn cmp);
+
+#endif /* RAVEL_BLOCK_H */
