@@ -1,0 +1,334 @@
+/*
+** table_builder.c -- writing a table file (table_builder.h; the bytes are
+** in table_format.h).
+**
+** A data block is cut when it reaches block_size; its index entry (its
+** last key -> its handle) is added then.  The filter collects every user
+** key.  Properties are written as a block of "ravel.<name>" -> fixed64
+** (and the smallest and largest internal keys), in bytewise name order.
+*/
+#include "table/table_builder.h"
+#include "db/dbformat.h"
+#include "table/block_builder.h"
+#include "table/bloom.h"
+#include "util/coding.h"
+#include "util/error.h"
+#include "util/sync_journal.h"
+
+#include <xxhash.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TABLE_WRITE_BUFFER (256 * 1024)
+
+struct rv_table_builder {
+    int fd;
+    const char *path;
+    uint64_t file_number;
+    struct rv_table_options o;
+    int status;             /* the first error; every later call returns it */
+
+    char *wbuf;             /* bytes not yet written, at offset - wlen */
+    size_t wlen;
+    uint64_t offset;        /* file offset after everything appended */
+
+    struct rv_block_builder data, index;
+    struct rv_bloom_builder bloom;
+    char *last_key;         /* the last key added (the index separator) */
+    size_t last_len, last_cap;
+    char *first_key;
+    size_t first_len;
+    struct rv_table_props props;
+};
+
+/* ------------------------------------------------------------- writing */
+
+static int table_flush_wbuf(rv_table_builder *tb)
+{
+    size_t done = 0;
+    while (done < tb->wlen) {
+        ssize_t n = write(tb->fd, tb->wbuf + done, tb->wlen - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return tb->status = rv_error_errno(RAVEL_IOERR,
+                                               n < 0 ? errno : EIO,
+                                               "write %s", tb->path);
+        done += (size_t)n;
+    }
+    tb->wlen = 0;
+    return RAVEL_OK;
+}
+
+static int table_append(rv_table_builder *tb, const char *p, size_t n)
+{
+    while (n) {
+        if (tb->wlen == TABLE_WRITE_BUFFER && table_flush_wbuf(tb))
+            return tb->status;
+        size_t room = TABLE_WRITE_BUFFER - tb->wlen;
+        size_t k = n < room ? n : room;
+        memcpy(tb->wbuf + tb->wlen, p, k);
+        tb->wlen += k;
+        tb->offset += k;
+        p += k;
+        n -= k;
+    }
+    return RAVEL_OK;
+}
+
+/* Appends CONTENTS as a block with its trailer; *H says where it went. */
+static int table_write_block(rv_table_builder *tb, const char *contents,
+                             size_t len, struct rv_table_handle *h)
+{
+    char trailer[RV_TABLE_BLOCK_TRAILER];
+    trailer[0] = RV_TABLE_NO_COMPRESSION;
+    rv_put_fixed64(trailer + 1,
+                   rv_table_block_checksum(contents, len,
+                                           RV_TABLE_NO_COMPRESSION,
+                                           tb->file_number));
+    h->offset = tb->offset;
+    h->size = len;
+    if (table_append(tb, contents, len) ||
+        table_append(tb, trailer, sizeof trailer))
+        return tb->status;
+    return RAVEL_OK;
+}
+
+static void table_put_handle(char *dst, const struct rv_table_handle *h)
+{
+    rv_put_fixed64(dst, h->offset);
+    rv_put_fixed64(dst + 8, h->size);
+}
+
+/* Writes the current data block and its index entry. */
+static int table_cut_block(rv_table_builder *tb)
+{
+    if (tb->data.entries == 0)
+        return RAVEL_OK;
+    const char *contents;
+    size_t len;
+    struct rv_table_handle h;
+    char hv[RV_TABLE_HANDLE_SIZE];
+    int rc = rv_block_builder_finish(&tb->data, &contents, &len);
+    if (rc == RAVEL_OK)
+        rc = table_write_block(tb, contents, len, &h);
+    if (rc == RAVEL_OK) {
+        table_put_handle(hv, &h);
+        rc = rv_block_builder_add(&tb->index, tb->last_key, tb->last_len, hv,
+                                  sizeof hv);
+    }
+    if (rc)
+        return tb->status = rc;
+    tb->props.data_size += len + RV_TABLE_BLOCK_TRAILER;
+    tb->props.data_blocks++;
+    rv_block_builder_reset(&tb->data);
+    return RAVEL_OK;
+}
+
+/* -------------------------------------------------------------- the API */
+
+int rv_table_builder_new(int fd, const char *path, uint64_t file_number,
+                         const struct rv_table_options *o,
+                         rv_table_builder **out)
+{
+    rv_table_builder *tb = calloc(1, sizeof *tb);
+    char *wbuf = malloc(TABLE_WRITE_BUFFER);
+    if (!tb || !wbuf) {
+        free(tb);
+        free(wbuf);
+        return rv_error(RAVEL_NOMEM, "out of memory writing %s", path);
+    }
+    tb->fd = fd;
+    tb->path = path;
+    tb->file_number = file_number;
+    tb->o = *o;
+    if (tb->o.block_size < 64)
+        tb->o.block_size = 64;
+    tb->wbuf = wbuf;
+    rv_block_builder_init(&tb->data, o->block_restart_interval);
+    rv_block_builder_init(&tb->index, 1); /* binary search over all */
+    rv_bloom_builder_init(&tb->bloom, o->bloom_bits_per_key);
+    tb->props.smallest_seq = UINT64_MAX;
+    tb->props.bloom_bits_per_key = (uint64_t)(o->bloom_bits_per_key > 0
+                                              ? o->bloom_bits_per_key : 0);
+    *out = tb;
+    return RAVEL_OK;
+}
+
+int rv_table_builder_add(rv_table_builder *tb, const char *ikey, size_t klen,
+                         const char *val, size_t vlen)
+{
+    if (tb->status)
+        return tb->status;
+    if (klen < RV_TAG_SIZE)
+        return tb->status = rv_error(RAVEL_INVALID, "%s: internal key of %zu "
+                                     "bytes", tb->path, klen);
+    int rc = rv_block_builder_add(&tb->data, ikey, klen, val, vlen);
+    if (rc == RAVEL_OK && tb->o.bloom_bits_per_key > 0)
+        rc = rv_bloom_add(&tb->bloom, ikey, klen - RV_TAG_SIZE);
+    if (rc == RAVEL_OK && klen > tb->last_cap) {
+        char *k = realloc(tb->last_key, klen);
+        if (!k)
+            rc = rv_error(RAVEL_NOMEM, "out of memory writing %s", tb->path);
+        else {
+            tb->last_key = k;
+            tb->last_cap = klen;
+        }
+    }
+    if (rc == RAVEL_OK && !tb->first_key) {
+        tb->first_key = malloc(klen);
+        if (!tb->first_key)
+            rc = rv_error(RAVEL_NOMEM, "out of memory writing %s", tb->path);
+        else {
+            memcpy(tb->first_key, ikey, klen);
+            tb->first_len = klen;
+        }
+    }
+    if (rc)
+        return tb->status = rc;
+    memcpy(tb->last_key, ikey, klen);
+    tb->last_len = klen;
+    uint64_t tag = rv_get_fixed64(ikey + klen - RV_TAG_SIZE);
+    uint64_t seq = rv_tag_sequence(tag);
+    tb->props.entries++;
+    tb->props.deletions += rv_tag_type(tag) == RV_TYPE_DELETE;
+    if (seq < tb->props.smallest_seq)
+        tb->props.smallest_seq = seq;
+    if (seq > tb->props.largest_seq)
+        tb->props.largest_seq = seq;
+    if (rv_block_builder_size(&tb->data) >= tb->o.block_size)
+        return table_cut_block(tb);
+    return RAVEL_OK;
+}
+
+uint64_t rv_table_builder_size(const rv_table_builder *tb)
+{
+    return tb->offset + rv_block_builder_size(&tb->data);
+}
+
+static int table_prop_u64(struct rv_block_builder *b, const char *name,
+                          uint64_t v)
+{
+    char buf[8];
+    rv_put_fixed64(buf, v);
+    return rv_block_builder_add(b, name, strlen(name), buf, sizeof buf);
+}
+
+/* The properties block; names in bytewise order. */
+static int table_write_props(rv_table_builder *tb, struct rv_table_handle *h)
+{
+    struct rv_block_builder b;
+    rv_block_builder_init(&b, 1);
+    const struct rv_table_props *p = &tb->props;
+    static const char empty[1];
+    int rc = table_prop_u64(&b, "ravel.bloom_bits_per_key",
+                            p->bloom_bits_per_key);
+    if (!rc) rc = table_prop_u64(&b, "ravel.creation_time", p->creation_time);
+    if (!rc) rc = table_prop_u64(&b, "ravel.data_blocks", p->data_blocks);
+    if (!rc) rc = table_prop_u64(&b, "ravel.data_size", p->data_size);
+    if (!rc) rc = table_prop_u64(&b, "ravel.deletions", p->deletions);
+    if (!rc) rc = table_prop_u64(&b, "ravel.entries", p->entries);
+    if (!rc) rc = table_prop_u64(&b, "ravel.filter_size", p->filter_size);
+    if (!rc) rc = rv_block_builder_add(&b, "ravel.largest_key", 17,
+                                       tb->last_key ? tb->last_key : empty,
+                                       tb->last_len);
+    if (!rc) rc = table_prop_u64(&b, "ravel.largest_seq", p->largest_seq);
+    if (!rc) rc = rv_block_builder_add(&b, "ravel.smallest_key", 18,
+                                       tb->first_key ? tb->first_key : empty,
+                                       tb->first_len);
+    if (!rc) rc = table_prop_u64(&b, "ravel.smallest_seq", p->smallest_seq);
+    const char *contents;
+    size_t len;
+    if (!rc)
+        rc = rv_block_builder_finish(&b, &contents, &len);
+    if (!rc)
+        rc = table_write_block(tb, contents, len, h);
+    rv_block_builder_destroy(&b);
+    return rc ? (tb->status = rc) : RAVEL_OK;
+}
+
+static int table_write_filter(rv_table_builder *tb, struct rv_table_handle *h)
+{
+    h->offset = tb->offset;
+    h->size = 0;
+    if (tb->o.bloom_bits_per_key <= 0)
+        return RAVEL_OK;
+    size_t len = rv_bloom_size(&tb->bloom);
+    char *f = malloc(len);
+    if (!f)
+        return tb->status = rv_error(RAVEL_NOMEM, "out of memory for the "
+                                     "filter of %s", tb->path);
+    rv_bloom_finish(&tb->bloom, f);
+    int rc = table_write_block(tb, f, len, h);
+    free(f);
+    tb->props.filter_size = len;
+    return rc;
+}
+
+static int table_write_footer(rv_table_builder *tb,
+                              const struct rv_table_handle *index,
+                              const struct rv_table_handle *filter,
+                              const struct rv_table_handle *props)
+{
+    char f[RV_TABLE_FOOTER_SIZE];
+    table_put_handle(f, index);
+    table_put_handle(f + 16, filter);
+    table_put_handle(f + 32, props);
+    rv_put_fixed64(f + 48, tb->file_number);
+    rv_put_fixed32(f + 56, RV_TABLE_VERSION);
+    rv_put_fixed32(f + 60, 0);
+    rv_put_fixed64(f + 64, XXH3_64bits_withSeed(f, 64, tb->file_number));
+    rv_put_fixed64(f + 72, RV_TABLE_MAGIC);
+    return table_append(tb, f, sizeof f);
+}
+
+int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
+                            uint64_t *file_size)
+{
+    struct rv_table_handle filter, ph, index;
+    const char *contents;
+    size_t len;
+    if (tb->status || table_cut_block(tb))
+        return tb->status;
+    tb->props.creation_time = (uint64_t)time(NULL);
+    if (tb->props.entries == 0)
+        tb->props.smallest_seq = 0;
+    int rc = table_write_filter(tb, &filter);
+    if (!rc)
+        rc = rv_block_builder_finish(&tb->index, &contents, &len);
+    if (!rc) {
+        tb->props.index_size = len;
+        rc = table_write_props(tb, &ph);
+    }
+    if (!rc)
+        rc = table_write_block(tb, contents, len, &index);
+    if (!rc)
+        rc = table_write_footer(tb, &index, &filter, &ph);
+    if (!rc)
+        rc = table_flush_wbuf(tb);
+    if (!rc && fdatasync(tb->fd) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", tb->path);
+    if (rc)
+        return tb->status = rc;
+    rv_sync_journal_file(tb->fd, tb->offset);
+    *props = tb->props;
+    *file_size = tb->offset;
+    return RAVEL_OK;
+}
+
+void rv_table_builder_free(rv_table_builder *tb)
+{
+    if (!tb)
+        return;
+    rv_block_builder_destroy(&tb->data);
+    rv_block_builder_destroy(&tb->index);
+    rv_bloom_builder_destroy(&tb->bloom);
+    free(tb->wbuf);
+    free(tb->last_key);
+    free(tb->first_key);
+    free(tb);
+}

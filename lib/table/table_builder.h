@@ -1,0 +1,50 @@
+/*
+** table_builder.h -- writes a table file (table_format.h) from entries
+** given in internal-key order.
+**
+** Sequential and buffered: blocks are appended to a write buffer that goes
+** out in large writes.  rv_table_builder_finish writes the filter, the
+** properties, the index and the footer, then fdatasyncs the file: a table
+** is durable before anyone names it (the manifest, a later piece of this
+** issue).  A builder that fails keeps failing with the first error.
+*/
+#ifndef RAVEL_TABLE_BUILDER_H
+#define RAVEL_TABLE_BUILDER_H
+
+#include "ravel_int.h"
+#include "table/table_format.h"
+
+struct rv_table_options {
+    size_t block_size;          /* target data block size (4K) */
+    int block_restart_interval; /* 16 */
+    int bloom_bits_per_key;     /* 10; 0: no filter */
+};
+
+typedef struct rv_table_builder rv_table_builder;
+
+/* A builder writing to FD (opened for writing, empty) for the table whose
+** file number is FILE_NUMBER; PATH is used in messages. */
+RAVEL_PRIVATE int rv_table_builder_new(int fd, const char *path,
+                                       uint64_t file_number,
+                                       const struct rv_table_options *o,
+                                       rv_table_builder **out);
+
+/* Adds an entry; IKEY (an internal key, db/dbformat.h) must sort after the
+** previous one. */
+RAVEL_PRIVATE int rv_table_builder_add(rv_table_builder *tb, const char *ikey,
+                                       size_t klen, const char *val,
+                                       size_t vlen);
+
+/* Bytes written so far plus the current block: to cut files at a size. */
+RAVEL_PRIVATE uint64_t rv_table_builder_size(const rv_table_builder *tb);
+
+/* Writes the rest of the file and fdatasyncs it; fills *PROPS and
+** *FILE_SIZE.  The fd is left open (the caller closes it). */
+RAVEL_PRIVATE int rv_table_builder_finish(rv_table_builder *tb,
+                                          struct rv_table_props *props,
+                                          uint64_t *file_size);
+
+/* Frees the builder (after finish, or to give up). */
+RAVEL_PRIVATE void rv_table_builder_free(rv_table_builder *tb);
+
+#endif /* RAVEL_TABLE_BUILDER_H */

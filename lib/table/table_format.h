@@ -1,0 +1,70 @@
+/*
+** table_format.h -- the layout of a table file (a sorted, immutable file of
+** internal keys and values), shared by its writer (table_builder.c) and
+** reader (table.c).  docs/formats.md describes the same bytes.
+**
+**   table   := data_block* filter_block properties_block index_block footer
+**   block   := contents  type:u8  checksum:fixed64         (on disk)
+**   footer  := index:handle  filter:handle  properties:handle
+**              file_number:fixed64  version:fixed32  zero:fixed32
+**              checksum:fixed64  magic:fixed64              (80 bytes)
+**   handle  := offset:fixed64  size:fixed64   (size: contents only)
+**
+** Block contents are blocks as block_builder.h lays them out: data blocks
+** map internal keys to values; the index block maps, for each data block,
+** its last internal key to its handle; the properties block maps property
+** names (bytewise order) to values.  The filter block is a bloom filter
+** (bloom.h) over the user keys of the file; its handle has size 0 when
+** the file has none.
+**
+** type is the block's compression: 0 = none (the only one so far).  A
+** block's checksum is XXH3_64bits_withSeed over its contents, seeded with
+** file_number ^ (type << 56): a block copied from another file, or with
+** its type byte damaged, never verifies.  The footer's checksum is
+** XXH3_64bits_withSeed of its first 64 bytes, seeded with the file
+** number.  The file number is the one in the
+** file's name.  Values marked on disk here: DO NOT CHANGE THEM.
+*/
+#ifndef RAVEL_TABLE_FORMAT_H
+#define RAVEL_TABLE_FORMAT_H
+
+#include "ravel_int.h"
+
+#include <xxhash.h>
+
+#define RV_TABLE_MAGIC 0x4c4241544c564152ull /* "RAVLTABL" little-endian */
+#define RV_TABLE_VERSION 1
+#define RV_TABLE_FOOTER_SIZE 80
+#define RV_TABLE_BLOCK_TRAILER 9
+#define RV_TABLE_NO_COMPRESSION 0
+
+struct rv_table_handle {
+    uint64_t offset;
+    uint64_t size;
+};
+
+#define RV_TABLE_HANDLE_SIZE 16
+
+/* What the properties block records (names are "ravel.<field>"). */
+struct rv_table_props {
+    uint64_t entries;        /* puts and deletes */
+    uint64_t deletions;
+    uint64_t smallest_seq, largest_seq;
+    uint64_t data_size;      /* bytes of data blocks, trailers included */
+    uint64_t index_size, filter_size;
+    uint64_t data_blocks;
+    uint64_t creation_time;  /* seconds since the epoch */
+    uint64_t bloom_bits_per_key;
+};
+
+/* The checksum of a block's CONTENTS (LEN bytes) of compression TYPE in
+** file FILE_NUMBER. */
+static inline uint64_t rv_table_block_checksum(const char *contents,
+                                               size_t len, int type,
+                                               uint64_t file_number)
+{
+    return XXH3_64bits_withSeed(contents, len,
+                                file_number ^ ((uint64_t)(type & 0xff) << 56));
+}
+
+#endif /* RAVEL_TABLE_FORMAT_H */
