@@ -5,7 +5,7 @@
 ** it; KEY holds the current entry's whole key, rebuilt from the previous
 ** one (prefix compression), VAL points into the block.  Moving backward
 ** re-scans from the restart point before the current entry, as LevelDB's
-** block iterator does: prev is O(restart interval).
+** block iterator does: a prev costs up to a restart interval of decoding.
 */
 #include "table/block.h"
 #include "util/coding.h"

@@ -12,7 +12,7 @@
 **   filter := lines[64 * num_lines]  num_probes:u8  zero:u8[3]
 **             num_lines:fixed32
 **
-** A key's probes: h = XXH3_64(user key); the line is
+** A key's probes: h = XXH3_64bits of the user key; the line is
 ** (h >> 32) * num_lines >> 32 (a multiply instead of a modulo); h's low
 ** 32 bits, h1, drive the probes: probe i sets bit (h1 >> 23) of the line
 ** (9 bits: 512 bits a line), then h1 *= 0x9e3779b9.  A filter with

@@ -3,7 +3,8 @@
 ** internal keys and values), shared by its writer (table_builder.c) and
 ** reader (table.c).  docs/formats.md describes the same bytes.
 **
-**   table   := data_block* filter_block properties_block index_block footer
+**   table   := block(data)*  block(filter)  block(properties)
+**              block(index)  footer
 **   block   := contents  type:u8  checksum:fixed64         (on disk)
 **   footer  := index:handle  filter:handle  properties:handle
 **              file_number:fixed64  version:fixed32  zero:fixed32
