@@ -77,4 +77,32 @@ static inline const char *rv_get_varint32(const char *p, const char *limit,
     return NULL;
 }
 
+/* 64-bit varints: the same encoding, at most 10 bytes. */
+static inline int rv_put_varint64(char *dst, uint64_t v)
+{
+    unsigned char *p = (unsigned char *)dst;
+    int n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+static inline const char *rv_get_varint64(const char *p, const char *limit,
+                                          uint64_t *v)
+{
+    uint64_t result = 0;
+    for (int shift = 0; shift <= 63 && p < limit; shift += 7) {
+        uint64_t byte = (unsigned char)*p++;
+        result |= (byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *v = result;
+            return p;
+        }
+    }
+    return NULL;
+}
+
 #endif /* RAVEL_CODING_H */
