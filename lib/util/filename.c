@@ -50,3 +50,27 @@ int rv_wal_parse_segment_name(const char *name, uint64_t *number)
     *number = v;
     return 1;
 }
+
+void rv_manifest_name(char *buf, size_t size, uint64_t number)
+{
+    snprintf(buf, size, "MANIFEST-%06llu", (unsigned long long)number);
+}
+
+int rv_parse_manifest_name(const char *name, uint64_t *number)
+{
+    if (strncmp(name, "MANIFEST-", 9) != 0)
+        return 0;
+    const char *p = name + 9;
+    uint64_t v = 0;
+    size_t digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    if (digits < 6 || *p != '\0' || (digits > 6 && name[9] == '0'))
+        return 0;
+    *number = v;
+    return 1;
+}

@@ -2,8 +2,9 @@
 ** filename.h -- the names of the files in a database directory, and the
 ** one place their paths are built.
 **
-** Owns: every file name ravel writes (IDENTITY, LOCK, LOG, WAL segments
-** "wal-NNNNNNNN.log") and joining them to the directory.  A path that does
+** Owns: every file name ravel writes (IDENTITY, LOCK, LOG, CURRENT, WAL
+** segments "wal-NNNNNNNN.log", manifests "MANIFEST-NNNNNN") and joining
+** them to the directory.  A path that does
 ** not fit in RV_PATH_MAX bytes is an error naming it, never a silently
 ** truncated name that would open some other file.
 */
@@ -17,6 +18,7 @@
 #define RV_FILE_IDENTITY "IDENTITY"
 #define RV_FILE_LOCK "LOCK"
 #define RV_FILE_LOG "LOG"
+#define RV_FILE_CURRENT "CURRENT"
 
 /* DIR "/" NAME into BUF (RV_PATH_MAX bytes).  RAVEL_INVALID with a message
 ** naming the path when it would not fit. */
@@ -36,5 +38,13 @@ RAVEL_PRIVATE void rv_wal_segment_name(char *buf, size_t size,
 ** WAL segment name as rv_wal_segment_name writes it. */
 RAVEL_PRIVATE int rv_wal_parse_segment_name(const char *name,
                                             uint64_t *number);
+
+/* The manifest file name for NUMBER into BUF ("MANIFEST-000005"); SIZE of
+** at least 32 bytes always suffices. */
+RAVEL_PRIVATE void rv_manifest_name(char *buf, size_t size, uint64_t number);
+
+/* Parses "MANIFEST-NNNNNN" as rv_manifest_name writes it: 1 and *number,
+** or 0. */
+RAVEL_PRIVATE int rv_parse_manifest_name(const char *name, uint64_t *number);
 
 #endif /* RAVEL_FILENAME_H */

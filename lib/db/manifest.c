@@ -1,0 +1,308 @@
+/*
+** manifest.c -- writing and replaying the manifest (manifest.h).
+*/
+#include "db/manifest.h"
+#include "util/coding.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/filename.h"
+#include "util/sync_journal.h"
+#include "wal/wal_format.h"
+
+#include <xxhash.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct rv_manifest {
+    int fd;
+    char path[RV_PATH_MAX];
+    uint64_t number;
+    uint64_t size;      /* bytes written and synced */
+    int failed;         /* an append failed: the file's end is unknown */
+};
+
+/* ------------------------------------------------------------- writing */
+
+static int manifest_write_all(int fd, const char *p, size_t len, uint64_t off,
+                              const char *path)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pwrite(fd, p + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO,
+                                  "write %s", path);
+        done += (size_t)n;
+    }
+    return RAVEL_OK;
+}
+
+int rv_manifest_append(rv_manifest *m, const struct rv_version_edit *e)
+{
+    if (m->failed)
+        return rv_error(RAVEL_IOERR, "%s: an earlier append failed; the "
+                        "manifest takes no more edits", m->path);
+    char *payload;
+    size_t plen;
+    int rc = rv_version_edit_encode(e, &payload, &plen);
+    if (rc)
+        return rc;
+    size_t size = rv_wal_record_size(plen);
+    char *rec = malloc(size);
+    if (!rec) {
+        free(payload);
+        return rv_error(RAVEL_NOMEM, "out of memory appending to %s",
+                        m->path);
+    }
+    memcpy(rec + RV_WAL_RECORD_HEADER_SIZE, payload, plen);
+    free(payload);
+    rv_wal_seal_record(rec, m->number, RV_MANIFEST_RECORD_EDIT, plen);
+    rc = manifest_write_all(m->fd, rec, size, m->size, m->path);
+    free(rec);
+    if (rc == RAVEL_OK && fdatasync(m->fd) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", m->path);
+    if (rc) {
+        m->failed = 1;
+        return rc;
+    }
+    m->size += size;
+    rv_sync_journal_file(m->fd, m->size);
+    return RAVEL_OK;
+}
+
+/* Points CURRENT at manifest NUMBER: temp file, fsync, rename, dir fsync. */
+static int manifest_set_current(const char *dir, uint64_t number)
+{
+    char tmp[RV_PATH_MAX], cur[RV_PATH_MAX], text[40];
+    int rc = rv_path_join(tmp, dir, RV_FILE_CURRENT ".tmp");
+    if (!rc)
+        rc = rv_path_join(cur, dir, RV_FILE_CURRENT);
+    if (rc)
+        return rc;
+    rv_manifest_name(text, sizeof text, number);
+    strcat(text, "\n");
+    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
+    rc = manifest_write_all(fd, text, strlen(text), 0, tmp);
+    if (!rc && fsync(fd) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", tmp);
+    if (!rc)
+        rv_sync_journal_file(fd, strlen(text));
+    close(fd);
+    if (!rc && rename(tmp, cur) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "rename %s to %s", tmp, cur);
+    if (!rc)
+        rc = rv_sync_dir(dir);
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+int rv_manifest_create(const char *dir, uint64_t number,
+                       const struct rv_version_edit *first, rv_manifest **out)
+{
+    *out = NULL;
+    rv_manifest *m = calloc(1, sizeof *m);
+    if (!m)
+        return rv_error(RAVEL_NOMEM, "out of memory creating a manifest");
+    char name[32];
+    rv_manifest_name(name, sizeof name, number);
+    int rc = rv_path_join(m->path, dir, name);
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    m->number = number;
+    m->fd = rv_open(m->path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (m->fd < 0) {
+        rc = rv_error_errno(RAVEL_IOERR, errno, "create %s", m->path);
+        free(m);
+        return rc;
+    }
+    char h[RV_MANIFEST_HEADER_SIZE];
+    rv_put_fixed64(h, RV_MANIFEST_MAGIC);
+    rv_put_fixed32(h + 8, RV_MANIFEST_VERSION);
+    rv_put_fixed32(h + 12, RV_MANIFEST_HEADER_SIZE);
+    rv_put_fixed64(h + 16, number);
+    rv_put_fixed64(h + 24, XXH3_64bits(h, 24));
+    rc = manifest_write_all(m->fd, h, sizeof h, 0, m->path);
+    m->size = sizeof h;
+    if (!rc)
+        rc = rv_manifest_append(m, first); /* fdatasyncs the header too */
+    if (!rc)
+        rc = rv_sync_dir(dir);
+    if (!rc)
+        rc = manifest_set_current(dir, number);
+    if (rc) {
+        close(m->fd);
+        unlink(m->path);
+        free(m);
+        return rc;
+    }
+    *out = m;
+    return RAVEL_OK;
+}
+
+uint64_t rv_manifest_number(const rv_manifest *m)
+{
+    return m->number;
+}
+
+void rv_manifest_close(rv_manifest *m)
+{
+    if (!m)
+        return;
+    close(m->fd);
+    free(m);
+}
+
+/* ------------------------------------------------------------ replaying */
+
+/* Reads CURRENT: the manifest number it names. */
+static int manifest_read_current(const char *dir, uint64_t *number)
+{
+    char path[RV_PATH_MAX], text[64];
+    int rc = rv_path_join(path, dir, RV_FILE_CURRENT);
+    if (rc)
+        return rc;
+    int fd = rv_open(path, O_RDONLY, 0);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return rv_error(RAVEL_NOTFOUND, "%s does not exist", path);
+        return rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
+    }
+    ssize_t n = read(fd, text, sizeof text - 1);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return rv_error_errno(RAVEL_IOERR, err, "read %s", path);
+    text[n] = '\0';
+    size_t len = (size_t)n;
+    if (len == 0 || text[len - 1] != '\n')
+        return rv_error(RAVEL_CORRUPT, "%s does not end with a newline (it "
+                        "holds %zd bytes)", path, n);
+    text[len - 1] = '\0';
+    if (!rv_parse_manifest_name(text, number))
+        return rv_error(RAVEL_CORRUPT, "%s names '%s', not a manifest",
+                        path, text);
+    return RAVEL_OK;
+}
+
+static int manifest_is_zero(const char *p, size_t n)
+{
+    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* Walks the records of the manifest DATA (LEN bytes) at PATH. */
+static int manifest_walk(const char *path, uint64_t number, const char *data,
+                         size_t len, rv_manifest_edit_fn fn, void *ctx)
+{
+    if (len < RV_MANIFEST_HEADER_SIZE ||
+        rv_get_fixed64(data + 24) != XXH3_64bits(data, 24) ||
+        rv_get_fixed64(data) != RV_MANIFEST_MAGIC ||
+        rv_get_fixed32(data + 8) != RV_MANIFEST_VERSION ||
+        rv_get_fixed32(data + 12) != RV_MANIFEST_HEADER_SIZE ||
+        rv_get_fixed64(data + 16) != number)
+        return rv_error(RAVEL_CORRUPT, "%s: byte offset 0: bad manifest "
+                        "header (a manifest of version %d numbered %llu was "
+                        "expected)", path, RV_MANIFEST_VERSION,
+                        (unsigned long long)number);
+    size_t off = RV_MANIFEST_HEADER_SIZE;
+    while (off < len) {
+        const char *h = data + off;
+        size_t avail = len - off;
+        uint32_t plen = avail >= RV_WAL_RECORD_HEADER_SIZE
+                            ? rv_get_fixed32(h + 8) : 0;
+        int whole = avail >= RV_WAL_RECORD_HEADER_SIZE &&
+                    plen <= avail - RV_WAL_RECORD_HEADER_SIZE;
+        if (whole && manifest_is_zero(h, RV_WAL_RECORD_HEADER_SIZE) &&
+            manifest_is_zero(h, avail))
+            return RAVEL_OK; /* the end: zeros */
+        if (!whole || rv_get_fixed64(h) !=
+                          rv_wal_record_checksum(number, h,
+                                                 h + RV_WAL_RECORD_HEADER_SIZE,
+                                                 plen)) {
+            /* Every append is synced before the next: only the last one can
+            ** be torn, and nothing can follow it. */
+            size_t end = whole ? off + rv_wal_record_size(plen) : len;
+            if (end > len)
+                end = len;
+            if (manifest_is_zero(data + end, len - end))
+                return RAVEL_OK;
+            return rv_error(RAVEL_CORRUPT, "%s: byte offset %zu: record "
+                            "damaged, with data after it", path, off);
+        }
+        if ((unsigned char)h[12] != RV_MANIFEST_RECORD_EDIT || h[13] ||
+            h[14] || h[15])
+            return rv_error(RAVEL_CORRUPT, "%s: byte offset %zu: record of "
+                            "unknown type %u", path, off,
+                            (unsigned char)h[12]);
+        struct rv_version_edit e;
+        rv_version_edit_init(&e);
+        int rc = rv_version_edit_decode(&e, h + RV_WAL_RECORD_HEADER_SIZE,
+                                        plen);
+        if (rc) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", rv_errmsg_get());
+            return rv_error(RAVEL_CORRUPT, "%s: record at byte offset %zu: "
+                            "%s", path, off, why);
+        }
+        rc = fn(ctx, &e);
+        rv_version_edit_clear(&e);
+        if (rc)
+            return rc;
+        off += rv_wal_record_size(plen);
+    }
+    return RAVEL_OK;
+}
+
+int rv_manifest_replay(const char *dir, rv_manifest_edit_fn fn, void *ctx,
+                       uint64_t *number)
+{
+    int rc = manifest_read_current(dir, number);
+    if (rc)
+        return rc;
+    char name[32], path[RV_PATH_MAX];
+    rv_manifest_name(name, sizeof name, *number);
+    rc = rv_path_join(path, dir, name);
+    if (rc)
+        return rc;
+    int fd = rv_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return errno == ENOENT
+                   ? rv_error(RAVEL_CORRUPT, "%s, named by CURRENT, is "
+                              "missing", path)
+                   : rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
+    struct stat st;
+    char *data = NULL;
+    if (fstat(fd, &st) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "stat %s", path);
+    else if (!(data = malloc((size_t)st.st_size + 1)))
+        rc = rv_error(RAVEL_NOMEM, "out of memory reading %s", path);
+    size_t got = 0;
+    while (!rc && got < (size_t)st.st_size) {
+        ssize_t n = pread(fd, data + got, (size_t)st.st_size - got,
+                          (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO, "read %s",
+                                path);
+        else
+            got += (size_t)n;
+    }
+    close(fd);
+    if (!rc)
+        rc = manifest_walk(path, *number, data, got, fn, ctx);
+    free(data);
+    return rc;
+}
