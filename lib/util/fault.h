@@ -9,8 +9,10 @@
 ** Test builds only (RAVEL_TEST_HOOKS, set for the test library by
 ** tests/meson.build): there a check costs one relaxed atomic load.  In
 ** every other build -- the installed library, the amalgamation as users
-** compile it -- the functions are empty inlines that the compiler removes,
-** so library code calls them unconditionally.
+** compile it -- rv_fault_check is an empty inline that the compiler
+** removes, so library code calls it unconditionally; rv_fault_arm, which
+** only tests call, does not exist there, so a test built without the
+** hooks fails to compile instead of silently injecting nothing.
 */
 #ifndef RAVEL_FAULT_H
 #define RAVEL_FAULT_H
