@@ -6,7 +6,9 @@
 #   scripts/hang-hunt.sh build-tsan/tests/test_faults [RUNS] [LIMIT]
 #
 # Environment is passed through, e.g. RAVEL_TEST_WAL_IO=uring
-# TSAN_OPTIONS=halt_on_error=1.  Needs gdb for the backtraces.
+# TSAN_OPTIONS=halt_on_error=1.  Needs gdb for the backtraces.  (Under
+# meson test, the programs that call tu_init print their own backtraces
+# when they hang: RAVEL_TEST_WATCHDOG, tests/testutil.c.)
 set -u
 prog=${1:?usage: hang-hunt.sh PROGRAM [RUNS] [LIMIT]}
 runs=${2:-50}

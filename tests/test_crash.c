@@ -486,6 +486,7 @@ static void test_kill_during_sync_writes(void **state)
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
+            tu_child_prepare();
             char fdtext[16], rtext[16];
             int wfd = dup(fds[1]); /* without O_CLOEXEC */
             snprintf(fdtext, sizeof fdtext, "%d", wfd);
@@ -514,9 +515,11 @@ static void test_kill_during_sync_writes(void **state)
             while (!opened && open_pipe && now_ms() < limit)
                 open_pipe = pump(fds[0], buf, &have, a, round, &opened,
                                  now_ms() + 10);
-            if (!opened && open_pipe)
+            if (!opened && open_pipe) {
+                tu_child_stuck(pid, "its open of the database");
                 fail_msg("round %d: the child did not open the database "
                          "within 60 s", round);
+            }
         }
         uint64_t open_ms = now_ms() - start;
         if (open_pipe)

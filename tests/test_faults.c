@@ -674,6 +674,7 @@ struct insert_run {
     ravel_batch *small[GROUP_WRITERS];
     pthread_barrier_t go;
     int lead_rc;
+    atomic_int lead_done; /* set by the lead thread once its write returned */
     int rc[GROUP_WRITERS];
 };
 
@@ -686,6 +687,7 @@ static void *insert_lead(void *p)
 {
     struct insert_run *r = p;
     r->lead_rc = ravel_write(r->db, 0, r->lead_batch);
+    atomic_store(&r->lead_done, 1);
     return NULL;
 }
 
@@ -745,8 +747,10 @@ static int insert_fault_round(const char *opt, ravel_batch *lead)
     }
     rv_fault_arm(RV_FAULT_MEMTABLE_ALLOC, LEAD_OPS + 2, ENOMEM);
     assert_int_equal(pthread_create(&lead_th, NULL, insert_lead, &r), 0);
-    /* Let the large write lead its own group, then queue the others. */
-    while (rv_db_calls_in_progress(r.db, NULL) < 1 && r.lead_rc == 0)
+    /* Let the large write lead its own group, then queue the others.  It
+    ** may also have finished already (this thread was descheduled). */
+    while (rv_db_calls_in_progress(r.db, NULL) < 1 &&
+           !atomic_load(&r.lead_done))
         nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
     nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
     pthread_barrier_wait(&r.go);

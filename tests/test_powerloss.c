@@ -192,6 +192,9 @@ struct acked {
     int done;
 };
 
+/* The child pump() reads from (for its backtraces if it is stuck). */
+static pid_t pump_child;
+
 /* Reads messages until DONE (WAIT_DONE) or until DEADLINE_MS passes,
 ** then returns; an ERROR message fails the test. */
 static void pump(int fd, struct acked *a, int wait_done, uint64_t wait_ms)
@@ -208,9 +211,11 @@ static void pump(int fd, struct acked *a, int wait_done, uint64_t wait_ms)
             return;
         if (wait_done && a->done)
             return;
-        if (wait_done && left <= 0)
+        if (wait_done && left <= 0) {
+            tu_child_stuck(pump_child, "its writes");
             fail_msg("the child did not finish its writes in %" PRIu64 " ms",
                      wait_ms);
+        }
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         if (poll(&pfd, 1, (int)(left > 0 ? left : 0)) <= 0)
             continue;
@@ -245,6 +250,7 @@ static void run_child(const char *dir, const char *journal, struct acked *a,
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        tu_child_prepare();
         char args[7][16];
         snprintf(args[0], 16, "%d", dup(fds[1]));
         snprintf(args[1], 16, "%u", phase);
@@ -257,6 +263,7 @@ static void run_child(const char *dir, const char *journal, struct acked *a,
         _exit(127);
     }
     close(fds[1]);
+    pump_child = pid;
     a->done = 0;
     if (kill_after_ms < 0)
         pump(fds[0], a, 1, 120000);

@@ -74,24 +74,40 @@ void tu_skip_if_no_uring(int rc)
 
 static unsigned watchdog_seconds;
 
-/* Prints every thread's backtrace of this process (gdb attaches to it),
-** to stderr.  Bounded: gdb gets 60 s. */
-static void watchdog_backtraces(void)
+/* Prints every thread's backtrace of process PID to stderr: gdb attaches
+** to it.  Bounded: gdb gets 60 s. */
+static void backtraces_of(pid_t pid)
 {
-    char pid[32];
-    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    char pidtext[32];
+    snprintf(pidtext, sizeof pidtext, "%d", (int)pid);
+    fflush(stderr);
     pid_t child = fork();
     if (child == 0) {
         dup2(2, 1);
         alarm(60);
-        execlp("gdb", "gdb", "-batch", "-nx", "-p", pid, "-ex",
+        execlp("gdb", "gdb", "-batch", "-nx", "-p", pidtext, "-ex",
                "thread apply all bt", (char *)NULL);
-        fprintf(stderr, "watchdog: cannot run gdb for backtraces: %s "
+        fprintf(stderr, "testutil: cannot run gdb for backtraces: %s "
                 "(install gdb)\n", strerror(errno));
         _exit(127);
     }
     if (child > 0)
         waitpid(child, NULL, 0);
+}
+
+void tu_child_prepare(void)
+{
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+}
+
+void tu_child_stuck(pid_t pid, const char *what)
+{
+    fflush(stdout);
+    fprintf(stderr, "\ntestutil: child %d is stuck (%s); every thread's "
+            "backtrace follows\n", (int)pid, what);
+    backtraces_of(pid);
+    kill(pid, SIGKILL);
 }
 
 static void *watchdog_main(void *arg)
@@ -102,9 +118,10 @@ static void *watchdog_main(void *arg)
         ;
     fflush(stdout);
     fprintf(stderr, "\nwatchdog: pid %d still running after %u s (the "
-            "last [ RUN ] line above names the test); every thread's "
-            "backtrace follows\n", (int)getpid(), watchdog_seconds);
-    watchdog_backtraces();
+            "last [ RUN ] line above names the test; its databases are "
+            "kept in %s); every thread's backtrace follows\n",
+            (int)getpid(), watchdog_seconds, scratch_dir);
+    backtraces_of(getpid());
     fprintf(stderr, "watchdog: aborting\n");
     abort();
     return NULL;
@@ -137,7 +154,6 @@ void tu_init(void)
     /* Unbuffered: after a hang or a crash, the last [ RUN ] line printed is
     ** the test that was running. */
     setvbuf(stdout, NULL, _IONBF, 0);
-    watchdog_start();
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !tmp[0])
         tmp = "/tmp";
@@ -148,6 +164,9 @@ void tu_init(void)
     }
     scratch_owner = getpid();
     atexit(scratch_remove);
+    /* After scratch_dir is set (the watchdog names it), before the probe
+    ** (which may hang too). */
+    watchdog_start();
     printf("# scratch directory %s, wal_io=%s\n", scratch_dir,
            tu_wal_io() ? tu_wal_io() : "(default)");
 

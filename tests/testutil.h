@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <cmocka.h>
 
 #include "ravel.h"
@@ -27,6 +28,16 @@
 ** starts a watchdog that prints every thread's backtrace (gdb) and aborts
 ** if the program is still running then.  Call first in main(). */
 void tu_init(void);
+
+/* For a child process of a test, after fork and before exec: it is killed
+** when the test program exits (a failed test leaves no child behind), and
+** tu_child_stuck may attach to it. */
+void tu_child_prepare(void);
+
+/* A child that stopped making progress: prints every thread's backtrace of
+** PID (gdb) to stderr, saying WHAT was awaited, then kills it.  The caller
+** then fails the test. */
+void tu_child_stuck(pid_t pid, const char *what);
 
 /* "uring", "sync", or NULL when RAVEL_TEST_WAL_IO is unset (engine default). */
 const char *tu_wal_io(void);

@@ -3,7 +3,7 @@
 ** allocation, fail.
 **
 ** Compiled only with RAVEL_TEST_HOOKS (fault.h).  Owns: one countdown per
-** fault point.  Does not own: what a failure means
+** fault point, one state per pause point.  Does not own: what a failure means
 ** (the WAL writer reports the injected errno exactly as a kernel error; the
 ** memtable reports an allocation failure).
 **
@@ -18,6 +18,7 @@
 #ifdef RAVEL_TEST_HOOKS
 
 #include <errno.h>
+#include <time.h>
 
 struct fault_point {
     /* Written by rv_fault_arm (any thread) and by rv_fault_check when it
@@ -70,6 +71,52 @@ int rv_fault_check(enum rv_fault_point point)
         }
     }
     return 0;
+}
+
+/* Pause points.  A test-only rendezvous, so the waiting thread simply
+** naps until released: no futex, no condition variable. */
+enum { PAUSE_OFF, PAUSE_ARMED, PAUSE_WAITING, PAUSE_RELEASED };
+
+/* Written by the test (arm, release) and by the thread at the point
+** (ARMED -> WAITING, RELEASED -> OFF); seq_cst: rare, and simplest. */
+static _Atomic int pause_states[RV_PAUSE_POINTS];
+
+void rv_pause_arm(enum rv_pause_point point)
+{
+    if ((unsigned)point < RV_PAUSE_POINTS)
+        atomic_store(&pause_states[point], PAUSE_ARMED);
+}
+
+int rv_pause_waiting(enum rv_pause_point point)
+{
+    return (unsigned)point < RV_PAUSE_POINTS &&
+           atomic_load(&pause_states[point]) == PAUSE_WAITING;
+}
+
+void rv_pause_release(enum rv_pause_point point)
+{
+    if ((unsigned)point >= RV_PAUSE_POINTS)
+        return;
+    int armed = PAUSE_ARMED;
+    if (!atomic_compare_exchange_strong(&pause_states[point], &armed,
+                                        PAUSE_OFF))
+        atomic_store(&pause_states[point], PAUSE_RELEASED);
+}
+
+void rv_pause_here(enum rv_pause_point point)
+{
+    int armed = PAUSE_ARMED;
+    if (!atomic_compare_exchange_strong(&pause_states[point], &armed,
+                                        PAUSE_WAITING))
+        return;
+    struct timespec nap = {.tv_sec = 0, .tv_nsec = 1000000};
+    for (;;) {
+        int released = PAUSE_RELEASED;
+        if (atomic_compare_exchange_strong(&pause_states[point], &released,
+                                           PAUSE_OFF))
+            return;
+        nanosleep(&nap, NULL);
+    }
 }
 
 #endif /* RAVEL_TEST_HOOKS */

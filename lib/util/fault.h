@@ -4,13 +4,16 @@
 ** error, or the next memtable entry allocation fail as if memory had run
 ** out.  Used by tests to check that a failed write or fdatasync is never
 ** reported as success and that a failed insert never shows part of a
-** batch.
+** batch.  Also pause points: a thread reaching an armed one waits there
+** until the test lets it go, so that a test can hold a race window open.
 **
 ** Test builds only (RAVEL_TEST_HOOKS, set for the test library by
 ** tests/meson.build): there a check costs one relaxed atomic load.  In
 ** every other build -- the installed library, the amalgamation as users
-** compile it -- the functions are empty inlines that the compiler removes,
-** so library code calls them unconditionally.
+** compile it -- rv_fault_check is an empty inline that the compiler
+** removes, so library code calls it unconditionally; rv_fault_arm, which
+** only tests call, does not exist there, so a test built without the
+** hooks fails to compile instead of silently injecting nothing.
 */
 #ifndef RAVEL_FAULT_H
 #define RAVEL_FAULT_H
@@ -25,6 +28,13 @@ enum rv_fault_point {
     RV_FAULT_POINTS
 };
 
+enum rv_pause_point {
+    RV_PAUSE_WAL_WATCHED = 0, /* the io_uring fdatasync watcher saw its
+                              ** fdatasync complete and has not yet
+                              ** re-taken sync_mu (wal_writer.c) */
+    RV_PAUSE_POINTS
+};
+
 #ifdef RAVEL_TEST_HOOKS
 
 /* Arms POINT: after SKIP more successful operations there, the next one
@@ -35,12 +45,30 @@ RAVEL_PRIVATE void rv_fault_arm(enum rv_fault_point point, int skip, int err);
 ** negative errno the operation must report as its result. */
 RAVEL_PRIVATE int rv_fault_check(enum rv_fault_point point);
 
+/* Arms POINT: the next thread to reach it waits there until
+** rv_pause_release.  One thread at a time; arming again re-arms. */
+RAVEL_PRIVATE void rv_pause_arm(enum rv_pause_point point);
+
+/* Whether a thread is waiting at POINT. */
+RAVEL_PRIVATE int rv_pause_waiting(enum rv_pause_point point);
+
+/* Lets the thread waiting at POINT go (or, if none arrived, disarms). */
+RAVEL_PRIVATE void rv_pause_release(enum rv_pause_point point);
+
+/* Called by library code at POINT: waits there if POINT is armed. */
+RAVEL_PRIVATE void rv_pause_here(enum rv_pause_point point);
+
 #else
 
 static inline int rv_fault_check(enum rv_fault_point point)
 {
     (void)point;
     return 0;
+}
+
+static inline void rv_pause_here(enum rv_pause_point point)
+{
+    (void)point;
 }
 
 #endif /* RAVEL_TEST_HOOKS */

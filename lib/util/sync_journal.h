@@ -13,8 +13,8 @@
 **                                durable (an fsync of the directory)
 **
 ** Files are named by inode so that a rename keeps its durability.  The
-** test side (tests/testutil.c, tu_power_loss) reads the journal and damages
-** the directory.  In a build without RAVEL_TEST_HOOKS every function here
+** test side (tests/powerloss.c, tu_power_loss) reads the journal and
+** damages the directory.  In a build without RAVEL_TEST_HOOKS every function here
 ** is an empty inline: the library calls them unconditionally.
 */
 #ifndef RAVEL_SYNC_JOURNAL_H

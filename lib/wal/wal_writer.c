@@ -22,7 +22,9 @@
 ** waiters sleep on a futex (sync_gen) bumped when an fdatasync finishes,
 ** and on waking check the durable offset (an atomic) without taking
 ** sync_mu, so the covered waiters return at once instead of queueing on
-** the mutex one by one.
+** the mutex one by one.  A watcher that finds, back under sync_mu, that
+** another thread applied its fdatasync and started the next one wakes the
+** sleepers too, so that one of them watches the new one.
 **
 ** Failure rules: a short write is completed by resubmitting the rest; a
 ** linked fdatasync behind a short write completes with -ECANCELED and is
@@ -475,12 +477,18 @@ static int wal_fsync_watch_locked(rv_wal *w)
         w->fsync_watched = 1;
         pthread_mutex_unlock(&w->sync_mu);
         wal_uring_watch(w, &w->fsync_done);
+        rv_pause_here(RV_PAUSE_WAL_WATCHED);
         pthread_mutex_lock(&w->sync_mu);
         w->fsync_watched = 0;
         /* Another thread may have applied it and started the next one
         ** meanwhile: apply only a completion that is really there. */
         if (w->fsync_inflight && wal_completion_is_done(&w->fsync_done))
             wal_fsync_finished_locked(w);
+        else if (w->fsync_inflight)
+            /* That next fdatasync's waiters went to sleep counting on this
+            ** watcher, which may now leave: wake them, so that one of them
+            ** watches it. */
+            wal_sync_wake_locked(w);
         return 1;
     }
 #endif
