@@ -781,6 +781,47 @@ static void test_hole_cut_at_record_boundary(void **state)
     free(dir);
 }
 
+/* A cleanly closed database ends its last segment with a seal, with or
+** without preallocation (the io_uring probe's zeros once hid the seal when
+** preallocation was off): damage in it is then corruption, never a torn
+** tail that would silently drop synced writes. */
+static void test_damage_in_sealed_segment(void **state)
+{
+    (void)state;
+    /* wal_io=auto: its io_uring probe writes zeros past the header */
+    static const char *const prealloc[] = {"wal_preallocate=false;wal_io=auto",
+                                           "wal_preallocate=true"};
+    for (int i = 0; i < 2; i++) {
+        char *dir = tu_path("sealed-%d", i);
+        ravel_db *db = tu_open_ok(dir, prealloc[i]);
+        char key[32], val[64];
+        for (int k = 0; k < 5; k++) {
+            key_of(key, sizeof key, 0, k);
+            val_of(val, sizeof val, 0, k);
+            tu_put(db, RAVEL_SYNC, key, val);
+        }
+        TU_OK(ravel_close(db));
+        struct seg segs[MAX_SEGS];
+        int n = list_segments(dir, segs);
+        assert_true(n >= 1);
+        struct rec recs[MAX_RECS];
+        assert_int_equal(parse_records(segs[n - 1].path, recs), 5);
+        file_xor(segs[n - 1].path, recs[1].off + REC_HEADER + 2, 0x10);
+        char *opts = mode_opts(TOLERATE, prealloc[i]);
+        tu_errmsg_prime();
+        int rc = tu_open(dir, opts, &db);
+        if (rc == RAVEL_OK)
+            ravel_close(db);
+        if (rc != RAVEL_CORRUPT || !strstr(ravel_errmsg(), "sealed"))
+            fail_msg("%s: damage in a sealed segment: %s (%s), expected "
+                     "RAVEL_CORRUPT naming the seal", prealloc[i],
+                     ravel_errstr(rc), ravel_errmsg());
+        free(opts);
+        tu_rm_rf(dir);
+        free(dir);
+    }
+}
+
 /* ------------------------------------------------------------------ LOCK */
 
 /* In a separate process: ravel_open's result code as the exit status. */
@@ -878,6 +919,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_clean_wal),
         cmocka_unit_test(test_hole_missing_segment),
         cmocka_unit_test(test_hole_cut_at_record_boundary),
+        cmocka_unit_test(test_damage_in_sealed_segment),
         cmocka_unit_test(test_torn_tail_payload),
         cmocka_unit_test(test_torn_tail_header),
         cmocka_unit_test(test_torn_tail_zeroed),

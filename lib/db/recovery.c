@@ -12,7 +12,8 @@
 ** the old segment's tail, the log would have a hole in its middle --
 ** acknowledged writes of the dead process missing while later ones are
 ** present.  So before the first new segment exists, every replayed segment
-** is fdatasynced (its unused preallocated tail trimmed first) and the
+** is fdatasynced (the last one trimmed of its unused preallocated tail
+** first; the others were trimmed when they were finished) and the
 ** directory fsynced.  The new segment's header then vouches for where the
 ** old one ends (wal_format.h, prev_end).  A read-only open changes nothing
 ** and creates no segment, so it has nothing to make durable.

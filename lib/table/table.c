@@ -358,6 +358,12 @@ static int table_iter_valid(const struct rv_iter *base)
 static void table_iter_skip_forward(struct table_iter *it)
 {
     while (!it->status && (!it->data || !it->data->ops->valid(it->data))) {
+        /* A block that ended because it is damaged stops the iterator: its
+        ** status must not be lost by moving on to the next block. */
+        if (it->data && it->data->ops->status(it->data)) {
+            it->status = it->data->ops->status(it->data);
+            return;
+        }
         if (!it->index->ops->valid(it->index))
             return;
         it->index->ops->next(it->index);
@@ -370,6 +376,12 @@ static void table_iter_skip_forward(struct table_iter *it)
 static void table_iter_skip_backward(struct table_iter *it)
 {
     while (!it->status && (!it->data || !it->data->ops->valid(it->data))) {
+        /* A block that ended because it is damaged stops the iterator: its
+        ** status must not be lost by moving on to the next block. */
+        if (it->data && it->data->ops->status(it->data)) {
+            it->status = it->data->ops->status(it->data);
+            return;
+        }
         if (!it->index->ops->valid(it->index))
             return;
         it->index->ops->prev(it->index);

@@ -3,8 +3,9 @@
 **
 ** The reason is written under mu before the code is published, and read
 ** under mu.  The mutex is a leaf: callers may hold their own locks (the
-** WAL holds sync_mu when it records an I/O failure) and nothing is called
-** while it is held.
+** WAL holds sync_mu when it records an I/O failure), and nothing that
+** takes a lock is called while it is held (only formatting into the
+** calling thread's message, rv_error).
 */
 #include "util/stop.h"
 #include "util/error.h"

@@ -115,6 +115,7 @@ struct wal_replay {
     uint64_t max_seq;  /* last sequence number replayed */
     int stop;          /* replay ends after the current segment */
     int have_prev;     /* a segment was replayed before the current one */
+    uint64_t prev_number; /* ... its number */
     size_t prev_data_end; /* ... and its data ended here */
 };
 
@@ -629,6 +630,8 @@ static int wal_reader_check_chain(struct wal_replay *r,
     }
     if (s->header_size == RV_WAL_V1_HEADER_SIZE)
         return RAVEL_OK; /* version 1 vouches for nothing */
+    if (s->number != r->prev_number + 1)
+        return RAVEL_OK; /* a gap in the numbering, reported already */
     if (s->prev_end == r->prev_data_end)
         return RAVEL_OK;
     char prev[32];
@@ -739,6 +742,7 @@ int rv_wal_replay(const char *dir, const uint64_t *numbers, int n,
             result->last_segment = s.number;
             result->last_end = s.data_end;
             r.have_prev = 1;
+            r.prev_number = s.number;
             r.prev_data_end = s.data_end;
         }
     }

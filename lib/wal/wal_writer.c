@@ -57,6 +57,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -740,15 +741,21 @@ static int wal_create_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
     return RAVEL_OK;
 }
 
-/* Makes everything appended to the current segment durable, then trims
-** its unused preallocated space.  Leader only (or close). */
+/* Trims the current segment to its data, then makes everything appended
+** to it durable.  Leader only (or close). */
 static int wal_finish_segment(rv_wal *w)
 {
     pthread_mutex_lock(&w->sync_mu);
     wal_fsync_wait_locked(w);
     int err = 0;
-    if (!wal_io_failed(w) && w->file_off < w->preallocated &&
-        ftruncate(w->fd, (off_t)w->file_off) != 0)
+    /* Trim whatever lies past the data: preallocated space, and the zeros
+    ** the io_uring probe wrote even with preallocation off.  The file
+    ** must end right after the data, so that a seal is found at its end. */
+    struct stat st;
+    if (!wal_io_failed(w) && fstat(w->fd, &st) != 0)
+        err = errno;
+    else if (!wal_io_failed(w) && (uint64_t)st.st_size > w->file_off &&
+             ftruncate(w->fd, (off_t)w->file_off) != 0)
         err = errno;
     if (!wal_io_failed(w) && !err) {
         if (fdatasync(w->fd) != 0)

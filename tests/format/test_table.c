@@ -275,6 +275,41 @@ static void test_every_damage_detected(void **state)
     free(copy);
 }
 
+/* A block that verifies (or is read with verify_checksums off) but does not
+** decode stops the iterator with RAVEL_CORRUPT; it is never skipped as if
+** the keys in it did not exist. */
+static void test_undecodable_block_stops_iterator(void **state)
+{
+    (void)state;
+    uint64_t rng = 21;
+    int n = make_entries(200, &rng);
+    struct rv_table_props p;
+    write_table(14, n, 0, &p);
+    /* the first entry of block 0 is a restart: shared must be 0 */
+    int fd = open(path_of(14), O_RDWR);
+    assert_int_equal(pwrite(fd, "\x05", 1, 0), 1);
+    close(fd);
+    fd = open(path_of(14), O_RDONLY);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    rv_table *t;
+    assert_int_equal(rv_table_open(fd, path_of(14), 14, (uint64_t)st.st_size,
+                                   0, &t), RAVEL_OK);
+    struct rv_iter *it = rv_table_iter_new(t);
+    int seen = 0;
+    for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
+        seen++;
+    assert_int_equal(it->ops->status(it), RAVEL_CORRUPT);
+    assert_true(seen < n);
+    it->ops->destroy(it);
+    it = rv_table_iter_new(t);
+    it->ops->seek(it, g_e[0].key, g_e[0].klen);
+    assert_false(it->ops->valid(it));
+    assert_int_equal(it->ops->status(it), RAVEL_CORRUPT);
+    it->ops->destroy(it);
+    rv_table_close(t);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -296,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_no_filter_and_empty),
         cmocka_unit_test(test_wrong_file_number),
         cmocka_unit_test(test_every_damage_detected),
+        cmocka_unit_test(test_undecodable_block_stops_iterator),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
