@@ -164,9 +164,10 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               (RocksDB's numbers 0..3 are accepted too).
 **                               The default drops the damaged tail of the
 **                               last WAL segment that a crash or power
-**                               loss leaves (nothing written with
-**                               RAVEL_SYNC is ever in it) and refuses any
-**                               other damage, and every mode but
+**                               loss leaves (a power loss never puts a
+**                               RAVEL_SYNC write there; other damage to
+**                               that tail cannot be told from it) and
+**                               refuses any other damage, and every mode but
 **                               skip_any_corrupted_records refuses a hole
 **                               (a missing or shortened segment) with
 **                               RAVEL_CORRUPT; docs/formats.md has the
