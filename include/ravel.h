@@ -63,9 +63,10 @@ RAVEL_API int ravel_libversion_number(void);
                            ** that must not be delayed by the write
                            ** controller) */
 #define RAVEL_LOCKED    7  /* the database directory is open elsewhere */
-#define RAVEL_READONLY  8  /* writes refused after an earlier I/O error
-                           ** (or the database was opened read-only);
-                           ** reads are still served until reopened */
+#define RAVEL_READONLY  8  /* writes refused after an earlier failure (a
+                           ** WAL write or fdatasync, an allocation; see
+                           ** ravel.read_only_reason), or the database was
+                           ** opened read-only; reads are still served */
 
 /* A static English description of a result code ("not found", ...).
 ** Never NULL; unknown codes give "unknown result code". */
@@ -207,8 +208,10 @@ RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
 ** releases the LOCK and frees the handle.  Snapshots and iterators must be released
 ** first; if any remain, returns RAVEL_INVALID and leaves the database open
 ** (the only case in which the handle stays valid).  RAVEL_IOERR if the
-** final fdatasync of the WAL failed: the handle is freed all the same.  A
-** failure already reported to a writer is not reported again.  NULL is a
+** final fdatasync or the seal failed: the handle is freed all the same.
+** After writes were stopped by a failure, a failure already reported to a
+** writer is not reported again; after an I/O failure close syncs and seals
+** nothing (nothing written after it may be taken as durable).  NULL is a
 ** no-op.
 **
 ** Calling any function on the handle once close has begun is a bug of the
@@ -237,9 +240,13 @@ RAVEL_API uint32_t ravel_batch_count(const ravel_batch *b);
 
 /* Applies a batch atomically: every reader sees all of it or none of it.
 ** Returns RAVEL_IOERR if the WAL write or the requested sync failed (the
-** write may or may not be durable; the database then refuses writes with
-** RAVEL_READONLY until reopened).  The batch is not modified and may be
-** reused.  An empty batch is a no-op that succeeds. */
+** write may or may not be durable), RAVEL_NOMEM if memory ran out while
+** applying it (none of it is visible; its WAL record may be written, so
+** after reopen it may be there, whole).  Writes from other threads that
+** were applied together with it get the same result.  After either, the
+** database refuses writes with RAVEL_READONLY until reopened; reads go on.
+** The batch is not modified and may be reused.  An empty batch is a no-op
+** that succeeds. */
 RAVEL_API int ravel_write(ravel_db *db, int flags, ravel_batch *batch);
 RAVEL_API int ravel_put(ravel_db *db, int flags, const void *key, size_t klen,
                         const void *val, size_t vlen);

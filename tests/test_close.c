@@ -6,7 +6,9 @@
 ** small writers queue behind it, and close is called while they are all
 ** inside their calls (some waiting for an fdatasync).  Every write that
 ** began before close must complete (RAVEL_OK), close must not crash or
-** hang, and after reopening every acknowledged write is there.
+** hang, and after reopening every acknowledged write is there.  One test
+** holds sync writers inside the WAL, waiting for an fdatasync, with a pause
+** point (io_uring path), so that close surely starts while they wait.
 **
 ** A call made after close has begun is the caller's bug (the handle may be
 ** freed), so the test must know that every writer is inside its call
@@ -15,6 +17,7 @@
 */
 #include "testutil.h"
 #include "db/db.h"
+#include "util/fault.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -211,11 +214,48 @@ static void test_close_with_sync_writers(void **state)
     ravel_batch_free(big);
 }
 
-/* A call that arrives once close has begun (while the handle is still
-** alive because close waits for a call in progress) is refused with
-** RAVEL_INVALID "closing"; close then completes. */
+/* Close while sync writers are inside the WAL waiting for an fdatasync,
+** held there: on the io_uring path the first sync writer watches its
+** fdatasync and is stopped, once it completed, at the pause point
+** RV_PAUSE_WAL_WATCHED (util/fault.h) before it takes the WAL's lock; the
+** sync writers after it append, start the next fdatasync and wait, the
+** watcher being still registered.  Close is called then and must wait:
+** the paused writer is a call in progress.  Once it goes on, every writer
+** returns RAVEL_OK, close succeeds, and every write is there after reopen.
+** The pwrite path has no watcher to hold: skipped there. */
+#define SYNC_WAITERS 4
+
+struct sync_waiter {
+    ravel_db *db;
+    int t;
+    int rc;
+};
+
+static void *sync_waiter_put(void *p)
+{
+    struct sync_waiter *s = p;
+    char key[32];
+    snprintf(key, sizeof key, "sync-%02d", s->t);
+    s->rc = ravel_put(s->db, RAVEL_SYNC, key, strlen(key), key, strlen(key));
+    return NULL;
+}
+
+/* The "N issued" of ravel.stats' fsync line. */
+static unsigned long long fsyncs_issued(ravel_db *db)
+{
+    char *text = tu_prop(db, "ravel.stats");
+    const char *line = strstr(text, "fsync: ");
+    unsigned long long n = 0;
+    int ok = line && sscanf(line, "fsync: %llu issued", &n) == 1;
+    ravel_free(text);
+    if (!ok)
+        fail_msg("ravel.stats has no \"fsync: N issued\" line");
+    return n;
+}
+
 struct closer {
     ravel_db *db;
+    atomic_int done;
     int rc;
 };
 
@@ -223,8 +263,90 @@ static void *closer_thread(void *p)
 {
     struct closer *c = p;
     c->rc = ravel_close(c->db);
+    atomic_store(&c->done, 1);
     return NULL;
 }
+
+static void test_close_with_sync_waiters_held(void **state)
+{
+    (void)state;
+    char *dir = tu_path("close-sync-held-%d", db_counter++);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    char *io = tu_prop(db, "ravel.wal_io");
+    int uring = strncmp(io, "uring", 5) == 0;
+    ravel_free(io);
+    if (!uring) {
+        TU_OK(ravel_close(db));
+        free(dir);
+        skip(); /* no fdatasync watcher on the pwrite path */
+    }
+    unsigned long long fsyncs0 = fsyncs_issued(db);
+
+    struct sync_waiter w[SYNC_WAITERS];
+    pthread_t th[SYNC_WAITERS];
+    for (int t = 0; t < SYNC_WAITERS; t++)
+        w[t] = (struct sync_waiter){.db = db, .t = t, .rc = -1};
+
+    /* The first sync writer watches its fdatasync and stops once it
+    ** completed. */
+    rv_pause_arm(RV_PAUSE_WAL_WATCHED);
+    assert_int_equal(pthread_create(&th[0], NULL, sync_waiter_put, &w[0]),
+                     0);
+    while (!rv_pause_waiting(RV_PAUSE_WAL_WATCHED))
+        sleep_ms(1);
+
+    /* The others append and start the next fdatasync, which nobody
+    ** watches while the first is held. */
+    for (int t = 1; t < SYNC_WAITERS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, sync_waiter_put,
+                                        &w[t]), 0);
+    while (fsyncs_issued(db) < fsyncs0 + 2)
+        sleep_ms(1);
+
+    struct closer c = {.db = db, .rc = -1};
+    atomic_init(&c.done, 0);
+    pthread_t cth;
+    assert_int_equal(pthread_create(&cth, NULL, closer_thread, &c), 0);
+    int closing = 0;
+    uint32_t in_progress;
+    while (in_progress = rv_db_calls_in_progress(db, &closing), !closing)
+        sleep_ms(1);
+    /* The held writer is a call in progress: close may not return (the
+    ** WAL's own wait for the fdatasync in flight would also hold it). */
+    assert_true(in_progress >= 1);
+    sleep_ms(20);
+    if (atomic_load(&c.done))
+        fail_msg("ravel_close returned (%s) while a sync writer was held "
+                 "inside the WAL", ravel_errstr(c.rc));
+    printf("# close waits for %u call(s) in progress\n",
+           (unsigned)in_progress);
+
+    rv_pause_release(RV_PAUSE_WAL_WATCHED);
+    pthread_join(cth, NULL);
+    for (int t = 0; t < SYNC_WAITERS; t++)
+        pthread_join(th[t], NULL);
+    if (c.rc != RAVEL_OK)
+        fail_msg("ravel_close with sync writers waiting: %s",
+                 ravel_errstr(c.rc));
+    for (int t = 0; t < SYNC_WAITERS; t++)
+        if (w[t].rc != RAVEL_OK)
+            fail_msg("sync writer %d, in progress when close was called, "
+                     "returned %s", t, ravel_errstr(w[t].rc));
+
+    db = tu_open_ok(dir, NULL);
+    for (int t = 0; t < SYNC_WAITERS; t++) {
+        char key[32];
+        snprintf(key, sizeof key, "sync-%02d", t);
+        tu_expect(db, NULL, key, key);
+    }
+    TU_OK(ravel_close(db));
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+/* A call that arrives once close has begun (while the handle is still
+** alive because close waits for a call in progress) is refused with
+** RAVEL_INVALID "closing"; close then completes. */
 
 static void test_call_during_close_is_refused(void **state)
 {
@@ -236,11 +358,18 @@ static void test_call_during_close_is_refused(void **state)
     /* Stand for a call in progress, so close must wait. */
     TU_OK(rv_db_enter(db, "test"));
     struct closer c = {.db = db, .rc = -1};
+    atomic_init(&c.done, 0);
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, closer_thread, &c), 0);
     int closing = 0;
     while (rv_db_calls_in_progress(db, &closing), !closing)
         sleep_ms(1);
+    /* Close may not return while the call is in progress, however long it
+    ** is given (a close that did would have freed the handle). */
+    sleep_ms(20);
+    if (atomic_load(&c.done))
+        fail_msg("ravel_close returned (%s) while a call was in progress",
+                 ravel_errstr(c.rc));
 
     TU_EXPECT_INVALID(ravel_put(db, 0, "k2", 2, "v", 1));
     if (!strstr(ravel_errmsg(), "closing"))
@@ -300,6 +429,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_close_with_queued_writers),
         cmocka_unit_test(test_close_with_sync_writers),
+        cmocka_unit_test(test_close_with_sync_waiters_held),
         cmocka_unit_test(test_call_during_close_is_refused),
         cmocka_unit_test(test_refused_close_keeps_db_open),
     };
