@@ -229,6 +229,7 @@ struct sync_waiter {
     ravel_db *db;
     int t;
     int rc;
+    atomic_int *returned; /* writers whose call has returned */
 };
 
 static void *sync_waiter_put(void *p)
@@ -237,6 +238,7 @@ static void *sync_waiter_put(void *p)
     char key[32];
     snprintf(key, sizeof key, "sync-%02d", s->t);
     s->rc = ravel_put(s->db, RAVEL_SYNC, key, strlen(key), key, strlen(key));
+    atomic_fetch_add(s->returned, 1);
     return NULL;
 }
 
@@ -284,8 +286,11 @@ static void test_close_with_sync_waiters_held(void **state)
 
     struct sync_waiter w[SYNC_WAITERS];
     pthread_t th[SYNC_WAITERS];
+    atomic_int returned;
+    atomic_init(&returned, 0);
     for (int t = 0; t < SYNC_WAITERS; t++)
-        w[t] = (struct sync_waiter){.db = db, .t = t, .rc = -1};
+        w[t] = (struct sync_waiter){.db = db, .t = t, .rc = -1,
+                                    .returned = &returned};
 
     /* The first sync writer watches its fdatasync and stops once it
     ** completed. */
@@ -296,11 +301,15 @@ static void test_close_with_sync_waiters_held(void **state)
         sleep_ms(1);
 
     /* The others append and start the next fdatasync, which nobody
-    ** watches while the first is held. */
+    ** watches while the first is held.  Close must begin only once every
+    ** writer is inside its call (a call made after it is the caller's
+    ** bug). */
     for (int t = 1; t < SYNC_WAITERS; t++)
         assert_int_equal(pthread_create(&th[t], NULL, sync_waiter_put,
                                         &w[t]), 0);
-    while (fsyncs_issued(db) < fsyncs0 + 2)
+    while (fsyncs_issued(db) < fsyncs0 + 2 ||
+           (int)rv_db_calls_in_progress(db, NULL) +
+                   atomic_load(&returned) < SYNC_WAITERS)
         sleep_ms(1);
 
     struct closer c = {.db = db, .rc = -1};
