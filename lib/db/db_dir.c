@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #define DB_IDENTITY "ravel-db 1\n"
-#define DB_IDENTITY_TMP "IDENTITY.tmp"
 
 static int db_dir_exists(const char *dir, const char *name, int *exists)
 {
@@ -61,30 +60,8 @@ static int db_dir_has_segments(const char *dir)
 
 static int db_dir_write_identity(ravel_db *db)
 {
-    char tmp[RV_PATH_MAX], path[RV_PATH_MAX];
-    int rc = rv_path_join(tmp, db->dir, DB_IDENTITY_TMP);
-    if (rc == RAVEL_OK)
-        rc = rv_path_join(path, db->dir, RV_FILE_IDENTITY);
-    if (rc)
-        return rc;
-    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
-    size_t len = strlen(DB_IDENTITY);
-    if (write(fd, DB_IDENTITY, len) != (ssize_t)len)
-        rc = rv_error_errno(RAVEL_IOERR, errno ? errno : EIO, "write %s", tmp);
-    else if (fsync(fd) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", tmp);
-    else
-        rv_sync_journal_file(fd, len);
-    close(fd);
-    if (rc == RAVEL_OK && rename(tmp, path) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "rename %s to %s", tmp, path);
-    if (rc == RAVEL_OK)
-        rc = rv_sync_dir(db->dir);
-    if (rc)
-        unlink(tmp);
-    return rc;
+    return rv_replace_file(db->dir, RV_FILE_IDENTITY, DB_IDENTITY,
+                           strlen(DB_IDENTITY));
 }
 
 static int db_dir_check_identity(ravel_db *db)

@@ -81,30 +81,10 @@ int rv_manifest_append(rv_manifest *m, const struct rv_version_edit *e)
 /* Points CURRENT at manifest NUMBER: temp file, fsync, rename, dir fsync. */
 static int manifest_set_current(const char *dir, uint64_t number)
 {
-    char tmp[RV_PATH_MAX], cur[RV_PATH_MAX], text[40];
-    int rc = rv_path_join(tmp, dir, RV_FILE_CURRENT ".tmp");
-    if (!rc)
-        rc = rv_path_join(cur, dir, RV_FILE_CURRENT);
-    if (rc)
-        return rc;
-    rv_manifest_name(text, sizeof text, number);
+    char text[40];
+    rv_manifest_name(text, sizeof text - 1, number);
     strcat(text, "\n");
-    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
-    rc = manifest_write_all(fd, text, strlen(text), 0, tmp);
-    if (!rc && fsync(fd) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", tmp);
-    if (!rc)
-        rv_sync_journal_file(fd, strlen(text));
-    close(fd);
-    if (!rc && rename(tmp, cur) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "rename %s to %s", tmp, cur);
-    if (!rc)
-        rc = rv_sync_dir(dir);
-    if (rc)
-        unlink(tmp);
-    return rc;
+    return rv_replace_file(dir, RV_FILE_CURRENT, text, strlen(text));
 }
 
 int rv_manifest_create(const char *dir, uint64_t number,

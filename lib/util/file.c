@@ -3,10 +3,12 @@
 */
 #include "util/file.h"
 #include "util/error.h"
+#include "util/filename.h"
 #include "util/sync_journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 int rv_open(const char *path, int flags, int mode)
@@ -32,5 +34,43 @@ int rv_sync_dir(const char *dir)
     else
         rv_sync_journal_dir(dir);
     close(fd);
+    return rc;
+}
+
+int rv_replace_file(const char *dir, const char *name, const char *data,
+                    size_t len)
+{
+    char tmp_name[256], tmp[RV_PATH_MAX], path[RV_PATH_MAX];
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp", name);
+    int rc = rv_path_join(tmp, dir, tmp_name);
+    if (rc == RAVEL_OK)
+        rc = rv_path_join(path, dir, name);
+    if (rc)
+        return rc;
+    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
+    size_t done = 0;
+    while (rc == RAVEL_OK && done < len) {
+        ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO,
+                                "write %s", tmp);
+        else
+            done += (size_t)n;
+    }
+    if (rc == RAVEL_OK && fsync(fd) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", tmp);
+    if (rc == RAVEL_OK)
+        rv_sync_journal_file(fd, len);
+    close(fd);
+    if (rc == RAVEL_OK && rename(tmp, path) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "rename %s to %s", tmp, path);
+    if (rc == RAVEL_OK)
+        rc = rv_sync_dir(dir);
+    if (rc)
+        unlink(tmp);
     return rc;
 }

@@ -1,6 +1,6 @@
 /*
-** file.h -- opening the files of a database, and making directory
-** entries durable.
+** file.h -- opening the files of a database, making directory entries
+** durable, and replacing a small file crash-safely.
 **
 ** A database file must never land on descriptor 0, 1 or 2: a program
 ** started with stdout closed would otherwise print into its WAL (the shell
@@ -20,5 +20,13 @@ RAVEL_PRIVATE int rv_open(const char *path, int flags, int mode);
 /* fsyncs directory DIR, making entries created or removed in it durable.
 ** RAVEL_IOERR with a message naming DIR on failure. */
 RAVEL_PRIVATE int rv_sync_dir(const char *dir);
+
+/* Replaces DIR/NAME by the LEN bytes of DATA crash-safely: written to
+** DIR/NAME.tmp, fsynced, renamed over NAME, and the directory fsynced, so
+** after a crash NAME holds either its old contents or all of the new.
+** RAVEL_IOERR naming the file and errno on failure (the temporary file is
+** removed). */
+RAVEL_PRIVATE int rv_replace_file(const char *dir, const char *name,
+                                  const char *data, size_t len);
 
 #endif /* RAVEL_FILE_H */

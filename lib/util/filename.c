@@ -28,13 +28,17 @@ int rv_wal_segment_path(char *buf, const char *dir, uint64_t number)
     return rv_path_join(buf, dir, name);
 }
 
-/* Accepts exactly the names rv_wal_segment_name produces: "wal-", at least
-** 8 decimal digits (no leading zero beyond the 8-digit padding), ".log". */
-int rv_wal_parse_segment_name(const char *name, uint64_t *number)
+/* Parses PREFIX, a number zero-padded to at least WIDTH digits (no leading
+** zero beyond the padding: one name per number), then SUFFIX, as the whole
+** of NAME.  1 and *NUMBER, or 0. */
+static int filename_parse_number(const char *name, const char *prefix,
+                                 size_t width, const char *suffix,
+                                 uint64_t *number)
 {
-    if (strncmp(name, "wal-", 4) != 0)
+    size_t plen = strlen(prefix);
+    if (strncmp(name, prefix, plen) != 0)
         return 0;
-    const char *p = name + 4;
+    const char *p = name + plen;
     uint64_t v = 0;
     size_t digits = 0;
     for (; *p >= '0' && *p <= '9'; p++, digits++) {
@@ -43,12 +47,18 @@ int rv_wal_parse_segment_name(const char *name, uint64_t *number)
             return 0;
         v = v * 10 + d;
     }
-    if (digits < 8 || strcmp(p, ".log") != 0)
+    if (digits < width || strcmp(p, suffix) != 0)
         return 0;
-    if (digits > 8 && name[4] == '0')
-        return 0; /* not canonical: two names for one number */
+    if (digits > width && name[plen] == '0')
+        return 0;
     *number = v;
     return 1;
+}
+
+/* Accepts exactly the names rv_wal_segment_name produces. */
+int rv_wal_parse_segment_name(const char *name, uint64_t *number)
+{
+    return filename_parse_number(name, "wal-", 8, ".log", number);
 }
 
 void rv_manifest_name(char *buf, size_t size, uint64_t number)
@@ -58,19 +68,5 @@ void rv_manifest_name(char *buf, size_t size, uint64_t number)
 
 int rv_parse_manifest_name(const char *name, uint64_t *number)
 {
-    if (strncmp(name, "MANIFEST-", 9) != 0)
-        return 0;
-    const char *p = name + 9;
-    uint64_t v = 0;
-    size_t digits = 0;
-    for (; *p >= '0' && *p <= '9'; p++, digits++) {
-        uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return 0;
-        v = v * 10 + d;
-    }
-    if (digits < 6 || *p != '\0' || (digits > 6 && name[9] == '0'))
-        return 0;
-    *number = v;
-    return 1;
+    return filename_parse_number(name, "MANIFEST-", 6, "", number);
 }
