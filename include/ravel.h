@@ -174,6 +174,32 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               RAVEL_CORRUPT; docs/formats.md has the
 **                               exact rules
 **   wal_preallocate=true        reserve each WAL segment's space up front
+**
+** Flushing memtables to table files:
+**   max_write_buffer_number=2   memtables in memory at most, the active one
+**                               included (2 .. 64): when the active one is
+**                               full and the others are still being
+**                               flushed, writers wait for a flush
+**   max_background_jobs=2       background threads running flushes (1 .. 64)
+**   target_file_size_base=64M   a flush cuts table files at this size
+**
+** Table files:
+**   block_size=4K               target size of a data block (256 .. 64M)
+**   block_restart_interval=16   keys between restart points in a block
+**   bloom_bits_per_key=10       filter bits per key (0: no filter); at 10 a
+**                               point lookup reads about 1% of the files
+**                               that do not hold its key
+**   compression=none            none | lz4 | zstd: how data blocks are
+**                               compressed; lz4 and zstd exist only where
+**                               ravel was built with liblz4 / libzstd (not
+**                               in the amalgamation compiled with
+**                               -DRAVEL_OMIT_COMPRESSION), and are
+**                               RAVEL_INVALID elsewhere
+**   verify_checksums=true       check every block read from a file
+**   block_cache_size=32M        bytes of data blocks cached in memory (0:
+**                               none), unless a shared cache is given with
+**                               ravel_options_set_cache
+**   max_open_files=1000         table files kept open (16 .. 1000000)
 */
 RAVEL_API int ravel_options_set(ravel_options *opts, const char *name,
                                 const char *value);
@@ -262,6 +288,22 @@ RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
 ** failure.  A database opened read_only has nothing to flush. */
 RAVEL_API int ravel_flush_wal(ravel_db *db, int sync);
 
+/* Flags for ravel_flush. */
+#define RAVEL_FLUSH_NO_WAIT 0x1 /* start the flush and return at once */
+
+/* Writes the active memtable (and every older one not yet written) to table
+** files.  Without RAVEL_FLUSH_NO_WAIT, returns once they are on stable
+** storage and named by the manifest: every write acknowledged before the
+** call is then in a table file (RAVEL_NO_WAL writes included).  An empty
+** memtable is not flushed.  RAVEL_READONLY on a database opened read_only
+** or whose writes were stopped by a failure (the failure is named). */
+RAVEL_API int ravel_flush(ravel_db *db, int flags);
+
+/* Reads every block of every table file of the database and checks it:
+** RAVEL_OK, or RAVEL_CORRUPT naming the first damaged file and the byte
+** offset (RAVEL_IOERR if a file cannot be read). */
+RAVEL_API int ravel_verify(ravel_db *db);
+
 /* ------------------------------------------------------------------ reads */
 
 typedef struct ravel_snapshot ravel_snapshot;
@@ -281,6 +323,17 @@ RAVEL_API uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap);
 RAVEL_API int ravel_get(ravel_db *db, const ravel_snapshot *snap,
                         const void *key, size_t klen, void **val,
                         size_t *vlen);
+
+/* As ravel_get, but copies the value into BUF (CAP bytes; BUF may be NULL
+** when CAP is 0) instead of allocating: nothing is allocated for a caller
+** that reads millions of values.  On RAVEL_OK *vlen is the value's whole
+** length; if it is more than CAP, only the first CAP bytes were copied, and
+** the caller may retry with a larger buffer (through a snapshot, to be sure
+** of reading the same value).  RAVEL_NOTFOUND leaves BUF untouched and
+** *vlen 0. */
+RAVEL_API int ravel_get_into(ravel_db *db, const ravel_snapshot *snap,
+                             const void *key, size_t klen, void *buf,
+                             size_t cap, size_t *vlen);
 
 /* Iterators read a fixed state (SNAP, or the latest visible state when the
 ** iterator is created) in key order (bytewise, shorter first on a common

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum options_kind { OPTIONS_BOOL, OPTIONS_SIZE, OPTIONS_ENUM };
+enum options_kind { OPTIONS_BOOL, OPTIONS_SIZE, OPTIONS_INT, OPTIONS_ENUM };
 
 struct options_enum_name {
     const char *name;
@@ -38,7 +38,7 @@ struct options_def {
     const char *name;
     enum options_kind kind;
     size_t offset;     /* of the field in struct ravel_options */
-    uint64_t min, max; /* OPTIONS_SIZE only */
+    uint64_t min, max; /* OPTIONS_SIZE and OPTIONS_INT */
     const struct options_enum_name *names; /* OPTIONS_ENUM; NULL-terminated,
                                            ** the first name of a value is
                                            ** the one get/describe print */
@@ -68,6 +68,17 @@ static const struct options_enum_name options_recovery_names[] = {
     {NULL, 0},
 };
 
+static const struct options_enum_name options_compression_names[] = {
+    {"none", RV_COMPRESSION_NONE},
+    {"lz4", RV_COMPRESSION_LZ4},
+    {"zstd", RV_COMPRESSION_ZSTD},
+    /* db_bench's --compression_type spellings */
+    {"kNoCompression", RV_COMPRESSION_NONE},
+    {"kLZ4Compression", RV_COMPRESSION_LZ4},
+    {"kZSTD", RV_COMPRESSION_ZSTD},
+    {NULL, 0},
+};
+
 #define OPTIONS_FIELD(f) offsetof(struct ravel_options, f)
 
 static const struct options_def options_table[] = {
@@ -89,6 +100,26 @@ static const struct options_def options_table[] = {
      0, 0, options_recovery_names},
     {"wal_preallocate", OPTIONS_BOOL, OPTIONS_FIELD(wal_preallocate),
      0, 0, NULL},
+    {"max_write_buffer_number", OPTIONS_INT,
+     OPTIONS_FIELD(max_write_buffer_number), 2, 64, NULL},
+    {"max_background_jobs", OPTIONS_INT, OPTIONS_FIELD(max_background_jobs),
+     1, 64, NULL},
+    {"target_file_size_base", OPTIONS_SIZE,
+     OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL},
+    {"block_size", OPTIONS_SIZE, OPTIONS_FIELD(block_size),
+     256, 64ull << 20, NULL},
+    {"block_restart_interval", OPTIONS_INT,
+     OPTIONS_FIELD(block_restart_interval), 1, 1024, NULL},
+    {"bloom_bits_per_key", OPTIONS_INT, OPTIONS_FIELD(bloom_bits_per_key),
+     0, 64, NULL},
+    {"compression", OPTIONS_ENUM, OPTIONS_FIELD(compression), 0, 0,
+     options_compression_names},
+    {"verify_checksums", OPTIONS_BOOL, OPTIONS_FIELD(verify_checksums),
+     0, 0, NULL},
+    {"block_cache_size", OPTIONS_SIZE, OPTIONS_FIELD(block_cache_size),
+     0, 1ull << 40, NULL},
+    {"max_open_files", OPTIONS_INT, OPTIONS_FIELD(max_open_files),
+     16, 1000000, NULL},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])
@@ -101,40 +132,34 @@ static const char *const options_not_built[] = {
     "two_write_queues",
     "manual_wal_flush",
     "enable_pipelined_write",
-    "max_write_buffer_number",
     "min_write_buffer_number_to_merge",
     "max_write_buffer_size_to_maintain",
     "level0_file_num_compaction_trigger",
     "level0_slowdown_writes_trigger",
     "level0_stop_writes_trigger",
     "disable_auto_compactions",
-    "max_background_jobs",
     "max_background_compactions",
     "max_background_flushes",
     "max_subcompactions",
     "delayed_write_rate",
     "soft_pending_compaction_bytes_limit",
     "hard_pending_compaction_bytes_limit",
-    "target_file_size_base",
     "target_file_size_multiplier",
     "max_bytes_for_level_base",
     "max_bytes_for_level_multiplier",
     "level_compaction_dynamic_level_bytes",
     "compaction_style",
     "num_levels",
-    "compression",
     "compression_type",
     "compression_level",
     "min_level_to_compress",
     "bloom_bits",
     "cache_size",
-    "block_size",
     "cache_index_and_filter_blocks",
     "use_direct_io_for_flush_and_compaction",
     "use_direct_reads",
     "allow_mmap_reads",
     "allow_mmap_writes",
-    "max_open_files",
     "max_total_wal_size",
     "wal_bytes_per_sync",
     "bytes_per_sync",
@@ -184,6 +209,45 @@ void rv_options_init_defaults(struct ravel_options *o)
     o->wal_io = RV_WAL_IO_AUTO;
     o->wal_recovery_mode = RV_RECOVERY_TOLERATE_CORRUPTED_TAIL;
     o->wal_preallocate = 1;
+    o->max_write_buffer_number = 2;
+    o->max_background_jobs = 2;
+    o->target_file_size_base = 64ull << 20;
+    o->block_size = 4096;
+    o->block_restart_interval = 16;
+    o->bloom_bits_per_key = 10;
+    o->compression = RV_COMPRESSION_NONE;
+    o->verify_checksums = 1;
+    o->block_cache_size = 32ull << 20;
+    o->max_open_files = 1000;
+    o->block_cache = NULL;
+}
+
+int rv_compression_available(enum rv_compression c)
+{
+    switch (c) {
+    case RV_COMPRESSION_NONE:
+        return 1;
+    case RV_COMPRESSION_LZ4:
+#if defined(RAVEL_HAVE_LZ4) && !defined(RAVEL_OMIT_COMPRESSION)
+        return 1;
+#else
+        return 0;
+#endif
+    case RV_COMPRESSION_ZSTD:
+#if defined(RAVEL_HAVE_ZSTD) && !defined(RAVEL_OMIT_COMPRESSION)
+        return 1;
+#else
+        return 0;
+#endif
+    }
+    return 0;
+}
+
+const char *rv_compression_name(enum rv_compression c)
+{
+    const char *name = options_enum_name_of(options_compression_names,
+                                            (int)c);
+    return name ? name : "unknown";
 }
 
 int rv_option_is_not_built(const char *name)
@@ -386,10 +450,36 @@ static int options_set_value(struct ravel_options *o,
         memcpy(field, &v, sizeof v);
         return RAVEL_OK;
     }
+    case OPTIONS_INT: {
+        uint64_t v;
+        if (options_parse_size(value, &v) < 0 || v < d->min || v > d->max)
+            return rv_error(RAVEL_INVALID,
+                            "option '%s': bad value '%s' (expected a whole "
+                            "number %llu .. %llu)", d->name, value,
+                            (unsigned long long)d->min,
+                            (unsigned long long)d->max);
+        int n = (int)v;
+        memcpy(field, &n, sizeof n);
+        return RAVEL_OK;
+    }
     case OPTIONS_ENUM:
         for (int i = 0; d->names[i].name; i++) {
             if (strcmp(d->names[i].name, value) == 0) {
                 int e = d->names[i].value;
+                if (d->names == options_compression_names &&
+                    !rv_compression_available((enum rv_compression)e))
+                    return rv_error(RAVEL_INVALID, "option '%s': %s is not "
+                                    "available in this build of ravel "
+                                    "(built without lib%s%s); only 'none' "
+                                    "and the compressions it was built "
+                                    "with are accepted", d->name, value,
+                                    e == RV_COMPRESSION_LZ4 ? "lz4" : "zstd",
+#ifdef RAVEL_OMIT_COMPRESSION
+                                    ", with RAVEL_OMIT_COMPRESSION"
+#else
+                                    ""
+#endif
+                                    );
                 /* Both enums are stored as their C enum type; every enum
                 ** of options.h has int's size and representation. */
                 memcpy(field, &e, sizeof e);
@@ -425,6 +515,10 @@ static void options_format_value(const struct ravel_options *o,
         memcpy(&v, field, sizeof v);
         snprintf(buf, size, "%llu", (unsigned long long)v);
         return;
+    case OPTIONS_INT:
+        memcpy(&i, field, sizeof i);
+        snprintf(buf, size, "%d", i);
+        return;
     case OPTIONS_ENUM: {
         memcpy(&i, field, sizeof i);
         const char *name = options_enum_name_of(d->names, i);
@@ -457,7 +551,21 @@ int ravel_options_new(ravel_options **out)
 
 void ravel_options_free(ravel_options *opts)
 {
+    if (!opts)
+        return;
+    rv_options_release(opts);
     free(opts);
+}
+
+void rv_options_copy(struct ravel_options *dst,
+                     const struct ravel_options *src)
+{
+    *dst = *src;
+}
+
+void rv_options_release(struct ravel_options *o)
+{
+    o->block_cache = NULL;
 }
 
 int ravel_options_set(ravel_options *opts, const char *name,

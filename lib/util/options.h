@@ -11,6 +11,16 @@
 
 enum rv_wal_io { RV_WAL_IO_AUTO = 0, RV_WAL_IO_URING = 1, RV_WAL_IO_SYNC = 2 };
 
+/* Table block compression.  The values are the block trailer's type byte
+** on disk (table/table_format.h): DO NOT CHANGE THEM. */
+enum rv_compression {
+    RV_COMPRESSION_NONE = 0,
+    RV_COMPRESSION_LZ4 = 1,
+    RV_COMPRESSION_ZSTD = 2,
+};
+
+struct rv_cache;
+
 /* RocksDB's WALRecoveryMode numbering, accepted as numbers too. */
 enum rv_recovery_mode {
     RV_RECOVERY_TOLERATE_CORRUPTED_TAIL = 0,
@@ -29,7 +39,39 @@ struct ravel_options {
     enum rv_wal_io wal_io;               /* auto */
     enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
     int wal_preallocate;                 /* true */
+
+    /* Memtables and flushing. */
+    int max_write_buffer_number;         /* 2, 2 .. 64 */
+    int max_background_jobs;             /* 2, 1 .. 64 */
+    uint64_t target_file_size_base;      /* 64 MiB */
+
+    /* Table files. */
+    uint64_t block_size;                 /* 4 KiB */
+    int block_restart_interval;          /* 16 */
+    int bloom_bits_per_key;              /* 10; 0: no filter */
+    enum rv_compression compression;     /* none */
+    int verify_checksums;                /* true */
+    uint64_t block_cache_size;           /* 32 MiB; 0: no block cache */
+    int max_open_files;                  /* 1000 */
+    /* A block cache shared with other databases (ravel_options_set_cache),
+    ** with one reference held by these options; NULL: the database makes
+    ** its own of block_cache_size bytes. */
+    struct rv_cache *block_cache;
 };
+
+/* Copies SRC into DST taking a reference on the shared block cache, if
+** any (a plain struct copy would share the options' reference). */
+RAVEL_PRIVATE void rv_options_copy(struct ravel_options *dst,
+                                   const struct ravel_options *src);
+
+/* Drops what O holds (the block cache reference). */
+RAVEL_PRIVATE void rv_options_release(struct ravel_options *o);
+
+/* 1 if this build can write and read tables compressed with C. */
+RAVEL_PRIVATE int rv_compression_available(enum rv_compression c);
+
+/* "none", "lz4", "zstd". */
+RAVEL_PRIVATE const char *rv_compression_name(enum rv_compression c);
 
 RAVEL_PRIVATE void rv_options_init_defaults(struct ravel_options *o);
 
