@@ -9,16 +9,25 @@
 **   LOG                 human-readable events (util/log.c)
 **   wal-NNNNNNNN.log    WAL segments (wal/wal_format.h); each open starts a
 **                       new one, and so does each memtable switch
+**   NNNNNN.sst          table files (table/table_format.h)
+**   MANIFEST-NNNNNN     the log of version edits (db/manifest.h)
+**   CURRENT             names the manifest in use
 **
 ** Open, in order: the directory, IDENTITY and LOCK (db_dir.c), the LOG,
-** WAL replay into the active memtable (recovery.c), then the WAL writer's
-** first segment.
+** the block cache and the cache of open tables, the manifest and WAL
+** replay into the active memtable, a new manifest and the deletion of
+** obsolete files (recovery.c), the WAL writer's first segment, then the
+** background threads (bg.c), which flush a large recovered memtable at
+** once.  Close, after the gate: the background threads finish their
+** running job, then the WAL is sealed.
 */
 #include "db/db.h"
 #include "util/error.h"
+#include "util/filename.h"
 #include "util/lockfile.h"
 #include "util/log.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdarg.h>
@@ -157,6 +166,10 @@ void rv_db_log(ravel_db *db, const char *fmt, ...)
 void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
 {
     rv_stop_set(&db->stop, rc, reason);
+    /* wake writers waiting for room and ravel_flush callers */
+    pthread_mutex_lock(&db->mu);
+    pthread_cond_broadcast(&db->flush_cv);
+    pthread_mutex_unlock(&db->mu);
     /* The first to get here logs the recorded reason, which may be one the
     ** WAL recorded before.  relaxed: the flag only elects the logger. */
     if (atomic_exchange_explicit(&db->stop_logged, 1, memory_order_relaxed))
@@ -172,11 +185,18 @@ static void db_free(ravel_db *db)
 {
     if (db->current)
         rv_version_unref(db->current);
+    rv_manifest_close(db->manifest);
+    rv_table_cache_free(db->tables);
+    if (db->block_cache)
+        rv_cache_unref(db->block_cache);
+    rv_options_release(&db->options);
     rv_lockfile_release(db->lock_fd);
     if (db->log_fd >= 0)
         close(db->log_fd);
     rv_write_queue_destroy(&db->queue);
     rv_stop_destroy(&db->stop);
+    pthread_cond_destroy(&db->bg_cv);
+    pthread_cond_destroy(&db->flush_cv);
     pthread_mutex_destroy(&db->mu);
     db->magic = RV_DB_DEAD;
     free(db->dir);
@@ -189,17 +209,21 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     if (!db)
         return NULL;
     if (opts)
-        db->options = *opts;
+        rv_options_copy(&db->options, opts);
     else
         rv_options_init_defaults(&db->options);
     db->dir = strdup(dir);
     rv_memtable *mem = rv_memtable_new(db->options.write_buffer_size);
-    db->current = mem ? rv_version_new(mem, 0, 0) : NULL;
+    struct rv_files *files = rv_files_new_empty();
+    db->current = mem && files ? rv_version_new(mem, 0, 0, files) : NULL;
     if (mem)
         rv_memtable_unref(mem); /* the version holds it */
+    if (files)
+        rv_files_unref(files);
     if (!db->dir || !db->current) {
         if (db->current)
             rv_version_unref(db->current);
+        rv_options_release(&db->options);
         free(db->dir);
         free(db);
         return NULL;
@@ -208,9 +232,68 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     db->lock_fd = -1;
     db->log_fd = -1;
     pthread_mutex_init(&db->mu, NULL);
+    pthread_cond_init(&db->bg_cv, NULL);
+    pthread_cond_init(&db->flush_cv, NULL);
     rv_stop_init(&db->stop);
     rv_write_queue_init(&db->queue);
     return db;
+}
+
+/* ------------------------------------------------------------ files */
+
+/* An obsolete table file nobody uses any more: close and delete it. */
+static void db_file_gone(void *ctx, uint64_t number)
+{
+    ravel_db *db = ctx;
+    rv_table_cache_evict(db->tables, number);
+    char path[RV_PATH_MAX];
+    if (rv_table_file_path(path, db->dir, number) == 0 && unlink(path) != 0
+        && errno != ENOENT)
+        rv_db_log(db, "could not delete obsolete table file %s: %s", path,
+                  strerror(errno));
+}
+
+struct rv_file *rv_db_new_file(ravel_db *db, const struct rv_file_meta *m)
+{
+    return rv_file_new(m, db_file_gone, db);
+}
+
+/* The block cache (the options' shared one, or one of its own) and the
+** cache of open tables. */
+static int db_open_caches(ravel_db *db)
+{
+    int rc = RAVEL_OK;
+    if (db->options.block_cache) {
+        db->block_cache = db->options.block_cache;
+        rv_cache_ref(db->block_cache);
+    } else if (db->options.block_cache_size > 0) {
+        rc = rv_cache_new((size_t)db->options.block_cache_size,
+                          &db->block_cache);
+    }
+    if (rc)
+        return rc;
+    struct rv_table_read_options ro = {
+        .verify_checksums = db->options.verify_checksums,
+        .block_cache = db->block_cache,
+    };
+    return rv_table_cache_new(db->dir, db->options.max_open_files, &ro,
+                              &db->tables);
+}
+
+/* After recovery: a large recovered memtable is switched out at once, so
+** a background flush writes it and the WAL it came from can go. */
+static int db_flush_recovered(ravel_db *db, uint64_t segment)
+{
+    rv_memtable *mem = db->current->mem;
+    if (rv_memtable_memory_usage(mem) < db->options.write_buffer_size / 4 ||
+        rv_db_memtable_is_empty(mem))
+        return RAVEL_OK;
+    rv_memtable *fresh = rv_memtable_new(db->options.write_buffer_size);
+    if (!fresh)
+        return rv_error(RAVEL_NOMEM, "out of memory creating a memtable");
+    int rc = rv_db_install_memtable(db, fresh, segment);
+    rv_memtable_unref(fresh);
+    return rc;
 }
 
 static void db_log_open(ravel_db *db)
@@ -229,6 +312,7 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         return rv_error(RAVEL_INVALID, "ravel_open: %s",
                         !out ? "out is NULL" : "directory name is empty or "
                         "NULL");
+    *out = NULL;
     ravel_db *db = db_alloc(dir, opts);
     if (!db)
         return rv_error(RAVEL_NOMEM, "out of memory opening %s", dir);
@@ -238,10 +322,19 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         goto out;
     if (!db->options.read_only)
         db->log_fd = rv_log_open(db->dir);
-    rc = rv_db_recover(db);
+    rc = db_open_caches(db);
+    if (rc == RAVEL_OK)
+        rc = rv_db_recover(db);
+    db->active_mem = db->current->mem;
+    db->active_mem_wal = db->current->mem_wal;
+    uint64_t segment = db->next_segment;
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = rv_wal_open(db->dir, db->next_segment++, db->wal_prev_end,
                          &db->options, &db->stop, &db->wal);
+    if (rc == RAVEL_OK && !db->options.read_only)
+        rc = db_flush_recovered(db, segment);
+    if (rc == RAVEL_OK && !db->options.read_only)
+        rc = rv_bg_start(db);
     if (rc)
         goto out;
     atomic_store_explicit(&db->last_seq_stat, db->last_seq,
@@ -281,6 +374,9 @@ int ravel_close(ravel_db *db)
         return rc;
     }
 
+    /* A running flush finishes; memtables not yet flushed stay in their
+    ** WAL segments for the next open. */
+    rv_bg_stop(db);
     rc = rv_wal_close(db->wal);
     rv_db_log(db, "closed%s%s", rc ? ": " : "", rc ? rv_errmsg_get() : "");
     db_free(db);

@@ -2,8 +2,11 @@
 ** db.h -- the database handle, shared by the files of lib/db/:
 **   db.c          the handle: open, close, checking a handle
 **   db_dir.c      the directory: creating it, IDENTITY
-**   recovery.c    replaying the WAL on open
-**   version.c     the memtables reads see (version.h)
+**   recovery.c    reading the manifest and replaying the WAL on open
+**   version.c     the memtables and files reads see (version.h)
+**   table_cache.c the open table files
+**   bg.c          the background threads and the jobs they run
+**   flush.c       writing an immutable memtable to table files
 **   db_write.c    the write path; write_group.c forms the groups
 **   db_read.c     gets, snapshots, iterators
 **   properties.c  ravel_property
@@ -18,6 +21,8 @@
 #define RAVEL_DB_H
 
 #include "ravel_int.h"
+#include "db/manifest.h"
+#include "db/table_cache.h"
 #include "db/version.h"
 #include "db/write_group.h"
 #include "memtable/memtable.h"
@@ -58,14 +63,55 @@ struct ravel_db {
     struct rv_stop stop;
     _Atomic int stop_logged;        /* 1 once the LOG has the stop; xchg */
 
-    pthread_mutex_t mu;             /* guards current and the counts below */
+    pthread_mutex_t mu;             /* guards current and the fields
+                                    ** below, up to the statistics */
     struct rv_version *current;
+    /* current->mem and current->mem_wal, written under mu by the leader
+    ** that switches memtables, read by leaders alone without the lock. */
+    rv_memtable *active_mem;
+    uint64_t active_mem_wal;
     int live_snapshots;
     int live_iterators;
+    struct ravel_snapshot *snapshots; /* live snapshots, a list */
+
+    /* Table files (mu).  log_number: WAL segments below it hold only
+    ** flushed data (the manifest says so); next_file_number: the next
+    ** table or manifest number. */
+    uint64_t log_number;
+    uint64_t next_file_number;
+    rv_manifest *manifest;          /* the flush job alone appends */
+    rv_table_cache *tables;
+    struct rv_cache *block_cache;   /* NULL when block_cache_size is 0 */
+
+    /* Background jobs (bg.c; mu).  bg_cv: a job may be ready (or
+    ** shutdown); flush_cv: a flush finished, or failed. */
+    pthread_cond_t bg_cv;
+    pthread_cond_t flush_cv;
+    pthread_t *bg_threads;
+    int n_bg_threads;
+    int bg_shutdown;
+    int flush_running;              /* one flush at a time, oldest first */
 
     /* Statistics (relaxed). */
     _Atomic uint64_t stat_memtable_switches;
     _Atomic uint64_t stat_nowal_writes;
+    _Atomic uint64_t stat_flushes;
+    _Atomic uint64_t stat_flush_bytes;     /* table bytes written */
+    _Atomic uint64_t stat_flush_entries;   /* entries written */
+    _Atomic uint64_t stat_flush_dropped;   /* versions no reader can see */
+    _Atomic uint64_t stat_flush_micros;
+    _Atomic uint64_t stat_stalls;          /* groups that waited for room */
+    _Atomic uint64_t stat_stall_micros;
+    _Atomic uint64_t stat_bg_errors;
+    _Atomic uint64_t stat_filter_useful;   /* table lookups a filter saved */
+    _Atomic uint64_t stat_wal_deleted;     /* obsolete segments deleted */
+};
+
+/* A live snapshot (db_read.c), in db->snapshots. */
+struct ravel_snapshot {
+    ravel_db *db;
+    uint64_t seq;
+    struct ravel_snapshot *prev, *next;
 };
 
 /* Checks that DB is a live handle; sets the message otherwise. */
@@ -91,10 +137,40 @@ RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);
 /* The memtable the write-group leader inserts into.  Leader only. */
 RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
 
+/* 1 if MEM holds no entry. */
+RAVEL_PRIVATE int rv_db_memtable_is_empty(rv_memtable *mem);
+
 /* Installs a version whose active memtable is MEM (a fresh one), moving
 ** the previous active memtable to the immutable list.  Leader only. */
 RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                                          uint64_t wal_segment);
+
+/* Under db->mu: replaces the immutable memtable FLUSHED by the file set
+** FILES in a new current version (flush.c). */
+RAVEL_PRIVATE int rv_db_install_flush_locked(ravel_db *db,
+                                             rv_memtable *flushed,
+                                             struct rv_files *files);
+
+/* Starts the background threads (bg.c); stops them, letting a running
+** job finish and starting no other. */
+RAVEL_PRIVATE int rv_bg_start(ravel_db *db);
+RAVEL_PRIVATE void rv_bg_stop(ravel_db *db);
+
+/* Flushes the oldest immutable memtable of the current version (flush.c).
+** Called by a background thread with db->mu held and flush_running set;
+** drops and retakes the lock.  On failure writes are stopped. */
+RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db);
+
+/* Makes a version-edit file of META and the callbacks that delete its
+** file once obsolete and unused (flush.c, recovery.c). */
+RAVEL_PRIVATE struct rv_file *rv_db_new_file(ravel_db *db,
+                                             const struct rv_file_meta *m);
+
+/* The sequence numbers of the live snapshots, ascending, in a new array
+** (*N of them); under db->mu.  NULL with *N = 0 when there are none or
+** memory ran out (*NOMEM set then). */
+RAVEL_PRIVATE uint64_t *rv_db_snapshot_list_locked(ravel_db *db, int *n,
+                                                   int *nomem);
 
 /* Stops writes after a failure with result code RC (RAVEL_IOERR,
 ** RAVEL_NOMEM, ...) and message REASON: every later write returns
@@ -107,8 +183,16 @@ RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, int rc,
 ** and allowed, or checks they are there; takes the LOCK. */
 RAVEL_PRIVATE int rv_db_prepare_dir(ravel_db *db);
 
-/* Replays the WAL into the active memtable (recovery.c). */
+/* Reads the manifest and replays the WAL segments it does not cover
+** into the active memtable; then, unless read-only, starts a new manifest
+** and deletes obsolete files (recovery.c). */
 RAVEL_PRIVATE int rv_db_recover(ravel_db *db);
+
+/* Deletes WAL segments FROM .. TO-1 (flushed: their data is in table
+** files the manifest names).  Best effort: a segment left behind is
+** deleted by the next open. */
+RAVEL_PRIVATE void rv_db_delete_wal_segments(ravel_db *db, uint64_t from,
+                                             uint64_t to);
 
 /* Appends a timestamped line to the LOG file of the database. */
 RAVEL_PRIVATE void rv_db_log(ravel_db *db, const char *fmt, ...)

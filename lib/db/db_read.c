@@ -1,10 +1,20 @@
 /*
-** db_read.c -- reads: ravel_get, snapshots and ravel_iter.
+** db_read.c -- reads: ravel_get, ravel_get_into, snapshots and ravel_iter.
 **
-** A read takes a read view (visibility.h) from its snapshot's sequence, or
-** last_visible_seq, and a reference on the current version (the active and immutable
-** memtables), then looks newest first.  Nothing a reader does blocks a
-** writer beyond the short version-reference critical section.
+** A read takes a reference on the current version (the active and
+** immutable memtables and the table files), then a read view
+** (visibility.h) from its snapshot's sequence or last_visible_seq -- in
+** that order: a version installed by a flush holds files from which
+** versions hidden by newer ones were dropped (flush.c), and a read that
+** sees that version must read at a sequence at or above everything the
+** flush wrote, which a sequence taken after the version guarantees.  Then
+** it looks newest first: the memtables, level 0's files newest first,
+** then the deeper levels.  Nothing a reader does blocks a writer beyond
+** the short version-reference critical section.
+**
+** Snapshots are listed in db->snapshots (their sequences are read under
+** db->mu when they are taken), so that a flush keeps every version one of
+** them can see.
 */
 #include "db/db.h"
 #include "db/db_iter.h"
@@ -15,14 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ravel_snapshot {
-    ravel_db *db;
-    uint64_t seq;
-};
-
 struct ravel_iter {
     ravel_db *db;
     rv_db_iter *it;
+    struct rv_version *v;   /* pinned: its files stay while it reads */
 };
 
 static uint64_t read_latest_sequence(ravel_db *db)
@@ -63,8 +69,13 @@ static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
     if (!s)
         return rv_error(RAVEL_NOMEM, "out of memory for a snapshot");
     s->db = db;
-    s->seq = read_latest_sequence(db);
+    s->prev = NULL;
     pthread_mutex_lock(&db->mu);
+    s->seq = read_latest_sequence(db);
+    s->next = db->snapshots;
+    if (s->next)
+        s->next->prev = s;
+    db->snapshots = s;
     db->live_snapshots++;
     pthread_mutex_unlock(&db->mu);
     *out = s;
@@ -90,6 +101,12 @@ static int read_snapshot_release(ravel_db *db, ravel_snapshot *snap)
     if (rc)
         return rc;
     pthread_mutex_lock(&db->mu);
+    if (snap->prev)
+        snap->prev->next = snap->next;
+    else
+        db->snapshots = snap->next;
+    if (snap->next)
+        snap->next->prev = snap->prev;
     db->live_snapshots--;
     pthread_mutex_unlock(&db->mu);
     free(snap);
@@ -111,97 +128,311 @@ uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap)
     return snap ? snap->seq : 0;
 }
 
+static int read_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+uint64_t *rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem)
+{
+    *n = 0;
+    *nomem = 0;
+    if (db->live_snapshots == 0)
+        return NULL;
+    uint64_t *seqs = malloc((size_t)db->live_snapshots * sizeof *seqs);
+    if (!seqs) {
+        *nomem = 1;
+        return NULL;
+    }
+    for (ravel_snapshot *s = db->snapshots; s; s = s->next)
+        seqs[(*n)++] = s->seq;
+    qsort(seqs, (size_t)*n, sizeof *seqs, read_cmp_u64);
+    return seqs;
+}
+
 /* ------------------------------------------------------------------ get */
 
-/* Newest entry for KEY in V that VIEW sees: 1 if found (put or delete). */
-static int read_lookup(struct rv_version *v, const void *key, size_t klen,
-                       const struct rv_read_view *view, int *type,
-                       const char **val, size_t *vlen)
+/* Where a found value goes: a malloc'd copy (ravel_get) or the caller's
+** buffer (ravel_get_into). */
+struct read_sink {
+    char **copy;        /* ravel_get: *copy receives the copy */
+    char *buf;          /* ravel_get_into */
+    size_t cap;
+    size_t vlen;        /* the value's whole length */
+    int rc;             /* RAVEL_NOMEM if the copy failed */
+};
+
+static void read_deliver(struct read_sink *sink, const char *val, size_t vlen)
 {
-    if (rv_memtable_get(v->mem, key, klen, view, type, val, vlen))
+    sink->vlen = vlen;
+    if (sink->copy) {
+        char *c = malloc(vlen ? vlen : 1);
+        if (!c) {
+            sink->rc = rv_error(RAVEL_NOMEM, "ravel_get: out of memory for a "
+                                "%zu-byte value", vlen);
+            return;
+        }
+        memcpy(c, val, vlen);
+        *sink->copy = c;
+    } else if (vlen) {
+        memcpy(sink->buf, val, vlen < sink->cap ? vlen : sink->cap);
+    }
+}
+
+/* One lookup: the user key, the view, and what was found. */
+struct read_probe {
+    const char *ukey;
+    size_t ulen;
+    const struct rv_read_view *view;
+    int found;          /* an entry the view sees: a put or a delete */
+    int type;
+    int corrupt;        /* an entry too short to hold a tag */
+    struct read_sink *sink;
+};
+
+/* rv_table_get's callback: the first entry of the key the view sees. */
+static int read_table_entry(void *ctx, const char *ikey, size_t klen,
+                            const char *val, size_t vlen)
+{
+    struct read_probe *p = ctx;
+    if (klen < RV_TAG_SIZE) {
+        p->corrupt = 1;
+        return 0;
+    }
+    if (rv_user_key_compare(ikey, klen - RV_TAG_SIZE, p->ukey, p->ulen) != 0)
+        return 0; /* past the key: not in this table */
+    uint64_t tag = rv_get_fixed64(ikey + klen - RV_TAG_SIZE);
+    if (!rv_read_view_sees(p->view, rv_tag_sequence(tag)))
         return 1;
-    for (int i = 0; i < v->n_imm; i++)
-        if (rv_memtable_get(v->imm[i], key, klen, view, type, val, vlen))
-            return 1;
+    p->found = 1;
+    p->type = rv_tag_type(tag);
+    if (p->type == RV_TYPE_PUT)
+        read_deliver(p->sink, val, vlen);
     return 0;
 }
 
-static int read_get(ravel_db *db, const ravel_snapshot *snap,
-                    const void *key, size_t klen, void **val, size_t *vlen)
+/* 1 if F's key range may hold the user key of P. */
+static int read_file_covers(const struct rv_file *f,
+                            const struct read_probe *p)
 {
-    int rc = read_check_key(key, klen, "ravel_get");
-    if (rc == RAVEL_OK)
-        rc = read_check_snapshot(db, snap, "ravel_get");
-    if (rc == RAVEL_OK && (!val || !vlen))
-        rc = rv_error(RAVEL_INVALID, "ravel_get: %s is NULL",
-                      !val ? "val" : "vlen");
-    if (val)
-        *val = NULL;
-    if (vlen)
-        *vlen = 0;
-    if (rc)
-        return rc;
+    const struct rv_file_meta *m = &f->meta;
+    return rv_user_key_compare(p->ukey, p->ulen, m->smallest,
+                               m->smallest_len - RV_TAG_SIZE) >= 0 &&
+           rv_user_key_compare(p->ukey, p->ulen, m->largest,
+                               m->largest_len - RV_TAG_SIZE) <= 0;
+}
 
+/* Looks P up in table file F, with TARGET the internal key to seek. */
+static int read_file(ravel_db *db, const struct rv_file *f,
+                     struct read_probe *p, const char *target, size_t tlen)
+{
+    int filtered = 0;
+    int rc = rv_table_cache_get(db->tables, f->meta.number, f->meta.size,
+                                target, tlen, read_table_entry, p, &filtered);
+    if (filtered)
+        atomic_fetch_add_explicit(&db->stat_filter_useful, 1,
+                                  memory_order_relaxed);
+    if (rc == RAVEL_OK && p->corrupt)
+        rc = rv_error(RAVEL_CORRUPT, "table file %06llu holds an entry whose "
+                      "key is too short to hold a tag",
+                      (unsigned long long)f->meta.number);
+    return rc;
+}
+
+/* The first file of a sorted, non-overlapping level whose largest key is
+** at or after P's key. */
+static int read_level_find(struct rv_file *const *files, int n,
+                           const struct read_probe *p)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        const struct rv_file_meta *m = &files[mid]->meta;
+        if (rv_user_key_compare(m->largest, m->largest_len - RV_TAG_SIZE,
+                                p->ukey, p->ulen) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Searches the files of V newest first, stopping at the first entry of
+** the key the view sees. */
+static int read_files(ravel_db *db, const struct rv_version *v,
+                      struct read_probe *p)
+{
+    const struct rv_files *fs = v->files;
+    if (rv_files_count(fs) == 0)
+        return RAVEL_OK;
+    char stack[512];
+    size_t tlen = p->ulen + RV_TAG_SIZE;
+    char *target = tlen <= sizeof stack ? stack : malloc(tlen);
+    if (!target)
+        return rv_error(RAVEL_NOMEM, "ravel_get: out of memory for a key");
+    if (p->ulen)
+        memcpy(target, p->ukey, p->ulen);
+    /* the newest version the view can see sorts first */
+    rv_put_fixed64(target + p->ulen,
+                   rv_pack_tag(rv_read_view_max_seq(p->view), RV_TYPE_PUT));
+    int rc = RAVEL_OK;
+    for (int i = 0; i < fs->n[0] && !p->found && rc == RAVEL_OK; i++)
+        if (read_file_covers(fs->level[0][i], p))
+            rc = read_file(db, fs->level[0][i], p, target, tlen);
+    for (int l = 1; l < RV_NUM_LEVELS && !p->found && rc == RAVEL_OK; l++) {
+        int at = read_level_find(fs->level[l], fs->n[l], p);
+        if (at < fs->n[l] && read_file_covers(fs->level[l][at], p))
+            rc = read_file(db, fs->level[l][at], p, target, tlen);
+    }
+    if (target != stack)
+        free(target);
+    return rc;
+}
+
+/* 1 if memtable M holds an entry of P's key that P's view sees. */
+static int read_memtable(rv_memtable *m, struct read_probe *p)
+{
+    const char *val;
+    size_t vlen;
+    if (!rv_memtable_get(m, p->ukey, p->ulen, p->view, &p->type, &val, &vlen))
+        return 0;
+    p->found = 1;
+    if (p->type == RV_TYPE_PUT)
+        read_deliver(p->sink, val, vlen);
+    return 1;
+}
+
+/* Newest entry for P's key in V that P's view sees. */
+static int read_lookup(ravel_db *db, struct rv_version *v,
+                       struct read_probe *p)
+{
+    if (read_memtable(v->mem, p))
+        return RAVEL_OK;
+    for (int i = 0; i < v->n_imm; i++)
+        if (read_memtable(v->imm[i], p))
+            return RAVEL_OK;
+    return read_files(db, v, p);
+}
+
+static int read_check_get(ravel_db *db, const ravel_snapshot *snap,
+                          const void *key, size_t klen, const char *fn)
+{
+    int rc = read_check_key(key, klen, fn);
+    if (rc == RAVEL_OK)
+        rc = read_check_snapshot(db, snap, fn);
+    return rc;
+}
+
+/* Looks KEY up as of SNAP into SINK: RAVEL_OK, RAVEL_NOTFOUND or an error. */
+static int read_get(ravel_db *db, const ravel_snapshot *snap,
+                    const void *key, size_t klen, struct read_sink *sink)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    /* after the version: see the top of this file */
     struct rv_read_view view =
         rv_read_view_at(snap ? snap->seq : read_latest_sequence(db));
-    struct rv_version *v = rv_db_ref_version(db);
-    int type = 0;
-    const char *found = NULL;
-    size_t found_len = 0;
-    if (!read_lookup(v, key, klen, &view, &type, &found, &found_len) ||
-        type != RV_TYPE_PUT) {
-        rv_version_unref(v);
-        return RAVEL_NOTFOUND;
-    }
-    char *copy = malloc(found_len ? found_len : 1);
-    if (copy)
-        memcpy(copy, found, found_len);
+    struct read_probe p = {
+        .ukey = key ? key : "", .ulen = klen, .view = &view, .sink = sink,
+    };
+    int rc = read_lookup(db, v, &p);
     rv_version_unref(v);
-    if (!copy)
-        return rv_error(RAVEL_NOMEM, "ravel_get: out of memory for a "
-                        "%zu-byte value", found_len);
-    *val = copy;
-    *vlen = found_len;
-    return RAVEL_OK;
+    if (rc == RAVEL_OK && sink->rc)
+        rc = sink->rc;
+    if (rc == RAVEL_OK && (!p.found || p.type != RV_TYPE_PUT))
+        rc = RAVEL_NOTFOUND;
+    return rc;
 }
 
 int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
               size_t klen, void **val, size_t *vlen)
 {
+    if (val)
+        *val = NULL;
+    if (vlen)
+        *vlen = 0;
     int rc = rv_db_enter(db, "ravel_get");
-    if (rc) {
-        if (val)
-            *val = NULL;
-        if (vlen)
-            *vlen = 0;
+    if (rc)
         return rc;
+    rc = read_check_get(db, snap, key, klen, "ravel_get");
+    if (rc == RAVEL_OK && (!val || !vlen))
+        rc = rv_error(RAVEL_INVALID, "ravel_get: %s is NULL",
+                      !val ? "val" : "vlen");
+    if (rc == RAVEL_OK) {
+        char *copy = NULL;
+        struct read_sink sink = {.copy = &copy};
+        rc = read_get(db, snap, key, klen, &sink);
+        if (rc == RAVEL_OK) {
+            *val = copy;
+            *vlen = sink.vlen;
+        } else {
+            free(copy);
+        }
     }
-    rc = read_get(db, snap, key, klen, val, vlen);
+    rv_db_leave(db);
+    return rc;
+}
+
+int ravel_get_into(ravel_db *db, const ravel_snapshot *snap, const void *key,
+                   size_t klen, void *buf, size_t cap, size_t *vlen)
+{
+    if (vlen)
+        *vlen = 0;
+    int rc = rv_db_enter(db, "ravel_get_into");
+    if (rc)
+        return rc;
+    rc = read_check_get(db, snap, key, klen, "ravel_get_into");
+    if (rc == RAVEL_OK && (!vlen || (!buf && cap)))
+        rc = rv_error(RAVEL_INVALID, "ravel_get_into: %s is NULL",
+                      !vlen ? "vlen" : "buf (with a non-zero cap)");
+    if (rc == RAVEL_OK) {
+        struct read_sink sink = {.buf = buf, .cap = cap};
+        rc = read_get(db, snap, key, klen, &sink);
+        if (rc == RAVEL_OK)
+            *vlen = sink.vlen;
+    }
     rv_db_leave(db);
     return rc;
 }
 
 /* ------------------------------------------------------------ iterators */
 
-/* Merges the memtables of V, newest first. */
-static struct rv_iter *read_version_iter(struct rv_version *v)
+/* Merges the memtables and table files of V, newest first.  NULL with
+** the error returned in *RC on failure. */
+static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
+                                         int *rc)
 {
-    int n = 1 + v->n_imm;
+    int n = 1 + v->n_imm + rv_files_count(v->files);
     struct rv_iter **children = calloc((size_t)n, sizeof *children);
-    if (!children)
+    if (!children) {
+        *rc = rv_error(RAVEL_NOMEM, "out of memory creating an iterator");
         return NULL;
+    }
     int made = 0;
-    children[made] = rv_memtable_iter_new(v->mem);
-    if (children[made])
-        made++;
-    for (int i = 0; i < v->n_imm && made == i + 1; i++) {
-        children[made] = rv_memtable_iter_new(v->imm[i]);
+    *rc = RAVEL_OK;
+    for (int i = -1; i < v->n_imm && *rc == RAVEL_OK; i++) {
+        children[made] = rv_memtable_iter_new(i < 0 ? v->mem : v->imm[i]);
         if (children[made])
             made++;
+        else
+            *rc = rv_error(RAVEL_NOMEM, "out of memory creating an "
+                           "iterator");
+    }
+    for (int l = 0; l < RV_NUM_LEVELS && *rc == RAVEL_OK; l++) {
+        for (int i = 0; i < v->files->n[l] && *rc == RAVEL_OK; i++) {
+            const struct rv_file *f = v->files->level[l][i];
+            children[made] = rv_table_cache_iter(db->tables, f->meta.number,
+                                                 f->meta.size, rc);
+            if (children[made])
+                made++;
+        }
     }
     struct rv_iter *merged = NULL;
-    if (made == n) {
+    if (*rc == RAVEL_OK) {
         merged = rv_merging_iter_new(children, n);
+        if (!merged)
+            *rc = rv_error(RAVEL_NOMEM, "out of memory creating an "
+                           "iterator");
     } else {
         for (int i = 0; i < made; i++)
             children[i]->ops->destroy(children[i]);
@@ -219,21 +450,24 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     if (rc)
         return rc;
 
+    struct rv_version *v = rv_db_ref_version(db);
+    /* after the version: see the top of this file */
     struct rv_read_view view =
         rv_read_view_at(snap ? snap->seq : read_latest_sequence(db));
-    struct rv_version *v = rv_db_ref_version(db);
-    struct rv_iter *merged = read_version_iter(v);
-    rv_version_unref(v); /* the memtable iterators hold their memtables */
+    struct rv_iter *merged = read_version_iter(db, v, &rc);
     ravel_iter *it = merged ? malloc(sizeof *it) : NULL;
     rv_db_iter *dit = it ? rv_db_iter_new(merged, &view) : NULL;
     if (!dit) {
         if (!it && merged)
             merged->ops->destroy(merged);
         free(it);
-        return rv_error(RAVEL_NOMEM, "out of memory creating an iterator");
+        rv_version_unref(v);
+        return rc ? rc : rv_error(RAVEL_NOMEM, "out of memory creating an "
+                                  "iterator");
     }
     it->db = db;
     it->it = dit;
+    it->v = v;
     pthread_mutex_lock(&db->mu);
     db->live_iterators++;
     pthread_mutex_unlock(&db->mu);
@@ -257,6 +491,7 @@ void ravel_iter_free(ravel_iter *it)
         return;
     ravel_db *db = it->db;
     rv_db_iter_free(it->it);
+    rv_version_unref(it->v);
     free(it);
     pthread_mutex_lock(&db->mu);
     db->live_iterators--;

@@ -46,6 +46,12 @@
 #include "wal/wal_format.h"
 
 #include <string.h>
+#include <time.h>
+
+/* A writer flag of ravel_flush's own (never a caller's: write_check_flags
+** refuses unknown flags): an empty batch asking its group's leader to
+** switch the active memtable out so it is flushed. */
+#define RV_WRITE_FLUSH 0x100
 
 /* ------------------------------------------------------ leader's work */
 
@@ -68,14 +74,64 @@ static int write_refusal(ravel_db *db)
                          "writes until reopened", db->dir);
 }
 
+static uint64_t write_now_micros(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The stall: while max_write_buffer_number memtables would be in memory
+** after a switch (the immutable ones all waiting for their flush), waits
+** for a flush to finish.  Returns RAVEL_OK when there is room, or the
+** refusal once writes are stopped (a failed flush, among others).  This is
+** where the write controller of the next issue decides, once per group. */
+static int write_wait_for_room(ravel_db *db)
+{
+    int waited = 0, rc = RAVEL_OK;
+    uint64_t start = 0;
+    pthread_mutex_lock(&db->mu);
+    while (db->current->n_imm + 1 >= db->options.max_write_buffer_number) {
+        if (rv_stop_code(&db->stop)) {
+            rc = RAVEL_READONLY;
+            break;
+        }
+        if (!waited) {
+            waited = 1;
+            start = write_now_micros();
+        }
+        /* Timed: a failure recorded by the WAL writer's own thread does
+        ** not broadcast flush_cv. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&db->flush_cv, &db->mu, &until);
+    }
+    pthread_mutex_unlock(&db->mu);
+    if (waited) {
+        atomic_fetch_add_explicit(&db->stat_stalls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&db->stat_stall_micros,
+                                  write_now_micros() - start,
+                                  memory_order_relaxed);
+    }
+    return rc == RAVEL_OK ? RAVEL_OK : write_refusal(db);
+}
+
 /* Replaces a full memtable by a fresh one with its own WAL segment. */
 static int write_switch_memtable(ravel_db *db)
 {
+    int rc = write_wait_for_room(db);
+    if (rc)
+        return rc;
     rv_memtable *mem = rv_memtable_new(db->options.write_buffer_size);
     if (!mem)
         return rv_error(RAVEL_NOMEM, "out of memory creating a memtable");
     uint64_t segment = db->next_segment++;
-    int rc = db->wal ? rv_wal_switch_segment(db->wal, segment) : RAVEL_OK;
+    rc = db->wal ? rv_wal_switch_segment(db->wal, segment) : RAVEL_OK;
     if (rc == RAVEL_OK)
         rc = rv_db_install_memtable(db, mem, segment);
     rv_memtable_unref(mem); /* the version holds it now, or nobody */
@@ -97,7 +153,7 @@ static size_t write_assign_sequences(ravel_db *db, struct rv_write_group *g,
         seq += w->batch->count;
         if (!(w->flags & RAVEL_NO_WAL))
             wal_bytes += rv_wal_record_size(w->batch->len);
-        else
+        else if (!(w->flags & RV_WRITE_FLUSH))
             atomic_fetch_add_explicit(&db->stat_nowal_writes, 1,
                                       memory_order_relaxed);
         if (w->flags & RAVEL_SYNC)
@@ -132,6 +188,32 @@ static void write_encode_records(struct rv_write_group *g, char *buf,
     }
 }
 
+/* 1 if a member of G is ravel_flush asking for the active memtable to be
+** switched out (and so flushed). */
+static int write_group_wants_flush(const struct rv_write_group *g)
+{
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        if (w->flags & RV_WRITE_FLUSH)
+            return 1;
+        if (w == g->last)
+            return 0;
+    }
+}
+
+/* Tells each ravel_flush member which WAL segment the log number must
+** reach for everything written before it to be in table files: the
+** active memtable's first segment (after the switch). */
+static void write_group_note_flush_target(ravel_db *db,
+                                          struct rv_write_group *g)
+{
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        if (w->flags & RV_WRITE_FLUSH)
+            w->wal_end = db->active_mem_wal;
+        if (w == g->last)
+            return;
+    }
+}
+
 /* Steps 1-3 for group G.  On failure, writes are stopped. */
 static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
 {
@@ -139,11 +221,13 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
         return write_refusal(db);
 
     int rc = RAVEL_OK;
-    if (rv_memtable_memory_usage(rv_db_active_memtable(db)) >=
-        db->options.write_buffer_size)
+    rv_memtable *mem = rv_db_active_memtable(db);
+    if (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||
+        (write_group_wants_flush(g) && !rv_db_memtable_is_empty(mem)))
         rc = write_switch_memtable(db);
     if (rc != RAVEL_OK)
         goto out;
+    write_group_note_flush_target(db, g);
 
     int want_sync = 0;
     size_t wal_bytes = write_assign_sequences(db, g, &want_sync);
@@ -268,6 +352,18 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
 
 /* ------------------------------------------------------------ the API */
 
+/* Joins a write group as W and returns once its group is complete. */
+static void write_join(ravel_db *db, struct rv_writer *w)
+{
+    if (w->flags & RAVEL_SYNC) /* only sync writers gain from gathering */
+        rv_wal_inbound(db->wal, 1);
+    int state = rv_write_queue_join(&db->queue, w);
+    if (state == RV_WRITER_LEADER)
+        write_lead_group(db, w);
+    else if (state == RV_WRITER_INSERT)
+        write_member_insert(db, w);
+}
+
 /* Joins a write group with B and waits for the outcome, then for
 ** durability when RAVEL_SYNC was asked. */
 static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
@@ -281,14 +377,7 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     w.flags = flags;
     w.size = b->len;
     w.status = RAVEL_OK;
-
-    if (flags & RAVEL_SYNC) /* only sync writers gain from gathering */
-        rv_wal_inbound(db->wal, 1);
-    int state = rv_write_queue_join(&db->queue, &w);
-    if (state == RV_WRITER_LEADER)
-        write_lead_group(db, &w);
-    else if (state == RV_WRITER_INSERT)
-        write_member_insert(db, &w);
+    write_join(db, &w);
 
     if (w.status == RAVEL_READONLY)
         return write_refusal(db);
@@ -389,6 +478,75 @@ int ravel_flush_wal(ravel_db *db, int sync)
     if (rc)
         return rc;
     rc = write_flush_wal(db, sync);
+    rv_db_leave(db);
+    return rc;
+}
+
+/* ------------------------------------------------------------ ravel_flush */
+
+/* 1 if an immutable memtable whose data begins before WAL segment TARGET
+** is still waiting for its flush. */
+static int write_flush_pending_locked(ravel_db *db, uint64_t target)
+{
+    const struct rv_version *v = db->current;
+    for (int i = 0; i < v->n_imm; i++)
+        if (v->imm_wal[i] < target)
+            return 1;
+    return 0;
+}
+
+static int write_flush(ravel_db *db, int flags)
+{
+    if (flags & ~RAVEL_FLUSH_NO_WAIT)
+        return rv_error(RAVEL_INVALID, "ravel_flush: unknown flags 0x%x",
+                        (unsigned)(flags & ~RAVEL_FLUSH_NO_WAIT));
+    if (db->options.read_only)
+        return rv_error(RAVEL_READONLY, "ravel_flush: database %s was "
+                        "opened with read_only=true", db->dir);
+    if (rv_stop_code(&db->stop))
+        return write_refusal(db);
+
+    /* An empty batch through the write queue: its leader, the only one
+    ** who may switch memtables, switches the active one out. */
+    struct ravel_batch b;
+    rv_batch_init(&b);
+    struct rv_writer w;
+    memset(&w, 0, sizeof w);
+    w.batch = &b;
+    w.flags = RAVEL_NO_WAL | RV_WRITE_FLUSH;
+    w.size = b.len;
+    w.status = RAVEL_OK;
+    write_join(db, &w);
+    if (w.status == RAVEL_READONLY)
+        return write_refusal(db);
+    if (w.status != RAVEL_OK)
+        return rv_stop_error(&db->stop, w.status, "ravel_flush failed");
+    if (flags & RAVEL_FLUSH_NO_WAIT)
+        return RAVEL_OK;
+
+    uint64_t target = w.wal_end; /* the new active memtable's segment */
+    int stopped = 0;
+    pthread_mutex_lock(&db->mu);
+    while (write_flush_pending_locked(db, target)) {
+        if (rv_stop_code(&db->stop)) {
+            stopped = 1;
+            break;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&db->flush_cv, &db->mu, &until);
+    }
+    pthread_mutex_unlock(&db->mu);
+    return stopped ? write_refusal(db) : RAVEL_OK;
+}
+
+int ravel_flush(ravel_db *db, int flags)
+{
+    int rc = rv_db_enter(db, "ravel_flush");
+    if (rc)
+        return rc;
+    rc = write_flush(db, flags);
     rv_db_leave(db);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "db/manifest.h"
 #include "util/coding.h"
 #include "util/error.h"
+#include "util/fault.h"
 #include "util/file.h"
 #include "util/filename.h"
 #include "util/sync_journal.h"
@@ -34,7 +35,10 @@ static int manifest_write_all(int fd, const char *p, size_t len, uint64_t off,
 {
     size_t done = 0;
     while (done < len) {
-        ssize_t n = pwrite(fd, p + done, len - done, (off_t)(off + done));
+        int injected = rv_fault_check(RV_FAULT_MANIFEST_WRITE);
+        ssize_t n = injected ? (errno = -injected, -1)
+                             : pwrite(fd, p + done, len - done,
+                                      (off_t)(off + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -67,7 +71,10 @@ int rv_manifest_append(rv_manifest *m, const struct rv_version_edit *e)
     rv_wal_seal_record(rec, m->number, RV_MANIFEST_RECORD_EDIT, plen);
     rc = manifest_write_all(m->fd, rec, size, m->size, m->path);
     free(rec);
-    if (rc == RAVEL_OK && fdatasync(m->fd) != 0)
+    int injected = rc ? 0 : rv_fault_check(RV_FAULT_MANIFEST_SYNC);
+    if (injected)
+        rc = rv_error_errno(RAVEL_IOERR, -injected, "fdatasync %s", m->path);
+    else if (rc == RAVEL_OK && fdatasync(m->fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", m->path);
     if (rc) {
         m->failed = 1;
@@ -120,8 +127,10 @@ int rv_manifest_create(const char *dir, uint64_t number,
         rc = rv_manifest_append(m, first); /* fdatasyncs the header too */
     if (!rc)
         rc = rv_sync_dir(dir);
-    if (!rc)
+    if (!rc) {
+        rv_pause_here(RV_PAUSE_MANIFEST_WRITTEN);
         rc = manifest_set_current(dir, number);
+    }
     if (rc) {
         close(m->fd);
         unlink(m->path);

@@ -32,6 +32,38 @@ static char *properties_format(const char *fmt, ...)
     return s;
 }
 
+static uint64_t properties_stat(_Atomic uint64_t *counter)
+{
+    return atomic_load_explicit(counter, memory_order_relaxed);
+}
+
+/* The flush, stall and table lines of ravel.stats. */
+static char *properties_flush_stats(ravel_db *db, int n_files,
+                                    uint64_t file_bytes)
+{
+    uint64_t flushes = properties_stat(&db->stat_flushes);
+    uint64_t micros = properties_stat(&db->stat_flush_micros);
+    return properties_format(
+        "flush: %llu flushes, %llu bytes, %llu entries written, %llu "
+        "versions dropped, %.3f s total, %.3f s mean\n"
+        "stall: %llu write groups waited for a flush, %.3f s total\n"
+        "tables: %d files, %llu bytes, %llu lookups saved by filters\n"
+        "wal segments deleted: %llu\n"
+        "background errors: %llu\n",
+        (unsigned long long)flushes,
+        (unsigned long long)properties_stat(&db->stat_flush_bytes),
+        (unsigned long long)properties_stat(&db->stat_flush_entries),
+        (unsigned long long)properties_stat(&db->stat_flush_dropped),
+        (double)micros / 1e6,
+        flushes ? (double)micros / 1e6 / (double)flushes : 0.0,
+        (unsigned long long)properties_stat(&db->stat_stalls),
+        (double)properties_stat(&db->stat_stall_micros) / 1e6,
+        n_files, (unsigned long long)file_bytes,
+        (unsigned long long)properties_stat(&db->stat_filter_useful),
+        (unsigned long long)properties_stat(&db->stat_wal_deleted),
+        (unsigned long long)properties_stat(&db->stat_bg_errors));
+}
+
 static char *properties_stats(ravel_db *db)
 {
     uint64_t groups = atomic_load_explicit(&db->queue.groups,
@@ -51,7 +83,12 @@ static char *properties_stats(ravel_db *db)
     struct rv_version *v = rv_db_ref_version(db);
     size_t mem_bytes = rv_memtable_memory_usage(v->mem);
     int n_imm = v->n_imm;
+    int n_files = rv_files_count(v->files);
+    uint64_t file_bytes = rv_files_bytes(v->files);
     rv_version_unref(v);
+    char *flush = properties_flush_stats(db, n_files, file_bytes);
+    if (!flush)
+        return NULL;
     char *s = properties_format(
         "write groups: %llu formed, %llu writers, mean size %.2f, max size "
         "%llu\n"
@@ -61,7 +98,8 @@ static char *properties_stats(ravel_db *db)
         "writes without wal: %llu\n"
         "memtables: active %zu bytes, %d immutable, %llu switches\n"
         "sequence: last %llu, visible %llu\n"
-        "writes: %s\n",
+        "writes: %s\n"
+        "%s",
         (unsigned long long)groups, (unsigned long long)writers,
         groups ? (double)writers / (double)groups : 0.0,
         (unsigned long long)max_group,
@@ -82,7 +120,8 @@ static char *properties_stats(ravel_db *db)
         rv_stop_code(&db->stop)
             ? "refused (see ravel.read_only_reason)"
             : db->options.read_only ? "refused (opened read-only)"
-                                    : "accepted");
+                                    : "accepted", flush);
+    free(flush);
     return s;
 }
 
@@ -136,6 +175,125 @@ static char *properties_options(ravel_db *db)
     return rv_options_describe(&db->options);
 }
 
+/* The bytes of every memtable of V. */
+static size_t properties_mem_bytes(const struct rv_version *v)
+{
+    size_t bytes = rv_memtable_memory_usage(v->mem);
+    for (int i = 0; i < v->n_imm; i++)
+        bytes += rv_memtable_memory_usage(v->imm[i]);
+    return bytes;
+}
+
+static char *properties_all_mem_size(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    char *s = properties_format("%zu", properties_mem_bytes(v));
+    rv_version_unref(v);
+    return s;
+}
+
+static char *properties_files_at_level(ravel_db *db, int level)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    char *s = properties_format("%d", v->files->n[level]);
+    rv_version_unref(v);
+    return s;
+}
+
+static char *properties_files_at_level0(ravel_db *db)
+{
+    return properties_files_at_level(db, 0);
+}
+
+/* Entries in table files, plus one per sequence number above the newest
+** file's (each entry written takes one, and what is not in a file is in
+** a memtable): counts overwritten and deleted keys too, as RocksDB's
+** estimate does. */
+static char *properties_estimate_keys(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    uint64_t entries = 0, max_seq = 0;
+    for (int l = 0; l < RV_NUM_LEVELS; l++) {
+        for (int i = 0; i < v->files->n[l]; i++) {
+            const struct rv_file_meta *m = &v->files->level[l][i]->meta;
+            entries += m->entries;
+            if (m->largest_seq > max_seq)
+                max_seq = m->largest_seq;
+        }
+    }
+    rv_version_unref(v);
+    uint64_t last = atomic_load_explicit(&db->last_visible_seq,
+                                         memory_order_acquire);
+    if (last > max_seq)
+        entries += last - max_seq;
+    return properties_format("%llu", (unsigned long long)entries);
+}
+
+/* The user key of internal key IKEY (LEN bytes) made printable into BUF
+** (SIZE bytes): bytes outside printable ASCII as \xNN, cut with "..."
+** past 48 bytes. */
+static void properties_key_text(char *buf, size_t size, const char *ikey,
+                                size_t len)
+{
+    size_t ulen = len >= 8 ? len - 8 : 0, n = 0;
+    for (size_t i = 0; i < ulen && i < 48 && n + 8 < size; i++) {
+        unsigned char c = (unsigned char)ikey[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
+            buf[n++] = (char)c;
+        else
+            n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+    }
+    if (ulen > 48 && n + 4 < size)
+        n += (size_t)snprintf(buf + n, size - n, "...");
+    buf[n] = '\0';
+}
+
+/* One line per file of FS, in a new string. */
+static char *properties_file_lines(const struct rv_files *fs)
+{
+    char *text = properties_format("%s", "");
+    for (int l = 0; text && l < RV_NUM_LEVELS; l++) {
+        for (int i = 0; text && i < fs->n[l]; i++) {
+            const struct rv_file_meta *m = &fs->level[l][i]->meta;
+            char lo[256], hi[256];
+            properties_key_text(lo, sizeof lo, m->smallest, m->smallest_len);
+            properties_key_text(hi, sizeof hi, m->largest, m->largest_len);
+            char *line = properties_format(
+                "%slevel %d: %06llu.sst %llu bytes, %llu entries, keys '%s' "
+                ".. '%s', seq %llu .. %llu\n", text, l,
+                (unsigned long long)m->number, (unsigned long long)m->size,
+                (unsigned long long)m->entries, lo, hi,
+                (unsigned long long)m->smallest_seq,
+                (unsigned long long)m->largest_seq);
+            free(text);
+            text = line;
+        }
+    }
+    return text;
+}
+
+static char *properties_sstables(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    char *s = properties_file_lines(v->files);
+    rv_version_unref(v);
+    return s;
+}
+
+static char *properties_block_cache_usage(ravel_db *db)
+{
+    return properties_format("%zu", db->block_cache
+                                        ? rv_cache_usage(db->block_cache)
+                                        : (size_t)0);
+}
+
+static char *properties_background_errors(ravel_db *db)
+{
+    return properties_format("%llu", (unsigned long long)
+                             atomic_load_explicit(&db->stat_bg_errors,
+                                                  memory_order_relaxed));
+}
+
 /* Every property, in the order ravel.h lists them.  Each function returns
 ** malloc'd text, or NULL on OOM. */
 static const struct properties_def {
@@ -150,6 +308,12 @@ static const struct properties_def {
     {"ravel.wal_io", properties_wal_io},
     {"ravel.read_only_reason", properties_read_only_reason},
     {"ravel.options", properties_options},
+    {"ravel.num-files-at-level0", properties_files_at_level0},
+    {"ravel.sstables", properties_sstables},
+    {"ravel.estimate-num-keys", properties_estimate_keys},
+    {"ravel.cur-size-all-mem-tables", properties_all_mem_size},
+    {"ravel.block-cache-usage", properties_block_cache_usage},
+    {"ravel.background-errors", properties_background_errors},
 };
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
@@ -157,7 +321,7 @@ static const struct properties_def {
 /* RAVEL_NOTFOUND for NAME, with the known names in the message. */
 static int properties_unknown(const char *name)
 {
-    char known[400];
+    char known[1024];
     size_t n = 0;
     known[0] = '\0';
     for (size_t i = 0; i < PROPERTIES_COUNT && n < sizeof known; i++) {

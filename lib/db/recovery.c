@@ -1,22 +1,32 @@
 /*
-** recovery.c -- replaying the write-ahead log into the active memtable on
-** open.  The rules for telling a torn tail from corruption, and the
-** recovery modes, belong to wal/wal_reader.c; this file lists the
-** segments, hands every replayed batch to the memtable, makes what was
-** replayed durable, and sets the sequence and segment numbers the writer
-** goes on from.
+** recovery.c -- opening a database's state: reading the manifest (the
+** table files and the WAL log number), replaying the WAL segments the
+** manifest does not cover into the active memtable, making what was
+** replayed durable, and -- unless read-only -- starting a new manifest
+** and deleting the files nothing needs: table files no manifest names
+** (left by a flush that crashed before its manifest record), WAL segments
+** below the log number (flushed), older manifests.
 **
-** Why make it durable: after a kill -9, the dead process's last segment
-** may still sit in the page cache, never fdatasynced.  This open serves
-** its records and then starts a new segment; if a power loss later took
-** the old segment's tail, the log would have a hole in its middle --
-** acknowledged writes of the dead process missing while later ones are
-** present.  So before the first new segment exists, every replayed segment
-** is fdatasynced (the last one trimmed of its unused preallocated tail
-** first; the others were trimmed when they were finished) and the
-** directory fsynced.  The new segment's header then vouches for where the
-** old one ends (wal_format.h, prev_end).  A read-only open changes nothing
-** and creates no segment, so it has nothing to make durable.
+** The rules for telling a torn WAL tail from corruption, and the recovery
+** modes, belong to wal/wal_reader.c; the manifest's to db/manifest.c.
+**
+** Why make the replayed WAL durable: after a kill -9, the dead process's
+** last segment may still sit in the page cache, never fdatasynced.  This
+** open serves its records and then starts a new segment; if a power loss
+** later took the old segment's tail, the log would have a hole in its
+** middle -- acknowledged writes of the dead process missing while later
+** ones are present.  So before the first new segment exists, every
+** replayed segment is fdatasynced (the last one trimmed of its unused
+** preallocated tail first; the others were trimmed when they were
+** finished) and the directory fsynced.  The new segment's header then
+** vouches for where the old one ends (wal_format.h, prev_end).  A
+** read-only open changes nothing and creates no segment, so it has
+** nothing to make durable.
+**
+** Every table file the manifest names must exist with the size it
+** records: a missing or shortened one is RAVEL_CORRUPT naming it (its
+** data cannot be found anywhere else: the WAL segments that held it were
+** deleted).
 */
 #include "db/batch.h"
 #include "db/db.h"
@@ -34,47 +44,215 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What the directory holds, by kind. */
+struct recovery_listing {
+    uint64_t *wal;           /* WAL segment numbers, ascending */
+    int n_wal, cap_wal;
+    uint64_t *tables;        /* table file numbers */
+    int n_tables, cap_tables;
+    uint64_t *manifests;     /* manifest numbers */
+    int n_manifests, cap_manifests;
+    uint64_t max_file_number; /* of tables and manifests */
+};
+
+/* What the manifest says. */
+struct recovery_state {
+    struct rv_version_edit files; /* the live files, as one edit */
+    uint64_t log_number, next_file_number, last_sequence;
+    uint64_t manifest_number;
+    int have_manifest;
+};
+
+
 static int recovery_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
-/* Lists the WAL segments of the directory in ascending order. */
-static int recovery_list_segments(ravel_db *db, uint64_t **out, int *count)
+static int recovery_push(uint64_t **a, int *n, int *cap, uint64_t v)
 {
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 16;
+        uint64_t *p = realloc(*a, (size_t)c * sizeof *p);
+        if (!p)
+            return -1;
+        *a = p;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+static void recovery_listing_free(struct recovery_listing *l)
+{
+    free(l->wal);
+    free(l->tables);
+    free(l->manifests);
+}
+
+/* Lists the WAL segments, table files and manifests of the directory. */
+static int recovery_list(ravel_db *db, struct recovery_listing *l)
+{
+    memset(l, 0, sizeof *l);
     DIR *d = opendir(db->dir);
     if (!d)
         return rv_error_errno(RAVEL_IOERR, errno, "opendir %s", db->dir);
-    uint64_t *numbers = NULL;
-    int n = 0, cap = 0, rc = RAVEL_OK;
+    int failed = 0;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    while (!failed && (e = readdir(d)) != NULL) {
         uint64_t number;
-        if (!rv_wal_parse_segment_name(e->d_name, &number))
+        if (rv_wal_parse_segment_name(e->d_name, &number)) {
+            failed = recovery_push(&l->wal, &l->n_wal, &l->cap_wal, number);
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            uint64_t *p = realloc(numbers, (size_t)cap * sizeof *p);
-            if (!p) {
-                rc = rv_error(RAVEL_NOMEM, "out of memory listing %s", db->dir);
-                break;
-            }
-            numbers = p;
         }
-        numbers[n++] = number;
+        if (rv_parse_table_file_name(e->d_name, &number))
+            failed = recovery_push(&l->tables, &l->n_tables, &l->cap_tables,
+                                   number);
+        else if (rv_parse_manifest_name(e->d_name, &number))
+            failed = recovery_push(&l->manifests, &l->n_manifests,
+                                   &l->cap_manifests, number);
+        else
+            continue;
+        if (number > l->max_file_number)
+            l->max_file_number = number;
     }
     closedir(d);
-    if (rc) {
-        free(numbers);
-        return rc;
+    if (failed) {
+        recovery_listing_free(l);
+        return rv_error(RAVEL_NOMEM, "out of memory listing %s", db->dir);
     }
-    if (n > 1)
-        qsort(numbers, (size_t)n, sizeof *numbers, recovery_cmp_u64);
-    *out = numbers;
-    *count = n;
+    if (l->n_wal > 1)
+        qsort(l->wal, (size_t)l->n_wal, sizeof *l->wal, recovery_cmp_u64);
     return RAVEL_OK;
 }
+
+/* ------------------------------------------------------------ manifest */
+
+static int recovery_find_file(const struct rv_version_edit *files, int level,
+                              uint64_t number)
+{
+    for (int i = 0; i < files->n_added; i++)
+        if (files->added[i].level == level &&
+            files->added[i].number == number)
+            return i;
+    return -1;
+}
+
+/* Applies one manifest edit to the state being rebuilt. */
+static int recovery_apply_edit(void *ctx, struct rv_version_edit *e)
+{
+    struct recovery_state *st = ctx;
+    for (int i = 0; i < e->n_deleted; i++) {
+        int at = recovery_find_file(&st->files, e->deleted[i].level,
+                                    e->deleted[i].number);
+        if (at < 0)
+            return rv_error(RAVEL_CORRUPT, "manifest: an edit deletes table "
+                            "file %llu at level %d, which is not there",
+                            (unsigned long long)e->deleted[i].number,
+                            e->deleted[i].level);
+        free(st->files.added[at].smallest);
+        free(st->files.added[at].largest);
+        st->files.added[at] = st->files.added[--st->files.n_added];
+    }
+    for (int i = 0; i < e->n_added; i++) {
+        if (recovery_find_file(&st->files, e->added[i].level,
+                               e->added[i].number) >= 0)
+            return rv_error(RAVEL_CORRUPT, "manifest: an edit adds table "
+                            "file %llu at level %d twice",
+                            (unsigned long long)e->added[i].number,
+                            e->added[i].level);
+        int rc = rv_version_edit_add_file(&st->files, &e->added[i]);
+        if (rc)
+            return rc;
+    }
+    if (e->has_log_number)
+        st->log_number = e->log_number;
+    if (e->has_next_file_number)
+        st->next_file_number = e->next_file_number;
+    if (e->has_last_sequence)
+        st->last_sequence = e->last_sequence;
+    return RAVEL_OK;
+}
+
+/* Reads CURRENT and the manifest.  A directory without CURRENT is a
+** database that never had a manifest (new, or made before table files
+** existed) -- unless manifests or table files are there: then CURRENT was
+** lost, and which files make up the database is unknown. */
+static int recovery_read_manifest(ravel_db *db,
+                                  const struct recovery_listing *l,
+                                  struct recovery_state *st)
+{
+    int rc = rv_manifest_replay(db->dir, recovery_apply_edit, st,
+                                &st->manifest_number);
+    if (rc == RAVEL_OK) {
+        st->have_manifest = 1;
+        return RAVEL_OK;
+    }
+    if (rc != RAVEL_NOTFOUND)
+        return rc;
+    if (l->n_manifests || l->n_tables)
+        return rv_error(RAVEL_CORRUPT, "%s/%s is missing, but the directory "
+                        "holds %d manifest(s) and %d table file(s): without "
+                        "it, which of them make up the database is unknown",
+                        db->dir, RV_FILE_CURRENT, l->n_manifests,
+                        l->n_tables);
+    return RAVEL_OK;
+}
+
+/* Checks that every file the manifest names is there, whole. */
+static int recovery_check_files(ravel_db *db, const struct recovery_state *st)
+{
+    for (int i = 0; i < st->files.n_added; i++) {
+        const struct rv_file_meta *f = &st->files.added[i];
+        char path[RV_PATH_MAX];
+        int rc = rv_table_file_path(path, db->dir, f->number);
+        if (rc)
+            return rc;
+        struct stat sb;
+        if (stat(path, &sb) != 0)
+            return errno == ENOENT
+                       ? rv_error(RAVEL_CORRUPT, "%s is missing, but "
+                                  "MANIFEST-%06llu names it (level %d, %llu "
+                                  "bytes)", path,
+                                  (unsigned long long)st->manifest_number,
+                                  f->level, (unsigned long long)f->size)
+                       : rv_error_errno(RAVEL_IOERR, errno, "stat %s", path);
+        if ((uint64_t)sb.st_size != f->size)
+            return rv_error(RAVEL_CORRUPT, "%s holds %llu bytes, but "
+                            "MANIFEST-%06llu says it holds %llu", path,
+                            (unsigned long long)sb.st_size,
+                            (unsigned long long)st->manifest_number,
+                            (unsigned long long)f->size);
+    }
+    return RAVEL_OK;
+}
+
+/* The files of ST become the current version's file set. */
+static int recovery_install_files(ravel_db *db, const struct recovery_state *st)
+{
+    int n = st->files.n_added;
+    struct rv_file **files = calloc((size_t)n + 1, sizeof *files);
+    int made = 0;
+    for (; files && made < n; made++) {
+        files[made] = rv_db_new_file(db, &st->files.added[made]);
+        if (!files[made])
+            break;
+    }
+    struct rv_files *fs = NULL;
+    if (files && made == n)
+        fs = rv_files_apply(db->current->files, files, n, NULL);
+    for (int i = 0; i < made; i++)
+        rv_file_unref(files[i]);
+    free(files);
+    if (!fs)
+        return rv_error(RAVEL_NOMEM, "out of memory loading the file list");
+    rv_files_unref(db->current->files);
+    db->current->files = fs;
+    return RAVEL_OK;
+}
+
+/* ------------------------------------------------------------ the WAL */
 
 static int recovery_insert_op(void *ctx, uint64_t seq, int type,
                               const char *key, size_t klen, const char *val,
@@ -135,40 +313,184 @@ static int recovery_make_durable(ravel_db *db, const uint64_t *numbers,
     return rv_sync_dir(db->dir);
 }
 
+/* ------------------------------------------- a new manifest, cleaning up */
+
+/* Starts a new manifest holding the whole state as one edit (so the log
+** of edits does not grow across opens), pointed at by CURRENT. */
+static int recovery_new_manifest(ravel_db *db, const struct recovery_state *st)
+{
+    struct rv_version_edit e;
+    rv_version_edit_init(&e);
+    int rc = RAVEL_OK;
+    for (int i = 0; i < st->files.n_added && rc == RAVEL_OK; i++)
+        rc = rv_version_edit_add_file(&e, &st->files.added[i]);
+    uint64_t number = db->next_file_number++;
+    e.has_log_number = 1;
+    e.log_number = db->log_number;
+    e.has_next_file_number = 1;
+    e.next_file_number = db->next_file_number;
+    e.has_last_sequence = 1;
+    e.last_sequence = db->last_seq;
+    if (rc == RAVEL_OK)
+        rc = rv_manifest_create(db->dir, number, &e, &db->manifest);
+    rv_version_edit_clear(&e);
+    return rc;
+}
+
+static void recovery_unlink(ravel_db *db, const char *name, const char *why)
+{
+    char path[RV_PATH_MAX];
+    if (rv_path_join(path, db->dir, name) != 0)
+        return;
+    if (unlink(path) == 0)
+        rv_db_log(db, "deleted %s (%s)", name, why);
+    else if (errno != ENOENT)
+        rv_db_log(db, "could not delete %s (%s): %s", path, why,
+                  strerror(errno));
+}
+
+/* Deletes what the new manifest does not need: older manifests, table
+** files it does not name, WAL segments below the log number.  Best effort:
+** what is left is deleted by the next open. */
+static void recovery_delete_obsolete(ravel_db *db,
+                                     const struct recovery_listing *l,
+                                     const struct recovery_state *st)
+{
+    char name[32];
+    for (int i = 0; i < l->n_manifests; i++) {
+        if (l->manifests[i] == rv_manifest_number(db->manifest))
+            continue;
+        rv_manifest_name(name, sizeof name, l->manifests[i]);
+        recovery_unlink(db, name, "an older manifest");
+    }
+    for (int i = 0; i < l->n_tables; i++) {
+        int named = 0;
+        for (int j = 0; j < st->files.n_added && !named; j++)
+            named = st->files.added[j].number == l->tables[i];
+        if (named)
+            continue;
+        rv_table_file_name(name, sizeof name, l->tables[i]);
+        recovery_unlink(db, name, "no manifest names it: a flush that "
+                        "did not finish");
+    }
+    for (int i = 0; i < l->n_wal && l->wal[i] < db->log_number; i++) {
+        rv_wal_segment_name(name, sizeof name, l->wal[i]);
+        recovery_unlink(db, name, "flushed WAL segment");
+    }
+}
+
+void rv_db_delete_wal_segments(ravel_db *db, uint64_t from, uint64_t to)
+{
+    for (uint64_t n = from; n < to; n++) {
+        char path[RV_PATH_MAX];
+        if (rv_wal_segment_path(path, db->dir, n) != 0)
+            continue;
+        if (unlink(path) == 0)
+            atomic_fetch_add_explicit(&db->stat_wal_deleted, 1,
+                                      memory_order_relaxed);
+        else if (errno != ENOENT)
+            rv_db_log(db, "could not delete flushed WAL segment %s: %s",
+                      path, strerror(errno));
+    }
+}
+
+/* ------------------------------------------------------------ the whole */
+
+/* Replays the WAL segments at or above the log number. */
+static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
+                               struct rv_wal_replay_result *r, int *first)
+{
+    int skip = 0;
+    while (skip < l->n_wal && l->wal[skip] < db->log_number)
+        skip++;
+    const uint64_t *numbers = l->wal + skip;
+    int n = l->n_wal - skip;
+    memset(r, 0, sizeof *r);
+    int rc = rv_wal_replay(db->dir, db->log_number, numbers, n,
+                           db->options.wal_recovery_mode,
+                           db->options.read_only, recovery_replay_record,
+                           db->current->mem, r);
+    if (rc == RAVEL_OK && !db->options.read_only)
+        rc = recovery_make_durable(db, numbers, n, r);
+    *first = n;
+    if (rc == RAVEL_OK) {
+        uint64_t first_segment = n > 0 ? numbers[0] : 0;
+        /* The next segment follows the last one kept, so the log has no
+        ** gap even where point_in_time deleted segments after it; and it
+        ** is never below the log number (whose segment may never have
+        ** been written). */
+        db->next_segment = (r->last_segment ? r->last_segment
+                                            : r->highest_segment) + 1;
+        if (db->next_segment < db->log_number)
+            db->next_segment = db->log_number;
+        db->wal_prev_end = r->last_segment ? r->last_end : 0;
+        db->current->mem_wal = first_segment ? first_segment
+                                             : db->next_segment;
+    }
+    return rc;
+}
+
+static uint64_t recovery_max_file_seq(const struct recovery_state *st)
+{
+    uint64_t max = 0;
+    for (int i = 0; i < st->files.n_added; i++)
+        if (st->files.added[i].largest_seq > max)
+            max = st->files.added[i].largest_seq;
+    return max;
+}
+
 int rv_db_recover(ravel_db *db)
 {
-    uint64_t *numbers = NULL;
-    int n = 0;
-    int rc = recovery_list_segments(db, &numbers, &n);
-    if (rc)
-        return rc;
-    struct rv_wal_replay_result r;
-    memset(&r, 0, sizeof r);
-    rc = rv_wal_replay(db->dir, numbers, n, db->options.wal_recovery_mode,
-                       db->options.read_only, recovery_replay_record,
-                       db->current->mem, &r);
-    if (rc == RAVEL_OK && !db->options.read_only)
-        rc = recovery_make_durable(db, numbers, n, &r);
-    uint64_t first = n > 0 ? numbers[0] : 0;
-    free(numbers);
+    struct recovery_listing l;
+    struct recovery_state st;
+    memset(&st, 0, sizeof st);
+    rv_version_edit_init(&st.files);
+    int rc = recovery_list(db, &l);
     if (rc) {
-        rv_db_log(db, "recovery failed: %s", rv_errmsg_get());
+        rv_version_edit_clear(&st.files);
         return rc;
     }
-    db->last_seq = r.max_sequence;
-    /* The next segment follows the last one kept, so the log has no gap
-    ** even where point_in_time deleted segments after it. */
-    db->next_segment = (r.last_segment ? r.last_segment
-                                       : r.highest_segment) + 1;
-    db->wal_prev_end = r.last_segment ? r.last_end : 0;
-    db->current->mem_wal = first ? first : db->next_segment;
-    rv_db_log(db, "recovered %d WAL segment(s): %llu records replayed, "
-              "%llu dropped, %llu tail bytes truncated, %llu holes skipped, "
-              "last sequence %llu",
-              n, (unsigned long long)r.records,
-              (unsigned long long)r.records_dropped,
-              (unsigned long long)r.bytes_truncated,
-              (unsigned long long)r.holes,
-              (unsigned long long)r.max_sequence);
-    return RAVEL_OK;
+    rc = recovery_read_manifest(db, &l, &st);
+    if (rc == RAVEL_OK)
+        rc = recovery_check_files(db, &st);
+    if (rc == RAVEL_OK)
+        rc = recovery_install_files(db, &st);
+    db->log_number = st.log_number;
+    db->next_file_number = st.next_file_number > l.max_file_number
+                               ? st.next_file_number : l.max_file_number + 1;
+    if (db->next_file_number == 0)
+        db->next_file_number = 1;
+
+    struct rv_wal_replay_result r;
+    int n_replayed = 0;
+    if (rc == RAVEL_OK)
+        rc = recovery_replay_wal(db, &l, &r, &n_replayed);
+    if (rc == RAVEL_OK) {
+        db->last_seq = r.max_sequence;
+        if (st.last_sequence > db->last_seq)
+            db->last_seq = st.last_sequence;
+        if (recovery_max_file_seq(&st) > db->last_seq)
+            db->last_seq = recovery_max_file_seq(&st);
+    }
+    if (rc == RAVEL_OK && !db->options.read_only)
+        rc = recovery_new_manifest(db, &st);
+    if (rc == RAVEL_OK && !db->options.read_only)
+        recovery_delete_obsolete(db, &l, &st);
+    if (rc) {
+        rv_db_log(db, "recovery failed: %s", rv_errmsg_get());
+    } else {
+        rv_db_log(db, "recovered %d table file(s) (log number %llu) and %d "
+                  "WAL segment(s): %llu records replayed, %llu dropped, %llu "
+                  "tail bytes truncated, %llu holes skipped, last sequence "
+                  "%llu", st.files.n_added,
+                  (unsigned long long)db->log_number, n_replayed,
+                  (unsigned long long)r.records,
+                  (unsigned long long)r.records_dropped,
+                  (unsigned long long)r.bytes_truncated,
+                  (unsigned long long)r.holes,
+                  (unsigned long long)db->last_seq);
+    }
+    recovery_listing_free(&l);
+    rv_version_edit_clear(&st.files);
+    return rc;
 }

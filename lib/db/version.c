@@ -1,15 +1,175 @@
 /*
-** version.c -- versions (see version.h) and installing a new one when the
-** leader switches memtables.
+** version.c -- files, file sets and versions (see version.h), and
+** installing a new version: when the leader switches memtables, and when a
+** flush replaces its memtable by the files it wrote.
 */
 #include "db/db.h"
+#include "db/dbformat.h"
 #include "db/version.h"
 #include "util/error.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------- files */
+
+struct rv_file *rv_file_new(const struct rv_file_meta *meta,
+                            rv_file_gone_fn gone, void *gone_ctx)
+{
+    struct rv_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->meta = *meta;
+    f->meta.smallest = malloc(meta->smallest_len ? meta->smallest_len : 1);
+    f->meta.largest = malloc(meta->largest_len ? meta->largest_len : 1);
+    if (!f->meta.smallest || !f->meta.largest) {
+        free(f->meta.smallest);
+        free(f->meta.largest);
+        free(f);
+        return NULL;
+    }
+    memcpy(f->meta.smallest, meta->smallest, meta->smallest_len);
+    memcpy(f->meta.largest, meta->largest, meta->largest_len);
+    atomic_init(&f->refs, 1);
+    atomic_init(&f->obsolete, 0);
+    f->gone = gone;
+    f->gone_ctx = gone_ctx;
+    return f;
+}
+
+void rv_file_ref(struct rv_file *f)
+{
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+}
+
+void rv_file_unref(struct rv_file *f)
+{
+    /* acq_rel: the last owner sees every use before deleting */
+    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (atomic_load_explicit(&f->obsolete, memory_order_acquire) && f->gone)
+        f->gone(f->gone_ctx, f->meta.number);
+    free(f->meta.smallest);
+    free(f->meta.largest);
+    free(f);
+}
+
+void rv_file_mark_obsolete(struct rv_file *f)
+{
+    atomic_store_explicit(&f->obsolete, 1, memory_order_release);
+}
+
+/* ----------------------------------------------------------- file sets */
+
+struct rv_files *rv_files_new_empty(void)
+{
+    struct rv_files *fs = calloc(1, sizeof *fs);
+    if (fs)
+        atomic_init(&fs->refs, 1);
+    return fs;
+}
+
+void rv_files_ref(struct rv_files *fs)
+{
+    atomic_fetch_add_explicit(&fs->refs, 1, memory_order_relaxed);
+}
+
+void rv_files_unref(struct rv_files *fs)
+{
+    if (atomic_fetch_sub_explicit(&fs->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int l = 0; l < RV_NUM_LEVELS; l++) {
+        for (int i = 0; i < fs->n[l]; i++)
+            rv_file_unref(fs->level[l][i]);
+        free(fs->level[l]);
+    }
+    free(fs);
+}
+
+int rv_files_count(const struct rv_files *fs)
+{
+    int n = 0;
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        n += fs->n[l];
+    return n;
+}
+
+uint64_t rv_files_bytes(const struct rv_files *fs)
+{
+    uint64_t bytes = 0;
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < fs->n[l]; i++)
+            bytes += fs->level[l][i]->meta.size;
+    return bytes;
+}
+
+static int version_is_deleted(const struct rv_version_edit *e, int level,
+                              uint64_t number)
+{
+    for (int i = 0; e && i < e->n_deleted; i++)
+        if (e->deleted[i].level == level && e->deleted[i].number == number)
+            return 1;
+    return 0;
+}
+
+/* Level 0: newest (highest number) first; other levels: by smallest key. */
+static int version_file_order(const void *a, const void *b)
+{
+    const struct rv_file *x = *(struct rv_file *const *)a;
+    const struct rv_file *y = *(struct rv_file *const *)b;
+    if (x->meta.level == 0)
+        return x->meta.number < y->meta.number ? 1
+             : x->meta.number > y->meta.number ? -1 : 0;
+    return rv_ikey_compare(x->meta.smallest, x->meta.smallest_len,
+                           y->meta.smallest, y->meta.smallest_len);
+}
+
+struct rv_files *rv_files_apply(const struct rv_files *base,
+                                struct rv_file **add, int n_add,
+                                const struct rv_version_edit *e)
+{
+    struct rv_files *fs = rv_files_new_empty();
+    if (!fs)
+        return NULL;
+    for (int l = 0; l < RV_NUM_LEVELS; l++) {
+        int cap = base->n[l];
+        for (int i = 0; i < n_add; i++)
+            cap += add[i]->meta.level == l;
+        if (cap == 0)
+            continue;
+        fs->level[l] = malloc((size_t)cap * sizeof *fs->level[l]);
+        if (!fs->level[l]) {
+            rv_files_unref(fs);
+            return NULL;
+        }
+        for (int i = 0; i < base->n[l]; i++) {
+            struct rv_file *f = base->level[l][i];
+            if (version_is_deleted(e, l, f->meta.number))
+                continue;
+            rv_file_ref(f);
+            fs->level[l][fs->n[l]++] = f;
+        }
+        for (int i = 0; i < n_add; i++) {
+            if (add[i]->meta.level != l)
+                continue;
+            rv_file_ref(add[i]);
+            fs->level[l][fs->n[l]++] = add[i];
+        }
+        qsort(fs->level[l], (size_t)fs->n[l], sizeof *fs->level[l],
+              version_file_order);
+    }
+    /* Only now that nothing can fail: the removed files go once unused. */
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < base->n[l]; i++)
+            if (version_is_deleted(e, l, base->level[l][i]->meta.number))
+                rv_file_mark_obsolete(base->level[l][i]);
+    return fs;
+}
+
+/* ------------------------------------------------------------ versions */
 
 struct rv_version *rv_version_new(rv_memtable *mem, uint64_t mem_wal,
-                                  int n_imm)
+                                  int n_imm, struct rv_files *files)
 {
     struct rv_version *v = calloc(1, sizeof *v);
     if (!v)
@@ -27,6 +187,8 @@ struct rv_version *rv_version_new(rv_memtable *mem, uint64_t mem_wal,
     v->mem = mem;
     v->mem_wal = mem_wal;
     v->n_imm = n_imm;
+    rv_files_ref(files);
+    v->files = files;
     return v;
 }
 
@@ -38,6 +200,7 @@ void rv_version_unref(struct rv_version *v)
     rv_memtable_unref(v->mem);
     for (int i = 0; i < v->n_imm; i++)
         rv_memtable_unref(v->imm[i]);
+    rv_files_unref(v->files);
     free(v->imm);
     free(v->imm_wal);
     free(v);
@@ -54,10 +217,47 @@ struct rv_version *rv_db_ref_version(ravel_db *db)
 
 rv_memtable *rv_db_active_memtable(ravel_db *db)
 {
-    /* Only leaders replace db->current, and leaders follow one another
-    ** through the write queue's release/acquire hand-off, so the leader
-    ** reads its own latest store without the lock. */
-    return db->current->mem;
+    /* Only leaders switch the active memtable (rv_db_install_memtable
+    ** sets db->active_mem), and leaders follow one another through the
+    ** write queue's release/acquire hand-off, so the leader reads its own
+    ** latest store without the lock.  db->current itself may be replaced
+    ** by a flush meanwhile (which keeps the active memtable): it is not
+    ** read here.  The current version keeps the memtable alive. */
+    return db->active_mem;
+}
+
+int rv_db_memtable_is_empty(rv_memtable *mem)
+{
+    struct rv_iter *it = rv_memtable_iter_new(mem);
+    if (!it)
+        return 0; /* out of memory: say "not empty", the safe answer */
+    it->ops->seek_to_first(it);
+    int empty = !it->ops->valid(it);
+    it->ops->destroy(it);
+    return empty;
+}
+
+/* Copies OLD's immutable memtables into V from index AT on, skipping
+** old index SKIP (-1: none). */
+static void version_copy_imm(struct rv_version *v, int at,
+                             const struct rv_version *old, int skip)
+{
+    for (int i = 0; i < old->n_imm; i++) {
+        if (i == skip)
+            continue;
+        rv_memtable_ref(old->imm[i]);
+        v->imm[at] = old->imm[i];
+        v->imm_wal[at] = old->imm_wal[i];
+        at++;
+    }
+}
+
+/* Makes V current (under db->mu) and drops the old one. */
+static void version_install_locked(ravel_db *db, struct rv_version *v)
+{
+    struct rv_version *old = db->current;
+    db->current = v;
+    rv_version_unref(old);
 }
 
 int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
@@ -65,7 +265,8 @@ int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
 {
     pthread_mutex_lock(&db->mu);
     struct rv_version *old = db->current;
-    struct rv_version *v = rv_version_new(mem, wal_segment, old->n_imm + 1);
+    struct rv_version *v = rv_version_new(mem, wal_segment, old->n_imm + 1,
+                                          old->files);
     if (!v) {
         pthread_mutex_unlock(&db->mu);
         return rv_error(RAVEL_NOMEM, "out of memory switching memtables");
@@ -73,13 +274,31 @@ int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
     rv_memtable_ref(old->mem);
     v->imm[0] = old->mem;
     v->imm_wal[0] = old->mem_wal;
-    for (int i = 0; i < old->n_imm; i++) {
-        rv_memtable_ref(old->imm[i]);
-        v->imm[i + 1] = old->imm[i];
-        v->imm_wal[i + 1] = old->imm_wal[i];
-    }
-    db->current = v;
+    version_copy_imm(v, 1, old, -1);
+    version_install_locked(db, v);
+    db->active_mem = mem;
+    db->active_mem_wal = wal_segment;
+    pthread_cond_broadcast(&db->bg_cv); /* a flush to run */
     pthread_mutex_unlock(&db->mu);
-    rv_version_unref(old);
+    return RAVEL_OK;
+}
+
+int rv_db_install_flush_locked(ravel_db *db, rv_memtable *flushed,
+                               struct rv_files *files)
+{
+    struct rv_version *old = db->current;
+    int at = -1;
+    for (int i = 0; i < old->n_imm; i++)
+        if (old->imm[i] == flushed)
+            at = i;
+    if (at < 0)
+        return rv_error(RAVEL_INVALID, "internal: the flushed memtable is "
+                        "not among the immutable ones");
+    struct rv_version *v = rv_version_new(old->mem, old->mem_wal,
+                                          old->n_imm - 1, files);
+    if (!v)
+        return rv_error(RAVEL_NOMEM, "out of memory installing a flush");
+    version_copy_imm(v, 0, old, at);
+    version_install_locked(db, v);
     return RAVEL_OK;
 }

@@ -1,18 +1,52 @@
 /*
-** version.h -- the set of memtables a read sees, as one immutable object.
+** version.h -- what a read sees, as immutable objects: the memtables
+** (active and immutable) and the table files per level.
 **
-** A version is never changed once installed: the leader that switches
-** memtables builds a new one and installs it under db->mu; readers take a
-** reference (rv_db_ref_version) and use it without locks.  The version is
-** the one home of "which memtable is active": the write-group leader
-** inserts into db->current->mem.  Levels of sorted files join it in the
-** next issue.
+** A version is never changed once installed: whoever changes the database
+** (the write-group leader switching memtables, a flush adding files)
+** builds a new one and installs it under db->mu; readers take a reference
+** (rv_db_ref_version) and use it without locks.  The version is the one
+** home of "which memtable is active": the write-group leader inserts into
+** db->current->mem.
+**
+** The table files live in a file set (struct rv_files) of its own,
+** shared by every version that differs only in its memtables, so a
+** memtable switch copies no file list.  Each file (struct rv_file) is
+** reference-counted by the file sets holding it; once a version edit has
+** removed it (rv_file_mark_obsolete) and the last file set holding it is
+** gone, its file is deleted -- so a file disappears only when no reader
+** can still need it.
+**
+** Level 0 holds the files flushes write, newest first (by file number),
+** with overlapping key ranges; levels 1 .. RV_NUM_LEVELS-1 are sorted by
+** smallest key and do not overlap (compaction fills them).
 */
 #ifndef RAVEL_VERSION_H
 #define RAVEL_VERSION_H
 
 #include "ravel_int.h"
+#include "db/version_edit.h"
 #include "memtable/memtable.h"
+
+/* Called once the last reference to an obsolete file is gone: deletes
+** the file (table_cache.c's owner does that). */
+typedef void (*rv_file_gone_fn)(void *ctx, uint64_t number);
+
+/* One table file. */
+struct rv_file {
+    _Atomic int refs;
+    struct rv_file_meta meta;   /* keys owned by the file */
+    _Atomic int obsolete;       /* removed by an edit: delete when unused */
+    rv_file_gone_fn gone;       /* called when obsolete and unused */
+    void *gone_ctx;
+};
+
+/* A file set: the table files of every level. */
+struct rv_files {
+    _Atomic int refs;
+    int n[RV_NUM_LEVELS];
+    struct rv_file **level[RV_NUM_LEVELS];
+};
 
 struct rv_version {
     _Atomic int refs;
@@ -20,16 +54,46 @@ struct rv_version {
     uint64_t mem_wal;       /* the first WAL segment mem's data is in */
     int n_imm;
     rv_memtable **imm;      /* immutable memtables, newest first */
-    uint64_t *imm_wal;      /* the first WAL segment each imm needs (seam
-                            ** for flushing: segments older than the oldest
-                            ** unflushed memtable's can be deleted) */
+    uint64_t *imm_wal;      /* the first WAL segment each imm's data is in:
+                            ** once imm[i] is flushed, the segments before
+                            ** imm_wal[i-1] (or mem_wal) are obsolete */
+    struct rv_files *files; /* never NULL */
 };
 
+/* A file for META (whose keys are copied), one reference held by the
+** caller.  GONE(GONE_CTX, number) is called if the file is made obsolete
+** and then released.  NULL on allocation failure. */
+RAVEL_PRIVATE struct rv_file *rv_file_new(const struct rv_file_meta *meta,
+                                          rv_file_gone_fn gone,
+                                          void *gone_ctx);
+RAVEL_PRIVATE void rv_file_ref(struct rv_file *f);
+RAVEL_PRIVATE void rv_file_unref(struct rv_file *f);
+/* The file was removed from the database: delete it once unused. */
+RAVEL_PRIVATE void rv_file_mark_obsolete(struct rv_file *f);
+
+/* An empty file set, one reference held by the caller; NULL on OOM. */
+RAVEL_PRIVATE struct rv_files *rv_files_new_empty(void);
+RAVEL_PRIVATE void rv_files_ref(struct rv_files *fs);
+RAVEL_PRIVATE void rv_files_unref(struct rv_files *fs);
+
+/* A new file set: BASE plus the files of ADD (N_ADD of them, each gaining
+** a reference), minus the files named in E's deleted list (which are
+** marked obsolete).  Level 0 stays newest first, the other levels sorted by
+** smallest key.  NULL on allocation failure (nothing changed then). */
+RAVEL_PRIVATE struct rv_files *rv_files_apply(const struct rv_files *base,
+                                              struct rv_file **add, int n_add,
+                                              const struct rv_version_edit *e);
+
+/* Total files in FS, and bytes of its table files. */
+RAVEL_PRIVATE int rv_files_count(const struct rv_files *fs);
+RAVEL_PRIVATE uint64_t rv_files_bytes(const struct rv_files *fs);
+
 /* A version whose active memtable is MEM (a reference is taken) with room
-** for N_IMM immutable ones, one reference held by the caller.  NULL on
-** allocation failure. */
+** for N_IMM immutable ones and file set FILES (a reference is taken), one
+** reference held by the caller.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_version *rv_version_new(rv_memtable *mem,
-                                                uint64_t mem_wal, int n_imm);
+                                                uint64_t mem_wal, int n_imm,
+                                                struct rv_files *files);
 RAVEL_PRIVATE void rv_version_unref(struct rv_version *v);
 
 #endif /* RAVEL_VERSION_H */

@@ -18,6 +18,17 @@
 
 typedef struct rv_table rv_table;
 
+struct rv_cache;
+struct rv_table_read_options {
+    int verify_checksums;
+    struct rv_cache *block_cache; /* NULL: blocks are read for each use */
+};
+
+typedef int (*rv_table_get_fn)(void *ctx, const char *ikey, size_t klen,
+                               const char *val, size_t vlen);
+RAVEL_PRIVATE int rv_table_get(rv_table *t, const char *ikey, size_t klen,
+                               rv_table_get_fn fn, void *ctx);
+
 /* Opens the table of FILE_SIZE bytes on FD (taking ownership of FD:
 ** rv_table_close closes it), whose file number is FILE_NUMBER; PATH names
 ** it in messages. */

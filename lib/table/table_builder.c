@@ -13,6 +13,7 @@
 #include "table/bloom.h"
 #include "util/coding.h"
 #include "util/error.h"
+#include "util/fault.h"
 #include "util/sync_journal.h"
 
 #include <xxhash.h>
@@ -51,7 +52,9 @@ static int table_flush_wbuf(rv_table_builder *tb)
 {
     size_t done = 0;
     while (done < tb->wlen) {
-        ssize_t n = write(tb->fd, tb->wbuf + done, tb->wlen - done);
+        int injected = rv_fault_check(RV_FAULT_TABLE_WRITE);
+        ssize_t n = injected ? (errno = -injected, -1)
+                             : write(tb->fd, tb->wbuf + done, tb->wlen - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -310,7 +313,10 @@ int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
         rc = table_write_footer(tb, &index, &filter, &ph);
     if (!rc)
         rc = table_flush_wbuf(tb);
-    if (!rc && fdatasync(tb->fd) != 0)
+    int injected = rc ? 0 : rv_fault_check(RV_FAULT_TABLE_SYNC);
+    if (injected)
+        rc = rv_error_errno(RAVEL_IOERR, -injected, "fdatasync %s", tb->path);
+    else if (!rc && fdatasync(tb->fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", tb->path);
     if (rc)
         return tb->status = rc;

@@ -33,6 +33,10 @@ static struct fault_point fault_points[RV_FAULT_POINTS] = {
     [RV_FAULT_WAL_WRITE] = {-1, 0},
     [RV_FAULT_WAL_SYNC] = {-1, 0},
     [RV_FAULT_MEMTABLE_ALLOC] = {-1, 0},
+    [RV_FAULT_TABLE_WRITE] = {-1, 0},
+    [RV_FAULT_TABLE_SYNC] = {-1, 0},
+    [RV_FAULT_MANIFEST_WRITE] = {-1, 0},
+    [RV_FAULT_MANIFEST_SYNC] = {-1, 0},
 };
 
 void rv_fault_arm(enum rv_fault_point point, int skip, int err)

@@ -1,8 +1,8 @@
 /*
 ** fault.h -- test hooks that make the next WAL write or WAL sync fail, on
 ** both I/O paths (io_uring and pwrite), as if the kernel had returned an
-** error, or the next memtable entry allocation fail as if memory had run
-** out.  Used by tests to check that a failed write or fdatasync is never
+** error, or a table file's or the manifest's write or fdatasync, or the
+** next memtable entry allocation fail as if memory had run out.  Used by tests to check that a failed write or fdatasync is never
 ** reported as success and that a failed insert never shows part of a
 ** batch.  Also pause points: a thread reaching an armed one waits there
 ** until the test lets it go, so that a test can hold a race window open.
@@ -25,6 +25,10 @@ enum rv_fault_point {
     RV_FAULT_WAL_SYNC = 1,  /* an fdatasync of the WAL */
     RV_FAULT_MEMTABLE_ALLOC = 2, /* a memtable entry's allocation (the
                             ** errno is ignored: it fails as NULL) */
+    RV_FAULT_TABLE_WRITE = 3, /* a write of a table file being built */
+    RV_FAULT_TABLE_SYNC = 4,  /* the fdatasync of a finished table file */
+    RV_FAULT_MANIFEST_WRITE = 5, /* a manifest record's write */
+    RV_FAULT_MANIFEST_SYNC = 6,  /* a manifest record's fdatasync */
     RV_FAULT_POINTS
 };
 
@@ -32,6 +36,13 @@ enum rv_pause_point {
     RV_PAUSE_WAL_WATCHED = 0, /* the io_uring fdatasync watcher saw its
                               ** fdatasync complete and has not yet
                               ** re-taken sync_mu (wal_writer.c) */
+    RV_PAUSE_FLUSH_TABLES_WRITTEN = 1, /* a flush's tables are durable,
+                              ** the manifest does not name them yet */
+    RV_PAUSE_FLUSH_LOGGED = 2, /* the manifest names a flush's tables; the
+                              ** version is not installed and the WAL
+                              ** segments are not deleted yet */
+    RV_PAUSE_MANIFEST_WRITTEN = 3, /* a new manifest is durable, CURRENT
+                              ** does not name it yet (manifest.c) */
     RV_PAUSE_POINTS
 };
 

@@ -70,3 +70,20 @@ int rv_parse_manifest_name(const char *name, uint64_t *number)
 {
     return filename_parse_number(name, "MANIFEST-", 6, "", number);
 }
+
+void rv_table_file_name(char *buf, size_t size, uint64_t number)
+{
+    snprintf(buf, size, "%06llu.sst", (unsigned long long)number);
+}
+
+int rv_table_file_path(char *buf, const char *dir, uint64_t number)
+{
+    char name[32];
+    rv_table_file_name(name, sizeof name, number);
+    return rv_path_join(buf, dir, name);
+}
+
+int rv_parse_table_file_name(const char *name, uint64_t *number)
+{
+    return filename_parse_number(name, "", 6, ".sst", number);
+}

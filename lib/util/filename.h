@@ -3,7 +3,8 @@
 ** one place their paths are built.
 **
 ** Owns: every file name ravel writes (IDENTITY, LOCK, LOG, CURRENT, WAL
-** segments "wal-NNNNNNNN.log", manifests "MANIFEST-NNNNNN") and joining
+** segments "wal-NNNNNNNN.log", manifests "MANIFEST-NNNNNN", table files
+** "NNNNNN.sst") and joining
 ** them to the directory.  A path that does
 ** not fit in RV_PATH_MAX bytes is an error naming it, never a silently
 ** truncated name that would open some other file.
@@ -46,5 +47,19 @@ RAVEL_PRIVATE void rv_manifest_name(char *buf, size_t size, uint64_t number);
 /* Parses "MANIFEST-NNNNNN" as rv_manifest_name writes it: 1 and *number,
 ** or 0. */
 RAVEL_PRIVATE int rv_parse_manifest_name(const char *name, uint64_t *number);
+
+/* The table file name for NUMBER into BUF ("000012.sst"); SIZE of at
+** least 32 bytes always suffices. */
+RAVEL_PRIVATE void rv_table_file_name(char *buf, size_t size,
+                                      uint64_t number);
+
+/* The path of table file NUMBER of DIR into BUF (RV_PATH_MAX bytes). */
+RAVEL_PRIVATE int rv_table_file_path(char *buf, const char *dir,
+                                     uint64_t number);
+
+/* Parses "NNNNNN.sst" as rv_table_file_name writes it: 1 and *number, or
+** 0. */
+RAVEL_PRIVATE int rv_parse_table_file_name(const char *name,
+                                           uint64_t *number);
 
 #endif /* RAVEL_FILENAME_H */

@@ -32,7 +32,10 @@
 **                 acknowledged as synced (an fdatasync that covered a
 **                 later record covered this one too).
 **   hole          a segment missing from the numbering, a first segment
-**                 whose header names a predecessor, or a segment whose data
+**                 whose header names a predecessor (unless the manifest
+**                 says the log starts there: its predecessors were flushed
+**                 and deleted), a first segment other than the one the
+**                 manifest says the log starts at, or a segment whose data
 **                 does not end where the next one's header says it did.
 **   corruption    everything else: a record that verified but is
 **                 malformed, damage in a segment that is not the last or
@@ -105,6 +108,7 @@ struct wal_segment {
 
 struct wal_replay {
     const char *dir;
+    uint64_t first_number; /* where the log starts after a flush, or 0 */
     const uint64_t *numbers;
     int n;
     enum rv_recovery_mode mode;
@@ -622,6 +626,8 @@ static int wal_reader_check_chain(struct wal_replay *r,
     if (!r->have_prev) {
         if (s->prev_end == 0)
             return RAVEL_OK;
+        if (r->first_number && s->number == r->first_number)
+            return RAVEL_OK; /* its predecessor was flushed and deleted */
         return wal_reader_hole(r, "%s: the segment continues the log from "
                                "segment %llu (which ended at byte offset "
                                "%llu), but that segment is missing", s->path,
@@ -680,6 +686,16 @@ static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)
 ** hole. */
 static int wal_reader_check_numbers(struct wal_replay *r)
 {
+    if (r->first_number && r->n > 0 && r->numbers[0] != r->first_number) {
+        char name[32];
+        rv_wal_segment_name(name, sizeof name, r->first_number);
+        int rc = wal_reader_hole(r, "%s/%s is missing: the manifest says "
+                                 "the log starts there, and segment %llu "
+                                 "follows", r->dir, name,
+                                 (unsigned long long)r->numbers[0]);
+        if (rc)
+            return rc;
+    }
     for (int i = 1; i < r->n; i++) {
         if (r->numbers[i] == r->numbers[i - 1] + 1)
             continue;
@@ -696,7 +712,8 @@ static int wal_reader_check_numbers(struct wal_replay *r)
     return RAVEL_OK;
 }
 
-int rv_wal_replay(const char *dir, const uint64_t *numbers, int n,
+int rv_wal_replay(const char *dir, uint64_t first_number,
+                  const uint64_t *numbers, int n,
                   enum rv_recovery_mode mode, int read_only,
                   rv_wal_replay_fn fn, void *ctx,
                   struct rv_wal_replay_result *result)
@@ -714,7 +731,8 @@ int rv_wal_replay(const char *dir, const uint64_t *numbers, int n,
         result->highest_segment = numbers[n - 1];
 
     struct wal_replay r = {
-        .dir = dir, .numbers = numbers, .n = n, .mode = mode,
+        .dir = dir, .first_number = first_number, .numbers = numbers,
+        .n = n, .mode = mode,
         .read_only = read_only, .fn = fn, .ctx = ctx, .result = result,
     };
     int rc = wal_reader_check_numbers(&r);

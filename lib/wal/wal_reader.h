@@ -56,8 +56,12 @@ struct rv_wal_replay_result {
 };
 
 /* Replays the segments listed in NUMBERS (ascending, N of them) of
-** directory DIR.  READ_ONLY: never modify files.  Fills *result. */
-RAVEL_PRIVATE int rv_wal_replay(const char *dir, const uint64_t *numbers,
+** directory DIR.  FIRST_NUMBER, when not 0, is the segment the log starts
+** at because the ones before it were flushed and deleted (the manifest's
+** log number): the list must begin there, and its header may name a
+** predecessor.  READ_ONLY: never modify files.  Fills *result. */
+RAVEL_PRIVATE int rv_wal_replay(const char *dir, uint64_t first_number,
+                                const uint64_t *numbers,
                                 int n, enum rv_recovery_mode mode,
                                 int read_only, rv_wal_replay_fn fn,
                                 void *ctx, struct rv_wal_replay_result *result);

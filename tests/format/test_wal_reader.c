@@ -883,7 +883,7 @@ static void run_one(const char *name, void (*build)(struct layout *),
 
     struct rv_wal_replay_result res;
     g_nseq = 0;
-    int rc = rv_wal_replay(g_dir, L.numbers, L.nseg,
+    int rc = rv_wal_replay(g_dir, 0, L.numbers, L.nseg,
                            (enum rv_recovery_mode)mode, ro, collect, NULL,
                            &res);
     const char *msg = ravel_errmsg();
@@ -1026,7 +1026,7 @@ static void test_callback_error(void **state)
     uint64_t nums[] = {1};
     struct rv_wal_replay_result res;
     int n = 0;
-    assert_int_equal(rv_wal_replay(g_dir, nums, 1, PIT, 0, stop_at_second,
+    assert_int_equal(rv_wal_replay(g_dir, 0, nums, 1, PIT, 0, stop_at_second,
                                    &n, &res), 77);
     assert_int_equal(n, 2);
     assert_int_equal(res.records, 1);
@@ -1038,15 +1038,15 @@ static void test_bad_arguments(void **state)
     clean_dir();
     struct rv_wal_replay_result res;
     uint64_t unordered[] = {2, 1};
-    assert_int_equal(rv_wal_replay(g_dir, unordered, 2, TOL, 0, collect,
+    assert_int_equal(rv_wal_replay(g_dir, 0, unordered, 2, TOL, 0, collect,
                                    NULL, &res), RAVEL_INVALID);
-    assert_int_equal(rv_wal_replay(g_dir, NULL, 0, TOL, 0, collect, NULL,
+    assert_int_equal(rv_wal_replay(g_dir, 0, NULL, 0, TOL, 0, collect, NULL,
                                    &res), RAVEL_OK);
     assert_int_equal(res.records, 0);
     assert_int_equal(res.last_segment, 0);
 
     uint64_t missing[] = {9};
-    assert_int_equal(rv_wal_replay(g_dir, missing, 1, TOL, 0, collect, NULL,
+    assert_int_equal(rv_wal_replay(g_dir, 0, missing, 1, TOL, 0, collect, NULL,
                                    &res), RAVEL_IOERR);
     assert_non_null(strstr(ravel_errmsg(), "wal-00000009.log"));
     assert_non_null(strstr(ravel_errmsg(), "errno"));
@@ -1066,7 +1066,7 @@ static void test_future_version(void **state)
     uint64_t nums[] = {1};
     struct rv_wal_replay_result res;
     g_nseq = 0;
-    assert_int_equal(rv_wal_replay(g_dir, nums, 1, TOL, 1, collect, NULL,
+    assert_int_equal(rv_wal_replay(g_dir, 0, nums, 1, TOL, 1, collect, NULL,
                                    &res), RAVEL_CORRUPT);
     assert_non_null(strstr(ravel_errmsg(), "wal-00000001.log: byte "
                            "offset 0"));

@@ -1,0 +1,256 @@
+/*
+** table_cache.c -- the open table files of a database (table_cache.h).
+**
+** An rv_cache (util/cache.h) of capacity max_open_files, each open table
+** charged 1, keyed by its file number as 8 little-endian bytes.  Two
+** readers that miss at once both open the table; the second insert
+** replaces the first, which closes when its reader releases it.
+*/
+#include "db/dbformat.h"
+#include "db/table_cache.h"
+#include "util/coding.h"
+#include "util/error.h"
+#include "util/file.h"
+#include "util/filename.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rv_table_cache {
+    char *dir;
+    rv_cache *cache;
+    struct rv_table_read_options ro;
+};
+
+int rv_table_cache_new(const char *dir, int max_open,
+                       const struct rv_table_read_options *ro,
+                       rv_table_cache **out)
+{
+    *out = NULL;
+    rv_table_cache *tc = calloc(1, sizeof *tc);
+    if (!tc || !(tc->dir = strdup(dir))) {
+        free(tc);
+        return rv_error(RAVEL_NOMEM, "out of memory for the table cache");
+    }
+    int rc = rv_cache_new((size_t)max_open, &tc->cache);
+    if (rc) {
+        free(tc->dir);
+        free(tc);
+        return rc;
+    }
+    tc->ro = *ro;
+    if (tc->ro.block_cache)
+        rv_cache_ref(tc->ro.block_cache);
+    *out = tc;
+    return RAVEL_OK;
+}
+
+void rv_table_cache_free(rv_table_cache *tc)
+{
+    if (!tc)
+        return;
+    rv_cache_unref(tc->cache);
+    if (tc->ro.block_cache)
+        rv_cache_unref(tc->ro.block_cache);
+    free(tc->dir);
+    free(tc);
+}
+
+static void table_cache_close_entry(const void *key, size_t klen, void *value)
+{
+    (void)key;
+    (void)klen;
+    rv_table_close(value);
+}
+
+static int table_cache_open(rv_table_cache *tc, uint64_t number,
+                            uint64_t file_size, rv_table **out)
+{
+    char path[RV_PATH_MAX];
+    int rc = rv_table_file_path(path, tc->dir, number);
+    if (rc)
+        return rc;
+    int fd = rv_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return rv_error_errno(errno == ENOENT ? RAVEL_CORRUPT : RAVEL_IOERR,
+                              errno, "open table file %s%s", path,
+                              errno == ENOENT ? " (the manifest names it, "
+                              "but it is missing)" : "");
+    return rv_table_open(fd, path, number, file_size, &tc->ro, out);
+}
+
+int rv_table_cache_find(rv_table_cache *tc, uint64_t number,
+                        uint64_t file_size, rv_cache_handle **h)
+{
+    char key[8];
+    rv_put_fixed64(key, number);
+    *h = rv_cache_lookup(tc->cache, key, sizeof key);
+    if (*h)
+        return RAVEL_OK;
+    rv_table *t = NULL;
+    int rc = table_cache_open(tc, number, file_size, &t);
+    if (rc)
+        return rc;
+    *h = rv_cache_insert(tc->cache, key, sizeof key, t, 1,
+                         table_cache_close_entry);
+    if (!*h) {
+        rv_table_close(t);
+        return rv_error(RAVEL_NOMEM, "out of memory caching an open table");
+    }
+    return RAVEL_OK;
+}
+
+rv_table *rv_table_cache_table(rv_cache_handle *h)
+{
+    return rv_cache_value(h);
+}
+
+void rv_table_cache_release(rv_table_cache *tc, rv_cache_handle *h)
+{
+    rv_cache_release(tc->cache, h);
+}
+
+void rv_table_cache_evict(rv_table_cache *tc, uint64_t number)
+{
+    char key[8];
+    rv_put_fixed64(key, number);
+    rv_cache_erase(tc->cache, key, sizeof key);
+}
+
+int rv_table_cache_get(rv_table_cache *tc, uint64_t number,
+                       uint64_t file_size, const char *ikey, size_t klen,
+                       rv_table_get_fn fn, void *ctx, int *filtered)
+{
+    rv_cache_handle *h;
+    int rc = rv_table_cache_find(tc, number, file_size, &h);
+    if (rc)
+        return rc;
+    rv_table *t = rv_cache_value(h);
+    *filtered = !rv_table_may_contain(t, ikey, klen - RV_TAG_SIZE);
+    if (!*filtered)
+        rc = rv_table_get(t, ikey, klen, fn, ctx);
+    rv_cache_release(tc->cache, h);
+    return rc;
+}
+
+/* ------------------------------------------- an iterator that pins it */
+
+struct table_cache_iter {
+    struct rv_iter base;
+    struct rv_iter *inner;
+    rv_table_cache *tc;
+    rv_cache_handle *h;
+};
+
+#define TABLE_CACHE_INNER(it) (((const struct table_cache_iter *)(it))->inner)
+
+static int table_cache_iter_valid(const struct rv_iter *it)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    return in->ops->valid(in);
+}
+
+static void table_cache_iter_seek_to_first(struct rv_iter *it)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    in->ops->seek_to_first(in);
+}
+
+static void table_cache_iter_seek_to_last(struct rv_iter *it)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    in->ops->seek_to_last(in);
+}
+
+static void table_cache_iter_seek(struct rv_iter *it, const char *target,
+                                  size_t tlen)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    in->ops->seek(in, target, tlen);
+}
+
+static void table_cache_iter_seek_for_prev(struct rv_iter *it,
+                                           const char *target, size_t tlen)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    in->ops->seek_for_prev(in, target, tlen);
+}
+
+static void table_cache_iter_next(struct rv_iter *it)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    in->ops->next(in);
+}
+
+static void table_cache_iter_prev(struct rv_iter *it)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    in->ops->prev(in);
+}
+
+static const char *table_cache_iter_key(const struct rv_iter *it,
+                                        size_t *len)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    return in->ops->key(in, len);
+}
+
+static const char *table_cache_iter_value(const struct rv_iter *it,
+                                          size_t *len)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    return in->ops->value(in, len);
+}
+
+static int table_cache_iter_status(const struct rv_iter *it)
+{
+    struct rv_iter *in = TABLE_CACHE_INNER(it);
+    return in->ops->status(in);
+}
+
+static void table_cache_iter_destroy(struct rv_iter *it)
+{
+    struct table_cache_iter *ti = (struct table_cache_iter *)it;
+    ti->inner->ops->destroy(ti->inner);
+    rv_cache_release(ti->tc->cache, ti->h);
+    free(ti);
+}
+
+static const struct rv_iter_ops table_cache_iter_ops = {
+    table_cache_iter_valid,
+    table_cache_iter_seek_to_first,
+    table_cache_iter_seek_to_last,
+    table_cache_iter_seek,
+    table_cache_iter_seek_for_prev,
+    table_cache_iter_next,
+    table_cache_iter_prev,
+    table_cache_iter_key,
+    table_cache_iter_value,
+    table_cache_iter_status,
+    table_cache_iter_destroy,
+};
+
+struct rv_iter *rv_table_cache_iter(rv_table_cache *tc, uint64_t number,
+                                    uint64_t file_size, int *rc)
+{
+    rv_cache_handle *h;
+    *rc = rv_table_cache_find(tc, number, file_size, &h);
+    if (*rc)
+        return NULL;
+    struct table_cache_iter *ti = calloc(1, sizeof *ti);
+    struct rv_iter *inner = ti ? rv_table_iter_new(rv_cache_value(h)) : NULL;
+    if (!inner) {
+        free(ti);
+        rv_cache_release(tc->cache, h);
+        *rc = rv_error(RAVEL_NOMEM, "out of memory for a table iterator");
+        return NULL;
+    }
+    ti->base.ops = &table_cache_iter_ops;
+    ti->inner = inner;
+    ti->tc = tc;
+    ti->h = h;
+    return &ti->base;
+}

@@ -1,0 +1,55 @@
+/*
+** table_cache.h -- the open table files of a database: a bounded cache
+** (max_open_files) of rv_table objects, keyed by file number, through
+** which every read of a table file goes.
+**
+** Opening a table reads and checks its footer, index, filter and
+** properties once; those stay in memory while it is open (the index and
+** filter blocks are "pinned", RocksDB's cache_index_and_filter_blocks=false).
+** A table evicted while a reader uses it stays open until the reader
+** releases it.  Data blocks go through the block cache the tables are
+** opened with (table.h).
+*/
+#ifndef RAVEL_TABLE_CACHE_H
+#define RAVEL_TABLE_CACHE_H
+
+#include "ravel_int.h"
+#include "iter/iterator.h"
+#include "table/table.h"
+#include "util/cache.h"
+
+typedef struct rv_table_cache rv_table_cache;
+
+/* A cache of at most MAX_OPEN tables of directory DIR, read with RO (its
+** block cache, if any, gains a reference). */
+RAVEL_PRIVATE int rv_table_cache_new(const char *dir, int max_open,
+                                     const struct rv_table_read_options *ro,
+                                     rv_table_cache **out);
+RAVEL_PRIVATE void rv_table_cache_free(rv_table_cache *tc);
+
+/* The open table NUMBER of FILE_SIZE bytes (opening it if needed): *H
+** pins it until rv_table_cache_release. */
+RAVEL_PRIVATE int rv_table_cache_find(rv_table_cache *tc, uint64_t number,
+                                      uint64_t file_size, rv_cache_handle **h);
+RAVEL_PRIVATE rv_table *rv_table_cache_table(rv_cache_handle *h);
+RAVEL_PRIVATE void rv_table_cache_release(rv_table_cache *tc,
+                                          rv_cache_handle *h);
+
+/* Closes table NUMBER once no reader uses it (its file is being deleted). */
+RAVEL_PRIVATE void rv_table_cache_evict(rv_table_cache *tc, uint64_t number);
+
+/* An iterator over table NUMBER that keeps it open while it exists.  NULL
+** with the error in *RC on failure. */
+RAVEL_PRIVATE struct rv_iter *rv_table_cache_iter(rv_table_cache *tc,
+                                                  uint64_t number,
+                                                  uint64_t file_size, int *rc);
+
+/* Point lookup in table NUMBER: if its filter may hold USER_KEY, calls
+** rv_table_get(IKEY, FN, CTX).  *FILTERED is set to 1 when the filter
+** ruled the table out. */
+RAVEL_PRIVATE int rv_table_cache_get(rv_table_cache *tc, uint64_t number,
+                                     uint64_t file_size, const char *ikey,
+                                     size_t klen, rv_table_get_fn fn,
+                                     void *ctx, int *filtered);
+
+#endif /* RAVEL_TABLE_CACHE_H */
