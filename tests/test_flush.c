@@ -100,8 +100,8 @@ static void expect_scan(ravel_db *db, const ravel_snapshot *snap, int from,
     TU_OK(ravel_iter_new(db, snap, &it));
     char k[32], v[200];
     int i = from;
-    for (TU_OK(ravel_iter_seek_to_first(it)); ravel_iter_valid(it);
-         ravel_iter_next(it), i++) {
+    TU_OK(ravel_iter_seek_to_first(it));
+    for (; ravel_iter_valid(it); ravel_iter_next(it), i++) {
         key_of(k, sizeof k, i);
         value_of(v, sizeof v, i, version);
         size_t kl, vl;
@@ -116,8 +116,8 @@ static void expect_scan(ravel_db *db, const ravel_snapshot *snap, int from,
     TU_OK(ravel_iter_status(it));
     assert_int_equal(i, to);
     i = to - 1;
-    for (TU_OK(ravel_iter_seek_to_last(it)); ravel_iter_valid(it);
-         ravel_iter_prev(it), i--) {
+    TU_OK(ravel_iter_seek_to_last(it));
+    for (; ravel_iter_valid(it); ravel_iter_prev(it), i--) {
         key_of(k, sizeof k, i);
         size_t kl;
         const char *ik = ravel_iter_key(it, &kl);

@@ -61,8 +61,8 @@ struct rv_version {
 };
 
 /* A file for META (whose keys are copied), one reference held by the
-** caller.  GONE(GONE_CTX, number) is called if the file is made obsolete
-** and then released.  NULL on allocation failure. */
+** caller.  GONE is called with GONE_CTX and the file number if the file
+** is made obsolete and then released.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_file *rv_file_new(const struct rv_file_meta *meta,
                                           rv_file_gone_fn gone,
                                           void *gone_ctx);

@@ -217,7 +217,8 @@ static int table_read_props(rv_table *t, const char *block, size_t len)
 }
 
 int rv_table_open(int fd, const char *path, uint64_t file_number,
-                  uint64_t file_size, int verify_checksums, rv_table **out)
+                  uint64_t file_size, const struct rv_table_read_options *ro,
+                  rv_table **out)
 {
     *out = NULL;
     rv_table *t = calloc(1, sizeof *t);
@@ -229,7 +230,7 @@ int rv_table_open(int fd, const char *path, uint64_t file_number,
     t->fd = fd;
     t->file_number = file_number;
     t->file_size = file_size;
-    t->verify_checksums = verify_checksums;
+    t->verify_checksums = ro->verify_checksums;
     char *props = NULL;
     int rc = table_read_footer(t);
     /* The blocks kept in memory are always verified: they are read once. */
@@ -536,5 +537,24 @@ int rv_table_verify(rv_table *t)
         rc = rv_error(RAVEL_CORRUPT, "%s: holds %llu entries but its "
                       "properties say %llu", t->path, (unsigned long long)n,
                       (unsigned long long)t->props.entries);
+    return rc;
+}
+
+int rv_table_get(rv_table *t, const char *ikey, size_t klen,
+                 rv_table_get_fn fn, void *ctx)
+{
+    struct rv_iter *it = rv_table_iter_new(t);
+    if (!it)
+        return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
+    for (it->ops->seek(it, ikey, klen); it->ops->valid(it);
+         it->ops->next(it)) {
+        size_t kl, vl;
+        const char *k = it->ops->key(it, &kl);
+        const char *v = it->ops->value(it, &vl);
+        if (!fn(ctx, k, kl, v, vl))
+            break;
+    }
+    int rc = it->ops->status(it);
+    it->ops->destroy(it);
     return rc;
 }

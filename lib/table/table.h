@@ -34,7 +34,8 @@ RAVEL_PRIVATE int rv_table_get(rv_table *t, const char *ikey, size_t klen,
 ** it in messages. */
 RAVEL_PRIVATE int rv_table_open(int fd, const char *path,
                                 uint64_t file_number, uint64_t file_size,
-                                int verify_checksums, rv_table **out);
+                                const struct rv_table_read_options *ro,
+                                rv_table **out);
 RAVEL_PRIVATE void rv_table_close(rv_table *t);
 
 RAVEL_PRIVATE const struct rv_table_props *rv_table_props(const rv_table *t);

@@ -53,9 +53,9 @@ struct ravel_options {
     int verify_checksums;                /* true */
     uint64_t block_cache_size;           /* 32 MiB; 0: no block cache */
     int max_open_files;                  /* 1000 */
-    /* A block cache shared with other databases (ravel_options_set_cache),
-    ** with one reference held by these options; NULL: the database makes
-    ** its own of block_cache_size bytes. */
+    /* A block cache shared with other databases, with one reference held
+    ** by these options; NULL: the database makes its own of
+    ** block_cache_size bytes. */
     struct rv_cache *block_cache;
 };
 

@@ -111,7 +111,9 @@ static int open_table(uint64_t number, uint64_t file_number, rv_table **t)
     assert_true(fd >= 0);
     struct stat st;
     assert_int_equal(fstat(fd, &st), 0);
-    return rv_table_open(fd, path, file_number, (uint64_t)st.st_size, 1, t);
+    struct rv_table_read_options ro = {.verify_checksums = 1};
+    return rv_table_open(fd, path, file_number, (uint64_t)st.st_size, &ro,
+                         t);
 }
 
 static void expect_at(struct rv_iter *it, const struct entry *e)
@@ -293,8 +295,9 @@ static void test_undecodable_block_stops_iterator(void **state)
     struct stat st;
     assert_int_equal(fstat(fd, &st), 0);
     rv_table *t;
+    struct rv_table_read_options ro = {.verify_checksums = 0};
     assert_int_equal(rv_table_open(fd, path_of(14), 14, (uint64_t)st.st_size,
-                                   0, &t), RAVEL_OK);
+                                   &ro, &t), RAVEL_OK);
     struct rv_iter *it = rv_table_iter_new(t);
     int seen = 0;
     for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
