@@ -241,21 +241,25 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
 
 /* ------------------------------------------------------------ files */
 
-/* An obsolete table file nobody uses any more: close and delete it. */
-static void db_file_gone(void *ctx, uint64_t number)
+/* The last reference to table file F is gone: unpin its open table, and
+** if it is obsolete, close and delete it. */
+static void db_file_release(void *ctx, struct rv_file *f)
 {
     ravel_db *db = ctx;
-    rv_table_cache_evict(db->tables, number);
+    rv_table_cache_unpin(db->tables, f);
+    if (!atomic_load_explicit(&f->obsolete, memory_order_acquire))
+        return;
+    rv_table_cache_evict(db->tables, f->meta.number);
     char path[RV_PATH_MAX];
-    if (rv_table_file_path(path, db->dir, number) == 0 && unlink(path) != 0
-        && errno != ENOENT)
+    if (rv_table_file_path(path, db->dir, f->meta.number) == 0 &&
+        unlink(path) != 0 && errno != ENOENT)
         rv_db_log(db, "could not delete obsolete table file %s: %s", path,
                   strerror(errno));
 }
 
 struct rv_file *rv_db_new_file(ravel_db *db, const struct rv_file_meta *m)
 {
-    return rv_file_new(m, db_file_gone, db);
+    return rv_file_new(m, db_file_release, db);
 }
 
 /* The block cache (the options' shared one, or one of its own) and the

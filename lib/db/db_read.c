@@ -224,12 +224,12 @@ static int read_file_covers(const struct rv_file *f,
 }
 
 /* Looks P up in table file F, with TARGET the internal key to seek. */
-static int read_file(ravel_db *db, const struct rv_file *f,
-                     struct read_probe *p, const char *target, size_t tlen)
+static int read_file(ravel_db *db, struct rv_file *f, struct read_probe *p,
+                     const char *target, size_t tlen)
 {
     int filtered = 0;
-    int rc = rv_table_cache_get(db->tables, f->meta.number, f->meta.size,
-                                target, tlen, read_table_entry, p, &filtered);
+    int rc = rv_table_cache_get(db->tables, f, target, tlen,
+                                read_table_entry, p, &filtered);
     if (filtered)
         atomic_fetch_add_explicit(&db->stat_filter_useful, 1,
                                   memory_order_relaxed);
@@ -420,9 +420,8 @@ static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
     }
     for (int l = 0; l < RV_NUM_LEVELS && *rc == RAVEL_OK; l++) {
         for (int i = 0; i < v->files->n[l] && *rc == RAVEL_OK; i++) {
-            const struct rv_file *f = v->files->level[l][i];
-            children[made] = rv_table_cache_iter(db->tables, f->meta.number,
-                                                 f->meta.size, rc);
+            children[made] = rv_table_cache_iter(db->tables,
+                                                 v->files->level[l][i], rc);
             if (children[made])
                 made++;
         }

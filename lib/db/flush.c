@@ -201,6 +201,7 @@ static int flush_output_add(struct flush_output *out,
 static int flush_table_finish(struct flush_table *t, struct flush_output *out)
 {
     struct rv_table_props props;
+    memset(&props, 0, sizeof props);
     uint64_t size = 0;
     int rc = rv_table_builder_finish(t->tb, &props, &size);
     rv_table_builder_free(t->tb);
@@ -382,7 +383,7 @@ static int flush_install_locked(ravel_db *db, rv_memtable *mem,
 static void flush_fail(ravel_db *db, int rc)
 {
     char why[RV_STOP_REASON_MAX];
-    snprintf(why, sizeof why, "a flush failed: %s", rv_errmsg_get());
+    snprintf(why, sizeof why, "a flush failed: %.450s", rv_errmsg_get());
     atomic_fetch_add_explicit(&db->stat_bg_errors, 1, memory_order_relaxed);
     rv_db_stop_writes(db, rc, why);
 }

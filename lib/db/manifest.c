@@ -54,8 +54,8 @@ int rv_manifest_append(rv_manifest *m, const struct rv_version_edit *e)
     if (m->failed)
         return rv_error(RAVEL_IOERR, "%s: an earlier append failed; the "
                         "manifest takes no more edits", m->path);
-    char *payload;
-    size_t plen;
+    char *payload = NULL;
+    size_t plen = 0;
     int rc = rv_version_edit_encode(e, &payload, &plen);
     if (rc)
         return rc;
@@ -241,7 +241,7 @@ static int manifest_walk(const char *path, uint64_t number, const char *data,
                                         plen);
         if (rc) {
             char why[400];
-            snprintf(why, sizeof why, "%s", rv_errmsg_get());
+            snprintf(why, sizeof why, "%.399s", rv_errmsg_get());
             return rv_error(RAVEL_CORRUPT, "%s: record at byte offset %zu: "
                             "%s", path, off, why);
         }

@@ -23,6 +23,8 @@ struct rv_table_cache {
     char *dir;
     rv_cache *cache;
     struct rv_table_read_options ro;
+    int max_pinned;             /* max_open_files */
+    _Atomic int pinned;         /* tables pinned in files */
 };
 
 int rv_table_cache_new(const char *dir, int max_open,
@@ -42,6 +44,8 @@ int rv_table_cache_new(const char *dir, int max_open,
         return rc;
     }
     tc->ro = *ro;
+    tc->max_pinned = max_open;
+    atomic_init(&tc->pinned, 0);
     if (tc->ro.block_cache)
         rv_cache_ref(tc->ro.block_cache);
     *out = tc;
@@ -120,19 +124,66 @@ void rv_table_cache_evict(rv_table_cache *tc, uint64_t number)
     rv_cache_erase(tc->cache, key, sizeof key);
 }
 
-int rv_table_cache_get(rv_table_cache *tc, uint64_t number,
-                       uint64_t file_size, const char *ikey, size_t klen,
-                       rv_table_get_fn fn, void *ctx, int *filtered)
+/* The open table of F: pinned in F (*H = NULL), or held by *H, which the
+** caller releases. */
+static int table_cache_table_of(rv_table_cache *tc, struct rv_file *f,
+                                rv_table **t, rv_cache_handle **h)
 {
-    rv_cache_handle *h;
-    int rc = rv_table_cache_find(tc, number, file_size, &h);
+    /* acquire: pairs with the CAS that pinned it */
+    rv_cache_handle *pin = atomic_load_explicit(&f->table,
+                                                memory_order_acquire);
+    *h = NULL;
+    if (pin) {
+        *t = rv_cache_value(pin);
+        return RAVEL_OK;
+    }
+    rv_cache_handle *mine;
+    int rc = rv_table_cache_find(tc, f->meta.number, f->meta.size, &mine);
     if (rc)
         return rc;
-    rv_table *t = rv_cache_value(h);
+    *t = rv_cache_value(mine);
+    if (atomic_fetch_add_explicit(&tc->pinned, 1, memory_order_relaxed) >=
+        tc->max_pinned) {
+        atomic_fetch_sub_explicit(&tc->pinned, 1, memory_order_relaxed);
+        *h = mine; /* no room to pin: the caller releases it */
+        return RAVEL_OK;
+    }
+    rv_cache_handle *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(&f->table, &expected, mine,
+                                                memory_order_acq_rel,
+                                                memory_order_acquire))
+        return RAVEL_OK; /* the file owns MINE now */
+    /* another reader pinned it first: use theirs */
+    atomic_fetch_sub_explicit(&tc->pinned, 1, memory_order_relaxed);
+    rv_cache_release(tc->cache, mine);
+    *t = rv_cache_value(expected);
+    return RAVEL_OK;
+}
+
+void rv_table_cache_unpin(rv_table_cache *tc, struct rv_file *f)
+{
+    rv_cache_handle *pin = atomic_exchange_explicit(&f->table, NULL,
+                                                    memory_order_acq_rel);
+    if (!pin)
+        return;
+    rv_cache_release(tc->cache, pin);
+    atomic_fetch_sub_explicit(&tc->pinned, 1, memory_order_relaxed);
+}
+
+int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f,
+                       const char *ikey, size_t klen, rv_table_get_fn fn,
+                       void *ctx, int *filtered)
+{
+    rv_table *t;
+    rv_cache_handle *h;
+    int rc = table_cache_table_of(tc, f, &t, &h);
+    if (rc)
+        return rc;
     *filtered = !rv_table_may_contain(t, ikey, klen - RV_TAG_SIZE);
     if (!*filtered)
         rc = rv_table_get(t, ikey, klen, fn, ctx);
-    rv_cache_release(tc->cache, h);
+    if (h)
+        rv_cache_release(tc->cache, h);
     return rc;
 }
 
@@ -142,7 +193,7 @@ struct table_cache_iter {
     struct rv_iter base;
     struct rv_iter *inner;
     rv_table_cache *tc;
-    rv_cache_handle *h;
+    rv_cache_handle *h;     /* NULL when the table is pinned in its file */
 };
 
 #define TABLE_CACHE_INNER(it) (((const struct table_cache_iter *)(it))->inner)
@@ -215,7 +266,8 @@ static void table_cache_iter_destroy(struct rv_iter *it)
 {
     struct table_cache_iter *ti = (struct table_cache_iter *)it;
     ti->inner->ops->destroy(ti->inner);
-    rv_cache_release(ti->tc->cache, ti->h);
+    if (ti->h)
+        rv_cache_release(ti->tc->cache, ti->h);
     free(ti);
 }
 
@@ -233,18 +285,20 @@ static const struct rv_iter_ops table_cache_iter_ops = {
     table_cache_iter_destroy,
 };
 
-struct rv_iter *rv_table_cache_iter(rv_table_cache *tc, uint64_t number,
-                                    uint64_t file_size, int *rc)
+struct rv_iter *rv_table_cache_iter(rv_table_cache *tc, struct rv_file *f,
+                                    int *rc)
 {
+    rv_table *t;
     rv_cache_handle *h;
-    *rc = rv_table_cache_find(tc, number, file_size, &h);
+    *rc = table_cache_table_of(tc, f, &t, &h);
     if (*rc)
         return NULL;
     struct table_cache_iter *ti = calloc(1, sizeof *ti);
-    struct rv_iter *inner = ti ? rv_table_iter_new(rv_cache_value(h)) : NULL;
+    struct rv_iter *inner = ti ? rv_table_iter_new(t) : NULL;
     if (!inner) {
         free(ti);
-        rv_cache_release(tc->cache, h);
+        if (h)
+            rv_cache_release(tc->cache, h);
         *rc = rv_error(RAVEL_NOMEM, "out of memory for a table iterator");
         return NULL;
     }

@@ -15,6 +15,7 @@
 
 #include "ravel_int.h"
 #include "iter/iterator.h"
+#include "db/version.h"
 #include "table/table.h"
 #include "util/cache.h"
 
@@ -38,18 +39,22 @@ RAVEL_PRIVATE void rv_table_cache_release(rv_table_cache *tc,
 /* Closes table NUMBER once no reader uses it (its file is being deleted). */
 RAVEL_PRIVATE void rv_table_cache_evict(rv_table_cache *tc, uint64_t number);
 
-/* An iterator over table NUMBER that keeps it open while it exists.  NULL
-** with the error in *RC on failure. */
-RAVEL_PRIVATE struct rv_iter *rv_table_cache_iter(rv_table_cache *tc,
-                                                  uint64_t number,
-                                                  uint64_t file_size, int *rc);
+/* Releases the open table pinned in F (the file is going away). */
+RAVEL_PRIVATE void rv_table_cache_unpin(rv_table_cache *tc, struct rv_file *f);
 
-/* Point lookup in table NUMBER: if its filter may hold USER_KEY, calls
-** rv_table_get(IKEY, FN, CTX).  *FILTERED is set to 1 when the filter
-** ruled the table out. */
-RAVEL_PRIVATE int rv_table_cache_get(rv_table_cache *tc, uint64_t number,
-                                     uint64_t file_size, const char *ikey,
-                                     size_t klen, rv_table_get_fn fn,
-                                     void *ctx, int *filtered);
+/* An iterator over file F, which must stay referenced (by a version)
+** while the iterator exists.  NULL with the error in *RC on failure. */
+RAVEL_PRIVATE struct rv_iter *rv_table_cache_iter(rv_table_cache *tc,
+                                                  struct rv_file *f, int *rc);
+
+/* Point lookup in file F (referenced by the caller): if its filter may
+** hold the user key of IKEY, calls rv_table_get(IKEY, FN, CTX).
+** *FILTERED is set to 1 when the filter ruled the table out.  Once a
+** file's table is open, it is pinned in the file (while fewer than
+** max_open_files are), so a lookup takes no lock. */
+RAVEL_PRIVATE int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f,
+                                     const char *ikey, size_t klen,
+                                     rv_table_get_fn fn, void *ctx,
+                                     int *filtered);
 
 #endif /* RAVEL_TABLE_CACHE_H */

@@ -14,7 +14,7 @@
 /* --------------------------------------------------------------- files */
 
 struct rv_file *rv_file_new(const struct rv_file_meta *meta,
-                            rv_file_gone_fn gone, void *gone_ctx)
+                            rv_file_release_fn release, void *release_ctx)
 {
     struct rv_file *f = calloc(1, sizeof *f);
     if (!f)
@@ -32,8 +32,9 @@ struct rv_file *rv_file_new(const struct rv_file_meta *meta,
     memcpy(f->meta.largest, meta->largest, meta->largest_len);
     atomic_init(&f->refs, 1);
     atomic_init(&f->obsolete, 0);
-    f->gone = gone;
-    f->gone_ctx = gone_ctx;
+    atomic_init(&f->table, NULL);
+    f->release = release;
+    f->release_ctx = release_ctx;
     return f;
 }
 
@@ -47,8 +48,8 @@ void rv_file_unref(struct rv_file *f)
     /* acq_rel: the last owner sees every use before deleting */
     if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
         return;
-    if (atomic_load_explicit(&f->obsolete, memory_order_acquire) && f->gone)
-        f->gone(f->gone_ctx, f->meta.number);
+    if (f->release)
+        f->release(f->release_ctx, f);
     free(f->meta.smallest);
     free(f->meta.largest);
     free(f);

@@ -28,17 +28,24 @@
 #include "db/version_edit.h"
 #include "memtable/memtable.h"
 
-/* Called once the last reference to an obsolete file is gone: deletes
-** the file (table_cache.c's owner does that). */
-typedef void (*rv_file_gone_fn)(void *ctx, uint64_t number);
+struct rv_file;
+
+/* Called once the last reference to a file is gone, before it is freed:
+** releases what the owner attached to it (db.c: the pinned open table)
+** and, if the file is obsolete, deletes it. */
+typedef void (*rv_file_release_fn)(void *ctx, struct rv_file *f);
 
 /* One table file. */
 struct rv_file {
     _Atomic int refs;
     struct rv_file_meta meta;   /* keys owned by the file */
     _Atomic int obsolete;       /* removed by an edit: delete when unused */
-    rv_file_gone_fn gone;       /* called when obsolete and unused */
-    void *gone_ctx;
+    /* The open table, pinned for the file's life once a reader opened it
+    ** (table_cache.c), so reads find it without a cache lookup; NULL
+    ** until then, or when max_open_files leaves no room to pin. */
+    struct rv_cache_handle *_Atomic table;
+    rv_file_release_fn release;
+    void *release_ctx;
 };
 
 /* A file set: the table files of every level. */
@@ -61,11 +68,11 @@ struct rv_version {
 };
 
 /* A file for META (whose keys are copied), one reference held by the
-** caller.  GONE is called with GONE_CTX and the file number if the file
-** is made obsolete and then released.  NULL on allocation failure. */
+** caller.  RELEASE is called with RELEASE_CTX and the file when the
+** last reference goes.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_file *rv_file_new(const struct rv_file_meta *meta,
-                                          rv_file_gone_fn gone,
-                                          void *gone_ctx);
+                                          rv_file_release_fn release,
+                                          void *release_ctx);
 RAVEL_PRIVATE void rv_file_ref(struct rv_file *f);
 RAVEL_PRIVATE void rv_file_unref(struct rv_file *f);
 /* The file was removed from the database: delete it once unused. */

@@ -119,7 +119,7 @@ static int table_corrupt_in(const rv_table *t, const char *what,
                             const struct rv_table_handle *h)
 {
     char why[400];
-    snprintf(why, sizeof why, "%s", rv_errmsg_get());
+    snprintf(why, sizeof why, "%.399s", rv_errmsg_get());
     return rv_error(RAVEL_CORRUPT, "%s: %s block at byte offset %llu: %s",
                     t->path, what, (unsigned long long)h->offset, why);
 }
