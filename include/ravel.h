@@ -218,18 +218,25 @@ RAVEL_API int ravel_options_get(const ravel_options *opts, const char *name,
 typedef struct ravel_db ravel_db;
 
 /* Opens the database in directory DIR.  OPTS may be NULL for the defaults;
-** it is copied, so the caller may free it after the call.  Recovers the
-** write-ahead log, and makes everything it recovered durable before it
-** returns (so a power loss after a crash cannot leave a hole).  Fails with RAVEL_LOCKED if DIR is open elsewhere, in
-** this process or another; RAVEL_CORRUPT if recovery finds corruption the
-** wal_recovery_mode does not tolerate; RAVEL_INVALID if DIR does not hold a
-** database and create_if_missing is false. */
+** it is copied, so the caller may free it after the call.  Reads the
+** manifest (which table files make up the database; each must be there
+** with its recorded size), replays the write-ahead log segments not yet
+** flushed to table files, and makes everything it recovered durable
+** before it returns (so a power loss after a crash cannot leave a hole).
+** A large recovered memtable is flushed in the background at once.
+** Fails with RAVEL_LOCKED if DIR is open elsewhere, in this process or
+** another; RAVEL_CORRUPT if recovery finds corruption the
+** wal_recovery_mode does not tolerate, or a damaged manifest or a missing
+** table file; RAVEL_INVALID if DIR does not hold a database and
+** create_if_missing is false. */
 RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
                          ravel_db **out);
 
 /* Closes the database: waits for the calls on it in progress in other
 ** threads (writes, sync waits, reads) to return -- each completes as if
-** close had not been called -- then makes the WAL durable and seals it
+** close had not been called -- and for a running background flush to
+** finish (memtables not yet flushed stay in the WAL, replayed by the next
+** open), then makes the WAL durable and seals it
 ** (the next open then knows any damage to it is not a torn write),
 ** releases the LOCK and frees the handle.  Snapshots and iterators must be released
 ** first; if any remain, returns RAVEL_INVALID and leaves the database open
@@ -378,7 +385,17 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 **   ravel.wal_io                  "uring" or "sync" (and why, if fallen back)
 **   ravel.read_only_reason        why writes are refused ("" if they are not)
 **   ravel.options                 the options in force, "name=value" lines
-** An unknown name is RAVEL_NOTFOUND, with a message listing the known
+**   ravel.num-files-at-level0     table files at level 0
+**   ravel.sstables                one line per table file: level, number,
+**                                 size, entries, key range, sequence range
+**   ravel.estimate-num-keys       entries in files and memtables (counts
+**                                 overwritten and deleted keys too)
+**   ravel.cur-size-all-mem-tables bytes of every memtable in memory
+**   ravel.block-cache-usage       bytes held by the block cache
+**   ravel.background-errors       background jobs (flushes) that failed
+** ravel.stats also counts flushes (bytes, entries, time), write groups that
+** waited for a flush and for how long, table files and WAL segments
+** deleted.  An unknown name is RAVEL_NOTFOUND, with a message listing the known
 ** names. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 
