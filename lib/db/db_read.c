@@ -173,9 +173,10 @@ static void read_deliver(struct read_sink *sink, const char *val, size_t vlen)
                                 "%zu-byte value", vlen);
             return;
         }
-        memcpy(c, val, vlen);
+        if (vlen)
+            memcpy(c, val, vlen);
         *sink->copy = c;
-    } else if (vlen) {
+    } else if (vlen && sink->cap) {
         memcpy(sink->buf, val, vlen < sink->cap ? vlen : sink->cap);
     }
 }

@@ -73,7 +73,8 @@ static int flush_key_set(struct flush_key *k, const char *p, size_t n)
         k->data = d;
         k->cap = cap;
     }
-    memcpy(k->data, p, n);
+    if (n)
+        memcpy(k->data, p, n);
     k->len = n;
     return RAVEL_OK;
 }

@@ -260,9 +260,15 @@ int rv_manifest_replay(const char *dir, rv_manifest_edit_fn fn, void *ctx,
     int rc = manifest_read_current(dir, number);
     if (rc)
         return rc;
+    return rv_manifest_replay_file(dir, *number, fn, ctx);
+}
+
+int rv_manifest_replay_file(const char *dir, uint64_t number,
+                            rv_manifest_edit_fn fn, void *ctx)
+{
     char name[32], path[RV_PATH_MAX];
-    rv_manifest_name(name, sizeof name, *number);
-    rc = rv_path_join(path, dir, name);
+    rv_manifest_name(name, sizeof name, number);
+    int rc = rv_path_join(path, dir, name);
     if (rc)
         return rc;
     int fd = rv_open(path, O_RDONLY, 0);
@@ -291,7 +297,7 @@ int rv_manifest_replay(const char *dir, rv_manifest_edit_fn fn, void *ctx,
     }
     close(fd);
     if (!rc)
-        rc = manifest_walk(path, *number, data, got, fn, ctx);
+        rc = manifest_walk(path, number, data, got, fn, ctx);
     free(data);
     return rc;
 }

@@ -60,4 +60,8 @@ typedef int (*rv_manifest_edit_fn)(void *ctx, struct rv_version_edit *e);
 RAVEL_PRIVATE int rv_manifest_replay(const char *dir, rv_manifest_edit_fn fn,
                                      void *ctx, uint64_t *number);
 
+/* Replays MANIFEST-NUMBER of DIR, whatever CURRENT says. */
+RAVEL_PRIVATE int rv_manifest_replay_file(const char *dir, uint64_t number,
+                                          rv_manifest_edit_fn fn, void *ctx);
+
 #endif /* RAVEL_MANIFEST_H */

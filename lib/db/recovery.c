@@ -175,10 +175,45 @@ static int recovery_apply_edit(void *ctx, struct rv_version_edit *e)
     return RAVEL_OK;
 }
 
-/* Reads CURRENT and the manifest.  A directory without CURRENT is a
-** database that never had a manifest (new, or made before table files
-** existed) -- unless manifests or table files are there: then CURRENT was
-** lost, and which files make up the database is unknown. */
+/* Counts the files a manifest's edits add (replaying one without CURRENT). */
+static int recovery_count_files(void *ctx, struct rv_version_edit *e)
+{
+    *(int *)ctx += e->n_added;
+    return RAVEL_OK;
+}
+
+/* CURRENT is missing.  That is a database that never had a manifest (new,
+** or made before table files existed), or one whose first manifest was
+** written but whose first CURRENT a crash or power loss took (CURRENT is
+** replaced by rename, so once there it is never missing): then no manifest
+** names a table file.  Anything else -- table files, a manifest naming
+** some -- means CURRENT was lost, and which files make up the database is
+** unknown. */
+static int recovery_without_current(ravel_db *db,
+                                    const struct recovery_listing *l)
+{
+    int rc = RAVEL_OK, named = 0;
+    for (int i = 0; i < l->n_manifests && rc == RAVEL_OK && !named; i++) {
+        rc = rv_manifest_replay_file(db->dir, l->manifests[i],
+                                     recovery_count_files, &named);
+        /* A manifest that never became current may be torn anywhere (its
+        ** fdatasync may not have completed): nothing relied on it. */
+        if (rc == RAVEL_CORRUPT) {
+            rv_db_log(db, "ignoring a manifest that never became current: "
+                      "%s", rv_errmsg_get());
+            rc = RAVEL_OK;
+        }
+    }
+    if (rc == RAVEL_OK && (l->n_tables || named))
+        rc = rv_error(RAVEL_CORRUPT, "%s/%s is missing, but the directory "
+                      "holds %d manifest(s) (naming table files: %s) and %d "
+                      "table file(s): without it, which of them make up the "
+                      "database is unknown", db->dir, RV_FILE_CURRENT,
+                      l->n_manifests, named ? "yes" : "no", l->n_tables);
+    return rc;
+}
+
+/* Reads CURRENT and the manifest it names. */
 static int recovery_read_manifest(ravel_db *db,
                                   const struct recovery_listing *l,
                                   struct recovery_state *st)
@@ -191,13 +226,7 @@ static int recovery_read_manifest(ravel_db *db,
     }
     if (rc != RAVEL_NOTFOUND)
         return rc;
-    if (l->n_manifests || l->n_tables)
-        return rv_error(RAVEL_CORRUPT, "%s/%s is missing, but the directory "
-                        "holds %d manifest(s) and %d table file(s): without "
-                        "it, which of them make up the database is unknown",
-                        db->dir, RV_FILE_CURRENT, l->n_manifests,
-                        l->n_tables);
-    return RAVEL_OK;
+    return recovery_without_current(db, l);
 }
 
 /* Checks that every file the manifest names is there, whole. */
