@@ -18,6 +18,7 @@
 #include "util/error.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 enum bg_job { BG_NONE, BG_FLUSH };
 
@@ -41,7 +42,21 @@ static void *bg_main(void *arg)
             pthread_cond_broadcast(&db->flush_cv);
             continue;
         }
-        pthread_cond_wait(&db->bg_cv, &db->mu);
+        if (!rv_read_epoch_pending_locked(&db->epoch)) {
+            pthread_cond_wait(&db->bg_cv, &db->mu);
+            continue;
+        }
+        /* Versions wait for readers: nudge the epoch now and then, so a
+        ** replaced memtable is freed even when no write comes. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 20 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&db->bg_cv, &db->mu, &until);
+        rv_read_epoch_release(rv_read_epoch_advance_locked(&db->epoch));
     }
     pthread_mutex_unlock(&db->mu);
     return NULL;

@@ -183,6 +183,7 @@ void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
 
 static void db_free(ravel_db *db)
 {
+    rv_read_epoch_drain(&db->epoch);
     if (db->current)
         rv_version_unref(db->current);
     rv_manifest_close(db->manifest);
@@ -228,6 +229,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
         free(db);
         return NULL;
     }
+    rv_read_epoch_init(&db->epoch);
     db->magic = RV_DB_MAGIC;
     db->lock_fd = -1;
     db->log_fd = -1;

@@ -22,6 +22,7 @@
 
 #include "ravel_int.h"
 #include "db/manifest.h"
+#include "db/read_epoch.h"
 #include "db/table_cache.h"
 #include "db/version.h"
 #include "db/write_group.h"
@@ -65,7 +66,10 @@ struct ravel_db {
 
     pthread_mutex_t mu;             /* guards current and the fields
                                     ** below, up to the statistics */
-    struct rv_version *current;
+    struct rv_version *_Atomic current; /* written under mu; readers load
+                                    ** it inside the read epoch */
+    struct rv_read_epoch epoch;     /* what keeps replaced versions alive
+                                    ** for the readers that loaded them */
     /* current->mem and current->mem_wal, written under mu by the leader
     ** that switches memtables, read by leaders alone without the lock. */
     rv_memtable *active_mem;
@@ -133,6 +137,12 @@ RAVEL_PRIVATE uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing);
 
 /* The current version with a reference taken (version.c). */
 RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);
+
+/* The current version without a reference, for a short read: valid until
+** rv_db_unpin_version(db, *TOKEN).  No lock (read_epoch.h). */
+RAVEL_PRIVATE struct rv_version *rv_db_pin_version(ravel_db *db,
+                                                   unsigned *token);
+RAVEL_PRIVATE void rv_db_unpin_version(ravel_db *db, unsigned token);
 
 /* The memtable the write-group leader inserts into.  Leader only. */
 RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);

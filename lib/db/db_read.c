@@ -9,8 +9,9 @@
 ** sees that version must read at a sequence at or above everything the
 ** flush wrote, which a sequence taken after the version guarantees.  Then
 ** it looks newest first: the memtables, level 0's files newest first,
-** then the deeper levels.  Nothing a reader does blocks a writer beyond
-** the short version-reference critical section.
+** then the deeper levels.  A read takes no lock: a get pins the version
+** through the read epoch (read_epoch.h), an iterator takes a reference
+** inside it.
 **
 ** Snapshots are listed in db->snapshots (their sequences are read under
 ** db->mu when they are taken), so that a flush keeps every version one of
@@ -329,15 +330,17 @@ static int read_check_get(ravel_db *db, const ravel_snapshot *snap,
 static int read_get(ravel_db *db, const ravel_snapshot *snap,
                     const void *key, size_t klen, struct read_sink *sink)
 {
-    struct rv_version *v = rv_db_ref_version(db);
-    /* after the version: see the top of this file */
+    unsigned token;
+    struct rv_version *v = rv_db_pin_version(db, &token);
+    /* after the version (whose load has acquire semantics): see the top of
+    ** this file */
     struct rv_read_view view =
         rv_read_view_at(snap ? snap->seq : read_latest_sequence(db));
     struct read_probe p = {
         .ukey = key ? key : "", .ulen = klen, .view = &view, .sink = sink,
     };
     int rc = read_lookup(db, v, &p);
-    rv_version_unref(v);
+    rv_db_unpin_version(db, token);
     if (rc == RAVEL_OK && sink->rc)
         rc = sink->rc;
     if (rc == RAVEL_OK && (!p.found || p.type != RV_TYPE_PUT))

@@ -207,12 +207,23 @@ void rv_version_unref(struct rv_version *v)
     free(v);
 }
 
+struct rv_version *rv_db_pin_version(ravel_db *db, unsigned *token)
+{
+    *token = rv_read_epoch_enter(&db->epoch);
+    return atomic_load(&db->current); /* seq_cst: see read_epoch.h */
+}
+
+void rv_db_unpin_version(ravel_db *db, unsigned token)
+{
+    rv_read_epoch_exit(&db->epoch, token);
+}
+
 struct rv_version *rv_db_ref_version(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
-    struct rv_version *v = db->current;
+    unsigned token;
+    struct rv_version *v = rv_db_pin_version(db, &token);
     atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&db->mu);
+    rv_db_unpin_version(db, token);
     return v;
 }
 
@@ -253,12 +264,13 @@ static void version_copy_imm(struct rv_version *v, int at,
     }
 }
 
-/* Makes V current (under db->mu) and drops the old one. */
+/* Makes V current (under db->mu); the old one is retired until no reader
+** can hold it (read_epoch.h). */
 static void version_install_locked(ravel_db *db, struct rv_version *v)
 {
     struct rv_version *old = db->current;
-    db->current = v;
-    rv_version_unref(old);
+    atomic_store(&db->current, v); /* seq_cst: see read_epoch.h */
+    rv_read_epoch_release(rv_read_epoch_retire_locked(&db->epoch, old));
 }
 
 int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,

@@ -65,6 +65,7 @@ struct rv_version {
                             ** once imm[i] is flushed, the segments before
                             ** imm_wal[i-1] (or mem_wal) are obsolete */
     struct rv_files *files; /* never NULL */
+    struct rv_version *retired_next; /* read_epoch.h's lists, under mu */
 };
 
 /* A file for META (whose keys are copied), one reference held by the
