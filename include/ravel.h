@@ -182,6 +182,11 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               flushed, writers wait for a flush
 **   max_background_jobs=2       background threads running flushes (1 .. 64)
 **   target_file_size_base=64M   a flush cuts table files at this size
+**   avoid_flush_during_shutdown=false
+**                               false: close flushes the memtables when
+**                               they hold 1 MiB or more, so the next open
+**                               replays almost no WAL; true: close leaves
+**                               them to the WAL
 **
 ** Table files:
 **   block_size=4K               target size of a data block (256 .. 64M)
@@ -234,9 +239,10 @@ RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
 
 /* Closes the database: waits for the calls on it in progress in other
 ** threads (writes, sync waits, reads) to return -- each completes as if
-** close had not been called -- and for a running background flush to
-** finish (memtables not yet flushed stay in the WAL, replayed by the next
-** open), then makes the WAL durable and seals it
+** close had not been called -- flushes the memtables if they hold 1 MiB
+** or more (unless avoid_flush_during_shutdown), waits for a running
+** background flush to finish (memtables not yet flushed stay in the WAL,
+** replayed by the next open), then makes the WAL durable and seals it
 ** (the next open then knows any damage to it is not a torn write),
 ** releases the LOCK and frees the handle.  Snapshots and iterators must be released
 ** first; if any remain, returns RAVEL_INVALID and leaves the database open

@@ -471,6 +471,38 @@ static void test_flush_api(void **state)
     free(dir);
 }
 
+/* Close flushes a large memtable (so the next open replays nothing),
+** unless avoid_flush_during_shutdown. */
+static void run_close_flush(const char *extra, int expect_files)
+{
+    char *dir = fresh_dir();
+    ravel_db *db = tu_open_ok(dir, extra);
+    put_range(db, 0, 12000, 1); /* about 2 MiB: over the 1 MiB bar */
+    assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, extra);
+    uint64_t files = tu_prop_u64(db, "ravel.num-files-at-level0");
+    uint64_t mem = tu_prop_u64(db, "ravel.cur-size-all-mem-tables");
+    printf("# %s: %" PRIu64 " files, %" PRIu64 " memtable bytes after "
+           "reopen\n", extra, files, mem);
+    if (expect_files)
+        assert_true(files >= 1 && mem < 1024 * 1024);
+    else
+        assert_true(files == 0 && mem >= 1024 * 1024);
+    expect_range(db, NULL, 0, 12000, 1);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_close_flushes(void **state)
+{
+    (void)state;
+    run_close_flush("avoid_flush_during_shutdown=false", 1);
+    /* recovered data is flushed at open only when it is a quarter of
+    ** write_buffer_size: 64M here, so it stays in the memtable */
+    run_close_flush("avoid_flush_during_shutdown=true", 0);
+}
+
 int main(void)
 {
     tu_init();
@@ -478,6 +510,7 @@ int main(void)
         cmocka_unit_test_teardown(test_flush_and_read, teardown),
         cmocka_unit_test_teardown(test_get_into, teardown),
         cmocka_unit_test_teardown(test_flush_api, teardown),
+        cmocka_unit_test_teardown(test_close_flushes, teardown),
         cmocka_unit_test_teardown(test_concurrent_writers_with_flushes,
                                   teardown),
         cmocka_unit_test_teardown(test_memtable_memory_bound, teardown),

@@ -358,6 +358,31 @@ out:
     return rc;
 }
 
+/* Below this many bytes of memtables, close leaves them to the WAL: the
+** next open replays them in a few milliseconds. */
+#define DB_CLOSE_FLUSH_MIN (1u << 20)
+
+/* Unless avoid_flush_during_shutdown, flushes the memtables before close
+** when they are large, so that the next open replays almost nothing (a
+** flush writes sorted data sequentially: several times faster than the
+** replay it saves).  A failure is logged: the WAL still holds the data. */
+static void db_flush_at_close(ravel_db *db)
+{
+    if (db->options.read_only || db->options.avoid_flush_during_shutdown ||
+        rv_stop_code(&db->stop))
+        return;
+    struct rv_version *v = rv_db_ref_version(db);
+    size_t bytes = rv_memtable_memory_usage(v->mem);
+    for (int i = 0; i < v->n_imm; i++)
+        bytes += rv_memtable_memory_usage(v->imm[i]);
+    rv_version_unref(v);
+    if (bytes < DB_CLOSE_FLUSH_MIN)
+        return;
+    if (rv_db_flush(db, 0) != RAVEL_OK)
+        rv_db_log(db, "the flush at close failed (the WAL keeps the data "
+                  "for the next open): %s", rv_errmsg_get());
+}
+
 int ravel_close(ravel_db *db)
 {
     if (!db)
@@ -380,6 +405,7 @@ int ravel_close(ravel_db *db)
         return rc;
     }
 
+    db_flush_at_close(db);
     /* A running flush finishes; memtables not yet flushed stay in their
     ** WAL segments for the next open. */
     rv_bg_stop(db);

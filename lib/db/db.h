@@ -161,6 +161,9 @@ RAVEL_PRIVATE int rv_db_install_flush_locked(ravel_db *db,
                                              rv_memtable *flushed,
                                              struct rv_files *files);
 
+/* ravel_flush without the gate (db_write.c): close calls it. */
+RAVEL_PRIVATE int rv_db_flush(ravel_db *db, int flags);
+
 /* Starts the background threads (bg.c); stops them, letting a running
 ** job finish and starting no other. */
 RAVEL_PRIVATE int rv_bg_start(ravel_db *db);

@@ -495,7 +495,7 @@ static int write_flush_pending_locked(ravel_db *db, uint64_t target)
     return 0;
 }
 
-static int write_flush(ravel_db *db, int flags)
+int rv_db_flush(ravel_db *db, int flags)
 {
     if (flags & ~RAVEL_FLUSH_NO_WAIT)
         return rv_error(RAVEL_INVALID, "ravel_flush: unknown flags 0x%x",
@@ -546,7 +546,7 @@ int ravel_flush(ravel_db *db, int flags)
     int rc = rv_db_enter(db, "ravel_flush");
     if (rc)
         return rc;
-    rc = write_flush(db, flags);
+    rc = rv_db_flush(db, flags);
     rv_db_leave(db);
     return rc;
 }

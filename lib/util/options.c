@@ -104,6 +104,8 @@ static const struct options_def options_table[] = {
      OPTIONS_FIELD(max_write_buffer_number), 2, 64, NULL},
     {"max_background_jobs", OPTIONS_INT, OPTIONS_FIELD(max_background_jobs),
      1, 64, NULL},
+    {"avoid_flush_during_shutdown", OPTIONS_BOOL,
+     OPTIONS_FIELD(avoid_flush_during_shutdown), 0, 0, NULL},
     {"target_file_size_base", OPTIONS_SIZE,
      OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL},
     {"block_size", OPTIONS_SIZE, OPTIONS_FIELD(block_size),

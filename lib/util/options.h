@@ -44,6 +44,7 @@ struct ravel_options {
     int max_write_buffer_number;         /* 2, 2 .. 64 */
     int max_background_jobs;             /* 2, 1 .. 64 */
     uint64_t target_file_size_base;      /* 64 MiB */
+    int avoid_flush_during_shutdown;     /* false */
 
     /* Table files. */
     uint64_t block_size;                 /* 4 KiB */

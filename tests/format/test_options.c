@@ -397,7 +397,7 @@ static void test_describe(void **state)
         lines++;
         line = nl + 1;
     }
-    assert_int_equal(lines, 19);
+    assert_int_equal(lines, 20);
     assert_memory_equal(copy, o, sizeof *o);
     free(text);
     ravel_options_free(copy);
