@@ -471,6 +471,41 @@ static void test_flush_api(void **state)
     free(dir);
 }
 
+/* A flush keeps exactly the versions snapshots can see: each snapshot
+** reads its own value from the file, and the versions between them that
+** nobody can see are dropped (counted in ravel.stats). */
+static void test_flush_keeps_snapshot_versions(void **state)
+{
+    (void)state;
+    char *dir = fresh_dir();
+    ravel_db *db = tu_open_ok(dir, SMALL);
+    ravel_snapshot *s[3];
+    const char *seen[3] = {"v1", "v3", NULL};
+    tu_put(db, 0, "k", "v0");
+    tu_put(db, 0, "k", "v1");          /* hides v0 from everyone */
+    TU_OK(ravel_snapshot_acquire(db, &s[0]));
+    tu_put(db, 0, "k", "v2");
+    tu_put(db, 0, "k", "v3");          /* hides v2 */
+    TU_OK(ravel_snapshot_acquire(db, &s[1]));
+    TU_OK(ravel_delete(db, 0, "k", 1));
+    TU_OK(ravel_snapshot_acquire(db, &s[2]));
+    tu_put(db, 0, "k", "v4");
+    tu_put(db, 0, "k", "v5");          /* hides v4 */
+    TU_OK(ravel_flush(db, 0));
+    for (int i = 0; i < 3; i++)
+        tu_expect(db, s[i], "k", seen[i]);
+    tu_expect(db, NULL, "k", "v5");
+    char *stats = tu_prop(db, "ravel.stats");
+    /* v0, v2 and v4 were dropped; v1, v3, the delete and v5 kept */
+    if (!strstr(stats, "4 entries written, 3 versions dropped"))
+        fail_msg("expected 4 versions kept and 3 dropped:\n%s", stats);
+    ravel_free(stats);
+    for (int i = 0; i < 3; i++)
+        TU_OK(ravel_snapshot_release(db, s[i]));
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* Close flushes a large memtable (so the next open replays nothing),
 ** unless avoid_flush_during_shutdown. */
 static void run_close_flush(const char *extra, int expect_files)
@@ -511,6 +546,8 @@ int main(void)
         cmocka_unit_test_teardown(test_get_into, teardown),
         cmocka_unit_test_teardown(test_flush_api, teardown),
         cmocka_unit_test_teardown(test_close_flushes, teardown),
+        cmocka_unit_test_teardown(test_flush_keeps_snapshot_versions,
+                                  teardown),
         cmocka_unit_test_teardown(test_concurrent_writers_with_flushes,
                                   teardown),
         cmocka_unit_test_teardown(test_memtable_memory_bound, teardown),
