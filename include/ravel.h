@@ -185,8 +185,9 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   avoid_flush_during_shutdown=false
 **                               false: close flushes the memtables when
 **                               they hold 1 MiB or more, so the next open
-**                               replays almost no WAL; true: close leaves
-**                               them to the WAL
+**                               replays almost no WAL, or hold RAVEL_NO_WAL
+**                               writes, which no WAL holds; true: close
+**                               leaves them to the WAL
 **
 ** Table files:
 **   block_size=4K               target size of a data block (256 .. 64M)
@@ -240,7 +241,8 @@ RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
 /* Closes the database: waits for the calls on it in progress in other
 ** threads (writes, sync waits, reads) to return -- each completes as if
 ** close had not been called -- flushes the memtables if they hold 1 MiB
-** or more (unless avoid_flush_during_shutdown), waits for a running
+** or more or RAVEL_NO_WAL writes (unless avoid_flush_during_shutdown),
+** waits for a running
 ** background flush to finish (memtables not yet flushed stay in the WAL,
 ** replayed by the next open), then makes the WAL durable and seals it
 ** (the next open then knows any damage to it is not a torn write),
@@ -264,7 +266,8 @@ RAVEL_API int ravel_close(ravel_db *db);
 /* Flags for ravel_put, ravel_delete and ravel_write. */
 #define RAVEL_SYNC   0x1 /* return only once the write is on stable storage:
                          ** it survives kill -9 and power loss */
-#define RAVEL_NO_WAL 0x2 /* skip the write-ahead log: lost on crash */
+#define RAVEL_NO_WAL 0x2 /* skip the write-ahead log: lost on crash, kept
+                         ** by a flush (ravel_flush, ravel_close) */
 
 typedef struct ravel_batch ravel_batch;
 

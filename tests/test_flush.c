@@ -532,6 +532,16 @@ static void run_close_flush(const char *extra, int expect_files)
 static void test_close_flushes(void **state)
 {
     (void)state;
+    /* RAVEL_NO_WAL writes survive a clean close, however few */
+    char *dir = fresh_dir();
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, RAVEL_NO_WAL, "nowal", "kept");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    tu_expect(db, NULL, "nowal", "kept");
+    TU_OK(ravel_close(db));
+    free(dir);
+
     run_close_flush("avoid_flush_during_shutdown=false", 1);
     /* recovered data is flushed at open only when it is a quarter of
     ** write_buffer_size: 64M here, so it stays in the memtable */

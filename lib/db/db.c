@@ -365,7 +365,9 @@ out:
 /* Unless avoid_flush_during_shutdown, flushes the memtables before close
 ** when they are large, so that the next open replays almost nothing (a
 ** flush writes sorted data sequentially: several times faster than the
-** replay it saves).  A failure is logged: the WAL still holds the data. */
+** replay it saves), or when RAVEL_NO_WAL writes were made since the open:
+** the WAL does not hold those.  A failure is logged: the WAL still holds
+** the rest. */
 static void db_flush_at_close(ravel_db *db)
 {
     if (db->options.read_only || db->options.avoid_flush_during_shutdown ||
@@ -376,7 +378,10 @@ static void db_flush_at_close(ravel_db *db)
     for (int i = 0; i < v->n_imm; i++)
         bytes += rv_memtable_memory_usage(v->imm[i]);
     rv_version_unref(v);
-    if (bytes < DB_CLOSE_FLUSH_MIN)
+    /* relaxed: written by leaders that completed before the gate closed */
+    int nowal = atomic_load_explicit(&db->stat_nowal_writes,
+                                     memory_order_relaxed) > 0;
+    if (bytes < DB_CLOSE_FLUSH_MIN && !nowal)
         return;
     if (rv_db_flush(db, 0) != RAVEL_OK)
         rv_db_log(db, "the flush at close failed (the WAL keeps the data "

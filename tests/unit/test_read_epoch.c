@@ -12,6 +12,7 @@
 #include "db/version.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -146,7 +147,11 @@ static void test_race(void **state)
     pthread_t th[4];
     for (int i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&th[i], NULL, race_reader, &r), 0);
-    for (int i = 0; i < 5000; i++) {
+    /* at least 5000 swaps, and on until the readers have read a lot (a
+    ** loaded machine may not run them at first) */
+    for (int i = 0; i < 5000 || atomic_load(&r.reads) < 20000; i++) {
+        if (i >= 5000)
+            sched_yield();
         struct rv_version *v = make_version();
         pthread_mutex_lock(&r.mu);
         struct rv_version *old = atomic_load(&r.current);
