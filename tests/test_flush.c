@@ -506,6 +506,50 @@ static void test_flush_keeps_snapshot_versions(void **state)
     free(dir);
 }
 
+/* point_in_time drops every segment from the manifest's log number on
+** (the first one's header is damaged): the log then starts again at that
+** number, so the next open finds no hole. */
+static void test_point_in_time_after_flush(void **state)
+{
+    (void)state;
+    char *dir = fresh_dir();
+    ravel_db *db = tu_open_ok(dir, SMALL);
+    put_range(db, 0, 2000, 1);
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, SMALL ";avoid_flush_during_shutdown=true");
+    tu_put(db, 0, "late", "x");
+    TU_OK(ravel_close(db));
+    /* damage the header of the newest segments (the log's first ones) */
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int damaged = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "wal-", 4) != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "r+b");
+        assert_non_null(f);
+        fputs("XXXXXXXX", f);
+        fclose(f);
+        damaged++;
+    }
+    closedir(d);
+    assert_true(damaged >= 1);
+    db = tu_open_ok(dir, SMALL ";wal_recovery_mode=point_in_time");
+    expect_range(db, NULL, 0, 2000, 1);
+    tu_expect(db, NULL, "late", NULL); /* its segment was dropped */
+    tu_put(db, RAVEL_SYNC, "after", "y");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, SMALL);
+    expect_range(db, NULL, 0, 2000, 1);
+    tu_expect(db, NULL, "after", "y");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* Close flushes a large memtable (so the next open replays nothing),
 ** unless avoid_flush_during_shutdown. */
 static void run_close_flush(const char *extra, int expect_files)
@@ -556,6 +600,7 @@ int main(void)
         cmocka_unit_test_teardown(test_get_into, teardown),
         cmocka_unit_test_teardown(test_flush_api, teardown),
         cmocka_unit_test_teardown(test_close_flushes, teardown),
+        cmocka_unit_test_teardown(test_point_in_time_after_flush, teardown),
         cmocka_unit_test_teardown(test_flush_keeps_snapshot_versions,
                                   teardown),
         cmocka_unit_test_teardown(test_concurrent_writers_with_flushes,

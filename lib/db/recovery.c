@@ -445,11 +445,18 @@ static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
     if (rc == RAVEL_OK) {
         uint64_t first_segment = n > 0 ? numbers[0] : 0;
         /* The next segment follows the last one kept, so the log has no
-        ** gap even where point_in_time deleted segments after it; and it
-        ** is never below the log number (whose segment may never have
-        ** been written). */
-        db->next_segment = (r->last_segment ? r->last_segment
-                                            : r->highest_segment) + 1;
+        ** gap even where point_in_time deleted segments after it.  When
+        ** none was kept and the manifest says where the log starts, the
+        ** log starts there again (the segments from there on are gone:
+        ** never written, or deleted as damaged), so the next open finds
+        ** its first segment where the manifest says.  Never below the log
+        ** number. */
+        if (r->last_segment)
+            db->next_segment = r->last_segment + 1;
+        else if (db->log_number)
+            db->next_segment = db->log_number;
+        else
+            db->next_segment = r->highest_segment + 1;
         if (db->next_segment < db->log_number)
             db->next_segment = db->log_number;
         db->wal_prev_end = r->last_segment ? r->last_end : 0;
