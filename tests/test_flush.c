@@ -506,6 +506,30 @@ static void test_flush_keeps_snapshot_versions(void **state)
     free(dir);
 }
 
+/* More table files than max_open_files: reads and iterators still see
+** everything (tables beyond the limit are opened per use, not pinned). */
+static void test_more_files_than_max_open_files(void **state)
+{
+    (void)state;
+    char *dir = fresh_dir();
+    const char *opts = "write_buffer_size=16K;target_file_size_base=64K;"
+                       "max_open_files=16";
+    ravel_db *db = tu_open_ok(dir, opts);
+    put_range(db, 0, 4000, 1);
+    TU_OK(ravel_flush(db, 0));
+    uint64_t files = tu_prop_u64(db, "ravel.num-files-at-level0");
+    printf("# %" PRIu64 " files, max_open_files=16\n", files);
+    assert_true(files > 20);
+    expect_range(db, NULL, 0, 4000, 1);
+    expect_scan(db, NULL, 0, 4000, 1);
+    TU_OK(ravel_verify(db));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, opts);
+    expect_range(db, NULL, 0, 4000, 1);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* point_in_time drops every segment from the manifest's log number on
 ** (the first one's header is damaged): the log then starts again at that
 ** number, so the next open finds no hole. */
@@ -601,6 +625,8 @@ int main(void)
         cmocka_unit_test_teardown(test_flush_api, teardown),
         cmocka_unit_test_teardown(test_close_flushes, teardown),
         cmocka_unit_test_teardown(test_point_in_time_after_flush, teardown),
+        cmocka_unit_test_teardown(test_more_files_than_max_open_files,
+                                  teardown),
         cmocka_unit_test_teardown(test_flush_keeps_snapshot_versions,
                                   teardown),
         cmocka_unit_test_teardown(test_concurrent_writers_with_flushes,
