@@ -30,4 +30,10 @@ RAVEL_PRIVATE int rv_block_check(const char *data, size_t len);
 RAVEL_PRIVATE struct rv_iter *rv_block_iter_new(const char *data, size_t len,
                                                 rv_block_compare_fn cmp);
 
+/* The same for a block that already passed rv_block_check (one kept in
+** memory, checked once when it was read): the check, linear in the
+** number of restarts, is not repeated for every iterator. */
+RAVEL_PRIVATE struct rv_iter *rv_block_iter_new_checked(
+    const char *data, size_t len, rv_block_compare_fn cmp);
+
 #endif /* RAVEL_BLOCK_H */

@@ -508,7 +508,9 @@ struct rv_iter *rv_table_iter_new(rv_table *t)
     struct table_iter *it = calloc(1, sizeof *it);
     if (!it)
         return NULL;
-    it->index = rv_block_iter_new(t->index, t->index_len, rv_ikey_compare);
+    /* checked when the table was opened */
+    it->index = rv_block_iter_new_checked(t->index, t->index_len,
+                                          rv_ikey_compare);
     if (!it->index) {
         free(it);
         return NULL;
