@@ -400,7 +400,9 @@ int ravel_close(ravel_db *db)
     /* No call is in progress now, so the counts are stable; and no write
     ** is queued or waiting for an fdatasync. */
     pthread_mutex_lock(&db->mu);
-    int snaps = db->live_snapshots, iters = db->live_iterators;
+    int snaps = db->live_snapshots;
+    int iters = atomic_load_explicit(&db->live_iterators,
+                                     memory_order_acquire);
     pthread_mutex_unlock(&db->mu);
     if (snaps || iters) {
         rc = rv_error(RAVEL_INVALID, "ravel_close: %d snapshot(s) and %d "

@@ -75,7 +75,7 @@ struct ravel_db {
     rv_memtable *active_mem;
     uint64_t active_mem_wal;
     int live_snapshots;
-    int live_iterators;
+    _Atomic int live_iterators;     /* atomic, not under mu */
     struct ravel_snapshot *snapshots; /* live snapshots, a list */
 
     /* Table files (mu).  log_number: WAL segments below it hold only

@@ -471,9 +471,8 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     it->db = db;
     it->it = dit;
     it->v = v;
-    pthread_mutex_lock(&db->mu);
-    db->live_iterators++;
-    pthread_mutex_unlock(&db->mu);
+    /* relaxed: close reads it only after the gate, which orders it */
+    atomic_fetch_add_explicit(&db->live_iterators, 1, memory_order_relaxed);
     *out = it;
     return RAVEL_OK;
 }
@@ -496,9 +495,9 @@ void ravel_iter_free(ravel_iter *it)
     rv_db_iter_free(it->it);
     rv_version_unref(it->v);
     free(it);
-    pthread_mutex_lock(&db->mu);
-    db->live_iterators--;
-    pthread_mutex_unlock(&db->mu);
+    /* release: the iterator's last use happens before close sees 0 (this
+    ** call is not inside the gate) */
+    atomic_fetch_sub_explicit(&db->live_iterators, 1, memory_order_release);
 }
 
 static int read_iter_check(const ravel_iter *it, const char *fn)
