@@ -11,24 +11,10 @@
 #include "util/coding.h"
 #include "util/error.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct block_iter {
-    struct rv_iter base;
-    const char *data;
-    size_t restarts_off;    /* where the restart array begins: the end of
-                            ** the entries */
-    uint32_t num_restarts;
-    rv_block_compare_fn cmp;
-    size_t cur, next;       /* cur == restarts_off: not valid */
-    uint32_t restart_index; /* the restart at or before cur */
-    char *key;
-    size_t key_len, key_cap;
-    const char *val;
-    size_t val_len;
-    int status;
-};
 
 int rv_block_check(const char *data, size_t len)
 {
@@ -59,18 +45,18 @@ int rv_block_check(const char *data, size_t len)
     return RAVEL_OK;
 }
 
-static uint32_t block_restart(const struct block_iter *it, uint32_t i)
+static uint32_t block_restart(const struct rv_block_iter *it, uint32_t i)
 {
     return rv_get_fixed32(it->data + it->restarts_off + (size_t)i * 4);
 }
 
-static void block_invalidate(struct block_iter *it)
+static void block_invalidate(struct rv_block_iter *it)
 {
     it->cur = it->next = it->restarts_off;
     it->restart_index = it->num_restarts;
 }
 
-static void block_corrupt(struct block_iter *it, size_t off, const char *what)
+static void block_corrupt(struct rv_block_iter *it, size_t off, const char *what)
 {
     if (it->status == RAVEL_OK)
         it->status = rv_error(RAVEL_CORRUPT, "block entry at byte offset "
@@ -81,7 +67,7 @@ static void block_corrupt(struct block_iter *it, size_t off, const char *what)
 /* Decodes the entry at it->next into the current position, rebuilding the
 ** key from the current one.  Returns 0 at the end of the entries or on
 ** corruption (the iterator is then invalid). */
-static int block_decode_next(struct block_iter *it)
+static int block_decode_next(struct rv_block_iter *it)
 {
     size_t off = it->next;
     if (off >= it->restarts_off) {
@@ -110,7 +96,10 @@ static int block_decode_next(struct block_iter *it)
         size_t cap = it->key_cap ? it->key_cap : 64;
         while (cap < klen)
             cap *= 2;
-        char *k = realloc(it->key, cap);
+        char *k = it->key == it->key_inline ? malloc(cap)
+                                            : realloc(it->key, cap);
+        if (k && it->key == it->key_inline)
+            memcpy(k, it->key_inline, it->key_len);
         if (!k) {
             it->status = rv_error(RAVEL_NOMEM, "out of memory reading a "
                                   "table block");
@@ -133,7 +122,7 @@ static int block_decode_next(struct block_iter *it)
 }
 
 /* Positions before restart I: the next decode reads its entry. */
-static void block_seek_restart(struct block_iter *it, uint32_t i)
+static void block_seek_restart(struct rv_block_iter *it, uint32_t i)
 {
     it->key_len = 0;
     it->restart_index = i;
@@ -143,13 +132,13 @@ static void block_seek_restart(struct block_iter *it, uint32_t i)
 
 static int block_valid(const struct rv_iter *base)
 {
-    const struct block_iter *it = (const struct block_iter *)base;
+    const struct rv_block_iter *it = (const struct rv_block_iter *)base;
     return it->cur < it->restarts_off;
 }
 
 static void block_seek_to_first(struct rv_iter *base)
 {
-    struct block_iter *it = (struct block_iter *)base;
+    struct rv_block_iter *it = (struct rv_block_iter *)base;
     if (it->status)
         return;
     block_seek_restart(it, 0);
@@ -158,7 +147,7 @@ static void block_seek_to_first(struct rv_iter *base)
 
 static void block_seek_to_last(struct rv_iter *base)
 {
-    struct block_iter *it = (struct block_iter *)base;
+    struct rv_block_iter *it = (struct rv_block_iter *)base;
     if (it->status)
         return;
     block_seek_restart(it, it->num_restarts - 1);
@@ -168,7 +157,7 @@ static void block_seek_to_last(struct rv_iter *base)
 
 /* The last restart whose key is < TARGET (0 if none); restart keys are
 ** whole (shared = 0), so they compare without decoding anything else. */
-static uint32_t block_find_restart(struct block_iter *it, const char *target,
+static uint32_t block_find_restart(struct rv_block_iter *it, const char *target,
                                    size_t tlen)
 {
     uint32_t lo = 0, hi = it->num_restarts - 1;
@@ -187,7 +176,7 @@ static uint32_t block_find_restart(struct block_iter *it, const char *target,
 
 static void block_seek(struct rv_iter *base, const char *target, size_t tlen)
 {
-    struct block_iter *it = (struct block_iter *)base;
+    struct rv_block_iter *it = (struct rv_block_iter *)base;
     if (it->status)
         return;
     uint32_t r = block_find_restart(it, target, tlen);
@@ -204,7 +193,7 @@ static void block_prev(struct rv_iter *base);
 static void block_seek_for_prev(struct rv_iter *base, const char *target,
                                 size_t tlen)
 {
-    struct block_iter *it = (struct block_iter *)base;
+    struct rv_block_iter *it = (struct rv_block_iter *)base;
     block_seek(base, target, tlen);
     if (it->status)
         return;
@@ -218,14 +207,14 @@ static void block_seek_for_prev(struct rv_iter *base, const char *target,
 
 static void block_next(struct rv_iter *base)
 {
-    struct block_iter *it = (struct block_iter *)base;
+    struct rv_block_iter *it = (struct rv_block_iter *)base;
     if (block_valid(base))
         block_decode_next(it);
 }
 
 static void block_prev(struct rv_iter *base)
 {
-    struct block_iter *it = (struct block_iter *)base;
+    struct rv_block_iter *it = (struct rv_block_iter *)base;
     if (!block_valid(base))
         return;
     size_t target = it->cur;
@@ -244,27 +233,35 @@ static void block_prev(struct rv_iter *base)
 
 static const char *block_key(const struct rv_iter *base, size_t *len)
 {
-    const struct block_iter *it = (const struct block_iter *)base;
+    const struct rv_block_iter *it = (const struct rv_block_iter *)base;
     *len = it->key_len;
     return it->key;
 }
 
 static const char *block_value(const struct rv_iter *base, size_t *len)
 {
-    const struct block_iter *it = (const struct block_iter *)base;
+    const struct rv_block_iter *it = (const struct rv_block_iter *)base;
     *len = it->val_len;
     return it->val;
 }
 
 static int block_status(const struct rv_iter *base)
 {
-    return ((const struct block_iter *)base)->status;
+    return ((const struct rv_block_iter *)base)->status;
+}
+
+void rv_block_iter_release(struct rv_block_iter *it)
+{
+    if (it->key != it->key_inline)
+        free(it->key);
+    it->key = it->key_inline;
+    it->key_cap = sizeof it->key_inline;
 }
 
 static void block_destroy(struct rv_iter *base)
 {
-    struct block_iter *it = (struct block_iter *)base;
-    free(it->key);
+    struct rv_block_iter *it = (struct rv_block_iter *)base;
+    rv_block_iter_release(it);
     free(it);
 }
 
@@ -282,23 +279,31 @@ static const struct rv_iter_ops block_iter_ops = {
     .destroy = block_destroy,
 };
 
-/* An iterator over DATA; CHECKED: the block passed rv_block_check before
-** (a block kept in memory, checked once when it was read). */
-static struct rv_iter *block_iter_create(const char *data, size_t len,
-                                         rv_block_compare_fn cmp, int checked)
+void rv_block_iter_init(struct rv_block_iter *it, const char *data,
+                        size_t len, rv_block_compare_fn cmp, int checked)
 {
-    struct block_iter *it = calloc(1, sizeof *it);
-    if (!it)
-        return NULL;
+    memset(it, 0, offsetof(struct rv_block_iter, key_inline));
     it->base.ops = &block_iter_ops;
     it->data = data;
     it->cmp = cmp;
+    it->key = it->key_inline;
+    it->key_cap = sizeof it->key_inline;
     it->status = checked ? RAVEL_OK : rv_block_check(data, len);
     if (it->status == RAVEL_OK) {
         it->num_restarts = rv_get_fixed32(data + len - 4);
         it->restarts_off = len - 4 - (size_t)it->num_restarts * 4;
     }
     block_invalidate(it);
+}
+
+/* A heap iterator over DATA; CHECKED as for rv_block_iter_init. */
+static struct rv_iter *block_iter_create(const char *data, size_t len,
+                                         rv_block_compare_fn cmp, int checked)
+{
+    struct rv_block_iter *it = malloc(sizeof *it);
+    if (!it)
+        return NULL;
+    rv_block_iter_init(it, data, len, cmp, checked);
     return &it->base;
 }
 

@@ -1,16 +1,21 @@
 /*
 ** table.c -- reading a table file (table.h; the bytes in table_format.h).
 **
-** The iterator is two-level, as LevelDB's: an iterator over the index
-** block picks a data block, which is read (and its checksum checked) into
-** a buffer of the iterator's own, and an iterator over that block yields
-** the entries.  Blocks are read with pread; the block cache of a later
-** piece of this issue slots in table_read_block.
+** The iterator is two-level, as LevelDB's: the index block (kept in
+** memory while the table is open) picks a data block, which is read --
+** through the block cache the table was opened with, if any, keyed by
+** (this open's cache id, the block's offset) -- checked once (checksum
+** when verify_checksums, restarts always) and iterated.  A cached block
+** stays pinned while an iterator is in it.  rv_table_get runs the same
+** iterator on the stack: a point lookup whose block is cached allocates
+** nothing.  rv_table_verify reads every block from the file, bypassing
+** the cache, so damage on disk is found even when a good copy is cached.
 */
 #include "table/table.h"
 #include "db/dbformat.h"
 #include "table/block.h"
 #include "table/bloom.h"
+#include "util/cache.h"
 #include "util/coding.h"
 #include "util/error.h"
 
@@ -27,6 +32,8 @@ struct rv_table {
     char *path;
     uint64_t file_number, file_size;
     int verify_checksums;
+    rv_cache *cache;        /* data blocks, or NULL (a reference held) */
+    uint64_t cache_id;      /* this open's prefix of its cache keys */
     struct rv_table_handle index_h, filter_h, props_h;
     char *index;            /* the index block's contents */
     size_t index_len;
@@ -231,6 +238,11 @@ int rv_table_open(int fd, const char *path, uint64_t file_number,
     t->file_number = file_number;
     t->file_size = file_size;
     t->verify_checksums = ro->verify_checksums;
+    if (ro->block_cache) {
+        t->cache = ro->block_cache;
+        rv_cache_ref(t->cache);
+        t->cache_id = rv_cache_new_id(t->cache);
+    }
     char *props = NULL;
     int rc = table_read_footer(t);
     /* The blocks kept in memory are always verified: they are read once. */
@@ -262,6 +274,8 @@ void rv_table_close(rv_table *t)
     if (!t)
         return;
     close(t->fd);
+    if (t->cache)
+        rv_cache_unref(t->cache);
     free(t->index);
     free(t->filter);
     free(t->smallest);
@@ -293,32 +307,128 @@ int rv_table_may_contain(const rv_table *t, const void *user_key, size_t klen)
            rv_bloom_may_match(t->filter, t->filter_len, user_key, klen);
 }
 
+/* --------------------------------------------------------- data blocks */
+
+/* A data block as the block cache holds it: contents checked (checksum
+** when asked, restarts always) once, when it was read. */
+struct table_block {
+    char *data;
+    size_t len;
+};
+
+/* A data block in use: from the cache (H pinned) or read for this use
+** alone (OWNED). */
+struct table_block_ref {
+    const char *data;
+    size_t len;
+    rv_cache_handle *h;
+    char *owned;
+};
+
+static void table_block_delete(const void *key, size_t klen, void *value)
+{
+    (void)key;
+    (void)klen;
+    struct table_block *b = value;
+    free(b->data);
+    free(b);
+}
+
+static void table_block_release(rv_table *t, struct table_block_ref *ref)
+{
+    if (ref->h)
+        rv_cache_release(t->cache, ref->h);
+    free(ref->owned);
+    memset(ref, 0, sizeof *ref);
+}
+
+/* Reads the data block at H (through the block cache when USE_CACHE and
+** the table has one), checking its checksum when VERIFY and its restarts
+** always. */
+static int table_block_load(rv_table *t, const struct rv_table_handle *h,
+                            int verify, int use_cache,
+                            struct table_block_ref *ref)
+{
+    char key[16];
+    memset(ref, 0, sizeof *ref);
+    use_cache = use_cache && t->cache;
+    if (use_cache) {
+        rv_put_fixed64(key, t->cache_id);
+        rv_put_fixed64(key + 8, h->offset);
+        ref->h = rv_cache_lookup(t->cache, key, sizeof key);
+        if (ref->h) {
+            const struct table_block *b = rv_cache_value(ref->h);
+            ref->data = b->data;
+            ref->len = b->len;
+            return RAVEL_OK;
+        }
+    }
+    char *buf;
+    int rc = table_read_block(t, h, verify, &buf);
+    if (rc)
+        return rc;
+    if (rv_block_check(buf, (size_t)h->size)) {
+        free(buf);
+        return table_corrupt_in(t, "data", h);
+    }
+    ref->data = buf;
+    ref->len = (size_t)h->size;
+    struct table_block *b = use_cache ? malloc(sizeof *b) : NULL;
+    if (b) {
+        b->data = buf;
+        b->len = (size_t)h->size;
+        ref->h = rv_cache_insert(t->cache, key, sizeof key, b,
+                                 b->len + sizeof *b, table_block_delete);
+        if (ref->h)
+            return RAVEL_OK;
+        free(b);
+    }
+    ref->owned = buf; /* no cache, or no memory to cache it */
+    return RAVEL_OK;
+}
+
 /* ------------------------------------------------------------ iterator */
 
+/* Two levels: the index block (in memory) picks a data block, an
+** iterator over that block yields the entries.  Both block iterators are
+** embedded, so an iterator on the stack (rv_table_get) allocates nothing
+** when its blocks are cached. */
 struct table_iter {
     struct rv_iter base;
     rv_table *t;
-    struct rv_iter *index;  /* over t->index */
-    struct rv_iter *data;   /* over block, or NULL */
-    char *block;            /* the current data block's contents */
+    int verify;             /* check data blocks' checksums */
+    int use_cache;          /* read data blocks through the block cache */
+    struct rv_block_iter index;
+    struct rv_block_iter data;
+    int have_data;          /* DATA is over BLOCK */
+    struct table_block_ref block;
     uint64_t block_offset;  /* its handle's offset, to skip re-reading */
     int status;
 };
+
+#define TABLE_INDEX(it) (&(it)->index.base)
+#define TABLE_DATA(it) (&(it)->data.base)
+
+static void table_iter_drop_block(struct table_iter *it)
+{
+    if (!it->have_data)
+        return;
+    rv_block_iter_release(&it->data);
+    table_block_release(it->t, &it->block);
+    it->have_data = 0;
+}
 
 /* Loads the data block the index iterator is at (or drops the current
 ** one when the index is not valid). */
 static void table_iter_load(struct table_iter *it)
 {
-    if (!it->index->ops->valid(it->index)) {
-        if (it->data)
-            it->data->ops->destroy(it->data);
-        free(it->block);
-        it->data = NULL;
-        it->block = NULL;
+    struct rv_iter *index = TABLE_INDEX(it);
+    if (!index->ops->valid(index)) {
+        table_iter_drop_block(it);
         return;
     }
     size_t vl;
-    const char *v = it->index->ops->value(it->index, &vl);
+    const char *v = index->ops->value(index, &vl);
     if (vl != RV_TABLE_HANDLE_SIZE) {
         it->status = rv_error(RAVEL_CORRUPT, "%s: an index entry holds %zu "
                               "bytes, not a block handle", it->t->path, vl);
@@ -326,89 +436,81 @@ static void table_iter_load(struct table_iter *it)
     }
     struct rv_table_handle h;
     table_get_handle(v, &h);
-    if (it->data && it->block_offset == h.offset)
+    if (it->have_data && it->block_offset == h.offset)
         return;
-    if (it->data)
-        it->data->ops->destroy(it->data);
-    free(it->block);
-    it->data = NULL;
-    it->block = NULL;
-    int rc = table_read_block(it->t, &h, it->t->verify_checksums, &it->block);
-    if (rc == RAVEL_OK) {
-        it->data = rv_block_iter_new(it->block, (size_t)h.size, rv_ikey_compare);
-        if (!it->data)
-            rc = rv_error(RAVEL_NOMEM, "out of memory reading %s",
-                          it->t->path);
-        else if (it->data->ops->status(it->data))
-            rc = table_corrupt_in(it->t, "data", &h);
-    }
+    table_iter_drop_block(it);
+    int rc = table_block_load(it->t, &h, it->verify, it->use_cache,
+                              &it->block);
     if (rc) {
         it->status = rc;
         return;
     }
+    rv_block_iter_init(&it->data, it->block.data, it->block.len,
+                       rv_ikey_compare, 1);
+    it->have_data = 1;
     it->block_offset = h.offset;
 }
 
 static int table_iter_valid(const struct rv_iter *base)
 {
     const struct table_iter *it = (const struct table_iter *)base;
-    return !it->status && it->data && it->data->ops->valid(it->data);
+    return !it->status && it->have_data && TABLE_DATA(it)->ops->valid(TABLE_DATA(it));
 }
 
 /* Moves over empty or exhausted blocks, forward. */
 static void table_iter_skip_forward(struct table_iter *it)
 {
-    while (!it->status && (!it->data || !it->data->ops->valid(it->data))) {
+    while (!it->status && (!it->have_data || !TABLE_DATA(it)->ops->valid(TABLE_DATA(it)))) {
         /* A block that ended because it is damaged stops the iterator: its
         ** status must not be lost by moving on to the next block. */
-        if (it->data && it->data->ops->status(it->data)) {
-            it->status = it->data->ops->status(it->data);
+        if (it->have_data && TABLE_DATA(it)->ops->status(TABLE_DATA(it))) {
+            it->status = TABLE_DATA(it)->ops->status(TABLE_DATA(it));
             return;
         }
-        if (!it->index->ops->valid(it->index))
+        if (!TABLE_INDEX(it)->ops->valid(TABLE_INDEX(it)))
             return;
-        it->index->ops->next(it->index);
+        TABLE_INDEX(it)->ops->next(TABLE_INDEX(it));
         table_iter_load(it);
-        if (it->data && !it->status)
-            it->data->ops->seek_to_first(it->data);
+        if (it->have_data && !it->status)
+            TABLE_DATA(it)->ops->seek_to_first(TABLE_DATA(it));
     }
 }
 
 static void table_iter_skip_backward(struct table_iter *it)
 {
-    while (!it->status && (!it->data || !it->data->ops->valid(it->data))) {
+    while (!it->status && (!it->have_data || !TABLE_DATA(it)->ops->valid(TABLE_DATA(it)))) {
         /* A block that ended because it is damaged stops the iterator: its
         ** status must not be lost by moving on to the next block. */
-        if (it->data && it->data->ops->status(it->data)) {
-            it->status = it->data->ops->status(it->data);
+        if (it->have_data && TABLE_DATA(it)->ops->status(TABLE_DATA(it))) {
+            it->status = TABLE_DATA(it)->ops->status(TABLE_DATA(it));
             return;
         }
-        if (!it->index->ops->valid(it->index))
+        if (!TABLE_INDEX(it)->ops->valid(TABLE_INDEX(it)))
             return;
-        it->index->ops->prev(it->index);
+        TABLE_INDEX(it)->ops->prev(TABLE_INDEX(it));
         table_iter_load(it);
-        if (it->data && !it->status)
-            it->data->ops->seek_to_last(it->data);
+        if (it->have_data && !it->status)
+            TABLE_DATA(it)->ops->seek_to_last(TABLE_DATA(it));
     }
 }
 
 static void table_iter_seek_to_first(struct rv_iter *base)
 {
     struct table_iter *it = (struct table_iter *)base;
-    it->index->ops->seek_to_first(it->index);
+    TABLE_INDEX(it)->ops->seek_to_first(TABLE_INDEX(it));
     table_iter_load(it);
-    if (it->data && !it->status)
-        it->data->ops->seek_to_first(it->data);
+    if (it->have_data && !it->status)
+        TABLE_DATA(it)->ops->seek_to_first(TABLE_DATA(it));
     table_iter_skip_forward(it);
 }
 
 static void table_iter_seek_to_last(struct rv_iter *base)
 {
     struct table_iter *it = (struct table_iter *)base;
-    it->index->ops->seek_to_last(it->index);
+    TABLE_INDEX(it)->ops->seek_to_last(TABLE_INDEX(it));
     table_iter_load(it);
-    if (it->data && !it->status)
-        it->data->ops->seek_to_last(it->data);
+    if (it->have_data && !it->status)
+        TABLE_DATA(it)->ops->seek_to_last(TABLE_DATA(it));
     table_iter_skip_backward(it);
 }
 
@@ -416,10 +518,10 @@ static void table_iter_seek(struct rv_iter *base, const char *target,
                             size_t tlen)
 {
     struct table_iter *it = (struct table_iter *)base;
-    it->index->ops->seek(it->index, target, tlen);
+    TABLE_INDEX(it)->ops->seek(TABLE_INDEX(it), target, tlen);
     table_iter_load(it);
-    if (it->data && !it->status)
-        it->data->ops->seek(it->data, target, tlen);
+    if (it->have_data && !it->status)
+        TABLE_DATA(it)->ops->seek(TABLE_DATA(it), target, tlen);
     table_iter_skip_forward(it);
 }
 
@@ -429,12 +531,12 @@ static void table_iter_seek_for_prev(struct rv_iter *base, const char *target,
     struct table_iter *it = (struct table_iter *)base;
     /* The block that may hold the last key <= TARGET is the first whose
     ** last key >= TARGET; if none, the last block. */
-    it->index->ops->seek(it->index, target, tlen);
-    if (!it->index->ops->valid(it->index))
-        it->index->ops->seek_to_last(it->index);
+    TABLE_INDEX(it)->ops->seek(TABLE_INDEX(it), target, tlen);
+    if (!TABLE_INDEX(it)->ops->valid(TABLE_INDEX(it)))
+        TABLE_INDEX(it)->ops->seek_to_last(TABLE_INDEX(it));
     table_iter_load(it);
-    if (it->data && !it->status)
-        it->data->ops->seek_for_prev(it->data, target, tlen);
+    if (it->have_data && !it->status)
+        TABLE_DATA(it)->ops->seek_for_prev(TABLE_DATA(it), target, tlen);
     table_iter_skip_backward(it);
 }
 
@@ -443,7 +545,7 @@ static void table_iter_next(struct rv_iter *base)
     struct table_iter *it = (struct table_iter *)base;
     if (!table_iter_valid(base))
         return;
-    it->data->ops->next(it->data);
+    TABLE_DATA(it)->ops->next(TABLE_DATA(it));
     table_iter_skip_forward(it);
 }
 
@@ -452,20 +554,20 @@ static void table_iter_prev(struct rv_iter *base)
     struct table_iter *it = (struct table_iter *)base;
     if (!table_iter_valid(base))
         return;
-    it->data->ops->prev(it->data);
+    TABLE_DATA(it)->ops->prev(TABLE_DATA(it));
     table_iter_skip_backward(it);
 }
 
 static const char *table_iter_key(const struct rv_iter *base, size_t *len)
 {
     const struct table_iter *it = (const struct table_iter *)base;
-    return it->data->ops->key(it->data, len);
+    return TABLE_DATA(it)->ops->key(TABLE_DATA(it), len);
 }
 
 static const char *table_iter_value(const struct rv_iter *base, size_t *len)
 {
     const struct table_iter *it = (const struct table_iter *)base;
-    return it->data->ops->value(it->data, len);
+    return TABLE_DATA(it)->ops->value(TABLE_DATA(it), len);
 }
 
 static int table_iter_status(const struct rv_iter *base)
@@ -473,19 +575,23 @@ static int table_iter_status(const struct rv_iter *base)
     const struct table_iter *it = (const struct table_iter *)base;
     if (it->status)
         return it->status;
-    int rc = it->index->ops->status(it->index);
-    if (!rc && it->data)
-        rc = it->data->ops->status(it->data);
+    int rc = TABLE_INDEX(it)->ops->status(TABLE_INDEX(it));
+    if (!rc && it->have_data)
+        rc = TABLE_DATA(it)->ops->status(TABLE_DATA(it));
     return rc;
+}
+
+/* Releases what an iterator holds (its struct is the caller's). */
+static void table_iter_cleanup(struct table_iter *it)
+{
+    table_iter_drop_block(it);
+    rv_block_iter_release(&it->index);
 }
 
 static void table_iter_destroy(struct rv_iter *base)
 {
     struct table_iter *it = (struct table_iter *)base;
-    if (it->data)
-        it->data->ops->destroy(it->data);
-    it->index->ops->destroy(it->index);
-    free(it->block);
+    table_iter_cleanup(it);
     free(it);
 }
 
@@ -503,38 +609,45 @@ static const struct rv_iter_ops table_iter_ops = {
     .destroy = table_iter_destroy,
 };
 
-struct rv_iter *rv_table_iter_new(rv_table *t)
+/* Initializes IT over T: VERIFY data blocks' checksums, USE_CACHE the
+** table's block cache. */
+static void table_iter_init(struct table_iter *it, rv_table *t, int verify,
+                            int use_cache)
 {
-    struct table_iter *it = calloc(1, sizeof *it);
-    if (!it)
-        return NULL;
-    /* checked when the table was opened */
-    it->index = rv_block_iter_new_checked(t->index, t->index_len,
-                                          rv_ikey_compare);
-    if (!it->index) {
-        free(it);
-        return NULL;
-    }
     it->base.ops = &table_iter_ops;
     it->t = t;
+    it->verify = verify;
+    it->use_cache = use_cache;
+    it->have_data = 0;
+    it->status = RAVEL_OK;
+    it->block_offset = 0;
+    memset(&it->block, 0, sizeof it->block);
+    /* checked when the table was opened */
+    rv_block_iter_init(&it->index, t->index, t->index_len, rv_ikey_compare,
+                       1);
+}
+
+struct rv_iter *rv_table_iter_new(rv_table *t)
+{
+    struct table_iter *it = malloc(sizeof *it);
+    if (!it)
+        return NULL;
+    table_iter_init(it, t, t->verify_checksums, 1);
     return &it->base;
 }
 
 int rv_table_verify(rv_table *t)
 {
-    int saved = t->verify_checksums;
-    t->verify_checksums = 1;
-    struct rv_iter *it = rv_table_iter_new(t);
-    if (!it) {
-        t->verify_checksums = saved;
-        return rv_error(RAVEL_NOMEM, "out of memory verifying %s", t->path);
-    }
+    /* every block from the file itself, whatever the cache holds */
+    struct table_iter it;
+    table_iter_init(&it, t, 1, 0);
     uint64_t n = 0;
-    for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
+    struct rv_iter *base = &it.base;
+    for (base->ops->seek_to_first(base); base->ops->valid(base);
+         base->ops->next(base))
         n++;
-    int rc = it->ops->status(it);
-    it->ops->destroy(it);
-    t->verify_checksums = saved;
+    int rc = base->ops->status(base);
+    table_iter_cleanup(&it);
     if (rc == RAVEL_OK && n != t->props.entries)
         rc = rv_error(RAVEL_CORRUPT, "%s: holds %llu entries but its "
                       "properties say %llu", t->path, (unsigned long long)n,
@@ -545,18 +658,18 @@ int rv_table_verify(rv_table *t)
 int rv_table_get(rv_table *t, const char *ikey, size_t klen,
                  rv_table_get_fn fn, void *ctx)
 {
-    struct rv_iter *it = rv_table_iter_new(t);
-    if (!it)
-        return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
-    for (it->ops->seek(it, ikey, klen); it->ops->valid(it);
-         it->ops->next(it)) {
+    struct table_iter it;
+    table_iter_init(&it, t, t->verify_checksums, 1);
+    struct rv_iter *base = &it.base;
+    for (base->ops->seek(base, ikey, klen); base->ops->valid(base);
+         base->ops->next(base)) {
         size_t kl, vl;
-        const char *k = it->ops->key(it, &kl);
-        const char *v = it->ops->value(it, &vl);
+        const char *k = base->ops->key(base, &kl);
+        const char *v = base->ops->value(base, &vl);
         if (!fn(ctx, k, kl, v, vl))
             break;
     }
-    int rc = it->ops->status(it);
-    it->ops->destroy(it);
+    int rc = base->ops->status(base);
+    table_iter_cleanup(&it);
     return rc;
 }
