@@ -155,18 +155,40 @@ static void block_seek_to_last(struct rv_iter *base)
         ;
 }
 
+/* The whole key of the entry at restart I, in place (a restart entry
+** shares nothing with the one before it).  Returns NULL, with the
+** iterator marked corrupt, if the entry does not decode. */
+static const char *block_restart_key(struct rv_block_iter *it, uint32_t i,
+                                     size_t *klen)
+{
+    size_t off = block_restart(it, i);
+    const char *p = it->data + off, *limit = it->data + it->restarts_off;
+    uint32_t shared, unshared, vlen;
+    if (!(p = rv_get_varint32(p, limit, &shared)) ||
+        !(p = rv_get_varint32(p, limit, &unshared)) ||
+        !(p = rv_get_varint32(p, limit, &vlen)) || shared != 0 ||
+        (size_t)(limit - p) < (size_t)unshared + vlen) {
+        block_corrupt(it, off, "bad entry at a restart point");
+        return NULL;
+    }
+    *klen = unshared;
+    return p;
+}
+
 /* The last restart whose key is < TARGET (0 if none); restart keys are
-** whole (shared = 0), so they compare without decoding anything else. */
+** whole (shared = 0), so they compare in place, without decoding or
+** copying anything else. */
 static uint32_t block_find_restart(struct rv_block_iter *it, const char *target,
                                    size_t tlen)
 {
     uint32_t lo = 0, hi = it->num_restarts - 1;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
-        block_seek_restart(it, mid);
-        if (!block_decode_next(it))
+        size_t klen;
+        const char *key = block_restart_key(it, mid, &klen);
+        if (!key)
             return 0; /* corrupt: the status says so */
-        if (it->cmp(it->key, it->key_len, target, tlen) < 0)
+        if (it->cmp(key, klen, target, tlen) < 0)
             lo = mid;
         else
             hi = mid - 1;
