@@ -462,6 +462,13 @@ static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
         db->wal_prev_end = r->last_segment ? r->last_end : 0;
         db->current->mem_wal = first_segment ? first_segment
                                              : db->next_segment;
+        /* Nothing replayed: no segment holds anything the memtables need,
+        ** so the log starts at the new segment, and the new manifest lets
+        ** the old ones go (else every open would leave one more). */
+        if (r->records == 0 && !db->options.read_only) {
+            db->log_number = db->next_segment;
+            db->current->mem_wal = db->next_segment;
+        }
     }
     return rc;
 }
