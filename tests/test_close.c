@@ -294,11 +294,26 @@ static void test_close_with_sync_waiters_held(void **state)
 
     /* The first sync writer watches its fdatasync and stops once it
     ** completed. */
-    rv_pause_arm(RV_PAUSE_WAL_WATCHED);
-    assert_int_equal(pthread_create(&th[0], NULL, sync_waiter_put, &w[0]),
-                     0);
-    while (!rv_pause_waiting(RV_PAUSE_WAL_WATCHED))
-        sleep_ms(1);
+    for (int attempt = 0;; attempt++) {
+        rv_pause_arm(RV_PAUSE_WAL_WATCHED);
+        assert_int_equal(pthread_create(&th[0], NULL, sync_waiter_put,
+                                        &w[0]), 0);
+        while (!rv_pause_waiting(RV_PAUSE_WAL_WATCHED) &&
+               !atomic_load(&returned))
+            sleep_ms(1);
+        if (rv_pause_waiting(RV_PAUSE_WAL_WATCHED))
+            break;
+        /* The fdatasync linked behind the write completed before the
+        ** writer came to watch it (its completion was reaped with the
+        ** write's, as happens on a busy machine): nobody watched, so try
+        ** again. */
+        pthread_join(th[0], NULL);
+        rv_pause_release(RV_PAUSE_WAL_WATCHED); /* disarm */
+        atomic_store(&returned, 0);
+        fsyncs0 = fsyncs_issued(db);
+        if (attempt == 1000)
+            fail_msg("no sync writer watched its fdatasync in 1000 tries");
+    }
 
     /* The others append and start the next fdatasync, which nobody
     ** watches while the first is held.  Close must begin only once every
