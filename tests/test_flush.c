@@ -530,6 +530,41 @@ static void test_more_files_than_max_open_files(void **state)
     free(dir);
 }
 
+/* One block cache shared by two databases: both fill it, both report its
+** usage, and it outlives the caller's handle while they use it. */
+static void test_shared_block_cache(void **state)
+{
+    (void)state;
+    ravel_cache *cache;
+    TU_OK(ravel_cache_new(8 << 20, &cache));
+    ravel_db *db[2];
+    char *dirs[2];
+    for (int i = 0; i < 2; i++) {
+        dirs[i] = fresh_dir();
+        ravel_options *o = tu_options(SMALL);
+        TU_OK(ravel_options_set_cache(o, cache));
+        TU_OK(ravel_open(dirs[i], o, &db[i]));
+        ravel_options_free(o);
+        put_range(db[i], 0, 1000, i);
+        TU_OK(ravel_flush(db[i], 0));
+    }
+    ravel_cache_free(cache); /* the databases keep theirs */
+    expect_range(db[0], NULL, 0, 1000, 0);
+    uint64_t one = tu_prop_u64(db[0], "ravel.block-cache-usage");
+    expect_range(db[1], NULL, 0, 1000, 1);
+    uint64_t both = tu_prop_u64(db[1], "ravel.block-cache-usage");
+    printf("# shared cache: %" PRIu64 " bytes after one db's reads, %"
+           PRIu64 " after both\n", one, both);
+    assert_true(one > 0);
+    assert_true(both > one);
+    assert_int_equal(tu_prop_u64(db[0], "ravel.block-cache-usage"),
+                     tu_prop_u64(db[1], "ravel.block-cache-usage"));
+    for (int i = 0; i < 2; i++) {
+        TU_OK(ravel_close(db[i]));
+        free(dirs[i]);
+    }
+}
+
 /* point_in_time drops every segment from the manifest's log number on
 ** (the first one's header is damaged): the log then starts again at that
 ** number, so the next open finds no hole. */
@@ -627,6 +662,7 @@ int main(void)
         cmocka_unit_test_teardown(test_point_in_time_after_flush, teardown),
         cmocka_unit_test_teardown(test_more_files_than_max_open_files,
                                   teardown),
+        cmocka_unit_test_teardown(test_shared_block_cache, teardown),
         cmocka_unit_test_teardown(test_flush_keeps_snapshot_versions,
                                   teardown),
         cmocka_unit_test_teardown(test_concurrent_writers_with_flushes,
