@@ -213,6 +213,39 @@ RAVEL_API int ravel_options_parse(ravel_options *opts, const char *text);
 RAVEL_API int ravel_options_get(const ravel_options *opts, const char *name,
                                 char **out);
 
+/* ------------------------------------------------------------ block cache */
+
+/* A cache of table data blocks that several databases can share, so that
+** one memory budget covers them all.  Without one, each database makes its
+** own of block_cache_size bytes.  A cache is reference-counted: the
+** caller's reference, the one of each options object it is set in, and the
+** one of each open database using it; it is freed when the last is
+** dropped.  Safe to use from many threads at once. */
+typedef struct ravel_cache ravel_cache;
+
+/* A new cache holding up to CAPACITY bytes of blocks (0: blocks are read
+** for each use and not kept), with one reference held by the caller.
+** RAVEL_NOMEM, or RAVEL_INVALID for a NULL out-pointer. */
+RAVEL_API int ravel_cache_new(uint64_t capacity, ravel_cache **out);
+
+/* Drops the caller's reference: databases and options using the cache keep
+** theirs, and it lives until they are closed and freed.  NULL is a no-op. */
+RAVEL_API void ravel_cache_free(ravel_cache *c);
+
+/* Bytes of blocks the cache holds now (those in use by reads included);
+** 0 for NULL. */
+RAVEL_API uint64_t ravel_cache_usage(const ravel_cache *c);
+
+/* The capacity it was made with; 0 for NULL. */
+RAVEL_API uint64_t ravel_cache_capacity(const ravel_cache *c);
+
+/* Makes databases opened with OPTS use the cache C instead of making their
+** own (block_cache_size is then ignored); NULL clears it.  The options
+** hold a reference on C until cleared, replaced or freed, and a database
+** takes its own at ravel_open, so the caller may free both afterwards.
+** RAVEL_INVALID for NULL options. */
+RAVEL_API int ravel_options_set_cache(ravel_options *opts, ravel_cache *c);
+
 /* -------------------------------------------------------------- database */
 
 typedef struct ravel_db ravel_db;

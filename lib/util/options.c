@@ -18,6 +18,7 @@
 ** a default is worse than a failed open.
 */
 #include "util/options.h"
+#include "util/cache.h"
 #include "util/error.h"
 
 #include <ctype.h>
@@ -561,11 +562,28 @@ void rv_options_copy(struct ravel_options *dst,
                      const struct ravel_options *src)
 {
     *dst = *src;
+    if (dst->block_cache)
+        rv_cache_ref(dst->block_cache);
 }
 
 void rv_options_release(struct ravel_options *o)
 {
+    rv_cache_unref(o->block_cache);
     o->block_cache = NULL;
+}
+
+int ravel_options_set_cache(ravel_options *opts, ravel_cache *c)
+{
+    if (!opts)
+        return rv_error(RAVEL_INVALID, "ravel_options_set_cache: NULL "
+                        "options");
+    /* ravel_cache is an rv_cache (util/cache.c) */
+    rv_cache *cache = (rv_cache *)c;
+    if (cache)
+        rv_cache_ref(cache);
+    rv_cache_unref(opts->block_cache);
+    opts->block_cache = cache;
+    return RAVEL_OK;
 }
 
 int ravel_options_set(ravel_options *opts, const char *name,
