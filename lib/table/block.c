@@ -1,20 +1,21 @@
 /*
-** block.c -- the block iterator (see block.h; layout in block_builder.h).
+** block.c -- the block cursor and iterator (see block.h; layout in
+** block_builder.h).
 **
 ** Position: CUR is the offset of the current entry, NEXT the offset after
-** it; KEY holds the current entry's whole key, rebuilt from the previous
-** one (prefix compression), VAL points into the block.  Moving backward
-** re-scans from the restart point before the current entry, as LevelDB's
-** block iterator does: a prev costs up to a restart interval of decoding.
+** it; KEY is the current entry's whole key: in the block when the entry
+** stores it whole (shared = 0), otherwise rebuilt in the cursor's buffer
+** from the previous key (prefix compression); VAL points into the block.
+** Moving backward re-scans from the restart point before the current
+** entry, as LevelDB's block iterator does: a prev costs up to a restart
+** interval of decoding.
 */
 #include "table/block.h"
 #include "util/coding.h"
 #include "util/error.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 int rv_block_check(const char *data, size_t len)
 {
@@ -45,150 +46,222 @@ int rv_block_check(const char *data, size_t len)
     return RAVEL_OK;
 }
 
-static uint32_t block_restart(const struct rv_block_iter *it, uint32_t i)
+/* -------------------------------------------------------------- cursor */
+
+static uint32_t block_restart(const struct rv_block_cursor *c, uint32_t i)
 {
-    return rv_get_fixed32(it->data + it->restarts_off + (size_t)i * 4);
+    return rv_get_fixed32(c->data + c->restarts_off + (size_t)i * 4);
 }
 
-static void block_invalidate(struct rv_block_iter *it)
+static void block_invalidate(struct rv_block_cursor *c)
 {
-    it->cur = it->next = it->restarts_off;
-    it->restart_index = it->num_restarts;
+    c->cur = c->next = c->restarts_off;
+    c->restart_index = c->num_restarts;
 }
 
-static void block_corrupt(struct rv_block_iter *it, size_t off, const char *what)
+static void block_corrupt(struct rv_block_cursor *c, size_t off,
+                          const char *what)
 {
-    if (it->status == RAVEL_OK)
-        it->status = rv_error(RAVEL_CORRUPT, "block entry at byte offset "
-                              "%zu: %s", off, what);
-    block_invalidate(it);
+    if (c->status == RAVEL_OK)
+        c->status = rv_error(RAVEL_CORRUPT, "block entry at byte offset "
+                             "%zu: %s", off, what);
+    block_invalidate(c);
 }
 
-/* Decodes the entry at it->next into the current position, rebuilding the
-** key from the current one.  Returns 0 at the end of the entries or on
-** corruption (the iterator is then invalid). */
-static int block_decode_next(struct rv_block_iter *it)
+/* Decodes the header of the entry at OFF: its lengths, and where its key
+** suffix begins (*SUFFIX).  Returns 0 (the cursor then corrupt) if the
+** entry does not fit in the entries or its key is too short. */
+static int block_decode_header(struct rv_block_cursor *c, size_t off,
+                               uint32_t *shared, uint32_t *unshared,
+                               uint32_t *vlen, const char **suffix)
 {
-    size_t off = it->next;
-    if (off >= it->restarts_off) {
-        block_invalidate(it);
+    const char *p = c->data + off, *limit = c->data + c->restarts_off;
+    if (p + 3 <= limit && ((p[0] | p[1] | p[2]) & 0x80) == 0) {
+        /* the common case: three one-byte lengths */
+        *shared = (unsigned char)p[0];
+        *unshared = (unsigned char)p[1];
+        *vlen = (unsigned char)p[2];
+        p += 3;
+    } else if (!(p = rv_get_varint32(p, limit, shared)) ||
+               !(p = rv_get_varint32(p, limit, unshared)) ||
+               !(p = rv_get_varint32(p, limit, vlen))) {
+        block_corrupt(c, off, "truncated entry header");
         return 0;
     }
-    const char *p = it->data + off, *limit = it->data + it->restarts_off;
+    if ((size_t)(limit - p) < (size_t)*unshared + *vlen) {
+        block_corrupt(c, off, "key or value runs past the entries");
+        return 0;
+    }
+    if ((size_t)*shared + *unshared < c->min_key) {
+        block_corrupt(c, off, "key too short for this block");
+        return 0;
+    }
+    *suffix = p;
+    return 1;
+}
+
+/* Makes room for a key of KLEN bytes in the cursor's buffer, keeping the
+** first SHARED bytes of the current key there.  0 on allocation failure. */
+static int block_key_room(struct rv_block_cursor *c, size_t klen,
+                          size_t shared)
+{
+    char *buf = c->kbuf ? c->kbuf : c->inline_key;
+    size_t cap = c->kbuf ? c->kbuf_cap : sizeof c->inline_key;
+    if (klen <= cap) {
+        if (c->key != buf)
+            memcpy(buf, c->key, shared);
+        return 1;
+    }
+    while (cap < klen)
+        cap *= 2;
+    char *bigger = malloc(cap);
+    if (!bigger)
+        return 0;
+    memcpy(bigger, c->key, shared);
+    free(c->kbuf);
+    c->kbuf = bigger;
+    c->kbuf_cap = cap;
+    return 1;
+}
+
+/* Decodes the entry at c->next into the current position.  Returns 0 at
+** the end of the entries or on corruption (the cursor is then invalid). */
+static int block_decode_next(struct rv_block_cursor *c)
+{
+    size_t off = c->next;
+    if (off >= c->restarts_off) {
+        block_invalidate(c);
+        return 0;
+    }
     uint32_t shared, unshared, vlen;
-    if (!(p = rv_get_varint32(p, limit, &shared)) ||
-        !(p = rv_get_varint32(p, limit, &unshared)) ||
-        !(p = rv_get_varint32(p, limit, &vlen))) {
-        block_corrupt(it, off, "truncated entry header");
+    const char *p;
+    if (!block_decode_header(c, off, &shared, &unshared, &vlen, &p))
         return 0;
-    }
-    if (shared > it->key_len) {
-        block_corrupt(it, off, "shares more key bytes than the previous "
+    if (shared > c->key_len) {
+        block_corrupt(c, off, "shares more key bytes than the previous "
                       "key has");
         return 0;
     }
-    if ((size_t)(limit - p) < (size_t)unshared + vlen) {
-        block_corrupt(it, off, "key or value runs past the entries");
-        return 0;
-    }
     size_t klen = (size_t)shared + unshared;
-    if (klen > it->key_cap) {
-        size_t cap = it->key_cap ? it->key_cap : 64;
-        while (cap < klen)
-            cap *= 2;
-        char *k = it->key == it->key_inline ? malloc(cap)
-                                            : realloc(it->key, cap);
-        if (k && it->key == it->key_inline)
-            memcpy(k, it->key_inline, it->key_len);
-        if (!k) {
-            it->status = rv_error(RAVEL_NOMEM, "out of memory reading a "
-                                  "table block");
-            block_invalidate(it);
+    if (shared == 0) {
+        c->key = p;
+    } else {
+        if (!block_key_room(c, klen, shared)) {
+            c->status = rv_error(RAVEL_NOMEM, "out of memory reading a "
+                                 "table block");
+            block_invalidate(c);
             return 0;
         }
-        it->key = k;
-        it->key_cap = cap;
+        char *buf = c->kbuf ? c->kbuf : c->inline_key;
+        memcpy(buf + shared, p, unshared);
+        c->key = buf;
     }
-    memcpy(it->key + shared, p, unshared);
-    it->key_len = klen;
-    it->val = p + unshared;
-    it->val_len = vlen;
-    it->cur = off;
-    it->next = (size_t)(it->val + vlen - it->data);
-    while (it->restart_index + 1 < it->num_restarts &&
-           block_restart(it, it->restart_index + 1) <= off)
-        it->restart_index++;
+    c->key_len = klen;
+    c->val = p + unshared;
+    c->val_len = vlen;
+    c->cur = off;
+    c->next = (size_t)(c->val + vlen - c->data);
+    while (c->restart_index + 1 < c->num_restarts &&
+           block_restart(c, c->restart_index + 1) <= off)
+        c->restart_index++;
     return 1;
 }
 
 /* Positions before restart I: the next decode reads its entry. */
-static void block_seek_restart(struct rv_block_iter *it, uint32_t i)
+static void block_seek_restart(struct rv_block_cursor *c, uint32_t i)
 {
-    it->key_len = 0;
-    it->restart_index = i;
-    it->next = block_restart(it, i);
-    it->cur = it->restarts_off;
+    c->key_len = 0;
+    c->restart_index = i;
+    c->next = block_restart(c, i);
+    c->cur = c->restarts_off;
 }
 
-static int block_valid(const struct rv_iter *base)
+void rv_block_cursor_init_checked(struct rv_block_cursor *c, const char *data,
+                                  size_t len, rv_block_compare_fn cmp,
+                                  size_t min_key)
 {
-    const struct rv_block_iter *it = (const struct rv_block_iter *)base;
-    return it->cur < it->restarts_off;
+    c->data = data;
+    c->num_restarts = rv_get_fixed32(data + len - 4);
+    c->restarts_off = len - 4 - (size_t)c->num_restarts * 4;
+    c->cmp = cmp;
+    c->min_key = min_key;
+    c->key = c->val = NULL;
+    c->key_len = c->val_len = 0;
+    c->status = RAVEL_OK;
+    c->kbuf = NULL;
+    c->kbuf_cap = 0;
+    block_invalidate(c);
 }
 
-static void block_seek_to_first(struct rv_iter *base)
+int rv_block_cursor_init(struct rv_block_cursor *c, const char *data,
+                         size_t len, rv_block_compare_fn cmp, size_t min_key)
 {
-    struct rv_block_iter *it = (struct rv_block_iter *)base;
-    if (it->status)
+    int rc = rv_block_check(data, len);
+    if (rc == RAVEL_OK) {
+        rv_block_cursor_init_checked(c, data, len, cmp, min_key);
+        return RAVEL_OK;
+    }
+    memset(c, 0, sizeof *c);
+    c->data = data;
+    c->cmp = cmp;
+    c->min_key = min_key;
+    c->status = rc;
+    return rc;
+}
+
+void rv_block_cursor_destroy(struct rv_block_cursor *c)
+{
+    free(c->kbuf);
+    c->kbuf = NULL;
+    c->kbuf_cap = 0;
+}
+
+void rv_block_cursor_seek_to_first(struct rv_block_cursor *c)
+{
+    if (c->status)
         return;
-    block_seek_restart(it, 0);
-    block_decode_next(it);
+    block_seek_restart(c, 0);
+    block_decode_next(c);
 }
 
-static void block_seek_to_last(struct rv_iter *base)
+void rv_block_cursor_seek_to_last(struct rv_block_cursor *c)
 {
-    struct rv_block_iter *it = (struct rv_block_iter *)base;
-    if (it->status)
+    if (c->status)
         return;
-    block_seek_restart(it, it->num_restarts - 1);
-    while (block_decode_next(it) && it->next < it->restarts_off)
+    block_seek_restart(c, c->num_restarts - 1);
+    while (block_decode_next(c) && c->next < c->restarts_off)
         ;
 }
 
-/* The whole key of the entry at restart I, in place (a restart entry
-** shares nothing with the one before it).  Returns NULL, with the
-** iterator marked corrupt, if the entry does not decode. */
-static const char *block_restart_key(struct rv_block_iter *it, uint32_t i,
-                                     size_t *klen)
+/* The whole key of restart I, in place.  0 on corruption. */
+static int block_restart_key(struct rv_block_cursor *c, uint32_t i,
+                             const char **key, size_t *klen)
 {
-    size_t off = block_restart(it, i);
-    const char *p = it->data + off, *limit = it->data + it->restarts_off;
+    size_t off = block_restart(c, i);
     uint32_t shared, unshared, vlen;
-    if (!(p = rv_get_varint32(p, limit, &shared)) ||
-        !(p = rv_get_varint32(p, limit, &unshared)) ||
-        !(p = rv_get_varint32(p, limit, &vlen)) || shared != 0 ||
-        (size_t)(limit - p) < (size_t)unshared + vlen) {
-        block_corrupt(it, off, "bad entry at a restart point");
-        return NULL;
+    if (!block_decode_header(c, off, &shared, &unshared, &vlen, key))
+        return 0;
+    if (shared != 0) {
+        block_corrupt(c, off, "a restart entry shares key bytes");
+        return 0;
     }
     *klen = unshared;
-    return p;
+    return 1;
 }
 
 /* The last restart whose key is < TARGET (0 if none); restart keys are
-** whole (shared = 0), so they compare in place, without decoding or
-** copying anything else. */
-static uint32_t block_find_restart(struct rv_block_iter *it, const char *target,
-                                   size_t tlen)
+** whole (shared = 0), so they compare where they lie. */
+static uint32_t block_find_restart(struct rv_block_cursor *c,
+                                   const char *target, size_t tlen)
 {
-    uint32_t lo = 0, hi = it->num_restarts - 1;
+    uint32_t lo = 0, hi = c->num_restarts - 1;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
-        size_t klen;
-        const char *key = block_restart_key(it, mid, &klen);
-        if (!key)
+        const char *k;
+        size_t kl;
+        if (!block_restart_key(c, mid, &k, &kl))
             return 0; /* corrupt: the status says so */
-        if (it->cmp(key, klen, target, tlen) < 0)
+        if (c->cmp(k, kl, target, tlen) < 0)
             lo = mid;
         else
             hi = mid - 1;
@@ -196,147 +269,150 @@ static uint32_t block_find_restart(struct rv_block_iter *it, const char *target,
     return lo;
 }
 
-static void block_seek(struct rv_iter *base, const char *target, size_t tlen)
+void rv_block_cursor_seek(struct rv_block_cursor *c, const char *target,
+                          size_t tlen)
 {
-    struct rv_block_iter *it = (struct rv_block_iter *)base;
-    if (it->status)
+    if (c->status)
         return;
-    uint32_t r = block_find_restart(it, target, tlen);
-    if (it->status)
+    uint32_t r = block_find_restart(c, target, tlen);
+    if (c->status)
         return;
-    block_seek_restart(it, r);
-    while (block_decode_next(it))
-        if (it->cmp(it->key, it->key_len, target, tlen) >= 0)
+    block_seek_restart(c, r);
+    while (block_decode_next(c))
+        if (c->cmp(c->key, c->key_len, target, tlen) >= 0)
             return;
 }
 
-static void block_prev(struct rv_iter *base);
-
-static void block_seek_for_prev(struct rv_iter *base, const char *target,
-                                size_t tlen)
+void rv_block_cursor_seek_for_prev(struct rv_block_cursor *c,
+                                   const char *target, size_t tlen)
 {
-    struct rv_block_iter *it = (struct rv_block_iter *)base;
-    block_seek(base, target, tlen);
-    if (it->status)
+    rv_block_cursor_seek(c, target, tlen);
+    if (c->status)
         return;
-    if (!block_valid(base)) {
-        block_seek_to_last(base);
+    if (!rv_block_cursor_valid(c)) {
+        rv_block_cursor_seek_to_last(c);
         return;
     }
-    if (it->cmp(it->key, it->key_len, target, tlen) > 0)
-        block_prev(base);
+    if (c->cmp(c->key, c->key_len, target, tlen) > 0)
+        rv_block_cursor_prev(c);
 }
 
-static void block_next(struct rv_iter *base)
+void rv_block_cursor_next(struct rv_block_cursor *c)
 {
-    struct rv_block_iter *it = (struct rv_block_iter *)base;
-    if (block_valid(base))
-        block_decode_next(it);
+    if (rv_block_cursor_valid(c))
+        block_decode_next(c);
 }
 
-static void block_prev(struct rv_iter *base)
+void rv_block_cursor_prev(struct rv_block_cursor *c)
 {
-    struct rv_block_iter *it = (struct rv_block_iter *)base;
-    if (!block_valid(base))
+    if (!rv_block_cursor_valid(c))
         return;
-    size_t target = it->cur;
-    uint32_t r = it->restart_index;
-    while (block_restart(it, r) >= target) {
+    size_t target = c->cur;
+    uint32_t r = c->restart_index;
+    while (block_restart(c, r) >= target) {
         if (r == 0) {
-            block_invalidate(it); /* before the first entry */
+            block_invalidate(c); /* before the first entry */
             return;
         }
         r--;
     }
-    block_seek_restart(it, r);
-    while (block_decode_next(it) && it->next < target)
+    block_seek_restart(c, r);
+    while (block_decode_next(c) && c->next < target)
         ;
 }
 
-static const char *block_key(const struct rv_iter *base, size_t *len)
+/* ------------------------------------------------------------ iterator */
+
+struct block_iter {
+    struct rv_iter base;
+    struct rv_block_cursor c;
+};
+
+static int block_iter_valid(const struct rv_iter *base)
 {
-    const struct rv_block_iter *it = (const struct rv_block_iter *)base;
-    *len = it->key_len;
-    return it->key;
+    return rv_block_cursor_valid(&((const struct block_iter *)base)->c);
 }
 
-static const char *block_value(const struct rv_iter *base, size_t *len)
+static void block_iter_seek_to_first(struct rv_iter *base)
 {
-    const struct rv_block_iter *it = (const struct rv_block_iter *)base;
-    *len = it->val_len;
-    return it->val;
+    rv_block_cursor_seek_to_first(&((struct block_iter *)base)->c);
 }
 
-static int block_status(const struct rv_iter *base)
+static void block_iter_seek_to_last(struct rv_iter *base)
 {
-    return ((const struct rv_block_iter *)base)->status;
+    rv_block_cursor_seek_to_last(&((struct block_iter *)base)->c);
 }
 
-void rv_block_iter_release(struct rv_block_iter *it)
+static void block_iter_seek(struct rv_iter *base, const char *target,
+                            size_t tlen)
 {
-    if (it->key != it->key_inline)
-        free(it->key);
-    it->key = it->key_inline;
-    it->key_cap = sizeof it->key_inline;
+    rv_block_cursor_seek(&((struct block_iter *)base)->c, target, tlen);
 }
 
-static void block_destroy(struct rv_iter *base)
+static void block_iter_seek_for_prev(struct rv_iter *base, const char *target,
+                                     size_t tlen)
 {
-    struct rv_block_iter *it = (struct rv_block_iter *)base;
-    rv_block_iter_release(it);
+    rv_block_cursor_seek_for_prev(&((struct block_iter *)base)->c, target,
+                                  tlen);
+}
+
+static void block_iter_next(struct rv_iter *base)
+{
+    rv_block_cursor_next(&((struct block_iter *)base)->c);
+}
+
+static void block_iter_prev(struct rv_iter *base)
+{
+    rv_block_cursor_prev(&((struct block_iter *)base)->c);
+}
+
+static const char *block_iter_key(const struct rv_iter *base, size_t *len)
+{
+    const struct block_iter *it = (const struct block_iter *)base;
+    *len = it->c.key_len;
+    return it->c.key;
+}
+
+static const char *block_iter_value(const struct rv_iter *base, size_t *len)
+{
+    const struct block_iter *it = (const struct block_iter *)base;
+    *len = it->c.val_len;
+    return it->c.val;
+}
+
+static int block_iter_status(const struct rv_iter *base)
+{
+    return ((const struct block_iter *)base)->c.status;
+}
+
+static void block_iter_destroy(struct rv_iter *base)
+{
+    struct block_iter *it = (struct block_iter *)base;
+    rv_block_cursor_destroy(&it->c);
     free(it);
 }
 
 static const struct rv_iter_ops block_iter_ops = {
-    .valid = block_valid,
-    .seek_to_first = block_seek_to_first,
-    .seek_to_last = block_seek_to_last,
-    .seek = block_seek,
-    .seek_for_prev = block_seek_for_prev,
-    .next = block_next,
-    .prev = block_prev,
-    .key = block_key,
-    .value = block_value,
-    .status = block_status,
-    .destroy = block_destroy,
+    .valid = block_iter_valid,
+    .seek_to_first = block_iter_seek_to_first,
+    .seek_to_last = block_iter_seek_to_last,
+    .seek = block_iter_seek,
+    .seek_for_prev = block_iter_seek_for_prev,
+    .next = block_iter_next,
+    .prev = block_iter_prev,
+    .key = block_iter_key,
+    .value = block_iter_value,
+    .status = block_iter_status,
+    .destroy = block_iter_destroy,
 };
 
-void rv_block_iter_init(struct rv_block_iter *it, const char *data,
-                        size_t len, rv_block_compare_fn cmp, int checked)
+struct rv_iter *rv_block_iter_new(const char *data, size_t len,
+                                  rv_block_compare_fn cmp, size_t min_key)
 {
-    memset(it, 0, offsetof(struct rv_block_iter, key_inline));
-    it->base.ops = &block_iter_ops;
-    it->data = data;
-    it->cmp = cmp;
-    it->key = it->key_inline;
-    it->key_cap = sizeof it->key_inline;
-    it->status = checked ? RAVEL_OK : rv_block_check(data, len);
-    if (it->status == RAVEL_OK) {
-        it->num_restarts = rv_get_fixed32(data + len - 4);
-        it->restarts_off = len - 4 - (size_t)it->num_restarts * 4;
-    }
-    block_invalidate(it);
-}
-
-/* A heap iterator over DATA; CHECKED as for rv_block_iter_init. */
-static struct rv_iter *block_iter_create(const char *data, size_t len,
-                                         rv_block_compare_fn cmp, int checked)
-{
-    struct rv_block_iter *it = malloc(sizeof *it);
+    struct block_iter *it = malloc(sizeof *it);
     if (!it)
         return NULL;
-    rv_block_iter_init(it, data, len, cmp, checked);
+    it->base.ops = &block_iter_ops;
+    rv_block_cursor_init(&it->c, data, len, cmp, min_key);
     return &it->base;
-}
-
-struct rv_iter *rv_block_iter_new(const char *data, size_t len,
-                                  rv_block_compare_fn cmp)
-{
-    return block_iter_create(data, len, cmp, 0);
-}
-
-struct rv_iter *rv_block_iter_new_checked(const char *data, size_t len,
-                                          rv_block_compare_fn cmp)
-{
-    return block_iter_create(data, len, cmp, 1);
 }

@@ -1,21 +1,19 @@
 /*
-** table.c -- reading a table file (table.h; the bytes in table_format.h).
+** table.c -- reading a table file (table.h; the bytes in table_format.h):
+** open and close, the blocks kept in memory (index, filter, properties),
+** reading a data block through the block cache, and the point lookup.
+** The two-level iterator is table_iter.c.
 **
-** The iterator is two-level, as LevelDB's: the index block (kept in
-** memory while the table is open) picks a data block, which is read --
-** through the block cache the table was opened with, if any, keyed by
-** (this open's cache id, the block's offset) -- checked once (checksum
-** when verify_checksums, restarts always) and iterated.  A cached block
-** stays pinned while an iterator is in it.  rv_table_get runs the same
-** iterator on the stack: a point lookup whose block is cached allocates
-** nothing.  rv_table_verify reads every block from the file, bypassing
-** the cache, so damage on disk is found even when a good copy is cached.
+** A data block read from the file is checked (trailer, checksum) and
+** structurally checked (rv_block_check) once, then handed out from the
+** cache, keyed by (the table's cache id, the block's offset), as LevelDB's
+** table cache keys its blocks.  Two threads missing the same block may both read it;
+** the second insert replaces the first, which is freed once released.
 */
 #include "table/table.h"
 #include "db/dbformat.h"
 #include "table/block.h"
 #include "table/bloom.h"
-#include "util/cache.h"
 #include "util/coding.h"
 #include "util/error.h"
 
@@ -27,13 +25,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#define TABLE_CACHE_KEY 16 /* id:fixed64 offset:fixed64 */
+
 struct rv_table {
     int fd;
     char *path;
     uint64_t file_number, file_size;
-    int verify_checksums;
-    rv_cache *cache;        /* data blocks, or NULL (a reference held) */
-    uint64_t cache_id;      /* this open's prefix of its cache keys */
+    int read_flags;         /* RV_TABLE_READ_VERIFY per verify_checksums */
+    rv_cache *cache;        /* NULL: no block cache; else one reference */
+    uint64_t cache_id;
     struct rv_table_handle index_h, filter_h, props_h;
     char *index;            /* the index block's contents */
     size_t index_len;
@@ -44,7 +44,7 @@ struct rv_table {
     size_t smallest_len, largest_len;
 };
 
-/* ------------------------------------------------------------- blocks */
+/* ------------------------------------------------------------- reading */
 
 static int table_bytewise_compare(const char *a, size_t alen, const char *b,
                                   size_t blen)
@@ -72,40 +72,62 @@ static int table_pread(const rv_table *t, char *buf, size_t len, uint64_t off)
     return RAVEL_OK;
 }
 
-/* Reads the block at H into a new buffer (*OUT, H->size bytes), checking
-** its trailer (the checksum when VERIFY). */
-static int table_read_block(const rv_table *t, const struct rv_table_handle *h,
-                            int verify, char **out)
+static int table_check_handle(const rv_table *t,
+                              const struct rv_table_handle *h)
 {
-    *out = NULL;
     if (h->offset > t->file_size ||
-        h->size > t->file_size - h->offset - RV_TABLE_BLOCK_TRAILER ||
-        t->file_size - h->offset < RV_TABLE_BLOCK_TRAILER)
+        t->file_size - h->offset < RV_TABLE_BLOCK_TRAILER ||
+        h->size > t->file_size - h->offset - RV_TABLE_BLOCK_TRAILER)
         return rv_error(RAVEL_CORRUPT, "%s: a block handle (byte offset %llu, "
                         "%llu bytes) points past the end of the %llu-byte "
                         "file", t->path, (unsigned long long)h->offset,
                         (unsigned long long)h->size,
                         (unsigned long long)t->file_size);
-    size_t n = (size_t)h->size + RV_TABLE_BLOCK_TRAILER;
-    char *buf = malloc(n);
+    return RAVEL_OK;
+}
+
+/* Checks the trailer of the block at H, read into BUF (contents, then
+** trailer): its checksum when VERIFY, and the type.  *TYPE is the block's
+** compression. */
+static int table_check_trailer(const rv_table *t,
+                               const struct rv_table_handle *h,
+                               const char *buf, int verify, int *type)
+{
+    const char *trailer = buf + h->size;
+    *type = (unsigned char)trailer[0];
+    if (verify &&
+        rv_get_fixed64(trailer + 1) !=
+            rv_table_block_checksum(buf, (size_t)h->size, *type,
+                                    t->file_number))
+        return rv_error(RAVEL_CORRUPT, "%s: block at byte offset %llu (%llu "
+                        "bytes): checksum mismatch", t->path,
+                        (unsigned long long)h->offset,
+                        (unsigned long long)h->size);
+    if (*type != RV_TABLE_NO_COMPRESSION)
+        return rv_error(RAVEL_CORRUPT, "%s: block at byte offset %llu has "
+                        "unknown compression type %u", t->path,
+                        (unsigned long long)h->offset, (unsigned)*type);
+    return RAVEL_OK;
+}
+
+/* Reads a block kept in memory while the table is open (index, filter,
+** properties: never compressed) into a new buffer (*OUT, H->size bytes);
+** always verified, as it is read once. */
+static int table_read_meta_block(const rv_table *t,
+                                 const struct rv_table_handle *h, char **out)
+{
+    *out = NULL;
+    int rc = table_check_handle(t, h);
+    if (rc)
+        return rc;
+    char *buf = malloc((size_t)h->size + RV_TABLE_BLOCK_TRAILER);
     if (!buf)
         return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
-    int rc = table_pread(t, buf, n, h->offset);
-    const char *trailer = buf + h->size;
-    if (rc == RAVEL_OK && trailer[0] != RV_TABLE_NO_COMPRESSION)
-        rc = rv_error(RAVEL_CORRUPT, "%s: block at byte offset %llu has "
-                      "unknown compression type %u", t->path,
-                      (unsigned long long)h->offset,
-                      (unsigned char)trailer[0]);
-    if (rc == RAVEL_OK && verify &&
-        rv_get_fixed64(trailer + 1) !=
-            rv_table_block_checksum(buf, (size_t)h->size,
-                                    (unsigned char)trailer[0],
-                                    t->file_number))
-        rc = rv_error(RAVEL_CORRUPT, "%s: block at byte offset %llu (%llu "
-                      "bytes): checksum mismatch", t->path,
-                      (unsigned long long)h->offset,
-                      (unsigned long long)h->size);
+    int type;
+    rc = table_pread(t, buf, (size_t)h->size + RV_TABLE_BLOCK_TRAILER,
+                     h->offset);
+    if (!rc)
+        rc = table_check_trailer(t, h, buf, 1, &type);
     if (rc) {
         free(buf);
         return rc;
@@ -114,24 +136,132 @@ static int table_read_block(const rv_table *t, const struct rv_table_handle *h,
     return RAVEL_OK;
 }
 
+/* Reads the data block at H from the file into a new rv_table_block:
+** checked, decoded and structurally checked. */
+static int table_read_data_block(const rv_table *t,
+                                 const struct rv_table_handle *h, int flags,
+                                 struct rv_table_block **out)
+{
+    *out = NULL;
+    int rc = table_check_handle(t, h);
+    if (rc)
+        return rc;
+    size_t n = (size_t)h->size + RV_TABLE_BLOCK_TRAILER;
+    struct rv_table_block *b = malloc(sizeof *b + n);
+    if (!b)
+        return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
+    b->len = (size_t)h->size;
+    int type;
+    rc = table_pread(t, b->data, n, h->offset);
+    if (!rc)
+        rc = table_check_trailer(t, h, b->data,
+                                 flags & RV_TABLE_READ_VERIFY, &type);
+    if (!rc && rv_block_check(b->data, b->len))
+        rc = rv_table_block_error(t, "data", h, RAVEL_CORRUPT);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return RAVEL_OK;
+}
+
+static void table_block_deleter(const void *key, size_t klen, void *value)
+{
+    RV_UNUSED(key);
+    RV_UNUSED(klen);
+    free(value);
+}
+
+static void table_cache_key(const rv_table *t, uint64_t offset,
+                            char key[TABLE_CACHE_KEY])
+{
+    rv_put_fixed64(key, t->cache_id);
+    rv_put_fixed64(key + 8, offset);
+}
+
+int rv_table_load_block(rv_table *t, const struct rv_table_handle *h,
+                        int flags, struct rv_table_block_ref *ref)
+{
+    ref->block = NULL;
+    ref->handle = NULL;
+    int cached = t->cache && !(flags & RV_TABLE_READ_NO_CACHE);
+    char key[TABLE_CACHE_KEY];
+    if (cached) {
+        table_cache_key(t, h->offset, key);
+        ref->handle = rv_cache_lookup(t->cache, key, sizeof key);
+        if (ref->handle) {
+            ref->block = rv_cache_value(ref->handle);
+            return RAVEL_OK;
+        }
+    }
+    struct rv_table_block *b;
+    int rc = table_read_data_block(t, h, flags, &b);
+    if (rc)
+        return rc;
+    ref->block = b;
+    if (cached) /* NULL on allocation failure: the block stays ours */
+        ref->handle = rv_cache_insert(t->cache, key, sizeof key, b,
+                                      sizeof *b + b->len,
+                                      table_block_deleter);
+    return RAVEL_OK;
+}
+
+void rv_table_release_block(rv_table *t, struct rv_table_block_ref *ref)
+{
+    if (ref->handle)
+        rv_cache_release(t->cache, ref->handle);
+    else
+        free(ref->block);
+    ref->block = NULL;
+    ref->handle = NULL;
+}
+
+int rv_table_index_handle(const rv_table *t, const char *val, size_t vlen,
+                          struct rv_table_handle *h)
+{
+    if (vlen != RV_TABLE_HANDLE_SIZE)
+        return rv_error(RAVEL_CORRUPT, "%s: an index entry holds %zu bytes, "
+                        "not a block handle", t->path, vlen);
+    h->offset = rv_get_fixed64(val);
+    h->size = rv_get_fixed64(val + 8);
+    return RAVEL_OK;
+}
+
+int rv_table_block_error(const rv_table *t, const char *what,
+                         const struct rv_table_handle *h, int rc)
+{
+    char why[400];
+    snprintf(why, sizeof why, "%s", rv_errmsg_get());
+    return rv_error(rc, "%s: %s block at byte offset %llu: %s", t->path, what,
+                    (unsigned long long)h->offset, why);
+}
+
+int rv_table_read_flags(const rv_table *t)
+{
+    return t->read_flags;
+}
+
+const char *rv_table_index(const rv_table *t, size_t *len,
+                           struct rv_table_handle *h)
+{
+    *len = t->index_len;
+    *h = t->index_h;
+    return t->index;
+}
+
+const char *rv_table_path(const rv_table *t)
+{
+    return t->path;
+}
+
+/* ---------------------------------------------------------------- open */
+
 static void table_get_handle(const char *p, struct rv_table_handle *h)
 {
     h->offset = rv_get_fixed64(p);
     h->size = rv_get_fixed64(p + 8);
 }
-
-/* Prefixes the calling thread's message (a block's own complaint) with
-** the file and the block: RAVEL_CORRUPT. */
-static int table_corrupt_in(const rv_table *t, const char *what,
-                            const struct rv_table_handle *h)
-{
-    char why[400];
-    snprintf(why, sizeof why, "%.399s", rv_errmsg_get());
-    return rv_error(RAVEL_CORRUPT, "%s: %s block at byte offset %llu: %s",
-                    t->path, what, (unsigned long long)h->offset, why);
-}
-
-/* ---------------------------------------------------------------- open */
 
 static int table_read_footer(rv_table *t)
 {
@@ -166,6 +296,40 @@ static int table_read_footer(rv_table *t)
     return RAVEL_OK;
 }
 
+/* Positions C at property NAME: *V, *VL its value.  RAVEL_CORRUPT if the
+** block lacks it. */
+static int table_find_prop(const rv_table *t, struct rv_block_cursor *c,
+                           const char *name, const char **v, size_t *vl)
+{
+    size_t len = strlen(name);
+    rv_block_cursor_seek(c, name, len);
+    if (c->status)
+        return rv_table_block_error(t, "properties", &t->props_h, c->status);
+    if (!rv_block_cursor_valid(c) || c->key_len != len ||
+        memcmp(c->key, name, len) != 0)
+        return rv_error(RAVEL_CORRUPT, "%s: the properties block lacks %s",
+                        t->path, name);
+    *v = c->val;
+    *vl = c->val_len;
+    return RAVEL_OK;
+}
+
+/* A copy of the internal key property NAME into *DST. */
+static int table_prop_key(rv_table *t, struct rv_block_cursor *c,
+                          const char *name, char **dst, size_t *dlen)
+{
+    const char *v;
+    size_t vl;
+    int rc = table_find_prop(t, c, name, &v, &vl);
+    if (rc)
+        return rc;
+    if (!(*dst = malloc(vl ? vl : 1)))
+        return rv_error(RAVEL_NOMEM, "out of memory opening %s", t->path);
+    memcpy(*dst, v, vl);
+    *dlen = vl;
+    return RAVEL_OK;
+}
+
 /* Decodes the properties block: every known name must be there. */
 static int table_read_props(rv_table *t, const char *block, size_t len)
 {
@@ -181,45 +345,50 @@ static int table_read_props(rv_table *t, const char *block, size_t len)
         {"ravel.largest_seq", offsetof(struct rv_table_props, largest_seq)},
         {"ravel.smallest_seq", offsetof(struct rv_table_props, smallest_seq)},
     };
-    struct rv_iter *it = rv_block_iter_new(block, len, table_bytewise_compare);
-    if (!it)
-        return rv_error(RAVEL_NOMEM, "out of memory opening %s", t->path);
-    int rc = RAVEL_OK;
+    struct rv_block_cursor c;
+    int rc = rv_block_cursor_init(&c, block, len, table_bytewise_compare, 0);
+    if (rc)
+        return rv_table_block_error(t, "properties", &t->props_h, rc);
     for (size_t i = 0; i < sizeof u64 / sizeof u64[0] && !rc; i++) {
-        const char *name = u64[i].name;
-        it->ops->seek(it, name, strlen(name));
-        size_t kl, vl;
-        const char *k = it->ops->valid(it) ? it->ops->key(it, &kl) : NULL;
-        const char *v = k ? it->ops->value(it, &vl) : NULL;
-        if (it->ops->status(it))
-            rc = it->ops->status(it);
-        else if (!k || kl != strlen(name) || memcmp(k, name, kl) || vl != 8)
-            rc = rv_error(RAVEL_CORRUPT, "%s: the properties block lacks %s",
-                          t->path, name);
-        else
+        const char *v;
+        size_t vl;
+        rc = table_find_prop(t, &c, u64[i].name, &v, &vl);
+        if (!rc && vl != 8)
+            rc = rv_error(RAVEL_CORRUPT, "%s: property %s holds %zu bytes, "
+                          "not 8", t->path, u64[i].name, vl);
+        if (!rc)
             memcpy((char *)&t->props + u64[i].off,
                    &(uint64_t){rv_get_fixed64(v)}, 8);
     }
-    static const char *const keys[2] = {"ravel.largest_key",
-                                        "ravel.smallest_key"};
-    char **dst[2] = {&t->largest, &t->smallest};
-    size_t *dlen[2] = {&t->largest_len, &t->smallest_len};
-    for (int i = 0; i < 2 && !rc; i++) {
-        it->ops->seek(it, keys[i], strlen(keys[i]));
-        size_t kl, vl;
-        const char *k = it->ops->valid(it) ? it->ops->key(it, &kl) : NULL;
-        const char *v = k ? it->ops->value(it, &vl) : NULL;
-        if (!k || kl != strlen(keys[i]) || memcmp(k, keys[i], kl))
-            rc = rv_error(RAVEL_CORRUPT, "%s: the properties block lacks %s",
-                          t->path, keys[i]);
-        else if (!(*dst[i] = malloc(vl ? vl : 1)))
-            rc = rv_error(RAVEL_NOMEM, "out of memory opening %s", t->path);
-        else {
-            memcpy(*dst[i], v, vl);
-            *dlen[i] = vl;
-        }
+    if (!rc)
+        rc = table_prop_key(t, &c, "ravel.largest_key", &t->largest,
+                            &t->largest_len);
+    if (!rc)
+        rc = table_prop_key(t, &c, "ravel.smallest_key", &t->smallest,
+                            &t->smallest_len);
+    rv_block_cursor_destroy(&c);
+    return rc;
+}
+
+/* Reads the blocks kept in memory: index, filter, properties. */
+static int table_read_meta(rv_table *t)
+{
+    char *props = NULL;
+    int rc = table_read_meta_block(t, &t->index_h, &t->index);
+    if (!rc && rv_block_check(t->index, t->index_len = t->index_h.size))
+        rc = rv_table_block_error(t, "index", &t->index_h, RAVEL_CORRUPT);
+    if (!rc && t->filter_h.size) {
+        rc = table_read_meta_block(t, &t->filter_h, &t->filter);
+        t->filter_len = t->filter_h.size;
+        if (!rc && rv_bloom_check(t->filter, t->filter_len))
+            rc = rv_table_block_error(t, "filter", &t->filter_h,
+                                      RAVEL_CORRUPT);
     }
-    it->ops->destroy(it);
+    if (!rc)
+        rc = table_read_meta_block(t, &t->props_h, &props);
+    if (!rc)
+        rc = table_read_props(t, props, t->props_h.size);
+    free(props);
     return rc;
 }
 
@@ -237,45 +406,49 @@ int rv_table_open(int fd, const char *path, uint64_t file_number,
     t->fd = fd;
     t->file_number = file_number;
     t->file_size = file_size;
-    t->verify_checksums = ro->verify_checksums;
+    t->read_flags = ro->verify_checksums ? RV_TABLE_READ_VERIFY : 0;
+    int rc = table_read_footer(t);
+    if (!rc)
+        rc = table_read_meta(t);
+    if (rc) {
+        rv_table_close(t);
+        return rc;
+    }
     if (ro->block_cache) {
         t->cache = ro->block_cache;
         rv_cache_ref(t->cache);
         t->cache_id = rv_cache_new_id(t->cache);
     }
-    char *props = NULL;
-    int rc = table_read_footer(t);
-    /* The blocks kept in memory are always verified: they are read once. */
-    if (!rc)
-        rc = table_read_block(t, &t->index_h, 1, &t->index);
-    if (!rc && rv_block_check(t->index, t->index_len = t->index_h.size))
-        rc = table_corrupt_in(t, "index", &t->index_h);
-    if (!rc && t->filter_h.size) {
-        rc = table_read_block(t, &t->filter_h, 1, &t->filter);
-        t->filter_len = t->filter_h.size;
-        if (!rc && rv_bloom_check(t->filter, t->filter_len))
-            rc = table_corrupt_in(t, "filter", &t->filter_h);
-    }
-    if (!rc)
-        rc = table_read_block(t, &t->props_h, 1, &props);
-    if (!rc)
-        rc = table_read_props(t, props, t->props_h.size);
-    free(props);
-    if (rc) {
-        rv_table_close(t);
-        return rc;
-    }
     *out = t;
     return RAVEL_OK;
+}
+
+/* Erases the blocks of T from the cache (every block the index names). */
+static void table_forget_blocks(rv_table *t)
+{
+    struct rv_block_cursor c;
+    rv_block_cursor_init_checked(&c, t->index, t->index_len, rv_ikey_compare,
+                                 RV_TAG_SIZE);
+    char key[TABLE_CACHE_KEY];
+    for (rv_block_cursor_seek_to_first(&c); rv_block_cursor_valid(&c);
+         rv_block_cursor_next(&c)) {
+        if (c.val_len != RV_TABLE_HANDLE_SIZE)
+            continue; /* not a handle: no block was cached for it */
+        table_cache_key(t, rv_get_fixed64(c.val), key);
+        rv_cache_erase(t->cache, key, sizeof key);
+    }
+    rv_block_cursor_destroy(&c);
 }
 
 void rv_table_close(rv_table *t)
 {
     if (!t)
         return;
-    close(t->fd);
-    if (t->cache)
+    if (t->cache) {
+        table_forget_blocks(t);
         rv_cache_unref(t->cache);
+    }
+    close(t->fd);
     free(t->index);
     free(t->filter);
     free(t->smallest);
@@ -307,369 +480,61 @@ int rv_table_may_contain(const rv_table *t, const void *user_key, size_t klen)
            rv_bloom_may_match(t->filter, t->filter_len, user_key, klen);
 }
 
-/* --------------------------------------------------------- data blocks */
+/* ------------------------------------------------------------ point get */
 
-/* A data block as the block cache holds it: contents checked (checksum
-** when asked, restarts always) once, when it was read. */
-struct table_block {
-    char *data;
-    size_t len;
-};
-
-/* A data block in use: from the cache (H pinned) or read for this use
-** alone (OWNED). */
-struct table_block_ref {
-    const char *data;
-    size_t len;
-    rv_cache_handle *h;
-    char *owned;
-};
-
-static void table_block_delete(const void *key, size_t klen, void *value)
+/* Calls FN from the data block at H, from IKEY (or from its first entry
+** when IKEY is NULL).  *MORE: 0 once FN said stop. */
+static int table_get_in_block(rv_table *t, const struct rv_table_handle *h,
+                              const char *ikey, size_t klen,
+                              rv_table_get_fn fn, void *ctx, int *more)
 {
-    (void)key;
-    (void)klen;
-    struct table_block *b = value;
-    free(b->data);
-    free(b);
-}
-
-static void table_block_release(rv_table *t, struct table_block_ref *ref)
-{
-    if (ref->h)
-        rv_cache_release(t->cache, ref->h);
-    free(ref->owned);
-    memset(ref, 0, sizeof *ref);
-}
-
-/* Reads the data block at H (through the block cache when USE_CACHE and
-** the table has one), checking its checksum when VERIFY and its restarts
-** always. */
-static int table_block_load(rv_table *t, const struct rv_table_handle *h,
-                            int verify, int use_cache,
-                            struct table_block_ref *ref)
-{
-    char key[16];
-    memset(ref, 0, sizeof *ref);
-    use_cache = use_cache && t->cache;
-    if (use_cache) {
-        rv_put_fixed64(key, t->cache_id);
-        rv_put_fixed64(key + 8, h->offset);
-        ref->h = rv_cache_lookup(t->cache, key, sizeof key);
-        if (ref->h) {
-            const struct table_block *b = rv_cache_value(ref->h);
-            ref->data = b->data;
-            ref->len = b->len;
-            return RAVEL_OK;
-        }
-    }
-    char *buf;
-    int rc = table_read_block(t, h, verify, &buf);
+    struct rv_table_block_ref ref;
+    int rc = rv_table_load_block(t, h, t->read_flags, &ref);
     if (rc)
         return rc;
-    if (rv_block_check(buf, (size_t)h->size)) {
-        free(buf);
-        return table_corrupt_in(t, "data", h);
-    }
-    ref->data = buf;
-    ref->len = (size_t)h->size;
-    struct table_block *b = use_cache ? malloc(sizeof *b) : NULL;
-    if (b) {
-        b->data = buf;
-        b->len = (size_t)h->size;
-        ref->h = rv_cache_insert(t->cache, key, sizeof key, b,
-                                 b->len + sizeof *b, table_block_delete);
-        if (ref->h)
-            return RAVEL_OK;
-        free(b);
-    }
-    ref->owned = buf; /* no cache, or no memory to cache it */
-    return RAVEL_OK;
-}
-
-/* ------------------------------------------------------------ iterator */
-
-/* Two levels: the index block (in memory) picks a data block, an
-** iterator over that block yields the entries.  Both block iterators are
-** embedded, so an iterator on the stack (rv_table_get) allocates nothing
-** when its blocks are cached. */
-struct table_iter {
-    struct rv_iter base;
-    rv_table *t;
-    int verify;             /* check data blocks' checksums */
-    int use_cache;          /* read data blocks through the block cache */
-    struct rv_block_iter index;
-    struct rv_block_iter data;
-    int have_data;          /* DATA is over BLOCK */
-    struct table_block_ref block;
-    uint64_t block_offset;  /* its handle's offset, to skip re-reading */
-    int status;
-};
-
-#define TABLE_INDEX(it) (&(it)->index.base)
-#define TABLE_DATA(it) (&(it)->data.base)
-
-static void table_iter_drop_block(struct table_iter *it)
-{
-    if (!it->have_data)
-        return;
-    rv_block_iter_release(&it->data);
-    table_block_release(it->t, &it->block);
-    it->have_data = 0;
-}
-
-/* Loads the data block the index iterator is at (or drops the current
-** one when the index is not valid). */
-static void table_iter_load(struct table_iter *it)
-{
-    struct rv_iter *index = TABLE_INDEX(it);
-    if (!index->ops->valid(index)) {
-        table_iter_drop_block(it);
-        return;
-    }
-    size_t vl;
-    const char *v = index->ops->value(index, &vl);
-    if (vl != RV_TABLE_HANDLE_SIZE) {
-        it->status = rv_error(RAVEL_CORRUPT, "%s: an index entry holds %zu "
-                              "bytes, not a block handle", it->t->path, vl);
-        return;
-    }
-    struct rv_table_handle h;
-    table_get_handle(v, &h);
-    if (it->have_data && it->block_offset == h.offset)
-        return;
-    table_iter_drop_block(it);
-    int rc = table_block_load(it->t, &h, it->verify, it->use_cache,
-                              &it->block);
-    if (rc) {
-        it->status = rc;
-        return;
-    }
-    rv_block_iter_init(&it->data, it->block.data, it->block.len,
-                       rv_ikey_compare, 1);
-    it->have_data = 1;
-    it->block_offset = h.offset;
-}
-
-static int table_iter_valid(const struct rv_iter *base)
-{
-    const struct table_iter *it = (const struct table_iter *)base;
-    return !it->status && it->have_data && TABLE_DATA(it)->ops->valid(TABLE_DATA(it));
-}
-
-/* Moves over empty or exhausted blocks, forward. */
-static void table_iter_skip_forward(struct table_iter *it)
-{
-    while (!it->status && (!it->have_data || !TABLE_DATA(it)->ops->valid(TABLE_DATA(it)))) {
-        /* A block that ended because it is damaged stops the iterator: its
-        ** status must not be lost by moving on to the next block. */
-        if (it->have_data && TABLE_DATA(it)->ops->status(TABLE_DATA(it))) {
-            it->status = TABLE_DATA(it)->ops->status(TABLE_DATA(it));
-            return;
+    struct rv_block_cursor c;
+    rv_block_cursor_init_checked(&c, ref.block->data, ref.block->len,
+                                 rv_ikey_compare, RV_TAG_SIZE);
+    if (ikey)
+        rv_block_cursor_seek(&c, ikey, klen);
+    else
+        rv_block_cursor_seek_to_first(&c);
+    while (rv_block_cursor_valid(&c)) {
+        if (!fn(ctx, c.key, c.key_len, c.val, c.val_len)) {
+            *more = 0;
+            break;
         }
-        if (!TABLE_INDEX(it)->ops->valid(TABLE_INDEX(it)))
-            return;
-        TABLE_INDEX(it)->ops->next(TABLE_INDEX(it));
-        table_iter_load(it);
-        if (it->have_data && !it->status)
-            TABLE_DATA(it)->ops->seek_to_first(TABLE_DATA(it));
+        rv_block_cursor_next(&c);
     }
-}
-
-static void table_iter_skip_backward(struct table_iter *it)
-{
-    while (!it->status && (!it->have_data || !TABLE_DATA(it)->ops->valid(TABLE_DATA(it)))) {
-        /* A block that ended because it is damaged stops the iterator: its
-        ** status must not be lost by moving on to the next block. */
-        if (it->have_data && TABLE_DATA(it)->ops->status(TABLE_DATA(it))) {
-            it->status = TABLE_DATA(it)->ops->status(TABLE_DATA(it));
-            return;
-        }
-        if (!TABLE_INDEX(it)->ops->valid(TABLE_INDEX(it)))
-            return;
-        TABLE_INDEX(it)->ops->prev(TABLE_INDEX(it));
-        table_iter_load(it);
-        if (it->have_data && !it->status)
-            TABLE_DATA(it)->ops->seek_to_last(TABLE_DATA(it));
-    }
-}
-
-static void table_iter_seek_to_first(struct rv_iter *base)
-{
-    struct table_iter *it = (struct table_iter *)base;
-    TABLE_INDEX(it)->ops->seek_to_first(TABLE_INDEX(it));
-    table_iter_load(it);
-    if (it->have_data && !it->status)
-        TABLE_DATA(it)->ops->seek_to_first(TABLE_DATA(it));
-    table_iter_skip_forward(it);
-}
-
-static void table_iter_seek_to_last(struct rv_iter *base)
-{
-    struct table_iter *it = (struct table_iter *)base;
-    TABLE_INDEX(it)->ops->seek_to_last(TABLE_INDEX(it));
-    table_iter_load(it);
-    if (it->have_data && !it->status)
-        TABLE_DATA(it)->ops->seek_to_last(TABLE_DATA(it));
-    table_iter_skip_backward(it);
-}
-
-static void table_iter_seek(struct rv_iter *base, const char *target,
-                            size_t tlen)
-{
-    struct table_iter *it = (struct table_iter *)base;
-    TABLE_INDEX(it)->ops->seek(TABLE_INDEX(it), target, tlen);
-    table_iter_load(it);
-    if (it->have_data && !it->status)
-        TABLE_DATA(it)->ops->seek(TABLE_DATA(it), target, tlen);
-    table_iter_skip_forward(it);
-}
-
-static void table_iter_seek_for_prev(struct rv_iter *base, const char *target,
-                                     size_t tlen)
-{
-    struct table_iter *it = (struct table_iter *)base;
-    /* The block that may hold the last key <= TARGET is the first whose
-    ** last key >= TARGET; if none, the last block. */
-    TABLE_INDEX(it)->ops->seek(TABLE_INDEX(it), target, tlen);
-    if (!TABLE_INDEX(it)->ops->valid(TABLE_INDEX(it)))
-        TABLE_INDEX(it)->ops->seek_to_last(TABLE_INDEX(it));
-    table_iter_load(it);
-    if (it->have_data && !it->status)
-        TABLE_DATA(it)->ops->seek_for_prev(TABLE_DATA(it), target, tlen);
-    table_iter_skip_backward(it);
-}
-
-static void table_iter_next(struct rv_iter *base)
-{
-    struct table_iter *it = (struct table_iter *)base;
-    if (!table_iter_valid(base))
-        return;
-    TABLE_DATA(it)->ops->next(TABLE_DATA(it));
-    table_iter_skip_forward(it);
-}
-
-static void table_iter_prev(struct rv_iter *base)
-{
-    struct table_iter *it = (struct table_iter *)base;
-    if (!table_iter_valid(base))
-        return;
-    TABLE_DATA(it)->ops->prev(TABLE_DATA(it));
-    table_iter_skip_backward(it);
-}
-
-static const char *table_iter_key(const struct rv_iter *base, size_t *len)
-{
-    const struct table_iter *it = (const struct table_iter *)base;
-    return TABLE_DATA(it)->ops->key(TABLE_DATA(it), len);
-}
-
-static const char *table_iter_value(const struct rv_iter *base, size_t *len)
-{
-    const struct table_iter *it = (const struct table_iter *)base;
-    return TABLE_DATA(it)->ops->value(TABLE_DATA(it), len);
-}
-
-static int table_iter_status(const struct rv_iter *base)
-{
-    const struct table_iter *it = (const struct table_iter *)base;
-    if (it->status)
-        return it->status;
-    int rc = TABLE_INDEX(it)->ops->status(TABLE_INDEX(it));
-    if (!rc && it->have_data)
-        rc = TABLE_DATA(it)->ops->status(TABLE_DATA(it));
-    return rc;
-}
-
-/* Releases what an iterator holds (its struct is the caller's). */
-static void table_iter_cleanup(struct table_iter *it)
-{
-    table_iter_drop_block(it);
-    rv_block_iter_release(&it->index);
-}
-
-static void table_iter_destroy(struct rv_iter *base)
-{
-    struct table_iter *it = (struct table_iter *)base;
-    table_iter_cleanup(it);
-    free(it);
-}
-
-static const struct rv_iter_ops table_iter_ops = {
-    .valid = table_iter_valid,
-    .seek_to_first = table_iter_seek_to_first,
-    .seek_to_last = table_iter_seek_to_last,
-    .seek = table_iter_seek,
-    .seek_for_prev = table_iter_seek_for_prev,
-    .next = table_iter_next,
-    .prev = table_iter_prev,
-    .key = table_iter_key,
-    .value = table_iter_value,
-    .status = table_iter_status,
-    .destroy = table_iter_destroy,
-};
-
-/* Initializes IT over T: VERIFY data blocks' checksums, USE_CACHE the
-** table's block cache. */
-static void table_iter_init(struct table_iter *it, rv_table *t, int verify,
-                            int use_cache)
-{
-    it->base.ops = &table_iter_ops;
-    it->t = t;
-    it->verify = verify;
-    it->use_cache = use_cache;
-    it->have_data = 0;
-    it->status = RAVEL_OK;
-    it->block_offset = 0;
-    memset(&it->block, 0, sizeof it->block);
-    /* checked when the table was opened */
-    rv_block_iter_init(&it->index, t->index, t->index_len, rv_ikey_compare,
-                       1);
-}
-
-struct rv_iter *rv_table_iter_new(rv_table *t)
-{
-    struct table_iter *it = malloc(sizeof *it);
-    if (!it)
-        return NULL;
-    table_iter_init(it, t, t->verify_checksums, 1);
-    return &it->base;
-}
-
-int rv_table_verify(rv_table *t)
-{
-    /* every block from the file itself, whatever the cache holds */
-    struct table_iter it;
-    table_iter_init(&it, t, 1, 0);
-    uint64_t n = 0;
-    struct rv_iter *base = &it.base;
-    for (base->ops->seek_to_first(base); base->ops->valid(base);
-         base->ops->next(base))
-        n++;
-    int rc = base->ops->status(base);
-    table_iter_cleanup(&it);
-    if (rc == RAVEL_OK && n != t->props.entries)
-        rc = rv_error(RAVEL_CORRUPT, "%s: holds %llu entries but its "
-                      "properties say %llu", t->path, (unsigned long long)n,
-                      (unsigned long long)t->props.entries);
+    if (c.status)
+        rc = rv_table_block_error(t, "data", h, c.status);
+    rv_block_cursor_destroy(&c);
+    rv_table_release_block(t, &ref);
     return rc;
 }
 
 int rv_table_get(rv_table *t, const char *ikey, size_t klen,
                  rv_table_get_fn fn, void *ctx)
 {
-    struct table_iter it;
-    table_iter_init(&it, t, t->verify_checksums, 1);
-    struct rv_iter *base = &it.base;
-    for (base->ops->seek(base, ikey, klen); base->ops->valid(base);
-         base->ops->next(base)) {
-        size_t kl, vl;
-        const char *k = base->ops->key(base, &kl);
-        const char *v = base->ops->value(base, &vl);
-        if (!fn(ctx, k, kl, v, vl))
-            break;
+    /* The index maps each block's last key to it: the first entry whose
+    ** key >= IKEY names the block holding the first entry >= IKEY. */
+    struct rv_block_cursor index;
+    rv_block_cursor_init_checked(&index, t->index, t->index_len,
+                                 rv_ikey_compare, RV_TAG_SIZE);
+    rv_block_cursor_seek(&index, ikey, klen);
+    int rc = RAVEL_OK, more = 1;
+    const char *from = ikey;
+    while (!rc && more && rv_block_cursor_valid(&index)) {
+        struct rv_table_handle h;
+        rc = rv_table_index_handle(t, index.val, index.val_len, &h);
+        if (!rc)
+            rc = table_get_in_block(t, &h, from, klen, fn, ctx, &more);
+        from = NULL;
+        if (!rc && more)
+            rv_block_cursor_next(&index);
     }
-    int rc = base->ops->status(base);
-    table_iter_cleanup(&it);
+    if (!rc && index.status)
+        rc = rv_table_block_error(t, "index", &t->index_h, index.status);
+    rv_block_cursor_destroy(&index);
     return rc;
 }

@@ -1,9 +1,16 @@
 /*
 ** table.h -- reading a table file (table_format.h): opening it (footer,
 ** index, filter and properties read and checked once, and kept in memory
-** while the table is open), asking its filter, and iterating over it.
+** while the table is open), asking its filter, point lookups, and
+** iterating over it (table_iter.c).
 **
-** Every block read is checked against its checksum (unless
+** Data blocks go through the block cache when one is given: keyed by an id
+** the table takes from the cache at open and the block's offset, charged
+** by their decoded size, read, verified and decompressed once per cache
+** fill; readers pin a block's handle while they use it.  Without a cache,
+** each use reads the block.
+**
+** Every block read from the file is checked against its checksum (unless
 ** verify_checksums is off, as RocksDB's option) and then decoded with
 ** bounds checks; damage gives RAVEL_CORRUPT naming the file and the byte
 ** offset, never wrong data.  A table is immutable and may be read by any
@@ -15,27 +22,25 @@
 #include "ravel_int.h"
 #include "iter/iterator.h"
 #include "table/table_format.h"
+#include "util/cache.h"
 
 typedef struct rv_table rv_table;
 
-struct rv_cache;
 struct rv_table_read_options {
     int verify_checksums;
     struct rv_cache *block_cache; /* NULL: blocks are read for each use */
 };
 
-typedef int (*rv_table_get_fn)(void *ctx, const char *ikey, size_t klen,
-                               const char *val, size_t vlen);
-RAVEL_PRIVATE int rv_table_get(rv_table *t, const char *ikey, size_t klen,
-                               rv_table_get_fn fn, void *ctx);
-
 /* Opens the table of FILE_SIZE bytes on FD (taking ownership of FD:
-** rv_table_close closes it), whose file number is FILE_NUMBER; PATH names
-** it in messages. */
+** rv_table_close closes it, and so does a failed open), whose file number
+** is FILE_NUMBER; PATH names it in messages.  The table holds a reference
+** on RO's block cache while it is open. */
 RAVEL_PRIVATE int rv_table_open(int fd, const char *path,
                                 uint64_t file_number, uint64_t file_size,
                                 const struct rv_table_read_options *ro,
                                 rv_table **out);
+/* Closes the table, removing its blocks from the block cache (its id is
+** never used again, so they could only take room).  NULL is a no-op. */
 RAVEL_PRIVATE void rv_table_close(rv_table *t);
 
 RAVEL_PRIVATE const struct rv_table_props *rv_table_props(const rv_table *t);
@@ -51,12 +56,78 @@ RAVEL_PRIVATE const char *rv_table_largest_key(const rv_table *t,
 RAVEL_PRIVATE int rv_table_may_contain(const rv_table *t, const void *user_key,
                                        size_t klen);
 
+/* Calls FN for the entries of T in internal-key order, beginning at the
+** first whose internal key is >= IKEY, for as long as FN returns 1 (0
+** stops); also stops at the table's end.  Does not ask the filter
+** (rv_table_may_contain does).  No heap allocation when the blocks are in
+** the cache (stack iterators), one block buffer otherwise.  RAVEL_OK, or
+** RAVEL_CORRUPT/RAVEL_IOERR/RAVEL_NOMEM naming file and offset.  The key
+** and value given to FN are valid only during the call. */
+typedef int (*rv_table_get_fn)(void *ctx, const char *ikey, size_t klen,
+                               const char *val, size_t vlen);
+RAVEL_PRIVATE int rv_table_get(rv_table *t, const char *ikey, size_t klen,
+                               rv_table_get_fn fn, void *ctx);
+
 /* An iterator over every entry in internal-key order.  The table must stay
 ** open while it exists.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_iter *rv_table_iter_new(rv_table *t);
 
-/* Reads and checks every block of the table (whatever verify_checksums
-** says): RAVEL_OK, or the first damage found. */
+/* Reads every block of the table from the file, past the block cache, and
+** checks it (whatever verify_checksums says): RAVEL_OK, or the first
+** damage found. */
 RAVEL_PRIVATE int rv_table_verify(rv_table *t);
+
+/* ------------------------------------------- inside the table reader
+** (table.c reads blocks, table_iter.c walks them) */
+
+/* A data block in memory, decoded (decompressed, rv_block_check passed):
+** the value of a block cache entry, or owned by one reader. */
+struct rv_table_block {
+    size_t len;
+    char data[];
+};
+
+/* A data block held by a reader: pinned in the cache, or owned. */
+struct rv_table_block_ref {
+    struct rv_table_block *block;   /* NULL: none held */
+    rv_cache_handle *handle;        /* NULL: BLOCK is the reader's own */
+};
+
+/* How a block is read (flags of rv_table_load_block). */
+#define RV_TABLE_READ_VERIFY   0x1 /* check the checksum */
+#define RV_TABLE_READ_NO_CACHE 0x2 /* from the file, the cache untouched */
+
+/* The flags of T's ordinary reads (from its read options). */
+RAVEL_PRIVATE int rv_table_read_flags(const rv_table *t);
+
+/* The index block (checked at open), and *H, where it is in the file. */
+RAVEL_PRIVATE const char *rv_table_index(const rv_table *t, size_t *len,
+                                         struct rv_table_handle *h);
+
+/* The path given at open, for messages. */
+RAVEL_PRIVATE const char *rv_table_path(const rv_table *t);
+
+/* Decodes the block handle of the index entry VAL (VLEN bytes) into *H:
+** RAVEL_CORRUPT naming the file if it is not one. */
+RAVEL_PRIVATE int rv_table_index_handle(const rv_table *t, const char *val,
+                                        size_t vlen,
+                                        struct rv_table_handle *h);
+
+/* Gets the data block at H into *REF (released by rv_table_release_block):
+** from the cache, or read, checked and decoded (and, unless FLAGS says
+** RV_TABLE_READ_NO_CACHE, put in the cache). */
+RAVEL_PRIVATE int rv_table_load_block(rv_table *t,
+                                      const struct rv_table_handle *h,
+                                      int flags,
+                                      struct rv_table_block_ref *ref);
+RAVEL_PRIVATE void rv_table_release_block(rv_table *t,
+                                          struct rv_table_block_ref *ref);
+
+/* Prefixes the calling thread's message (the complaint of a block cursor)
+** with the file and the block: "PATH: WHAT block at byte offset N: ...".
+** Returns RC (the cursor's status: RAVEL_CORRUPT, or RAVEL_NOMEM). */
+RAVEL_PRIVATE int rv_table_block_error(const rv_table *t, const char *what,
+                                       const struct rv_table_handle *h,
+                                       int rc);
 
 #endif /* RAVEL_TABLE_H */

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "db/dbformat.h"
 #include "table/table.h"
 #include "table/table_builder.h"
+#include "util/cache.h"
 #include "util/coding.h"
 
 #define MAXN 20000
@@ -35,6 +37,7 @@ struct entry {
 
 static char g_dir[] = "/tmp/ravel-table-XXXXXX";
 static struct entry g_e[MAXN];
+static rv_cache *g_cache; /* NULL: tables read without a block cache */
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -111,9 +114,9 @@ static int open_table(uint64_t number, uint64_t file_number, rv_table **t)
     assert_true(fd >= 0);
     struct stat st;
     assert_int_equal(fstat(fd, &st), 0);
-    struct rv_table_read_options ro = {.verify_checksums = 1};
-    return rv_table_open(fd, path, file_number, (uint64_t)st.st_size, &ro,
-                         t);
+    struct rv_table_read_options ro = {.verify_checksums = 1,
+                                       .block_cache = g_cache};
+    return rv_table_open(fd, path, file_number, (uint64_t)st.st_size, &ro, t);
 }
 
 static void expect_at(struct rv_iter *it, const struct entry *e)
@@ -129,9 +132,8 @@ static void expect_at(struct rv_iter *it, const struct entry *e)
         assert_memory_equal(v, e->val, vl);
 }
 
-static void test_round_trip(void **state)
+static void round_trip(void)
 {
-    (void)state;
     uint64_t rng = 99;
     int n = make_entries(MAXN, &rng);
     struct rv_table_props p;
@@ -158,9 +160,15 @@ static void test_round_trip(void **state)
     for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
         expect_at(it, &g_e[i++]);
     assert_int_equal(i, n);
+    if (g_cache && rv_cache_capacity(g_cache) >= (1u << 20))
+        assert_true(rv_cache_usage(g_cache) >= rv_table_props(t)->data_size
+                                                - rp->data_blocks * 9);
     for (it->ops->seek_to_last(it); it->ops->valid(it); it->ops->prev(it))
         expect_at(it, &g_e[--i]);
     assert_int_equal(i, 0);
+    it->ops->seek_to_first(it);
+    if (g_cache) /* the iterator pins the block it is in */
+        assert_true(rv_cache_pinned_usage(g_cache) > 0);
     for (int j = 0; j < n; j += 7) {
         it->ops->seek(it, g_e[j].key, g_e[j].klen);
         expect_at(it, &g_e[j]);
@@ -192,6 +200,29 @@ static void test_round_trip(void **state)
     assert_true(fp < 300);
     assert_int_equal(rv_table_verify(t), RAVEL_OK);
     rv_table_close(t);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    round_trip();
+}
+
+/* The same through a block cache, large enough for the whole table and
+** too small for it: the same entries either way, nothing left pinned, and
+** the table's blocks gone from the cache once it is closed. */
+static void test_round_trip_cached(void **state)
+{
+    (void)state;
+    static const size_t caps[] = {64u << 20, 16u << 10, 0};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        assert_int_equal(rv_cache_new(caps[i], &g_cache), RAVEL_OK);
+        round_trip();
+        assert_int_equal(rv_cache_pinned_usage(g_cache), 0);
+        assert_int_equal(rv_cache_usage(g_cache), 0);
+        rv_cache_unref(g_cache);
+        g_cache = NULL;
+    }
 }
 
 static void test_no_filter_and_empty(void **state)
@@ -295,7 +326,8 @@ static void test_undecodable_block_stops_iterator(void **state)
     struct stat st;
     assert_int_equal(fstat(fd, &st), 0);
     rv_table *t;
-    struct rv_table_read_options ro = {.verify_checksums = 0};
+    struct rv_table_read_options ro = {.verify_checksums = 0,
+                                       .block_cache = g_cache};
     assert_int_equal(rv_table_open(fd, path_of(14), 14, (uint64_t)st.st_size,
                                    &ro, &t), RAVEL_OK);
     struct rv_iter *it = rv_table_iter_new(t);
@@ -311,6 +343,367 @@ static void test_undecodable_block_stops_iterator(void **state)
     assert_int_equal(it->ops->status(it), RAVEL_CORRUPT);
     it->ops->destroy(it);
     rv_table_close(t);
+}
+
+/* ---------------------------------------------------------- point gets */
+
+/* What a get's callback saw: the entries of one user key, checked against
+** g_e from EXPECT_FROM on. */
+struct collected {
+    const char *ukey;
+    size_t ulen;
+    int expect_from;
+    int n;          /* entries of UKEY seen */
+    int calls;
+    int mismatches;
+};
+
+static int collect(void *ctx, const char *ikey, size_t klen, const char *val,
+                   size_t vlen)
+{
+    struct collected *c = ctx;
+    c->calls++;
+    if (klen < 8 || klen - 8 != c->ulen || memcmp(ikey, c->ukey, c->ulen))
+        return 0;
+    int i = c->expect_from + c->n++;
+    const struct entry *e = i < MAXN ? &g_e[i] : NULL;
+    if (!e || e->klen != klen || memcmp(e->key, ikey, klen) ||
+        e->vlen != vlen || (vlen && memcmp(e->val, val, vlen)))
+        c->mismatches++;
+    return 1;
+}
+
+/* Gets user key UKEY at sequence SEQ: *C says what came back. */
+static int get_at(rv_table *t, const char *ukey, size_t ulen, uint64_t seq,
+                  int expect_from, struct collected *c)
+{
+    char ikey[64];
+    memcpy(ikey, ukey, ulen);
+    rv_put_fixed64(ikey + ulen, rv_pack_tag(seq, RV_TYPE_PUT));
+    memset(c, 0, sizeof *c);
+    c->ukey = ukey;
+    c->ulen = ulen;
+    c->expect_from = expect_from;
+    return rv_table_get(t, ikey, ulen + 8, collect, c);
+}
+
+/* Every user key of the table, from its newest version and from each
+** older one; absent keys before, between and after. */
+static void gets_of_every_key(rv_table *t, int n)
+{
+    struct collected c;
+    for (int j = 0; j < n; j++) {
+        size_t ul = g_e[j].klen - 8;
+        int group_start = j == 0 || g_e[j - 1].klen != g_e[j].klen ||
+                          memcmp(g_e[j - 1].key, g_e[j].key, ul) != 0;
+        int end = j;
+        while (end < n && g_e[end].klen == g_e[j].klen &&
+               memcmp(g_e[end].key, g_e[j].key, ul) == 0)
+            end++;
+        if (group_start) {
+            assert_int_equal(get_at(t, g_e[j].key, ul, RV_MAX_SEQUENCE, j,
+                                    &c), RAVEL_OK);
+            assert_int_equal(c.n, end - j);
+            assert_int_equal(c.mismatches, 0);
+        }
+        /* from this version on */
+        uint64_t seq = rv_tag_sequence(rv_get_fixed64(g_e[j].key + ul));
+        assert_int_equal(get_at(t, g_e[j].key, ul, seq, j, &c), RAVEL_OK);
+        assert_int_equal(c.n, end - j);
+        assert_int_equal(c.mismatches, 0);
+    }
+    char absent[32];
+    for (int j = 0; j < 2000; j++) {
+        int al = snprintf(absent, sizeof absent, "%s-%06d",
+                          j % 3 == 0 ? "absent" : j % 3 == 1 ? "key" : "zzz",
+                          j * 17);
+        assert_int_equal(get_at(t, absent, (size_t)al, RV_MAX_SEQUENCE, 0, &c),
+                         RAVEL_OK);
+        if (c.n == 0)
+            assert_true(c.calls <= 1); /* stopped at the next key */
+        else {
+            /* "key-NNNNNN" may be present: then it matched for real */
+            int found = 0;
+            for (int k = 0; k < n && !found; k++)
+                found = g_e[k].klen - 8 == (size_t)al &&
+                        memcmp(g_e[k].key, absent, (size_t)al) == 0;
+            assert_true(found);
+        }
+    }
+    /* past the last key: no call; before the first: the first entry */
+    assert_int_equal(get_at(t, "zzzz", 4, RV_MAX_SEQUENCE, 0, &c), RAVEL_OK);
+    assert_int_equal(c.calls, 0);
+    assert_int_equal(get_at(t, "", 0, RV_MAX_SEQUENCE, 0, &c), RAVEL_OK);
+    assert_int_equal(c.calls, 1);
+}
+
+/* Stops when told: a callback returning 0 at once is called once; one
+** that never stops sees every entry from IKEY to the end, across blocks. */
+static int count_all(void *ctx, const char *ikey, size_t klen,
+                     const char *val, size_t vlen)
+{
+    (void)ikey; (void)klen; (void)val; (void)vlen;
+    int *n = ctx;
+    (*n)++;
+    return 1;
+}
+
+static int stop_at_once(void *ctx, const char *ikey, size_t klen,
+                        const char *val, size_t vlen)
+{
+    (void)ikey; (void)klen; (void)val; (void)vlen;
+    int *n = ctx;
+    (*n)++;
+    return 0;
+}
+
+static void test_get(void **state)
+{
+    (void)state;
+    uint64_t rng = 1234;
+    int n = make_entries(MAXN, &rng);
+    struct rv_table_props p;
+    write_table(20, n, 10, &p);
+    static const size_t caps[] = {0, 64u << 20, 16u << 10};
+    for (int mode = 0; mode < 4; mode++) {
+        if (mode > 0)
+            assert_int_equal(rv_cache_new(caps[mode - 1], &g_cache), RAVEL_OK);
+        rv_table *t;
+        assert_int_equal(open_table(20, 20, &t), RAVEL_OK);
+        gets_of_every_key(t, n);
+        int calls = 0;
+        assert_int_equal(rv_table_get(t, g_e[0].key, g_e[0].klen, count_all,
+                                      &calls), RAVEL_OK);
+        assert_int_equal(calls, n);
+        calls = 0;
+        assert_int_equal(rv_table_get(t, g_e[n / 2].key, g_e[n / 2].klen,
+                                      count_all, &calls), RAVEL_OK);
+        assert_int_equal(calls, n - n / 2);
+        calls = 0;
+        assert_int_equal(rv_table_get(t, g_e[5].key, g_e[5].klen,
+                                      stop_at_once, &calls), RAVEL_OK);
+        assert_int_equal(calls, 1);
+        if (g_cache) {
+            assert_int_equal(rv_cache_pinned_usage(g_cache), 0);
+            if (rv_cache_capacity(g_cache) >= (1u << 20))
+                assert_true(rv_cache_usage(g_cache) > 0);
+        }
+        rv_table_close(t);
+        if (g_cache) {
+            assert_int_equal(rv_cache_usage(g_cache), 0);
+            rv_cache_unref(g_cache);
+            g_cache = NULL;
+        }
+    }
+}
+
+/* One user key with 600 versions spanning many blocks, between others:
+** a get returns every version, newest first, from any of them. */
+static void test_get_versions_across_blocks(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (int i = 0; i < 100; i++, n++) {
+        int ul = snprintf(g_e[n].key, sizeof g_e[n].key, "a-%04d", i);
+        rv_put_fixed64(g_e[n].key + ul, rv_pack_tag(5, RV_TYPE_PUT));
+        g_e[n].klen = (size_t)ul + 8;
+        g_e[n].vlen = 10;
+        memset(g_e[n].val, 'a', 10);
+    }
+    for (int v = 0; v < 600; v++, n++) {
+        memcpy(g_e[n].key, "hot", 3);
+        int type = v % 7 == 3 ? RV_TYPE_DELETE : RV_TYPE_PUT;
+        rv_put_fixed64(g_e[n].key + 3, rv_pack_tag(1000 + (uint64_t)v, type));
+        g_e[n].klen = 11;
+        g_e[n].vlen = type == RV_TYPE_PUT ? 60 : 0;
+        for (int k = 0; k < (int)g_e[n].vlen; k++)
+            g_e[n].val[k] = (char)('0' + (v + k) % 10);
+    }
+    for (int i = 0; i < 100; i++, n++) {
+        int ul = snprintf(g_e[n].key, sizeof g_e[n].key, "z-%04d", i);
+        rv_put_fixed64(g_e[n].key + ul, rv_pack_tag(7, RV_TYPE_PUT));
+        g_e[n].klen = (size_t)ul + 8;
+        g_e[n].vlen = 0;
+    }
+    qsort(g_e, (size_t)n, sizeof g_e[0], entry_cmp);
+    struct rv_table_props p;
+    write_table(21, n, 10, &p);
+    assert_true(p.data_blocks > 60);
+    assert_int_equal(rv_cache_new(1u << 20, &g_cache), RAVEL_OK);
+    rv_table *t;
+    assert_int_equal(open_table(21, 21, &t), RAVEL_OK);
+    struct collected c;
+    assert_int_equal(get_at(t, "hot", 3, RV_MAX_SEQUENCE, 100, &c), RAVEL_OK);
+    assert_int_equal(c.n, 600);
+    assert_int_equal(c.mismatches, 0);
+    /* from sequence 1300 down: versions 300 .. 0, at index 100 + 299 */
+    assert_int_equal(get_at(t, "hot", 3, 1300, 100 + 299, &c), RAVEL_OK);
+    assert_int_equal(c.n, 301);
+    assert_int_equal(c.mismatches, 0);
+    /* below every version: the next key */
+    assert_int_equal(get_at(t, "hot", 3, 999, 0, &c), RAVEL_OK);
+    assert_int_equal(c.n, 0);
+    assert_int_equal(c.calls, 1);
+    gets_of_every_key(t, n);
+    rv_table_close(t);
+    rv_cache_unref(g_cache);
+    g_cache = NULL;
+}
+
+/* A damaged data block: the get that reaches it fails with RAVEL_CORRUPT
+** naming the file and the block's offset, with or without a cache (a
+** damaged block is never cached as good); gets elsewhere succeed. */
+static void test_get_damaged_block(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    int n = make_entries(2000, &rng);
+    struct rv_table_props p;
+    write_table(22, n, 0, &p);
+    /* a checksum failure: a value byte of the first block */
+    int fd = open(path_of(22), O_RDWR);
+    char b;
+    assert_int_equal(pread(fd, &b, 1, 40), 1);
+    b ^= 0x10;
+    assert_int_equal(pwrite(fd, &b, 1, 40), 1);
+    close(fd);
+    for (int cached = 0; cached < 2; cached++) {
+        if (cached)
+            assert_int_equal(rv_cache_new(1u << 20, &g_cache), RAVEL_OK);
+        rv_table *t;
+        assert_int_equal(open_table(22, 22, &t), RAVEL_OK);
+        struct collected c;
+        for (int round = 0; round < 2; round++) {
+            assert_int_equal(get_at(t, g_e[0].key, g_e[0].klen - 8,
+                                    RV_MAX_SEQUENCE, 0, &c), RAVEL_CORRUPT);
+            assert_non_null(strstr(ravel_errmsg(), "000022.sst"));
+            assert_non_null(strstr(ravel_errmsg(), "byte offset 0"));
+            assert_int_equal(c.calls, 0);
+        }
+        assert_int_equal(get_at(t, g_e[n - 1].key, g_e[n - 1].klen - 8,
+                                RV_MAX_SEQUENCE, n - 1, &c), RAVEL_OK);
+        assert_int_equal(c.n, 1);
+        rv_table_close(t);
+        if (cached) {
+            rv_cache_unref(g_cache);
+            g_cache = NULL;
+        }
+    }
+    /* with verify_checksums off, a block that does not decode: the cursor
+    ** reports it, prefixed with the file and the block */
+    write_table(23, n, 0, &p);
+    fd = open(path_of(23), O_RDWR);
+    assert_int_equal(pwrite(fd, "\x05", 1, 0), 1);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    rv_table *t;
+    struct rv_table_read_options ro = {.verify_checksums = 0};
+    assert_int_equal(rv_table_open(fd, path_of(23), 23, (uint64_t)st.st_size,
+                                   &ro, &t), RAVEL_OK);
+    struct collected c;
+    assert_int_equal(get_at(t, g_e[0].key, g_e[0].klen - 8, RV_MAX_SEQUENCE,
+                            0, &c), RAVEL_CORRUPT);
+    assert_non_null(strstr(ravel_errmsg(), "000023.sst: data block at byte "
+                                           "offset 0"));
+    rv_table_close(t);
+}
+
+/* Blocks are read and verified once per cache fill: once cached, damage
+** to the file does not reach gets or iterators (they are served from
+** memory), while rv_table_verify, which reads past the cache, finds it;
+** a table opened again has an id of its own and reads the file anew. */
+static void test_cache_serves_blocks(void **state)
+{
+    (void)state;
+    uint64_t rng = 4242;
+    int n = make_entries(3000, &rng);
+    struct rv_table_props p;
+    write_table(24, n, 10, &p);
+    assert_int_equal(rv_cache_new(8u << 20, &g_cache), RAVEL_OK);
+    rv_table *t;
+    assert_int_equal(open_table(24, 24, &t), RAVEL_OK);
+    gets_of_every_key(t, n);
+    size_t usage = rv_cache_usage(g_cache);
+    assert_true(usage > p.data_size - p.data_blocks * 9);
+    int fd = open(path_of(24), O_RDWR);
+    char b;
+    assert_int_equal(pread(fd, &b, 1, 100), 1);
+    b ^= 0x01;
+    assert_int_equal(pwrite(fd, &b, 1, 100), 1);
+    close(fd);
+    gets_of_every_key(t, n);
+    struct rv_iter *it = rv_table_iter_new(t);
+    int i = 0;
+    for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
+        expect_at(it, &g_e[i++]);
+    assert_int_equal(i, n);
+    it->ops->destroy(it);
+    assert_int_equal(rv_cache_usage(g_cache), usage);
+    assert_int_equal(rv_table_verify(t), RAVEL_CORRUPT);
+    assert_non_null(strstr(ravel_errmsg(), "000024.sst"));
+    rv_table *t2;
+    assert_int_equal(open_table(24, 24, &t2), RAVEL_OK);
+    struct collected c;
+    assert_int_equal(get_at(t2, g_e[0].key, g_e[0].klen - 8, RV_MAX_SEQUENCE,
+                            0, &c), RAVEL_CORRUPT);
+    rv_table_close(t2);
+    rv_table_close(t);
+    assert_int_equal(rv_cache_usage(g_cache), 0);
+    rv_cache_unref(g_cache);
+    g_cache = NULL;
+}
+
+/* Threads getting from one table through a cache too small for it (blocks
+** evicted and read again all along): every get sees exactly its entries. */
+struct getter_arg {
+    rv_table *t;
+    int n;
+    uint64_t seed;
+    int failures;
+};
+
+static void *getter_thread(void *p)
+{
+    struct getter_arg *a = p;
+    for (int i = 0; i < 20000; i++) {
+        int j = (int)(rng_next(&a->seed) % (uint64_t)a->n);
+        size_t ul = g_e[j].klen - 8;
+        struct collected c;
+        uint64_t seq = rv_tag_sequence(rv_get_fixed64(g_e[j].key + ul));
+        if (get_at(a->t, g_e[j].key, ul, seq, j, &c) != RAVEL_OK ||
+            c.n < 1 || c.mismatches)
+            a->failures++;
+    }
+    return NULL;
+}
+
+static void test_get_threads(void **state)
+{
+    (void)state;
+    uint64_t rng = 8;
+    int n = make_entries(MAXN, &rng);
+    struct rv_table_props p;
+    write_table(25, n, 10, &p);
+    assert_int_equal(rv_cache_new(64u << 10, &g_cache), RAVEL_OK);
+    rv_table *t;
+    assert_int_equal(open_table(25, 25, &t), RAVEL_OK);
+    pthread_t th[4];
+    struct getter_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (struct getter_arg){.t = t, .n = n,
+                                      .seed = 0x1234567ull * (uint64_t)(i + 1)};
+        assert_int_equal(pthread_create(&th[i], NULL, getter_thread,
+                                        &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(args[i].failures, 0);
+    }
+    assert_int_equal(rv_cache_pinned_usage(g_cache), 0);
+    assert_true(rv_cache_usage(g_cache) <= 64u << 10);
+    rv_table_close(t);
+    rv_cache_unref(g_cache);
+    g_cache = NULL;
 }
 
 static int setup(void **state)
@@ -331,6 +724,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_round_trip_cached),
+        cmocka_unit_test(test_get),
+        cmocka_unit_test(test_get_versions_across_blocks),
+        cmocka_unit_test(test_get_damaged_block),
+        cmocka_unit_test(test_cache_serves_blocks),
+        cmocka_unit_test(test_get_threads),
         cmocka_unit_test(test_no_filter_and_empty),
         cmocka_unit_test(test_wrong_file_number),
         cmocka_unit_test(test_every_damage_detected),

@@ -94,7 +94,8 @@ static void expect_at(struct rv_iter *it, const struct entry *e)
 static void check_block(const char *data, size_t len, const struct entry *e,
                         int n)
 {
-    struct rv_iter *it = rv_block_iter_new(data, len, rv_ikey_compare);
+    struct rv_iter *it = rv_block_iter_new(data, len, rv_ikey_compare,
+                                           RV_TAG_SIZE);
     assert_non_null(it);
     assert_int_equal(it->ops->status(it), RAVEL_OK);
     assert_false(it->ops->valid(it));
@@ -194,7 +195,8 @@ static void test_bad_restart_arrays(void **state)
     assert_int_equal(rv_block_check(buf, 64), RAVEL_CORRUPT);
     rv_put_fixed32(buf + 56, 0); /* not increasing */
     assert_int_equal(rv_block_check(buf, 64), RAVEL_CORRUPT);
-    struct rv_iter *it = rv_block_iter_new(buf, 64, rv_ikey_compare);
+    struct rv_iter *it = rv_block_iter_new(buf, 64, rv_ikey_compare,
+                                           RV_TAG_SIZE);
     assert_int_equal(it->ops->status(it), RAVEL_CORRUPT);
     it->ops->seek_to_first(it);
     assert_false(it->ops->valid(it));
@@ -221,7 +223,8 @@ static void test_damage_never_escapes(void **state)
             if (cut == len)
                 copy[pos] ^= 0x5a;
             struct rv_iter *it = rv_block_iter_new(copy, cut,
-                                                   rv_ikey_compare);
+                                                   rv_ikey_compare,
+                                                   RV_TAG_SIZE);
             int steps = 0;
             for (it->ops->seek_to_first(it); it->ops->valid(it);
                  it->ops->next(it))
@@ -243,6 +246,72 @@ static void test_damage_never_escapes(void **state)
     rv_block_builder_destroy(&b);
 }
 
+/* Keys longer than the cursor's inline buffer (RV_BLOCK_KEY_INLINE),
+** sharing long prefixes, read back through a cursor on the stack: in
+** order both ways and by seek, the buffer growing as needed. */
+static void test_cursor_long_keys(void **state)
+{
+    (void)state;
+    enum { N = 200, UL = 3 * RV_BLOCK_KEY_INLINE };
+    static char keys[N][UL + 8];
+    struct rv_block_builder b;
+    rv_block_builder_init(&b, 16);
+    for (int i = 0; i < N; i++) {
+        memset(keys[i], 'k', UL);
+        /* the keys differ near their end: most bytes are shared */
+        snprintf(keys[i] + UL - 8, 9, "%08d", i);
+        rv_put_fixed64(keys[i] + UL, rv_pack_tag(1, RV_TYPE_PUT));
+        assert_int_equal(rv_block_builder_add(&b, keys[i], UL + 8, "v", 1),
+                         RAVEL_OK);
+    }
+    const char *data;
+    size_t len;
+    assert_int_equal(rv_block_builder_finish(&b, &data, &len), RAVEL_OK);
+    struct rv_block_cursor c;
+    assert_int_equal(rv_block_cursor_init(&c, data, len, rv_ikey_compare,
+                                          RV_TAG_SIZE), RAVEL_OK);
+    int i = 0;
+    for (rv_block_cursor_seek_to_first(&c); rv_block_cursor_valid(&c);
+         rv_block_cursor_next(&c), i++) {
+        assert_int_equal(c.key_len, UL + 8);
+        assert_memory_equal(c.key, keys[i], UL + 8);
+    }
+    assert_int_equal(i, N);
+    for (rv_block_cursor_seek_to_last(&c); rv_block_cursor_valid(&c);
+         rv_block_cursor_prev(&c))
+        assert_memory_equal(c.key, keys[--i], UL + 8);
+    assert_int_equal(i, 0);
+    for (int j = 0; j < N; j += 3) {
+        rv_block_cursor_seek(&c, keys[j], UL + 8);
+        assert_true(rv_block_cursor_valid(&c));
+        assert_memory_equal(c.key, keys[j], UL + 8);
+    }
+    assert_int_equal(c.status, RAVEL_OK);
+    rv_block_cursor_destroy(&c);
+    rv_block_builder_destroy(&b);
+}
+
+/* A data block whose keys are shorter than an internal key's tag is
+** corrupt: the comparator is never handed one. */
+static void test_cursor_short_key_refused(void **state)
+{
+    (void)state;
+    struct rv_block_builder b;
+    rv_block_builder_init(&b, 16);
+    assert_int_equal(rv_block_builder_add(&b, "abc", 3, "v", 1), RAVEL_OK);
+    const char *data;
+    size_t len;
+    assert_int_equal(rv_block_builder_finish(&b, &data, &len), RAVEL_OK);
+    struct rv_block_cursor c;
+    assert_int_equal(rv_block_cursor_init(&c, data, len, rv_ikey_compare,
+                                          RV_TAG_SIZE), RAVEL_OK);
+    rv_block_cursor_seek_to_first(&c);
+    assert_false(rv_block_cursor_valid(&c));
+    assert_int_equal(c.status, RAVEL_CORRUPT);
+    rv_block_cursor_destroy(&c);
+    rv_block_builder_destroy(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +319,8 @@ int main(void)
         cmocka_unit_test(test_prefix_compression),
         cmocka_unit_test(test_bad_restart_arrays),
         cmocka_unit_test(test_damage_never_escapes),
+        cmocka_unit_test(test_cursor_long_keys),
+        cmocka_unit_test(test_cursor_short_key_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
