@@ -338,7 +338,11 @@ RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
 RAVEL_API int ravel_flush_wal(ravel_db *db, int sync);
 
 /* Flags for ravel_flush. */
-#define RAVEL_FLUSH_NO_WAIT 0x1 /* start the flush and return at once */
+#define RAVEL_FLUSH_NO_WAIT 0x1 /* start the flush and return without
+                                ** waiting for it (switching the memtable
+                                ** out may still wait for room, as a write
+                                ** does, when max_write_buffer_number
+                                ** memtables are already full) */
 
 /* Writes the active memtable (and every older one not yet written) to table
 ** files.  Without RAVEL_FLUSH_NO_WAIT, returns once they are on stable
