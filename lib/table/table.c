@@ -270,7 +270,7 @@ int rv_table_index_handle(const rv_table *t, const char *val, size_t vlen,
 int rv_table_block_error(const rv_table *t, const char *what,
                          const struct rv_table_handle *h, int rc)
 {
-    char why[400];
+    char why[512]; /* a whole message (ravel.h: at most 511 bytes) */
     snprintf(why, sizeof why, "%s", rv_errmsg_get());
     return rv_error(rc, "%s: %s block at byte offset %llu: %s", t->path, what,
                     (unsigned long long)h->offset, why);
