@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(meson ninja-build pkg-config gcc python3 liburing-dev libxxhash-dev libcmocka-dev libedit-dev)
+packages=(meson ninja-build pkg-config gcc python3 liburing-dev libxxhash-dev libcmocka-dev libedit-dev liblz4-dev libzstd-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

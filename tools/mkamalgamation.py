@@ -203,8 +203,12 @@ PRELUDE = '''\
 **
 ** Build:   cc -O2 -c ravel.c && link with -luring -lpthread
 **          cc -O2 -DRAVEL_OMIT_IO_URING -c ravel.c   (pwrite only; -lpthread)
+**          Block compression exists only if asked for: -DRAVEL_HAVE_LZ4
+**          (link -llz4) for compression=lz4, -DRAVEL_HAVE_ZSTD (-lzstd)
+**          for compression=zstd; -DRAVEL_OMIT_COMPRESSION removes both.
+**          Without them only compression=none is accepted.
 ** Needs:   xxhash.h (used header-only, no -lxxhash), liburing.h unless
-**          RAVEL_OMIT_IO_URING.  Only the ravel_ API is exported; every
+**          RAVEL_OMIT_IO_URING, lz4.h / zstd.h with those macros.  Only the ravel_ API is exported; every
 **          internal function is static (RAVEL_PRIVATE), unless RAVEL_PRIVATE
 **          is predefined (the test build uses -DRAVEL_PRIVATE= to reach
 **          internal hooks).

@@ -4,16 +4,18 @@
 ** reading a data block through the block cache, and the point lookup.
 ** The two-level iterator is table_iter.c.
 **
-** A data block read from the file is checked (trailer, checksum) and
-** structurally checked (rv_block_check) once, then handed out from the
-** cache, keyed by (the table's cache id, the block's offset), as LevelDB's
-** table cache keys its blocks.  Two threads missing the same block may both read it;
-** the second insert replaces the first, which is freed once released.
+** A data block read from the file is checked (trailer, checksum),
+** decompressed (table_decompress) and structurally checked
+** (rv_block_check) once, then handed out from the cache, keyed by (the
+** table's cache id, the block's offset), as LevelDB's table cache keys its
+** blocks.  Two threads missing the same block may both read it; the
+** second insert replaces the first, which is freed once released.
 */
 #include "table/table.h"
 #include "db/dbformat.h"
 #include "table/block.h"
 #include "table/bloom.h"
+#include "table/compress.h"
 #include "util/coding.h"
 #include "util/error.h"
 
@@ -87,15 +89,20 @@ static int table_check_handle(const rv_table *t,
 }
 
 /* Checks the trailer of the block at H, read into BUF (contents, then
-** trailer): its checksum when VERIFY, and the type.  *TYPE is the block's
-** compression. */
+** trailer): its checksum when VERIFY -- and always for a type this build
+** cannot decode, so that damage is not reported as a missing codec -- and
+** that the type is one ravel knows.  *TYPE is the block's compression. */
 static int table_check_trailer(const rv_table *t,
                                const struct rv_table_handle *h,
                                const char *buf, int verify, int *type)
 {
     const char *trailer = buf + h->size;
     *type = (unsigned char)trailer[0];
-    if (verify &&
+    int decodable = *type == RV_TABLE_NO_COMPRESSION ||
+                    ((*type == RV_COMPRESSION_LZ4 ||
+                      *type == RV_COMPRESSION_ZSTD) &&
+                     rv_compression_available((enum rv_compression)*type));
+    if ((verify || !decodable) &&
         rv_get_fixed64(trailer + 1) !=
             rv_table_block_checksum(buf, (size_t)h->size, *type,
                                     t->file_number))
@@ -103,7 +110,7 @@ static int table_check_trailer(const rv_table *t,
                         "bytes): checksum mismatch", t->path,
                         (unsigned long long)h->offset,
                         (unsigned long long)h->size);
-    if (*type != RV_TABLE_NO_COMPRESSION)
+    if (*type > RV_COMPRESSION_ZSTD)
         return rv_error(RAVEL_CORRUPT, "%s: block at byte offset %llu has "
                         "unknown compression type %u", t->path,
                         (unsigned long long)h->offset, (unsigned)*type);
@@ -128,6 +135,10 @@ static int table_read_meta_block(const rv_table *t,
                      h->offset);
     if (!rc)
         rc = table_check_trailer(t, h, buf, 1, &type);
+    if (!rc && type != RV_TABLE_NO_COMPRESSION)
+        rc = rv_error(RAVEL_CORRUPT, "%s: block at byte offset %llu is "
+                      "compressed (type %d): only data blocks may be",
+                      t->path, (unsigned long long)h->offset, type);
     if (rc) {
         free(buf);
         return rc;
@@ -136,8 +147,34 @@ static int table_read_meta_block(const rv_table *t,
     return RAVEL_OK;
 }
 
+/* Decompresses the block *B, read from H, stored as TYPE: *B becomes a
+** new block of its raw contents. */
+static int table_decompress(const rv_table *t,
+                            const struct rv_table_handle *h, int type,
+                            struct rv_table_block **b)
+{
+    size_t raw_len;
+    int rc = rv_compressed_raw_length(type, (*b)->data, (*b)->len, &raw_len);
+    if (rc)
+        return rv_table_block_error(t, "data", h, rc);
+    struct rv_table_block *d = malloc(sizeof *d + raw_len);
+    if (!d)
+        return rv_error(RAVEL_NOMEM, "out of memory decompressing a block "
+                        "of %llu bytes of %s", (unsigned long long)raw_len,
+                        t->path);
+    rc = rv_decompress(type, (*b)->data, (*b)->len, d->data, raw_len);
+    if (rc) {
+        free(d);
+        return rv_table_block_error(t, "data", h, rc);
+    }
+    d->len = raw_len;
+    free(*b);
+    *b = d;
+    return RAVEL_OK;
+}
+
 /* Reads the data block at H from the file into a new rv_table_block:
-** checked, decoded and structurally checked. */
+** checked, decompressed and structurally checked. */
 static int table_read_data_block(const rv_table *t,
                                  const struct rv_table_handle *h, int flags,
                                  struct rv_table_block **out)
@@ -156,6 +193,8 @@ static int table_read_data_block(const rv_table *t,
     if (!rc)
         rc = table_check_trailer(t, h, b->data,
                                  flags & RV_TABLE_READ_VERIFY, &type);
+    if (!rc && type != RV_TABLE_NO_COMPRESSION)
+        rc = table_decompress(t, h, type, &b);
     if (!rc && rv_block_check(b->data, b->len))
         rc = rv_table_block_error(t, "data", h, RAVEL_CORRUPT);
     if (rc) {
@@ -231,7 +270,7 @@ int rv_table_index_handle(const rv_table *t, const char *val, size_t vlen,
 int rv_table_block_error(const rv_table *t, const char *what,
                          const struct rv_table_handle *h, int rc)
 {
-    char why[400];
+    char why[512]; /* a whole message (ravel.h: at most 511 bytes) */
     snprintf(why, sizeof why, "%s", rv_errmsg_get());
     return rv_error(rc, "%s: %s block at byte offset %llu: %s", t->path, what,
                     (unsigned long long)h->offset, why);

@@ -3,7 +3,10 @@
 ** in table_format.h).
 **
 ** A data block is cut when it reaches block_size; its index entry (its
-** last key -> its handle) is added then.  The filter collects every user
+** last key -> its handle) is added then.  With compression, a data block
+** is stored compressed (compress.h) only if that saves at least 1/8 of
+** it: below that, decompressing on every read costs more than the bytes
+** save.  The other blocks are never compressed.  The filter collects every user
 ** key.  Properties are written as a block of "ravel.<name>" -> fixed64
 ** (and the smallest and largest internal keys), in bytewise name order.
 */
@@ -11,6 +14,7 @@
 #include "db/dbformat.h"
 #include "table/block_builder.h"
 #include "table/bloom.h"
+#include "table/compress.h"
 #include "util/coding.h"
 #include "util/error.h"
 #include "util/fault.h"
@@ -38,6 +42,9 @@ struct rv_table_builder {
     uint64_t offset;        /* file offset after everything appended */
 
     struct rv_block_builder data, index;
+    rv_compressor *compressor; /* NULL: data blocks stored as they are */
+    char *zbuf;             /* compressed data block */
+    size_t zcap;
     struct rv_bloom_builder bloom;
     char *last_key;         /* the last key added (the index separator) */
     size_t last_len, last_cap;
@@ -83,15 +90,15 @@ static int table_append(rv_table_builder *tb, const char *p, size_t n)
     return RAVEL_OK;
 }
 
-/* Appends CONTENTS as a block with its trailer; *H says where it went. */
+/* Appends CONTENTS, stored as TYPE, as a block with its trailer; *H says
+** where it went. */
 static int table_write_block(rv_table_builder *tb, const char *contents,
-                             size_t len, struct rv_table_handle *h)
+                             size_t len, int type, struct rv_table_handle *h)
 {
     char trailer[RV_TABLE_BLOCK_TRAILER];
-    trailer[0] = RV_TABLE_NO_COMPRESSION;
+    trailer[0] = (char)type;
     rv_put_fixed64(trailer + 1,
-                   rv_table_block_checksum(contents, len,
-                                           RV_TABLE_NO_COMPRESSION,
+                   rv_table_block_checksum(contents, len, type,
                                            tb->file_number));
     h->offset = tb->offset;
     h->size = len;
@@ -107,6 +114,32 @@ static void table_put_handle(char *dst, const struct rv_table_handle *h)
     rv_put_fixed64(dst + 8, h->size);
 }
 
+/* Compresses the data block CONTENTS (LEN bytes) if that saves 1/8 of
+** it: *CONTENTS, *LEN and *TYPE then describe the compressed block. */
+static int table_compress_block(rv_table_builder *tb, const char **contents,
+                                size_t *len, int *type)
+{
+    *type = RV_TABLE_NO_COMPRESSION;
+    if (!tb->compressor)
+        return RAVEL_OK;
+    size_t cap = *len - *len / 8;
+    if (cap > tb->zcap) {
+        char *z = realloc(tb->zbuf, cap);
+        if (!z)
+            return rv_error(RAVEL_NOMEM, "out of memory compressing a block "
+                            "of %s", tb->path);
+        tb->zbuf = z;
+        tb->zcap = cap;
+    }
+    size_t n = rv_compress(tb->compressor, *contents, *len, tb->zbuf, cap);
+    if (n == 0)
+        return RAVEL_OK; /* does not shrink enough: stored as it is */
+    *contents = tb->zbuf;
+    *len = n;
+    *type = (int)tb->o.compression;
+    return RAVEL_OK;
+}
+
 /* Writes the current data block and its index entry. */
 static int table_cut_block(rv_table_builder *tb)
 {
@@ -114,11 +147,14 @@ static int table_cut_block(rv_table_builder *tb)
         return RAVEL_OK;
     const char *contents;
     size_t len;
+    int type;
     struct rv_table_handle h;
     char hv[RV_TABLE_HANDLE_SIZE];
     int rc = rv_block_builder_finish(&tb->data, &contents, &len);
     if (rc == RAVEL_OK)
-        rc = table_write_block(tb, contents, len, &h);
+        rc = table_compress_block(tb, &contents, &len, &type);
+    if (rc == RAVEL_OK)
+        rc = table_write_block(tb, contents, len, type, &h);
     if (rc == RAVEL_OK) {
         table_put_handle(hv, &h);
         rc = rv_block_builder_add(&tb->index, tb->last_key, tb->last_len, hv,
@@ -138,13 +174,21 @@ int rv_table_builder_new(int fd, const char *path, uint64_t file_number,
                          const struct rv_table_options *o,
                          rv_table_builder **out)
 {
+    rv_compressor *z = NULL;
+    if (o->compression != RV_COMPRESSION_NONE) {
+        int rc = rv_compressor_new(o->compression, &z);
+        if (rc)
+            return rc;
+    }
     rv_table_builder *tb = calloc(1, sizeof *tb);
     char *wbuf = malloc(TABLE_WRITE_BUFFER);
     if (!tb || !wbuf) {
         free(tb);
         free(wbuf);
+        rv_compressor_free(z);
         return rv_error(RAVEL_NOMEM, "out of memory writing %s", path);
     }
+    tb->compressor = z;
     tb->fd = fd;
     tb->path = path;
     tb->file_number = file_number;
@@ -249,7 +293,7 @@ static int table_write_props(rv_table_builder *tb, struct rv_table_handle *h)
     if (!rc)
         rc = rv_block_builder_finish(&b, &contents, &len);
     if (!rc)
-        rc = table_write_block(tb, contents, len, h);
+        rc = table_write_block(tb, contents, len, RV_TABLE_NO_COMPRESSION, h);
     rv_block_builder_destroy(&b);
     return rc ? (tb->status = rc) : RAVEL_OK;
 }
@@ -266,7 +310,7 @@ static int table_write_filter(rv_table_builder *tb, struct rv_table_handle *h)
         return tb->status = rv_error(RAVEL_NOMEM, "out of memory for the "
                                      "filter of %s", tb->path);
     rv_bloom_finish(&tb->bloom, f);
-    int rc = table_write_block(tb, f, len, h);
+    int rc = table_write_block(tb, f, len, RV_TABLE_NO_COMPRESSION, h);
     free(f);
     tb->props.filter_size = len;
     return rc;
@@ -308,7 +352,8 @@ int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
         rc = table_write_props(tb, &ph);
     }
     if (!rc)
-        rc = table_write_block(tb, contents, len, &index);
+        rc = table_write_block(tb, contents, len, RV_TABLE_NO_COMPRESSION,
+                               &index);
     if (!rc)
         rc = table_write_footer(tb, &index, &filter, &ph);
     if (!rc)
@@ -333,6 +378,8 @@ void rv_table_builder_free(rv_table_builder *tb)
     rv_block_builder_destroy(&tb->data);
     rv_block_builder_destroy(&tb->index);
     rv_bloom_builder_destroy(&tb->bloom);
+    rv_compressor_free(tb->compressor);
+    free(tb->zbuf);
     free(tb->wbuf);
     free(tb->last_key);
     free(tb->first_key);

@@ -19,7 +19,8 @@ struct rv_table_options {
     size_t block_size;          /* target data block size (4K) */
     int block_restart_interval; /* 16 */
     int bloom_bits_per_key;     /* 10; 0: no filter */
-    enum rv_compression compression; /* of data blocks */
+    enum rv_compression compression; /* of data blocks (none); one this
+                                     ** build lacks is RAVEL_INVALID */
 };
 
 typedef struct rv_table_builder rv_table_builder;

@@ -18,13 +18,21 @@
 ** (bloom.h) over the user keys of the file; its handle has size 0 when
 ** the file has none.
 **
-** type is the block's compression: 0 = none (the only one so far).  A
-** block's checksum is XXH3_64bits_withSeed over its contents, seeded with
-** file_number ^ (type << 56): a block copied from another file, or with
-** its type byte damaged, never verifies.  The footer's checksum is
-** XXH3_64bits_withSeed of its first 64 bytes, seeded with the file
-** number.  The file number is the one in the
-** file's name.  Values marked on disk here: DO NOT CHANGE THEM.
+** type is the block's compression: 0 = none, 1 = lz4, 2 = zstd (enum
+** rv_compression, util/options.h).  Only data blocks are ever compressed,
+** and only when that saves at least 1/8 of the block; the contents of a
+** compressed block are (compress.h)
+**
+**   compressed := raw_len:varint32  codec_bytes
+**
+** raw_len being the length of the block decompressed, codec_bytes one LZ4
+** block (no frame) or one zstd frame.  A block's checksum is
+** XXH3_64bits_withSeed over its contents as stored (compressed, if so),
+** seeded with file_number ^ (type << 56): a block copied from another
+** file, or with its type byte damaged, never verifies.  The footer's
+** checksum is XXH3_64bits_withSeed of its first 64 bytes, seeded with the
+** file number.  The file number is the one in the file's name.  Values
+** marked on disk here: DO NOT CHANGE THEM.
 */
 #ifndef RAVEL_TABLE_FORMAT_H
 #define RAVEL_TABLE_FORMAT_H
