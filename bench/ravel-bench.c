@@ -11,17 +11,27 @@
 **   - values come from db_bench's RandomGenerator (Random(301), 100-byte
 **     pieces of which --compression_ratio is random printable text);
 **   - each thread does --writes puts (--num when negative) in batches of
-**     --batch_size written with ravel_write, and --reads reads;
+**     --batch_size written with ravel_write, and --reads reads; with
+**     --duration, random writes, readrandom and seekrandom run for that
+**     many seconds instead (db_bench's Duration);
+**   - readrandom reads into a buffer of the thread's own (ravel_get_into),
+**     as db_bench reads into a PinnableSlice: no allocation per value;
+**   - readwhilewriting runs one writer thread more than --threads, putting
+**     random keys at full speed until the readers finish; like db_bench it
+**     reports the readers alone;
 **   - the result line is db_bench's format string: micros/op is the sum of
 **     the threads' times over all operations, ops/sec and MB/s use the wall
 **     time from the first thread's start to the last thread's finish.
 **
-** Flags: db_bench's own flags that apply are implemented; any other flag is
-** handed to ravel_options_set under its RocksDB name.  RocksDB options ravel
-** has not built yet (rv_option_is_not_built) and db_bench-only flags with no
-** meaning here (transaction_db, statistics ...) are accepted, and printed
-** as "ignored (not built yet): ..." so a comparison never hides them.  Any
-** other flag is an error: a typo must not silently change the workload.
+** Flags: db_bench's own flags that apply are implemented, and db_bench's
+** spellings of options are translated (dbbench_option_flags: cache_size,
+** bloom_bits, compression_type, open_files, verify_checksum); any other flag
+** is handed to ravel_options_set under its RocksDB name.  RocksDB options
+** ravel has not built yet (rv_option_is_not_built) and db_bench-only flags
+** with no meaning here (transaction_db, perf_level ...) are accepted, and
+** printed as "ignored (not built yet): ..." so a comparison never hides
+** them.  Any other flag is an error: a typo must not silently change the
+** workload.
 */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -58,11 +68,14 @@ static struct {
     int64_t value_size;
     int64_t seed;    /* 0: derived from the clock, as db_bench does */
     int64_t seek_nexts;
+    int64_t duration; /* seconds; 0: count operations instead */
+    int64_t ops_between_duration_checks;
     double compression_ratio;
     int sync;
     int disable_wal;
     int use_existing_db;
     int histogram;
+    int statistics;
     const char *db;
 } FLAGS = {
     .benchmarks = "fillseq,fillrandom,readrandom",
@@ -74,6 +87,7 @@ static struct {
     .key_size = 16,
     .value_size = 100,
     .compression_ratio = 0.5,
+    .ops_between_duration_checks = 1000,
 };
 
 enum flag_type { FLAG_I64, FLAG_BOOL, FLAG_STR, FLAG_F64 };
@@ -88,7 +102,8 @@ struct flag {
 static const struct flag bench_flags[] = {
     {"benchmarks", FLAG_STR, &FLAGS.benchmarks,
      "comma list, run in order: fillseq fillrandom overwrite fillsync "
-     "readrandom readseq seekrandom stats"},
+     "readrandom readseq readreverse seekrandom readwhilewriting flush "
+     "stats"},
     {"num", FLAG_I64, &FLAGS.num, "number of keys (key range)"},
     {"writes", FLAG_I64, &FLAGS.writes, "puts per thread (<0: --num)"},
     {"reads", FLAG_I64, &FLAGS.reads, "reads per thread (<0: --num)"},
@@ -101,29 +116,35 @@ static const struct flag bench_flags[] = {
     {"seed", FLAG_I64, &FLAGS.seed, "random seed base (0: from the clock)"},
     {"seek_nexts", FLAG_I64, &FLAGS.seek_nexts,
      "entries read after each seek in seekrandom"},
+    {"duration", FLAG_I64, &FLAGS.duration,
+     "seconds random writes, readrandom, seekrandom run (0: --writes/--reads)"},
+    {"ops_between_duration_checks", FLAG_I64,
+     &FLAGS.ops_between_duration_checks, "how often --duration looks at the clock"},
     {"sync", FLAG_BOOL, &FLAGS.sync, "RAVEL_SYNC on every write"},
     {"disable_wal", FLAG_BOOL, &FLAGS.disable_wal, "RAVEL_NO_WAL on every write"},
     {"use_existing_db", FLAG_BOOL, &FLAGS.use_existing_db,
      "keep the database; fill benchmarks are skipped"},
     {"histogram", FLAG_BOOL, &FLAGS.histogram, "print latency histograms"},
+    {"statistics", FLAG_BOOL, &FLAGS.statistics,
+     "print the ravel.stats property at the end"},
     {"db", FLAG_STR, &FLAGS.db,
      "database directory (default $TEST_TMPDIR/dbbench, "
      "else /tmp/ravelbench-<uid>)"},
 };
 
-/* db_bench flags that mean nothing to ravel: TransactionDB, statistics and
-** reporting, and db_bench's own spellings of RocksDB options (open_files,
-** mmap_read, subcompactions).  RocksDB options under their own names are
-** rv_option_is_not_built's business, not this list's.  Accepted so a
+/* db_bench flags that mean nothing to ravel: TransactionDB, statistics
+** and reporting, and db_bench's own spellings of RocksDB options ravel
+** lacks (mmap_read, subcompactions).  RocksDB options under their own names
+** are rv_option_is_not_built's business, not this list's.  Accepted so a
 ** db_bench command line runs unchanged, and always listed as ignored. */
 static const char *const dbbench_only_flags[] = {
-    "transaction_db", "optimistic_transaction_db", "statistics",
+    "transaction_db", "optimistic_transaction_db",
     "statistics_string", "stats_interval", "stats_interval_seconds",
     "stats_per_interval", "stats_dump_period_sec", "perf_level",
     "report_interval_seconds", "report_file", "progress_reports",
-    "enable_numa", "dump_malloc_stats", "open_files", "verify_checksum",
+    "enable_numa", "dump_malloc_stats",
     "mmap_read", "mmap_write", "subcompactions", "use_tailing_iterator",
-    "benchmark_write_rate_limit", "benchmark_read_rate_limit", "duration",
+    "benchmark_write_rate_limit", "benchmark_read_rate_limit",
 };
 
 /* "name=value" texts for the header: engine options set, flags ignored. */
@@ -237,14 +258,63 @@ static void set_bench_flag(const struct flag *f, const char *value)
     }
 }
 
-/* A flag that is not ravel-bench's own: an engine option, or one we
-** accept and list as ignored, or an error. */
+/* db_bench's bloom_bits: negative (its default, -1) or 0 means no filter. */
+static const char *alias_bloom_bits(const char *value)
+{
+    return value[0] == '-' ? "0" : value;
+}
+
+/* db_bench's open_files: -1 (its default) means no limit, which is ravel's
+** largest max_open_files. */
+static const char *alias_open_files(const char *value)
+{
+    return strcmp(value, "-1") == 0 ? "1000000" : value;
+}
+
+/* db_bench's spellings of options ravel has under other names.  CONVERT
+** turns db_bench's value into ravel's (NULL: the same text). */
+static const struct {
+    const char *dbbench, *ravel;
+    const char *(*convert)(const char *value);
+} dbbench_option_flags[] = {
+    {"cache_size", "block_cache_size", NULL},
+    {"bloom_bits", "bloom_bits_per_key", alias_bloom_bits},
+    {"compression_type", "compression", NULL},
+    {"open_files", "max_open_files", alias_open_files},
+    {"verify_checksum", "verify_checksums", NULL},
+};
+
+/* Sets NAME if it is one of dbbench_option_flags; 0 if it is not. */
+static int set_dbbench_option(ravel_options *opts, const char *name,
+                              const char *text)
+{
+    for (size_t i = 0; i < sizeof dbbench_option_flags / sizeof *dbbench_option_flags;
+         i++) {
+        if (strcmp(dbbench_option_flags[i].dbbench, name) != 0)
+            continue;
+        const char *ravel = dbbench_option_flags[i].ravel;
+        const char *value = dbbench_option_flags[i].convert
+                                ? dbbench_option_flags[i].convert(text)
+                                : text;
+        if (ravel_options_set(opts, ravel, value) != RAVEL_OK)
+            die("--%s=%s (ravel's %s=%s): %s", name, text, ravel, value,
+                ravel_errmsg());
+        strlist_add(&engine_opts_given, ravel, value);
+        return 1;
+    }
+    return 0;
+}
+
+/* A flag that is not ravel-bench's own: an engine option (under db_bench's
+** name or RocksDB's), or one we accept and list as ignored, or an error. */
 static void set_other_flag(ravel_options *opts, const char *name,
                            const char *value)
 {
     const char *text = value ? value : "true";
     char *cur = NULL;
 
+    if (set_dbbench_option(opts, name, text))
+        return;
     if (rv_option_is_not_built(name)) {
         strlist_add(&ignored_flags, name, text);
         return;
@@ -276,9 +346,14 @@ static void usage(void)
     for (size_t i = 0; i < sizeof bench_flags / sizeof *bench_flags; i++)
         printf("  --%-18s %s\n", bench_flags[i].name, bench_flags[i].help);
     printf("\nAny other flag is a ravel option (ravel_options_set) under its\n"
-           "RocksDB name, e.g. --write_buffer_size=64M.  RocksDB options ravel\n"
-           "has not built and db_bench-only flags are accepted and listed as\n"
-           "ignored.  Unknown flags are an error.\n");
+           "RocksDB name, e.g. --write_buffer_size=64M; db_bench's own\n"
+           "spellings are translated:\n");
+    for (size_t i = 0; i < sizeof dbbench_option_flags / sizeof *dbbench_option_flags;
+         i++)
+        printf("  --%-18s ravel's %s\n", dbbench_option_flags[i].dbbench,
+               dbbench_option_flags[i].ravel);
+    printf("RocksDB options ravel has not built and db_bench-only flags are\n"
+           "accepted and listed as ignored.  Unknown flags are an error.\n");
 }
 
 static void parse_args(int argc, char **argv, ravel_options *opts)
@@ -522,6 +597,7 @@ struct stats {
     double last_op;       /* micros, for the histogram */
     uint64_t done;        /* operations: each key of a batch is one */
     uint64_t bytes;
+    int exclude_from_merge; /* readwhilewriting's writer */
     char message[100];
     struct hist hist;
 };
@@ -545,8 +621,13 @@ struct bench {
     int sync;              /* fillsync */
     int64_t key_range;     /* keys are drawn from [0, key_range) */
     int random_keys;       /* else sequential from 0 */
+    int extra_writer;      /* readwhilewriting: thread 0 writes */
+    int nthreads;          /* --threads, plus the extra writer */
     ravel_db *db;
     pthread_barrier_t barrier;
+    /* Threads whose benchmark function returned (run_threads owns the
+    ** counter): the extra writer stops once every other thread has. */
+    _Atomic int *threads_done;
 };
 
 static pthread_mutex_t fail_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -574,11 +655,41 @@ static int64_t per_thread(int64_t flag_value)
     return flag_value < 0 ? FLAGS.num : flag_value;
 }
 
+/* db_bench's Duration: MAX_OPS operations, or with MAX_SECONDS > 0 as many
+** as fit in that time (the clock read every ops_between_duration_checks
+** operations). */
+struct duration {
+    int64_t max_seconds, max_ops, ops;
+    double start;
+};
+
+static void duration_init(struct duration *d, int64_t max_seconds,
+                          int64_t max_ops)
+{
+    d->max_seconds = max_seconds;
+    d->max_ops = max_ops;
+    d->ops = 0;
+    d->start = now_micros();
+}
+
+/* Counts INCREMENT more operations; 1 when no more should start. */
+static int duration_done(struct duration *d, int64_t increment)
+{
+    int64_t every = FLAGS.ops_between_duration_checks;
+    if (increment <= 0)
+        increment = 1;
+    d->ops += increment;
+    if (d->max_seconds <= 0)
+        return d->ops > d->max_ops;
+    if (d->ops / every == (d->ops - increment) / every)
+        return 0;
+    return (now_micros() - d->start) / 1e6 >= (double)d->max_seconds;
+}
+
 /* fillseq, fillrandom, overwrite, fillsync: db_bench's DoWrite. */
 static void bench_write(const struct bench *b, struct thread *t)
 {
-    int64_t ops = per_thread(FLAGS.writes);
-    int64_t batches = ops / FLAGS.batch_size; /* db_bench's Duration::Done */
+    struct duration d;
     int flags = (FLAGS.sync || b->sync ? RAVEL_SYNC : 0) |
                 (FLAGS.disable_wal ? RAVEL_NO_WAL : 0);
     char *key = malloc((size_t)FLAGS.key_size);
@@ -591,7 +702,10 @@ static void bench_write(const struct bench *b, struct thread *t)
     if (!key)
         die("out of memory");
 
-    for (int64_t i = 0; i < batches; i++) {
+    /* db_bench times only random writes; fillseq always counts */
+    duration_init(&d, b->random_keys ? FLAGS.duration : 0,
+                  per_thread(FLAGS.writes));
+    while (!duration_done(&d, FLAGS.batch_size)) {
         ravel_batch_clear(batch);
         for (int64_t j = 0; j < FLAGS.batch_size; j++) {
             uint64_t k = b->random_keys ? rng_next(&t->rng) % (uint64_t)b->key_range
@@ -613,30 +727,88 @@ static void bench_write(const struct bench *b, struct thread *t)
     free(key);
 }
 
-/* db_bench's ReadRandom: point lookups of uniform keys in [0, num). */
+/* One point lookup into *BUF (grown when a value does not fit, so the
+** whole value is always read).  Returns 1 if found, with *VLEN set. */
+static int read_one(const struct bench *b, const char *key, char **buf,
+                    size_t *cap, size_t *vlen)
+{
+    int rc = ravel_get_into(b->db, NULL, key, (size_t)FLAGS.key_size, *buf,
+                            *cap, vlen);
+    if (rc == RAVEL_OK && *vlen > *cap) {
+        free(*buf);
+        *cap = *vlen;
+        if (!(*buf = malloc(*cap)))
+            die("out of memory for a %zu-byte value", *cap);
+        rc = ravel_get_into(b->db, NULL, key, (size_t)FLAGS.key_size, *buf,
+                            *cap, vlen);
+    }
+    if (rc != RAVEL_OK && rc != RAVEL_NOTFOUND)
+        fail(b, "ravel_get_into", rc);
+    return rc == RAVEL_OK;
+}
+
+/* db_bench's ReadRandom: point lookups of uniform keys in [0, num), each
+** value read into the thread's own buffer, as db_bench reads into a
+** PinnableSlice (no allocation per value). */
 static void bench_readrandom(const struct bench *b, struct thread *t)
 {
-    int64_t reads = per_thread(FLAGS.reads), found = 0;
+    int64_t found = 0;
+    size_t cap = FLAGS.value_size > 0 ? (size_t)FLAGS.value_size : 1;
     char *key = malloc((size_t)FLAGS.key_size);
-    if (!key)
+    char *buf = malloc(cap);
+    struct duration d;
+    if (!key || !buf)
         die("out of memory");
-    for (int64_t i = 0; i < reads; i++) {
-        void *val;
+    duration_init(&d, FLAGS.duration, per_thread(FLAGS.reads));
+    while (!duration_done(&d, 1)) {
         size_t vlen;
         key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
-        int rc = ravel_get(b->db, NULL, key, (size_t)FLAGS.key_size, &val, &vlen);
-        if (rc == RAVEL_OK) {
+        if (read_one(b, key, &buf, &cap, &vlen)) {
             found++;
             t->st.bytes += (uint64_t)FLAGS.key_size + vlen;
-            ravel_free(val);
-        } else if (rc != RAVEL_NOTFOUND) {
-            fail(b, "ravel_get", rc);
         }
         finished_ops(&t->st, 1);
     }
     snprintf(t->st.message, sizeof t->st.message,
-             "(%" PRId64 " of %" PRId64 " found)\n", found, reads);
+             "(%" PRId64 " of %" PRIu64 " found)\n", found, t->st.done);
+    free(buf);
     free(key);
+}
+
+/* readwhilewriting's extra thread (db_bench's BGWriter): single puts of
+** random keys at full speed until every reader is done.  Its numbers are
+** not merged into the readers'. */
+static void bench_background_writer(const struct bench *b, struct thread *t)
+{
+    int flags = (FLAGS.sync ? RAVEL_SYNC : 0) |
+                (FLAGS.disable_wal ? RAVEL_NO_WAL : 0);
+    char *key = malloc((size_t)FLAGS.key_size);
+    size_t vpos = 0;
+    if (!key)
+        die("out of memory");
+    t->st.exclude_from_merge = 1;
+    /* relaxed: a count; the readers' work needs no ordering with ours */
+    while (atomic_load_explicit(b->threads_done, memory_order_relaxed) + 1 <
+           b->nthreads) {
+        key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
+        int rc = ravel_put(b->db, flags, key, (size_t)FLAGS.key_size,
+                           value_next(&vpos, (size_t)FLAGS.value_size),
+                           (size_t)FLAGS.value_size);
+        if (rc)
+            fail(b, "ravel_put", rc);
+        t->st.bytes += (uint64_t)(FLAGS.key_size + FLAGS.value_size);
+        finished_ops(&t->st, 1);
+    }
+    free(key);
+}
+
+/* db_bench's ReadWhileWriting: thread 0 writes, the others readrandom. */
+static void bench_readwhilewriting(const struct bench *b, struct thread *t)
+{
+    if (t->tid == 0)
+        bench_background_writer(b, t);
+    else
+        bench_readrandom(b, t);
 }
 
 /* db_bench's ReadSequential: one iterator from the first key, up to
@@ -668,18 +840,49 @@ static void bench_readseq(const struct bench *b, struct thread *t)
     ravel_iter_free(it);
 }
 
+/* db_bench's ReadReverse: one iterator from the last key backward, up to
+** --reads entries. */
+static void bench_readreverse(const struct bench *b, struct thread *t)
+{
+    int64_t reads = per_thread(FLAGS.reads), i = 0;
+    ravel_iter *it;
+    int rc = ravel_iter_new(b->db, NULL, &it);
+    if (rc)
+        fail(b, "ravel_iter_new", rc);
+    rc = ravel_iter_seek_to_last(it);
+    if (rc)
+        fail(b, "ravel_iter_seek_to_last", rc);
+    while (i < reads && ravel_iter_valid(it)) {
+        size_t klen, vlen;
+        ravel_iter_key(it, &klen);
+        ravel_iter_value(it, &vlen);
+        t->st.bytes += klen + vlen;
+        i++;
+        finished_ops(&t->st, 1);
+        rc = ravel_iter_prev(it);
+        if (rc)
+            fail(b, "ravel_iter_prev", rc);
+    }
+    rc = ravel_iter_status(it);
+    if (rc)
+        fail(b, "ravel_iter_status", rc);
+    ravel_iter_free(it);
+}
+
 /* db_bench's SeekRandom: a new iterator per seek (db_bench without
 ** --use_tailing_iterator), found if it lands on the key itself.  The
 ** entry's value is copied out so the seek is not a positioning alone;
 ** like db_bench, bytes count only the --seek_nexts entries. */
 static void bench_seekrandom(const struct bench *b, struct thread *t)
 {
-    int64_t reads = per_thread(FLAGS.reads), found = 0;
+    int64_t found = 0;
     char *key = malloc((size_t)FLAGS.key_size);
     char buf[256];
+    struct duration d;
     if (!key)
         die("out of memory");
-    for (int64_t i = 0; i < reads; i++) {
+    duration_init(&d, FLAGS.duration, per_thread(FLAGS.reads));
+    while (!duration_done(&d, 1)) {
         ravel_iter *it;
         size_t klen, vlen;
         key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
@@ -712,7 +915,7 @@ static void bench_seekrandom(const struct bench *b, struct thread *t)
         finished_ops(&t->st, 1);
     }
     snprintf(t->st.message, sizeof t->st.message,
-             "(%" PRId64 " of %" PRId64 " found)\n", found, reads);
+             "(%" PRId64 " of %" PRIu64 " found)\n", found, t->st.done);
     free(key);
 }
 
@@ -731,6 +934,8 @@ static void *thread_run(void *arg)
     st->start = st->last_op = now_micros();
     s->b->fn(s->b, s->t);
     st->finish = now_micros();
+    /* relaxed: a count (see struct bench) */
+    atomic_fetch_add_explicit(s->b->threads_done, 1, memory_order_relaxed);
     return NULL;
 }
 
@@ -742,7 +947,10 @@ static uint64_t threads_started;
 /* Runs B on --threads threads and prints db_bench's result line. */
 static void run_threads(struct bench *b)
 {
-    int n = (int)FLAGS.threads;
+    int n = (int)FLAGS.threads + (b->extra_writer ? 1 : 0);
+    _Atomic int threads_done = 0;
+    b->nthreads = n;
+    b->threads_done = &threads_done;
     struct thread *th = calloc((size_t)n, sizeof *th);
     struct thread_start *starts = calloc((size_t)n, sizeof *starts);
     if (!th || !starts)
@@ -762,11 +970,18 @@ static void run_threads(struct bench *b)
     pthread_barrier_destroy(&b->barrier);
 
     /* Merge as db_bench's Stats::Merge: the earliest start, the latest
-    ** finish, the sum of the threads' times, thread 0's message. */
-    struct stats all = th[0].st;
-    double seconds = th[0].st.finish - th[0].st.start;
-    for (int i = 1; i < n; i++) {
+    ** finish, the sum of the threads' times, the first thread's message;
+    ** threads excluded from the merge (readwhilewriting's writer) left
+    ** out. */
+    int first = 0;
+    while (first < n - 1 && th[first].st.exclude_from_merge)
+        first++;
+    struct stats all = th[first].st;
+    double seconds = th[first].st.finish - th[first].st.start;
+    for (int i = first + 1; i < n; i++) {
         struct stats *st = &th[i].st;
+        if (st->exclude_from_merge)
+            continue;
         if (st->start < all.start)
             all.start = st->start;
         if (st->finish > all.finish)
@@ -911,20 +1126,28 @@ static void print_header(void)
 
 /* ----------------------------------------------------------------- main */
 
+/* Benchmarks that are not run on threads: they act once and print. */
+enum bench_kind { BENCH_THREADS, BENCH_STATS, BENCH_FLUSH };
+
 static const struct {
     const char *name;
     bench_fn fn;
     const char *op;
-    int fresh_db, sync, random_keys;
+    int fresh_db, sync, random_keys, extra_writer;
+    enum bench_kind kind;
 } bench_table[] = {
-    {"fillseq", bench_write, "write", 1, 0, 0},
-    {"fillrandom", bench_write, "write", 1, 0, 1},
-    {"overwrite", bench_write, "write", 0, 0, 1},
-    {"fillsync", bench_write, "write", 1, 1, 1},
-    {"readrandom", bench_readrandom, "read", 0, 0, 1},
-    {"readseq", bench_readseq, "read", 0, 0, 0},
-    {"seekrandom", bench_seekrandom, "seek", 0, 0, 1},
-    {"stats", NULL, NULL, 0, 0, 0},
+    {"fillseq", bench_write, "write", 1, 0, 0, 0, BENCH_THREADS},
+    {"fillrandom", bench_write, "write", 1, 0, 1, 0, BENCH_THREADS},
+    {"overwrite", bench_write, "write", 0, 0, 1, 0, BENCH_THREADS},
+    {"fillsync", bench_write, "write", 1, 1, 1, 0, BENCH_THREADS},
+    {"readrandom", bench_readrandom, "read", 0, 0, 1, 0, BENCH_THREADS},
+    {"readseq", bench_readseq, "read", 0, 0, 0, 0, BENCH_THREADS},
+    {"readreverse", bench_readreverse, "read", 0, 0, 0, 0, BENCH_THREADS},
+    {"seekrandom", bench_seekrandom, "seek", 0, 0, 1, 0, BENCH_THREADS},
+    {"readwhilewriting", bench_readwhilewriting, "read", 0, 0, 1, 1,
+     BENCH_THREADS},
+    {"stats", NULL, NULL, 0, 0, 0, 0, BENCH_STATS},
+    {"flush", NULL, NULL, 0, 0, 0, 0, BENCH_FLUSH},
 };
 
 static int find_bench(const char *name)
@@ -945,6 +1168,16 @@ static void print_stats(void)
     ravel_free(text);
 }
 
+/* db_bench's flush: the memtable to table files, waiting for it. */
+static void flush_memtable(void)
+{
+    int rc = ravel_flush(db, 0);
+    if (rc)
+        die("ravel_flush: %s: %s", ravel_errstr(rc), ravel_errmsg());
+    printf("flush memtable\n");
+    fflush(stdout);
+}
+
 static void check_flags(void)
 {
     if (FLAGS.num < 1)
@@ -962,6 +1195,11 @@ static void check_flags(void)
         die("--compression_ratio=%g: must be in (0, 1]", FLAGS.compression_ratio);
     if (FLAGS.seek_nexts < 0)
         die("--seek_nexts=%" PRId64 ": must not be negative", FLAGS.seek_nexts);
+    if (FLAGS.duration < 0)
+        die("--duration=%" PRId64 ": must not be negative", FLAGS.duration);
+    if (FLAGS.ops_between_duration_checks < 1)
+        die("--ops_between_duration_checks=%" PRId64 ": must be at least 1",
+            FLAGS.ops_between_duration_checks);
 }
 
 /* The default --db: db_bench's $TEST_TMPDIR/dbbench (creating
@@ -1029,8 +1267,12 @@ int main(int argc, char **argv)
     for (char *save, *name = strtok_r(list, ",", &save); name;
          name = strtok_r(NULL, ",", &save)) {
         int i = find_bench(name);
-        if (!bench_table[i].fn) {
+        if (bench_table[i].kind == BENCH_STATS) {
             print_stats();
+            continue;
+        }
+        if (bench_table[i].kind == BENCH_FLUSH) {
+            flush_memtable();
             continue;
         }
         struct bench b = {
@@ -1040,6 +1282,7 @@ int main(int argc, char **argv)
             .fresh_db = bench_table[i].fresh_db,
             .sync = bench_table[i].sync,
             .random_keys = bench_table[i].random_keys,
+            .extra_writer = bench_table[i].extra_writer,
             .key_range = bench_table[i].sync ? FLAGS.num / 1000 : FLAGS.num,
         };
         if (b.key_range < 1)
@@ -1060,7 +1303,8 @@ int main(int argc, char **argv)
     }
     free(list);
 
-    print_stats();
+    if (FLAGS.statistics)
+        print_stats();
     db_close();
     ravel_options_free(open_opts);
     return 0;
