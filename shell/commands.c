@@ -51,7 +51,10 @@ const struct shell_command shell_commands[] = {
      "Prints a property of the open database: ravel.stats,\n"
      "ravel.last_sequence, ravel.last_visible_sequence,\n"
      "ravel.num_immutable_mem_table, ravel.cur_size_active_mem_table,\n"
-     "ravel.wal_io, ravel.read_only_reason, ravel.options.",
+     "ravel.wal_io, ravel.read_only_reason, ravel.options,\n"
+     "ravel.num-files-at-level0, ravel.sstables, ravel.estimate-num-keys,\n"
+     "ravel.cur-size-all-mem-tables, ravel.block-cache-usage,\n"
+     "ravel.background-errors.",
      1, 1, shell_cmd_property},
     {"flush-wal", "[--sync]", "flush the WAL (--sync: to stable storage)",
      "Every acknowledged write is already in the operating system's page\n"
@@ -59,6 +62,18 @@ const struct shell_command shell_commands[] = {
      "of this process.  --sync also waits until every write acknowledged so\n"
      "far is on stable storage, surviving power loss.",
      -1, -1, shell_cmd_flush_wal},
+    {"flush", "[--no-wait]", "write the memtables to table files",
+     "Writes the active memtable, and every older one still in memory, to\n"
+     "table files, and returns once they are on stable storage and named by\n"
+     "the manifest; the WAL segments they replace are then deleted.\n"
+     "--no-wait starts the flush and returns at once.  An empty memtable\n"
+     "is not flushed.",
+     -1, -1, shell_cmd_flush},
+    {"files", "", "list the table files (the ravel.sstables property)",
+     "One line per table file: its level, number, size in bytes, entries,\n"
+     "smallest and largest user keys (cut at 48 bytes, other bytes than\n"
+     "printable ASCII as \\xHH) and sequence numbers.  .sst dumps one.",
+     0, 0, shell_cmd_files},
     {".help", "[CMD]", "this list, or the details of one command", NULL, 0, 1,
      shell_cmd_help},
     {".quit", "", "leave the shell (also .exit and end of input)", NULL, 0, 0,
@@ -91,6 +106,24 @@ const struct shell_command shell_commands[] = {
     {".read", "FILE", "run the commands in FILE", NULL, 1, 1, shell_cmd_read},
     {".output", "[FILE]", "send output to FILE, or back to the screen", NULL, 0,
      1, shell_cmd_output},
+    {".verify", "", "check every block of every table file",
+     "Reads every block of every table file of the database and checks its\n"
+     "checksum and structure.  Prints \"ok: N files checked\", or fails\n"
+     "with the first damage found, naming the file and the byte offset.",
+     0, 0, shell_cmd_verify},
+    {".sst", "FILE [--entries] [--limit N] [--verify]",
+     "dump a table file, as ravel-sst does",
+     "Prints what the table file FILE holds (any file named NNNNNN.sst: the\n"
+     "number in the name seeds its checksums): its footer; its properties\n"
+     "(entries, deletions, block sizes, key and sequence ranges, creation\n"
+     "time, bloom bits per key, compression); and its index, each data\n"
+     "block's offset, size, compression and last key.  Keys are shown as\n"
+     "KEY @ SEQUENCE TYPE.\n"
+     "--entries lists the entries, KEY<tab>SEQUENCE<tab>TYPE<tab>VALUE\n"
+     "(escaped as .mode says; JSON objects in .mode json); --limit N lists\n"
+     "at most N of them.  --verify reads and checks every block instead of\n"
+     "printing the properties and the index.",
+     -1, -1, shell_cmd_sst},
     {NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 
@@ -189,7 +222,7 @@ void shell_help_all(FILE *f)
     const struct shell_command *c = shell_commands;
     for (; c->name && c->name[0] != '.'; c++)
         commands_help_line(f, c);
-    fputs("\nDot commands (settings of the session):\n", f);
+    fputs("\nDot commands (the session, and checks of the files):\n", f);
     for (; c->name; c++)
         commands_help_line(f, c);
     fputs("\n"

@@ -1,8 +1,10 @@
 /*
 ** shell.h -- what the files of the ravel shell share.
 **
-** The shell is a client of the public API only (include/ravel.h); nothing
-** here reaches into lib/.  Its files, one concern each:
+** The shell is a client of the public API (include/ravel.h), with one
+** exception: sst_dump.c reads a table file through lib/'s table reader,
+** so the shell links the library's internals (the static library, as
+** ravel-bench does).  Its files, one concern each:
 **
 **   main.c       command-line arguments, opening the database, exit code
 **   session.c    running lines from a source (terminal, pipe, file,
@@ -16,12 +18,15 @@
 **                lookup and "did you mean"
 **   cmd_data.c   the database commands: put get del scan count batch ...
 **   cmd_dot.c    the dot commands that set up the session
+**   cmd_files.c  the files on disk: flush, files, .verify, .sst
+**   sst_dump.c   dumping one table file: .sst, and ravel-sst (sst_main.c)
 **   transfer.c   .import and .dump (tab-separated and JSON lines)
 **   jsonl.c      reading one JSON line of the .dump format
 **
 ** Names: every function shared between these files starts with shell_;
 ** static helpers start with their module (session_, token_, data_ in
-** cmd_data.c, dot_ in cmd_dot.c, import_/transfer_ in transfer.c), so
+** cmd_data.c, dot_ in cmd_dot.c, files_ in cmd_files.c, sst_ in
+** sst_dump.c, sstmain_ in sst_main.c, import_/transfer_ in transfer.c), so
 ** none collides with lib/ (or with the amalgamation, when the shell is
 ** built against it).
 */
@@ -186,7 +191,7 @@ int shell_help_one(FILE *f, const char *name);
 /* Reports "usage: NAME ARGS" as an error. */
 void shell_usage_error(struct shell *s, const struct shell_command *c);
 
-/* Implementations, in cmd_data.c, cmd_dot.c and transfer.c. */
+/* Implementations, in cmd_data.c, cmd_dot.c, cmd_files.c and transfer.c. */
 void shell_cmd_put(struct shell *s, struct shell_line *l);
 void shell_cmd_get(struct shell *s, struct shell_line *l);
 void shell_cmd_del(struct shell *s, struct shell_line *l);
@@ -200,6 +205,10 @@ void shell_cmd_release(struct shell *s, struct shell_line *l);
 void shell_cmd_stats(struct shell *s, struct shell_line *l);
 void shell_cmd_property(struct shell *s, struct shell_line *l);
 void shell_cmd_flush_wal(struct shell *s, struct shell_line *l);
+void shell_cmd_flush(struct shell *s, struct shell_line *l);
+void shell_cmd_files(struct shell *s, struct shell_line *l);
+void shell_cmd_verify(struct shell *s, struct shell_line *l);
+void shell_cmd_sst(struct shell *s, struct shell_line *l);
 void shell_cmd_help(struct shell *s, struct shell_line *l);
 void shell_cmd_quit(struct shell *s, struct shell_line *l);
 void shell_cmd_timer(struct shell *s, struct shell_line *l);

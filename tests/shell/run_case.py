@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Runs one shell test case: pipes scripts into `ravel`, compares output.
 
-usage: run_case.py RAVEL CASE.test
+usage: run_case.py RAVEL CASE.test [NAME=PROGRAM ...]
 
 A case file is a sequence of steps sharing one database ($DB) and one
 scratch directory ($TMP).  Each step is made of sections:
 
     --- file NAME          write NAME into $TMP (text up to the next ---)
     --- file NAME escaped  the same, after Python backslash escapes
-    --- args               the command line after `ravel`, split like a
-                           shell would (default: $DB)
+    --- copy FROM TO       copy file FROM to TO (relative to $TMP)
+    --- flip FILE OFFSET   flip the lowest bit of the byte at OFFSET of
+                           FILE (a negative OFFSET counts from its end)
+    --- program NAME       run the program given as NAME=PROGRAM instead
+                           of `ravel`
+    --- args               the command line after the program, split like
+                           a shell would (default: $DB)
     --- input              standard input (default: nothing)
     --- output             expected stdout and stderr, merged, exactly
     --- output regex       the same, each line a regular expression
@@ -17,9 +22,13 @@ scratch directory ($TMP).  Each step is made of sections:
     --- exit N             expected exit code; ends the step
 
 Lines before the first section, and lines starting with "#!" anywhere,
-are comments.  $DB and $TMP are replaced everywhere.
+are comments.  $DB and $TMP are replaced everywhere, and so are $SST1,
+$SST2, ...: the table files (*.sst) of $DB in name order, as they are
+when the step begins.  Sections run in their order; the program runs
+at the end of the step.
 """
 import codecs
+import glob
 import os
 import re
 import shlex
@@ -61,15 +70,53 @@ def text_of(lines):
 
 
 def subst(text, env):
+    # $SST10 before $SST1: the longer names first.
+    for name in sorted((k for k in env if k.startswith("SST")),
+                       key=len, reverse=True):
+        text = text.replace("$" + name, env[name])
     return text.replace("$DB", env["DB"]).replace("$TMP", env["TMP"])
 
 
-def run_step(ravel, step, env, n):
+def table_files(env):
+    """$SST1, $SST2, ...: the table files of $DB in name order."""
+    for k in [k for k in env if k.startswith("SST")]:
+        del env[k]
+    tables = sorted(glob.glob(os.path.join(env["DB"], "*.sst")))
+    for i, path in enumerate(tables, 1):
+        env[f"SST{i}"] = path
+
+
+def flip(path, offset):
+    with open(path, "r+b") as f:
+        size = f.seek(0, os.SEEK_END)
+        at = offset if offset >= 0 else size + offset
+        if not 0 <= at < size:
+            raise SystemExit(f"flip: offset {offset} is outside {path} "
+                             f"({size} bytes)")
+        f.seek(at)
+        byte = f.read(1)[0]
+        f.seek(at)
+        f.write(bytes([byte ^ 1]))
+
+
+def run_step(programs, step, env, n):
     args, stdin = [env["DB"]], ""
+    program = programs["ravel"]
     checks = []
+    table_files(env)
     for kind, opts, lines in step.get("sections", []):
         body = subst(text_of(lines), env)
-        if kind == "file":
+        opts = [subst(o, env) for o in opts]
+        if kind == "copy":
+            shutil.copyfile(os.path.join(env["TMP"], opts[0]),
+                            os.path.join(env["TMP"], opts[1]))
+        elif kind == "flip":
+            flip(os.path.join(env["TMP"], opts[0]), int(opts[1]))
+        elif kind == "program":
+            if opts[0] not in programs:
+                raise SystemExit(f"program '{opts[0]}' was not given")
+            program = programs[opts[0]]
+        elif kind == "file":
             data = body.encode()
             if "escaped" in opts:
                 data = codecs.escape_decode(body.encode())[0]
@@ -83,7 +130,7 @@ def run_step(ravel, step, env, n):
             checks.append((kind, opts, body))
         else:
             raise SystemExit(f"unknown section '{kind}'")
-    p = subprocess.run([ravel] + args, input=stdin.encode(),
+    p = subprocess.run([program] + args, input=stdin.encode(),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        cwd=env["TMP"], timeout=60,
                        env=dict(os.environ, HOME=env["TMP"], LC_ALL="C"))
@@ -119,12 +166,16 @@ def run_step(ravel, step, env, n):
 
 def main():
     ravel, case = os.path.abspath(sys.argv[1]), sys.argv[2]
+    programs = {"ravel": ravel}
+    for arg in sys.argv[3:]:
+        name, _, path = arg.partition("=")
+        programs[name] = os.path.abspath(path)
     tmp = tempfile.mkdtemp(prefix="ravel-shell-test-")
     env = {"TMP": tmp, "DB": os.path.join(tmp, "db")}
     try:
         ok = True
         for n, step in enumerate(parse(case), 1):
-            ok = run_step(ravel, step, env, n) and ok
+            ok = run_step(programs, step, env, n) and ok
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(0 if ok else 1)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """`ravel -help`, `.help` and the README say the same thing.
 
-usage: test_help.py RAVEL README.md
+usage: test_help.py RAVEL README.md [RAVEL-SST]
 
 - `ravel -help` ends with exactly the text of `.help` (one table in
   shell/commands.c generates both);
-- the README's "The shell" section holds `ravel -help` verbatim;
+- the README's "The shell" section holds `ravel -help` verbatim, and
+  `ravel-sst --help` too;
 - every command listed has a `.help CMD` page starting with its usage;
 - no line is wider than 79 columns.
 """
@@ -44,11 +45,20 @@ def main():
         if len(line) > 79:
             failures.append(f"line wider than 79 columns: {line}")
     text = open(readme, encoding="utf-8").read()
-    block = "".join("    " + l + "\n" if l else "\n"
-                    for l in helptext.rstrip("\n").split("\n"))
-    if block not in text:
-        failures.append("README.md does not hold `ravel -help` verbatim "
-                        "(indented by four spaces); paste this:\n" + block)
+    helps = [("ravel -help", helptext)]
+    if len(sys.argv) > 3:
+        ssthelp = run(os.path.abspath(sys.argv[3]), "--help")
+        helps.append(("ravel-sst --help", ssthelp))
+        for line in ssthelp.split("\n"):
+            if len(line) > 79:
+                failures.append(f"line wider than 79 columns: {line}")
+    for what, help in helps:
+        block = "".join("    " + l + "\n" if l else "\n"
+                        for l in help.rstrip("\n").split("\n"))
+        if block not in text:
+            failures.append(f"README.md does not hold `{what}` verbatim "
+                            "(indented by four spaces); paste this:\n" +
+                            block)
     for f in failures:
         print("FAIL:", f)
     sys.exit(1 if failures else 0)

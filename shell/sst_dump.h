@@ -1,0 +1,52 @@
+/*
+** sst_dump.h -- dumping one table file, as RocksDB's sst_dump does: the
+** shell's `.sst` and the `ravel-sst` program share this one
+** implementation (sst_dump.c) and its option parser.
+**
+** Unlike the rest of the shell, the dump reads a table file directly
+** through the table reader of lib/ (lib/table/table.h), not through a
+** database: it is linked with the library's internals (the static
+** library, whose rv_ functions are not hidden).
+*/
+#ifndef RAVEL_SST_DUMP_H
+#define RAVEL_SST_DUMP_H
+
+#include <stdint.h>
+
+#include "shell.h"
+
+/* What to show of a table file. */
+struct shell_sst_options {
+    int entries;        /* list the entries (--entries, or --limit N) */
+    int has_limit;      /* --limit N: at most LIMIT entries */
+    uint64_t limit;
+    int verify;         /* --verify: read and check every block */
+    enum shell_mode mode; /* how keys and values are printed */
+};
+
+/* The options, one line each, for usage texts. */
+#define SHELL_SST_OPTIONS_HELP                                              \
+    "  --entries        list every entry: key, sequence, type, value\n"   \
+    "  --limit N        list at most N entries (implies --entries)\n"     \
+    "  --verify         read and check every block instead of printing\n" \
+    "                   the properties and the index\n"
+
+/* Parses ARG if it is an option of the dump (--entries, --limit N,
+** --limit=N, --verify), NEXT being the argument after it (NULL if none),
+** taken as N when needed.  Returns how many arguments were used (1 or 2),
+** 0 if ARG is not an option (a file name: it does not start with '-'), or
+** -1 with a message in ERR when it is malformed (an unknown option, a
+** missing or bad number). */
+int shell_sst_parse_option(const char *arg, const char *next,
+                           struct shell_sst_options *o, char *err,
+                           size_t errlen);
+
+/* Dumps the table file PATH to OUT as O says.  The file number, which
+** seeds the checksums, comes from the file's name (NNNNNN.sst).  Returns
+** 0, or -1 with a message in ERR naming the file and, for damage, the
+** byte offset; what was printed before the damage was found stays. */
+int shell_sst_dump(FILE *out, const char *path,
+                   const struct shell_sst_options *o, char *err,
+                   size_t errlen);
+
+#endif /* RAVEL_SST_DUMP_H */
