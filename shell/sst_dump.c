@@ -372,6 +372,20 @@ static void sst_print_block(FILE *out, enum shell_mode mode, uint64_t n,
     fputc('\n', out);
 }
 
+/* The compression type of data block N, at H: its trailer's first byte. */
+static int sst_block_type(struct sst_file *f, uint64_t n,
+                          const struct rv_table_handle *h, unsigned char *type,
+                          char *err, size_t errlen)
+{
+    if (h->offset > f->size || f->size - h->offset < RV_TABLE_BLOCK_TRAILER ||
+        h->size > f->size - h->offset - RV_TABLE_BLOCK_TRAILER)
+        return sst_error(err, errlen, "%s: index entry %" PRIu64 " names a "
+                         "block (byte offset %" PRIu64 ", %" PRIu64 " bytes) "
+                         "past the end of the %" PRIu64 "-byte file", f->path,
+                         n, h->offset, h->size, f->size);
+    return sst_pread(f, (char *)type, 1, h->offset + h->size, err, errlen);
+}
+
 /* Walks the index block, calling FN (if any) for each data block with its
 ** handle and compression type; counts the blocks by type in F. */
 static int sst_walk_index(struct sst_file *f, FILE *out, enum shell_mode mode,
@@ -381,65 +395,64 @@ static int sst_walk_index(struct sst_file *f, FILE *out, enum shell_mode mode,
     struct rv_table_handle ih;
     const char *index = rv_table_index(f->t, &len, &ih);
     struct rv_block_cursor c;
-    int rc = rv_block_cursor_init(&c, index, len, rv_ikey_compare,
-                                  RV_TAG_SIZE);
+    int failed = 0;
     memset(f->blocks_of_type, 0, sizeof f->blocks_of_type);
     f->data_blocks = 0;
-    if (!rc)
-        rv_block_cursor_seek_to_first(&c);
-    for (; !rc && rv_block_cursor_valid(&c); rv_block_cursor_next(&c)) {
+    /* A failed init leaves the cursor invalid, with its status set. */
+    rv_block_cursor_init(&c, index, len, rv_ikey_compare, RV_TAG_SIZE);
+    rv_block_cursor_seek_to_first(&c);
+    for (; !failed && rv_block_cursor_valid(&c); rv_block_cursor_next(&c)) {
         struct rv_table_handle h;
-        rc = rv_table_index_handle(f->t, c.val, c.val_len, &h);
-        if (rc)
-            break;
-        if (h.offset > f->size ||
-            f->size - h.offset < RV_TABLE_BLOCK_TRAILER ||
-            h.size > f->size - h.offset - RV_TABLE_BLOCK_TRAILER) {
-            rv_block_cursor_destroy(&c);
-            return sst_error(err, errlen, "%s: index entry %" PRIu64 " names "
-                             "a block (byte offset %" PRIu64 ", %" PRIu64
-                             " bytes) past the end of the %" PRIu64
-                             "-byte file", f->path, f->data_blocks,
-                             h.offset, h.size, f->size);
-        }
         unsigned char type;
-        if (sst_pread(f, (char *)&type, 1, h.offset + h.size, err, errlen)) {
-            rv_block_cursor_destroy(&c);
-            return -1;
-        }
+        int rc = rv_table_index_handle(f->t, c.val, c.val_len, &h);
+        if (rc)
+            failed = sst_library_error(err, errlen, rc);
+        else
+            failed = sst_block_type(f, f->data_blocks, &h, &type, err,
+                                    errlen);
+        if (failed)
+            break;
         if (fn)
             fn(out, mode, f->data_blocks, &c, &h, type);
         f->blocks_of_type[type]++;
         f->data_blocks++;
     }
-    if (!rc && c.status)
-        rc = rv_table_block_error(f->t, "index", &ih, c.status);
+    if (!failed && c.status)
+        failed = sst_library_error(err, errlen,
+                                   rv_table_block_error(f->t, "index", &ih,
+                                                        c.status));
     rv_block_cursor_destroy(&c);
-    return rc ? sst_library_error(err, errlen, rc) : 0;
+    return failed;
 }
 
 /* ----------------------------------------------------------- entries */
 
+static void sst_print_entry_json(FILE *out, const char *k, size_t kl,
+                                 uint64_t tag, const char *v, size_t vl)
+{
+    fputc('{', out);
+    shell_put_json_member(out, "key", k, kl);
+    fprintf(out, ",\"sequence\":%" PRIu64 ",\"type\":", rv_tag_sequence(tag));
+    const char *name = sst_type_name(tag);
+    if (name)
+        fprintf(out, "\"%s\"", name);
+    else
+        fprintf(out, "%d", rv_tag_type(tag));
+    if (rv_tag_type(tag) == RV_TYPE_PUT) {
+        fputc(',', out);
+        shell_put_json_member(out, "value", v, vl);
+    }
+    fputs("}\n", out);
+}
+
+/* One entry (K is its internal key, KL bytes): KEY SEQ TYPE VALUE. */
 static void sst_print_entry(FILE *out, enum shell_mode mode, const char *k,
                             size_t kl, const char *v, size_t vl)
 {
     uint64_t tag = rv_get_fixed64(k + kl - RV_TAG_SIZE);
     kl -= RV_TAG_SIZE;
-    int is_put = rv_tag_type(tag) == RV_TYPE_PUT;
     if (mode == SHELL_MODE_JSON) {
-        fputc('{', out);
-        shell_put_json_member(out, "key", k, kl);
-        fprintf(out, ",\"sequence\":%" PRIu64 ",\"type\":", rv_tag_sequence(tag));
-        const char *name = sst_type_name(tag);
-        if (name)
-            fprintf(out, "\"%s\"", name);
-        else
-            fprintf(out, "%d", rv_tag_type(tag));
-        if (is_put) {
-            fputc(',', out);
-            shell_put_json_member(out, "value", v, vl);
-        }
-        fputs("}\n", out);
+        sst_print_entry_json(out, k, kl, tag, v, vl);
         return;
     }
     fputs("  ", out);
@@ -447,7 +460,7 @@ static void sst_print_entry(FILE *out, enum shell_mode mode, const char *k,
     fprintf(out, "\t%" PRIu64 "\t", rv_tag_sequence(tag));
     sst_put_type(out, tag);
     fputc('\t', out);
-    if (is_put || vl)
+    if (rv_tag_type(tag) == RV_TYPE_PUT || vl)
         sst_put_bytes(out, mode, v, vl);
     fputc('\n', out);
 }
@@ -502,28 +515,32 @@ static int sst_verify(struct sst_file *f, FILE *out, char *err, size_t errlen)
     return 0;
 }
 
+/* Everything but the entries: the file, the footer, the properties, the
+** index (a second walk of it, now printing each block). */
+static int sst_print_summary(struct sst_file *f, FILE *out,
+                             enum shell_mode mode, char *err, size_t errlen)
+{
+    sst_print_header(out, f);
+    sst_print_footer(out, f);
+    sst_print_props(out, f, mode);
+    fprintf(out, "index: %" PRIu64 " data block%s\n", f->data_blocks,
+            f->data_blocks == 1 ? "" : "s");
+    return sst_walk_index(f, out, mode, sst_print_block, err, errlen);
+}
+
 int shell_sst_dump(FILE *out, const char *path,
                    const struct shell_sst_options *o, char *err,
                    size_t errlen)
 {
     struct sst_file f = {.fd = -1};
     int rc = sst_open(&f, path, err, errlen);
-    if (!rc && !o->verify) {
+    /* A first walk of the index counts the data blocks by compression. */
+    if (!rc)
         rc = sst_walk_index(&f, out, o->mode, NULL, err, errlen);
-        if (!rc) {
-            sst_print_header(out, &f);
-            sst_print_footer(out, &f);
-            sst_print_props(out, &f, o->mode);
-            fprintf(out, "index: %" PRIu64 " data block%s\n", f.data_blocks,
-                    f.data_blocks == 1 ? "" : "s");
-            rc = sst_walk_index(&f, out, o->mode, sst_print_block, err,
-                                errlen);
-        }
-    } else if (!rc) {
-        rc = sst_walk_index(&f, out, o->mode, NULL, err, errlen);
-        if (!rc && o->entries)
-            sst_print_header(out, &f);
-    }
+    if (!rc && !o->verify)
+        rc = sst_print_summary(&f, out, o->mode, err, errlen);
+    else if (!rc && o->entries)
+        sst_print_header(out, &f);
     if (!rc && o->entries)
         rc = sst_print_entries(&f, out, o, err, errlen);
     if (!rc && o->verify)
