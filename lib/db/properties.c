@@ -259,10 +259,11 @@ static char *properties_file_lines(const struct rv_files *fs)
             properties_key_text(lo, sizeof lo, m->smallest, m->smallest_len);
             properties_key_text(hi, sizeof hi, m->largest, m->largest_len);
             char *line = properties_format(
-                "%slevel %d: %06llu.sst %llu bytes, %llu entries, keys '%s' "
+                "%slevel %d: %06llu.sst %llu bytes, %llu entr%s, keys '%s' "
                 ".. '%s', seq %llu .. %llu\n", text, l,
                 (unsigned long long)m->number, (unsigned long long)m->size,
-                (unsigned long long)m->entries, lo, hi,
+                (unsigned long long)m->entries, m->entries == 1 ? "y" : "ies",
+                lo, hi,
                 (unsigned long long)m->smallest_seq,
                 (unsigned long long)m->largest_seq);
             free(text);

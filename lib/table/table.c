@@ -427,6 +427,9 @@ static int table_read_meta(rv_table *t)
         rc = table_read_meta_block(t, &t->props_h, &props);
     if (!rc)
         rc = table_read_props(t, props, t->props_h.size);
+    /* the properties block is written before the index, so it cannot hold
+    ** the index's size: the footer's handle does */
+    t->props.index_size = t->index_h.size;
     free(props);
     return rc;
 }
