@@ -11,7 +11,8 @@
 # RocksDB's background work out of a write benchmark are added unless the
 # caller gave them (pipelined write off, no compactions, no stalls, 16
 # memtables).  Prints every run's ops/sec and, per benchmark, the median of
-# the per-round ratios ravel/rocksdb.
+# the per-round ratios ravel/rocksdb, and each engine's median peak RSS
+# (/usr/bin/time -v, where it is installed).
 #
 # Environment:
 #   ROUNDS       rounds (default 5)
@@ -19,6 +20,10 @@
 #   RAVEL_BENCH  ravel-bench binary (default build/bench/ravel-bench)
 #   DB_BENCH     db_bench binary (default db_bench on PATH)
 #   KEEP_LOGS    if set, keep the full output of every run in this directory
+#   OPEN_TIME    if set, after each run time a second process that reopens
+#                the database and reads one key (--use_existing_db
+#                --benchmarks=readrandom --reads=1 --threads=1): the median
+#                wall-clock seconds are reported as "open+close"
 set -eu
 
 ROUNDS=${ROUNDS:-5}
@@ -67,6 +72,19 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 results=$work/results # lines: engine round benchmark ops_per_sec
+resources=$work/resources # lines: engine round what value
+
+timer=""
+[ -x /usr/bin/time ] && timer="/usr/bin/time -v -o $work/time.out"
+
+# Peak RSS (KiB) and wall-clock seconds from /usr/bin/time -v's report.
+time_rss() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time.out"; }
+time_wall() {
+    awk -F': ' '/Elapsed \(wall clock\)/ {
+        n = split($2, p, ":"); s = 0
+        for (i = 1; i <= n; i++) s = s * 60 + p[i]
+        print s }' "$work/time.out"
+}
 
 # run ENGINE ROUND COMMAND...: one run on a fresh db, its result lines kept.
 run() {
@@ -76,9 +94,23 @@ run() {
     rm -rf -- "$dbdir"
     log=$work/$engine-$round.log
     # stdout only: db_bench's progress lines go to stderr.
-    if ! env -u TEST_TMPDIR "$@" --db="$dbdir" >"$log" 2>"$log.err"; then
+    # shellcheck disable=SC2086 # timer is a command and its flags
+    if ! env -u TEST_TMPDIR $timer "$@" --db="$dbdir" >"$log" 2>"$log.err"; then
         cat "$log" "$log.err" >&2
         die "$engine run $round failed: $*"
+    fi
+    if [ -n "$timer" ]; then
+        echo "$engine $round peak_rss_mb $(time_rss | awk '{ printf "%.1f", $1 / 1024 }')" >>"$resources"
+    fi
+    if [ -n "${OPEN_TIME:-}" ]; then
+        # shellcheck disable=SC2086
+        if ! env -u TEST_TMPDIR $timer "$@" --db="$dbdir" --use_existing_db=true \
+                --benchmarks=readrandom --reads=1 --threads=1 \
+                >"$log.open" 2>&1; then
+            cat "$log.open" >&2
+            die "$engine reopen $round failed"
+        fi
+        [ -n "$timer" ] && echo "$engine $round open+close_s $(time_wall)" >>"$resources"
     fi
     rm -rf -- "$dbdir"
     dbdir=""
@@ -105,6 +137,7 @@ echo "rounds:   $ROUNDS, databases under $DB_ROOT"
 echo
 
 : >"$results"
+: >"$resources"
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
     run ravel "$i" "$RAVEL_BENCH" "$@"
@@ -154,3 +187,25 @@ END {
                    median(rk), median(ratio), substr(each, 2)
     }
 }' "$results"
+
+# Per resource (peak RSS, reopen time): each engine's median.
+[ -s "$resources" ] && awk '
+function median(list,   a, n, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++)
+        for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+            t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+        }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+    if (!($3 in seen)) { seen[$3] = 1; names[++n] = $3 }
+    v[$1, $3] = v[$1, $3] " " $4
+}
+END {
+    for (k = 1; k <= n; k++)
+        printf "%-12s %14s %14s %14s  (ravel:%s; rocksdb:%s)\n", names[k],
+               median(v["ravel", names[k]]), median(v["rocksdb", names[k]]),
+               "", v["ravel", names[k]], v["rocksdb", names[k]]
+}' "$resources"
+exit 0

@@ -1,82 +1,122 @@
 #!/bin/sh
-# bench-read-compare.sh -- the sorted-files issue's read comparison: load
-# NUM keys with fillrandom, then readrandom and seekrandom on that database
-# with 1 and 4 threads, for ravel-bench and RocksDB's db_bench with the same
-# flags (auto compactions off for both), alternating, ROUNDS rounds.
-# Prints every run's ops/sec and peak RSS, the open time of the loaded
-# database (a readrandom of one key), and the median ravel/rocksdb ratio per
-# benchmark.
+# bench-read-compare.sh -- the read comparisons of the sorted-files issue,
+# ravel-bench against RocksDB's db_bench on the same flags (through
+# scripts/bench-compare.sh: alternating runs, medians of the per-round
+# ratios, each engine's median peak RSS), and against LevelDB through
+# kv-readbench where it was built with LevelDB.
 #
-#   ROUNDS=3 NUM=5000000 scripts/bench-read-compare.sh
+#   scripts/bench-read-compare.sh [CASE ...]
 #
-# Environment: ROUNDS (3), NUM (5000000), READS (per thread, 500000),
-# DB_ROOT (/tmp), RAVEL_BENCH, DB_BENCH, CACHE (33554432), EXTRA (more
-# flags for both).
+# Cases (all by default, in this order):
+#   mem     1M keys all in one memtable (write_buffer_size 512M):
+#           fillrandom, readrandom, seekrandom --seek_nexts=10, 1 thread
+#   lsm1    fillrandom of 5M keys, then readrandom and seekrandom in the same
+#           process, 1 thread, --disable_auto_compactions for both; also
+#           times a reopen of the 5M-key database (OPEN_TIME)
+#   lsm4    the same with 4 threads (--writes and --reads divided by 4, so
+#           as many keys are written and read in all)
+#   files1  1M keys, flushed (flush), then readrandom from the table files,
+#           1 thread
+#   files4  the same with 4 threads
+#   leveldb kv-readbench: 1M keys in files (ravel flushed, LevelDB
+#           compacted), readrandom on 1 and 4 threads, ravel then LevelDB,
+#           ROUNDS times
+#
+# Flags both engines get: 16-byte keys, 100-byte values, no compression,
+# 10 bloom bits per key, a 64M block cache, 4K blocks, 2 write buffers
+# (db_bench's defaults differ: snappy, no bloom filter, 8M cache).
+#
+# Environment: ROUNDS (default 3), DB_ROOT (default /dev/shm),
+# RAVEL_BENCH, DB_BENCH and KEEP_LOGS as for bench-compare.sh; KV_READBENCH
+# (default build/bench/kv-readbench); NUM_LSM (default 5000000), NUM_MEM
+# (default 1000000), READS (operations per case in all, default 1000000).
 set -eu
 
-ROUNDS=${ROUNDS:-3}
-NUM=${NUM:-5000000}
-READS=${READS:-500000}
-DB_ROOT=${DB_ROOT:-/tmp}
-CACHE=${CACHE:-33554432}
-EXTRA=${EXTRA:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
-RAVEL_BENCH=${RAVEL_BENCH:-$here/build/bench/ravel-bench}
-DB_BENCH=${DB_BENCH:-db_bench}
-[ -x "$RAVEL_BENCH" ] || { echo "no $RAVEL_BENCH" >&2; exit 1; }
-command -v "$DB_BENCH" >/dev/null || { echo "no db_bench" >&2; exit 1; }
+ROUNDS=${ROUNDS:-3}
+NUM_LSM=${NUM_LSM:-5000000}
+NUM_MEM=${NUM_MEM:-1000000}
+READS=${READS:-1000000}
+KV_READBENCH=${KV_READBENCH:-$here/build/bench/kv-readbench}
+DB_ROOT=${DB_ROOT:-/dev/shm}
+export ROUNDS DB_ROOT
 
-common="--num=$NUM --key_size=16 --value_size=100 --cache_size=$CACHE \
---bloom_bits=10 --disable_auto_compactions=1 --seek_nexts=10 $EXTRA"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+die() { echo "bench-read-compare: $*" >&2; exit 1; }
 
-# run ENGINE LABEL FLAGS...: appends "label ops rss_kb" to $out/ENGINE
-run() {
-    engine=$1 label=$2
-    shift 2
-    bin=$RAVEL_BENCH
-    [ "$engine" = rocksdb ] && bin=$DB_BENCH
-    /usr/bin/time -f "%M" -o "$out/time" "$bin" --db="$DB_ROOT/brc-$engine" \
-        $common "$@" >"$out/log" 2>&1 || { cat "$out/log" >&2; exit 1; }
-    rss=$(cat "$out/time")
-    for b in fillrandom readrandom seekrandom; do
-        ops=$(awk -v b="$b" '$1 == b { for (i = 1; i <= NF; i++)
-                if ($i == "ops/sec") print $(i - 1) }' "$out/log")
-        [ -n "$ops" ] && echo "$label-$b $ops $rss" >>"$out/$engine"
-    done
-    return 0
+common="--key_size=16 --value_size=100 --compression_type=none --bloom_bits=10
+        --cache_size=67108864 --block_size=4096 --max_write_buffer_number=2
+        --seed=1"
+
+compare() {
+    title=$1
+    shift
+    echo "=== $title"
+    # shellcheck disable=SC2086 # common is a list of flags
+    "$here/scripts/bench-compare.sh" $common "$@"
+    echo
 }
 
-for r in $(seq 1 "$ROUNDS"); do
-    for engine in ravel rocksdb; do
-        rm -rf "$DB_ROOT/brc-$engine"
-        run $engine fill --benchmarks=fillrandom --threads=1
-        s=$(date +%s%N)
-        run $engine open --use_existing_db=1 --benchmarks=readrandom \
-            --reads=1 --threads=1
-        e=$(date +%s%N)
-        echo "open-ms $(( (e - s) / 1000000 )) 0" >>"$out/$engine"
-        run $engine t1 --use_existing_db=1 \
-            --benchmarks=readrandom,seekrandom --reads="$READS" --threads=1
-        run $engine t4 --use_existing_db=1 \
-            --benchmarks=readrandom,seekrandom --reads="$READS" --threads=4
-        echo "round $r $engine done" >&2
-    done
-done
+# lsm THREADS: fill NUM_LSM keys, then read, on THREADS threads.
+lsm() {
+    t=$1
+    OPEN_TIME=1 compare "fillrandom $NUM_LSM keys, then reads, $t thread(s)" \
+        --num="$NUM_LSM" --threads="$t" --writes=$((NUM_LSM / t)) \
+        --reads=$((READS / t)) --disable_auto_compactions=true \
+        --benchmarks=fillrandom,readrandom,seekrandom
+}
 
-echo "benchmark          ravel ops/s  rocksdb ops/s  ratio  ravel RSS KB  rocksdb RSS KB"
-for label in fill-fillrandom t1-readrandom t1-seekrandom t4-readrandom \
-             t4-seekrandom open-ms; do
-    rv=$(awk -v l="$label" '$1 == l { print $2 }' "$out/ravel" | sort -n |
-         awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-    rk=$(awk -v l="$label" '$1 == l { print $2 }' "$out/rocksdb" | sort -n |
-         awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-    rvm=$(awk -v l="$label" '$1 == l { print $3 }' "$out/ravel" | sort -n |
-          awk '{ a[NR] = $1 } END { print a[NR] }')
-    rkm=$(awk -v l="$label" '$1 == l { print $3 }' "$out/rocksdb" | sort -n |
-          awk '{ a[NR] = $1 } END { print a[NR] }')
-    ratio=$(awk -v a="$rv" -v b="$rk" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
-    printf "%-18s %11s  %13s  %5s  %12s  %14s\n" "$label" "$rv" "$rk" \
-        "$ratio" "$rvm" "$rkm"
+# files THREADS: NUM_MEM keys flushed to table files, then read.
+files() {
+    t=$1
+    compare "$NUM_MEM keys in table files (flush), readrandom, $t thread(s)" \
+        --num="$NUM_MEM" --threads="$t" --writes=$((NUM_MEM / t)) \
+        --reads=$((READS / t)) --disable_auto_compactions=true \
+        --benchmarks=fillrandom,flush,readrandom
+}
+
+leveldb() {
+    [ -x "$KV_READBENCH" ] || { echo "=== leveldb: no kv-readbench at $KV_READBENCH, skipped"; return 0; }
+    echo "=== $NUM_MEM keys in files, readrandom: ravel (flushed) and LevelDB (compacted), kv-readbench"
+    db=$DB_ROOT/bench-read-compare-$$
+    r=1
+    while [ "$r" -le "$ROUNDS" ]; do
+        for engine in ravel leveldb; do
+            rm -rf -- "$db"
+            if ! out=$("$KV_READBENCH" --engine=$engine --db="$db" \
+                    --num="$NUM_MEM" --benchmarks=readrandom 2>&1); then
+                case $out in
+                *"not built"*|*"unknown engine"*|*"without LevelDB"*)
+                    echo "kv-readbench has no $engine: $out"; rm -rf -- "$db"; return 0 ;;
+                esac
+                echo "$out" >&2
+                die "kv-readbench --engine=$engine failed"
+            fi
+            echo "$out" | sed "s/^/round $r  1 thread:  /"
+            for t in 4; do
+                "$KV_READBENCH" --engine=$engine --db="$db" --use_existing_db \
+                    --num="$NUM_MEM" --threads=$t --reads=$((READS / t)) \
+                    --benchmarks=readrandom 2>&1 | sed "s/^/round $r  $t threads: /"
+            done
+        done
+        r=$((r + 1))
+    done
+    rm -rf -- "$db"
+    echo
+}
+
+cases=${*:-mem lsm1 lsm4 files1 files4 leveldb}
+for c in $cases; do
+    case $c in
+    mem)
+        compare "$NUM_MEM keys in one memtable, 1 thread" \
+            --num="$NUM_MEM" --reads="$READS" --seek_nexts=10 \
+            --write_buffer_size=536870912 \
+            --benchmarks=fillrandom,readrandom,seekrandom ;;
+    lsm1) lsm 1 ;;
+    lsm4) lsm 4 ;;
+    files1) files 1 ;;
+    files4) files 4 ;;
+    leveldb) leveldb ;;
+    *) die "unknown case '$c' (mem lsm1 lsm4 files1 files4 leveldb)" ;;
+    esac
 done
