@@ -22,10 +22,11 @@ enum merging_direction { MERGING_FORWARD, MERGING_REVERSE };
 
 struct merging_iter {
     struct rv_iter base;
-    struct rv_iter **children; /* owned, N of them */
     int n;
     struct rv_iter *current;   /* NULL: not valid */
     enum merging_direction direction;
+    struct rv_iter *children[]; /* owned, N of them; in the same allocation,
+                                ** one malloc per iterator fewer */
 };
 
 static struct merging_iter *merging_cast(struct rv_iter *it)
@@ -194,7 +195,6 @@ static void merging_destroy(struct rv_iter *it)
     struct merging_iter *mi = merging_cast(it);
     for (int i = 0; i < mi->n; i++)
         mi->children[i]->ops->destroy(mi->children[i]);
-    free(mi->children);
     free(mi);
 }
 
@@ -214,19 +214,16 @@ static const struct rv_iter_ops merging_iter_ops = {
 
 struct rv_iter *rv_merging_iter_new(struct rv_iter **children, int n)
 {
-    struct merging_iter *mi = malloc(sizeof *mi);
-    struct rv_iter **copy = malloc(sizeof *copy * (size_t)(n > 0 ? n : 1));
-    if (!mi || !copy) {
-        free(mi);
-        free(copy);
+    struct merging_iter *mi =
+        malloc(sizeof *mi + sizeof *mi->children * (size_t)(n > 0 ? n : 0));
+    if (!mi) {
         for (int i = 0; i < n; i++)
             children[i]->ops->destroy(children[i]);
         return NULL;
     }
     for (int i = 0; i < n; i++)
-        copy[i] = children[i];
+        mi->children[i] = children[i];
     mi->base.ops = &merging_iter_ops;
-    mi->children = copy;
     mi->n = n;
     mi->current = NULL;
     mi->direction = MERGING_FORWARD;

@@ -24,6 +24,12 @@
 
 #include <stdlib.h>
 
+/* From this write_buffer_size on, the arena's blocks are 2 MiB huge-page
+** regions (arena.h), each at most a sixteenth of the buffer: searches of a
+** large memtable touch nodes all over it, and 4 KiB pages made every node
+** a TLB miss. */
+#define MEMTABLE_HUGE_MIN (16 * (size_t)RV_ARENA_HUGE_BLOCK)
+
 struct rv_memtable {
     struct rv_arena arena; /* every entry; freed with the memtable */
     rv_skiplist *list;     /* set once, lives in ARENA */
@@ -38,7 +44,9 @@ rv_memtable *rv_memtable_new(size_t write_buffer_size)
     if (!mt)
         return NULL;
     size_t block = write_buffer_size / 8;
-    if (write_buffer_size == 0 || block > RV_ARENA_BLOCK_SIZE)
+    if (write_buffer_size >= MEMTABLE_HUGE_MIN)
+        block = RV_ARENA_HUGE_BLOCK;
+    else if (write_buffer_size == 0 || block > RV_ARENA_BLOCK_SIZE)
         block = RV_ARENA_BLOCK_SIZE;
     else if (block < 4096)
         block = 4096;
@@ -172,6 +180,7 @@ static int memtable_iter_valid(const struct rv_iter *it)
 static void memtable_iter_seek_to_first(struct rv_iter *it)
 {
     rv_skiplist_iter_seek_to_first(memtable_iter_pos(it));
+    rv_skiplist_iter_prefetch(memtable_iter_cpos(it));
 }
 
 static void memtable_iter_seek_to_last(struct rv_iter *it)
@@ -185,6 +194,8 @@ static void memtable_iter_seek(struct rv_iter *it, const char *target,
     size_t ulen = tlen - RV_TAG_SIZE;
     rv_skiplist_iter_seek(memtable_iter_pos(it), target, ulen,
                           rv_get_fixed64(target + ulen));
+    /* a seek is usually followed by reading the entry and moving on */
+    rv_skiplist_iter_prefetch(memtable_iter_cpos(it));
 }
 
 static void memtable_iter_seek_for_prev(struct rv_iter *it, const char *target,
@@ -198,6 +209,7 @@ static void memtable_iter_seek_for_prev(struct rv_iter *it, const char *target,
 static void memtable_iter_next(struct rv_iter *it)
 {
     rv_skiplist_iter_next(memtable_iter_pos(it));
+    rv_skiplist_iter_prefetch(memtable_iter_cpos(it));
 }
 
 static void memtable_iter_prev(struct rv_iter *it)

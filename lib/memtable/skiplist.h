@@ -57,6 +57,12 @@ RAVEL_PRIVATE int rv_skiplist_iter_valid(const struct rv_skiplist_iter *it);
 RAVEL_PRIVATE const char *rv_skiplist_iter_key(const struct rv_skiplist_iter *it,
                                                size_t *len);
 RAVEL_PRIVATE void rv_skiplist_iter_next(struct rv_skiplist_iter *it);
+/* Asks the CPU for the rest of the current entry (the value after the key,
+** up to 128 bytes on) and for the next node's key, so that a scan that
+** reads this entry finds the next one in cache: a walk along level 0 is a
+** chain of dependent cache misses, and this overlaps each with the work on
+** the entry before.  Only a hint; does nothing when not valid. */
+RAVEL_PRIVATE void rv_skiplist_iter_prefetch(const struct rv_skiplist_iter *it);
 /* Searches for the last key < the current one (LevelDB's way: nodes have
 ** no back pointers). */
 RAVEL_PRIVATE void rv_skiplist_iter_prev(struct rv_skiplist_iter *it);

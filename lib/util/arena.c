@@ -14,15 +14,22 @@
 ** wasted (at most a quarter of a block, since larger requests get a block
 ** of their own).  The count of a full block may overshoot its size: a
 ** failed fetch_add just leaves it too large, which is harmless.
+**
+** Huge-page blocks (arena.h) are mapped with mmap rather than malloc'd:
+** malloc cannot be asked for 2 MiB alignment without wasting up to as much
+** again, so the arena maps twice the size and unmaps the unaligned ends.
 */
 #include "util/arena.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 struct rv_arena_block {
     struct rv_arena_block *next; /* in rv_arena.blocks; written under lock */
     size_t size;                 /* bytes of data after the header */
+    size_t mapped;               /* bytes mapped by mmap; 0: malloc'd */
     /* Bytes handed out (may exceed SIZE once full).  Relaxed fetch_add:
     ** it only partitions the space, nothing is published through it. */
     _Atomic size_t used;
@@ -38,6 +45,9 @@ void rv_arena_init(struct rv_arena *a, size_t block_size)
     a->blocks = NULL;
     pthread_mutex_init(&a->lock, NULL);
     atomic_init(&a->usage, 0);
+    a->huge = block_size >= RV_ARENA_HUGE_BLOCK;
+    if (a->huge)
+        block_size = RV_ARENA_HUGE_BLOCK - sizeof(struct rv_arena_block);
     a->block_size = block_size ? block_size : RV_ARENA_BLOCK_SIZE;
 }
 
@@ -46,7 +56,10 @@ void rv_arena_destroy(struct rv_arena *a)
     struct rv_arena_block *b = a->blocks;
     while (b) {
         struct rv_arena_block *next = b->next;
-        free(b);
+        if (b->mapped)
+            munmap(b, b->mapped);
+        else
+            free(b);
         b = next;
     }
     a->blocks = NULL;
@@ -59,14 +72,37 @@ static char *arena_block_data(struct rv_arena_block *b)
     return (char *)(b + 1);
 }
 
+/* RV_ARENA_HUGE_BLOCK bytes aligned to their size and advised for huge
+** pages, or NULL. */
+static void *arena_map_huge(void)
+{
+    size_t len = RV_ARENA_HUGE_BLOCK;
+    char *p = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    size_t head = (len - (uintptr_t)p % len) % len;
+    if (head)
+        munmap(p, head);
+    munmap(p + head + len, len - head);
+#ifdef MADV_HUGEPAGE
+    /* advice only: without huge pages the block works the same */
+    madvise(p + head, len, MADV_HUGEPAGE);
+#endif
+    return p + head;
+}
+
 /* A block of SIZE data bytes with USED already taken, linked into the
-** arena's list.  Caller holds the lock. */
+** arena's list.  Regular blocks of a huge-page arena are mapped (SIZE is
+** then the arena's block size).  Caller holds the lock. */
 static struct rv_arena_block *arena_block_new(struct rv_arena *a, size_t size,
                                               size_t used)
 {
-    struct rv_arena_block *b = malloc(sizeof *b + size);
+    int map = a->huge && size == a->block_size;
+    struct rv_arena_block *b = map ? arena_map_huge() : malloc(sizeof *b + size);
     if (!b)
         return NULL;
+    b->mapped = map ? RV_ARENA_HUGE_BLOCK : 0;
     b->size = size;
     atomic_init(&b->used, used);
     b->next = a->blocks;

@@ -21,6 +21,15 @@
 ** size gets a block of its own so that little space is wasted. */
 #define RV_ARENA_BLOCK_SIZE 65536
 
+/* A block size of at least this asks for huge-page blocks: each block is
+** one 2 MiB region of its own, aligned to 2 MiB and advised for
+** transparent huge pages (MADV_HUGEPAGE, where the system has it), so that
+** a reader walking a large memtable misses the TLB once per 2 MiB instead
+** of once per 4 KiB page (measured: a fifth of a point lookup's time in a
+** 1M-key memtable).  Its data area is RV_ARENA_HUGE_BLOCK less the block
+** header; the arena rounds the block size down to that. */
+#define RV_ARENA_HUGE_BLOCK (2u << 20)
+
 struct rv_arena_block;
 
 struct rv_arena {
@@ -37,10 +46,13 @@ struct rv_arena {
     _Atomic size_t usage;
     /* Size of a regular block's data area (set once by rv_arena_init). */
     size_t block_size;
+    /* Regular blocks are huge-page regions (set once by rv_arena_init). */
+    int huge;
 };
 
 /* Prepares an empty arena whose regular blocks hold BLOCK_SIZE bytes
-** (0: RV_ARENA_BLOCK_SIZE).  Allocates nothing yet. */
+** (0: RV_ARENA_BLOCK_SIZE; RV_ARENA_HUGE_BLOCK or more: huge-page blocks,
+** see above).  Allocates nothing yet. */
 RAVEL_PRIVATE void rv_arena_init(struct rv_arena *a, size_t block_size);
 
 /* Frees every block.  The arena may be initialised again afterwards. */

@@ -162,6 +162,55 @@ static void test_large_value(void **state)
     rv_memtable_unref(mt);
 }
 
+/* A large write buffer puts the memtable in 2 MiB huge-page arena blocks:
+** entries spread over several of them are all found by get and by the
+** iterator, in order, and the memory counted grows by whole blocks. */
+static void test_large_buffer_huge_blocks(void **state)
+{
+    (void)state;
+    rv_memtable *mt = rv_memtable_new(64u << 20);
+    assert_non_null(mt);
+    enum { N = 40000 };
+    char key[16], val[100];
+    for (int i = 0; i < N; i++) {
+        int k = (int)(((uint64_t)i * 7919) % N); /* a permutation */
+        snprintf(key, sizeof key, "k%08d", k);
+        memset(val, 'a' + k % 26, sizeof val);
+        assert_int_equal(rv_memtable_add(mt, (uint64_t)i + 1, RV_TYPE_PUT,
+                                         key, 9, val, sizeof val), RAVEL_OK);
+    }
+    size_t usage = rv_memtable_memory_usage(mt);
+    assert_true(usage >= (size_t)N * 100);
+    assert_int_equal(usage % (2u << 20), 0);
+    struct rv_read_view all = rv_read_view_at(N + 1);
+    for (int k = 0; k < N; k++) {
+        int type;
+        const char *v;
+        size_t vlen;
+        snprintf(key, sizeof key, "k%08d", k);
+        assert_int_equal(rv_memtable_get(mt, key, 9, &all, &type, &v, &vlen),
+                         1);
+        assert_int_equal(type, RV_TYPE_PUT);
+        assert_int_equal(vlen, 100);
+        assert_true(v[0] == 'a' + k % 26 && v[99] == 'a' + k % 26);
+    }
+    struct rv_iter *it = rv_memtable_iter_new(mt);
+    assert_non_null(it);
+    int k = 0;
+    for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it)) {
+        size_t klen, vlen;
+        const char *ik = it->ops->key(it, &klen);
+        snprintf(key, sizeof key, "k%08d", k);
+        assert_int_equal(klen, 9 + RV_TAG_SIZE);
+        assert_memory_equal(ik, key, 9);
+        assert_int_equal(it->ops->value(it, &vlen)[0], 'a' + k % 26);
+        k++;
+    }
+    assert_int_equal(k, N);
+    it->ops->destroy(it);
+    rv_memtable_unref(mt);
+}
+
 /* The iterator shows every version: user keys ascending, newest first. */
 static void test_iterator_all_versions(void **state)
 {
@@ -347,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_get_honours_snapshot_and_deletion),
         cmocka_unit_test(test_empty_key_and_value),
         cmocka_unit_test(test_large_value),
+        cmocka_unit_test(test_large_buffer_huge_blocks),
         cmocka_unit_test(test_iterator_all_versions),
         cmocka_unit_test(test_concurrent_add_and_get),
     };

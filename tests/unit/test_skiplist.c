@@ -142,6 +142,40 @@ static void test_arena_alignment_and_usage(void **state)
     rv_arena_destroy(&a);
 }
 
+/* A huge-page arena (block size RV_ARENA_HUGE_BLOCK): every piece lies
+** inside one 2 MiB-aligned region, pieces do not overlap, and the usage
+** counts whole 2 MiB blocks plus the large pieces' own blocks. */
+static void test_arena_huge_blocks(void **state)
+{
+    (void)state;
+    struct rv_arena a;
+    rv_arena_init(&a, RV_ARENA_HUGE_BLOCK);
+    enum { PIECES = 60000, PIECE = 120 }; /* about 3.5 blocks */
+    static char *ptrs[PIECES];
+    const uintptr_t huge = RV_ARENA_HUGE_BLOCK;
+    for (size_t i = 0; i < PIECES; i++) {
+        char *p = rv_arena_alloc(&a, PIECE);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 8, 0);
+        if ((uintptr_t)p / huge != ((uintptr_t)p + PIECE - 1) / huge)
+            fail_msg("piece %zu at %p crosses a 2 MiB boundary", i, (void *)p);
+        memset(p, (int)(i % 251), PIECE);
+        ptrs[i] = p;
+    }
+    size_t usage = rv_arena_memory_usage(&a);
+    assert_true(usage >= (size_t)PIECES * PIECE);
+    assert_int_equal(usage % RV_ARENA_HUGE_BLOCK, 0);
+    for (size_t i = 0; i < PIECES; i++)
+        for (size_t j = 0; j < PIECE; j++)
+            if (ptrs[i][j] != (char)(i % 251))
+                fail_msg("piece %zu overwritten", i);
+    char *big = rv_arena_alloc(&a, 1u << 20); /* own block */
+    assert_non_null(big);
+    memset(big, 1, 1u << 20);
+    assert_true(rv_arena_memory_usage(&a) >= usage + (1u << 20));
+    rv_arena_destroy(&a);
+}
+
 #define ARENA_THREADS 4
 #define ARENA_ALLOCS 20000
 
@@ -262,8 +296,11 @@ static void test_skiplist_matches_sorted_array(void **state)
 
     size_t n = 0;
     for (rv_skiplist_iter_seek_to_first(&it); rv_skiplist_iter_valid(&it);
-         rv_skiplist_iter_next(&it))
+         rv_skiplist_iter_next(&it)) {
+        rv_skiplist_iter_prefetch(&it); /* a hint: changes nothing */
         expect_at(&it, ref, COUNT, n++);
+    }
+    rv_skiplist_iter_prefetch(&it); /* not valid: a no-op */
     assert_int_equal(n, COUNT);
     n = COUNT;
     for (rv_skiplist_iter_seek_to_last(&it); rv_skiplist_iter_valid(&it);
@@ -480,6 +517,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena_alignment_and_usage),
         cmocka_unit_test(test_arena_concurrent),
+        cmocka_unit_test(test_arena_huge_blocks),
         cmocka_unit_test(test_skiplist_matches_sorted_array),
         cmocka_unit_test(test_skiplist_internal_key_order),
         cmocka_unit_test(test_skiplist_concurrent_insert),
