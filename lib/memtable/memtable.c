@@ -24,10 +24,10 @@
 
 #include <stdlib.h>
 
-/* From this write_buffer_size on, the arena's blocks are 2 MiB huge-page
-** regions (arena.h), each at most a sixteenth of the buffer: searches of a
-** large memtable touch nodes all over it, and 4 KiB pages made every node
-** a TLB miss. */
+/* From this write_buffer_size on, the arena's blocks past its first 4 MiB
+** are 2 MiB huge-page regions (arena.h), each at most a sixteenth of the
+** buffer: searches of a large memtable touch nodes all over it, and 4 KiB
+** pages made every node a TLB miss. */
 #define MEMTABLE_HUGE_MIN (16 * (size_t)RV_ARENA_HUGE_BLOCK)
 
 struct rv_memtable {
@@ -44,13 +44,13 @@ rv_memtable *rv_memtable_new(size_t write_buffer_size)
     if (!mt)
         return NULL;
     size_t block = write_buffer_size / 8;
-    if (write_buffer_size >= MEMTABLE_HUGE_MIN)
-        block = RV_ARENA_HUGE_BLOCK;
-    else if (write_buffer_size == 0 || block > RV_ARENA_BLOCK_SIZE)
+    if (write_buffer_size == 0 || block > RV_ARENA_BLOCK_SIZE)
         block = RV_ARENA_BLOCK_SIZE;
     else if (block < 4096)
         block = 4096;
     rv_arena_init(&mt->arena, block);
+    if (write_buffer_size >= MEMTABLE_HUGE_MIN)
+        rv_arena_use_huge_blocks(&mt->arena);
     mt->list = rv_skiplist_new(&mt->arena);
     if (!mt->list) {
         rv_arena_destroy(&mt->arena);

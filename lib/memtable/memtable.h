@@ -20,8 +20,8 @@ typedef struct rv_memtable rv_memtable;
 /* A new empty memtable with one reference, sized for WRITE_BUFFER_SIZE
 ** (its arena blocks are an eighth of it, 4 KiB .. 64 KiB, so that memory
 ** usage tracks what was inserted even for small buffers; 0: 64 KiB
-** blocks; from 32 MiB on, 2 MiB huge-page blocks).  NULL on allocation
-** failure. */
+** blocks; from 32 MiB on, 2 MiB huge-page blocks past the first 4 MiB).
+** NULL on allocation failure. */
 RAVEL_PRIVATE rv_memtable *rv_memtable_new(size_t write_buffer_size);
 RAVEL_PRIVATE void rv_memtable_ref(rv_memtable *mt);
 RAVEL_PRIVATE void rv_memtable_unref(rv_memtable *mt);

@@ -45,10 +45,13 @@ void rv_arena_init(struct rv_arena *a, size_t block_size)
     a->blocks = NULL;
     pthread_mutex_init(&a->lock, NULL);
     atomic_init(&a->usage, 0);
-    a->huge = block_size >= RV_ARENA_HUGE_BLOCK;
-    if (a->huge)
-        block_size = RV_ARENA_HUGE_BLOCK - sizeof(struct rv_arena_block);
+    a->huge = 0;
     a->block_size = block_size ? block_size : RV_ARENA_BLOCK_SIZE;
+}
+
+void rv_arena_use_huge_blocks(struct rv_arena *a)
+{
+    a->huge = 1;
 }
 
 void rv_arena_destroy(struct rv_arena *a)
@@ -92,17 +95,14 @@ static void *arena_map_huge(void)
     return p + head;
 }
 
-/* A block of SIZE data bytes with USED already taken, linked into the
-** arena's list.  Regular blocks of a huge-page arena are mapped (SIZE is
-** then the arena's block size).  Caller holds the lock. */
-static struct rv_arena_block *arena_block_new(struct rv_arena *a, size_t size,
-                                              size_t used)
+/* Links B, of SIZE data bytes with USED already taken, into the arena's
+** list and counts it.  Caller holds the lock. */
+static struct rv_arena_block *arena_block_add(struct rv_arena *a,
+                                              struct rv_arena_block *b,
+                                              size_t size, size_t used,
+                                              size_t mapped)
 {
-    int map = a->huge && size == a->block_size;
-    struct rv_arena_block *b = map ? arena_map_huge() : malloc(sizeof *b + size);
-    if (!b)
-        return NULL;
-    b->mapped = map ? RV_ARENA_HUGE_BLOCK : 0;
+    b->mapped = mapped;
     b->size = size;
     atomic_init(&b->used, used);
     b->next = a->blocks;
@@ -111,6 +111,32 @@ static struct rv_arena_block *arena_block_new(struct rv_arena *a, size_t size,
     atomic_fetch_add_explicit(&a->usage, sizeof *b + size,
                               memory_order_relaxed);
     return b;
+}
+
+/* A malloc'd block of SIZE data bytes with USED already taken, linked into
+** the arena's list.  Caller holds the lock. */
+static struct rv_arena_block *arena_block_new(struct rv_arena *a, size_t size,
+                                              size_t used)
+{
+    struct rv_arena_block *b = malloc(sizeof *b + size);
+    return b ? arena_block_add(a, b, size, used, 0) : NULL;
+}
+
+/* The next regular block: a huge-page region once the arena is past
+** RV_ARENA_HUGE_AFTER (if it asked for them), else a malloc'd one.
+** Caller holds the lock. */
+static struct rv_arena_block *arena_block_next(struct rv_arena *a)
+{
+    /* relaxed: written under the lock we hold */
+    if (a->huge && atomic_load_explicit(&a->usage, memory_order_relaxed) >=
+                       RV_ARENA_HUGE_AFTER) {
+        struct rv_arena_block *b = arena_map_huge();
+        if (b)
+            return arena_block_add(a, b, RV_ARENA_HUGE_BLOCK - sizeof *b, 0,
+                                   RV_ARENA_HUGE_BLOCK);
+        /* no address space for a whole region: a small block will do */
+    }
+    return arena_block_new(a, a->block_size, 0);
 }
 
 /* A request too large to share a block: it gets one of exactly its size. */
@@ -130,7 +156,7 @@ static int arena_refill(struct rv_arena *a, struct rv_arena_block *full)
     pthread_mutex_lock(&a->lock);
     /* relaxed: only ever written under the lock we hold */
     if (atomic_load_explicit(&a->current, memory_order_relaxed) == full) {
-        struct rv_arena_block *b = arena_block_new(a, a->block_size, 0);
+        struct rv_arena_block *b = arena_block_next(a);
         if (b)
             /* release: allocators that load it must see its header */
             atomic_store_explicit(&a->current, b, memory_order_release);

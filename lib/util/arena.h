@@ -21,14 +21,17 @@
 ** size gets a block of its own so that little space is wasted. */
 #define RV_ARENA_BLOCK_SIZE 65536
 
-/* A block size of at least this asks for huge-page blocks: each block is
-** one 2 MiB region of its own, aligned to 2 MiB and advised for
-** transparent huge pages (MADV_HUGEPAGE, where the system has it), so that
-** a reader walking a large memtable misses the TLB once per 2 MiB instead
-** of once per 4 KiB page (measured: a fifth of a point lookup's time in a
-** 1M-key memtable).  Its data area is RV_ARENA_HUGE_BLOCK less the block
-** header; the arena rounds the block size down to that. */
+/* Huge-page blocks (rv_arena_use_huge_blocks): once an arena has obtained
+** RV_ARENA_HUGE_AFTER bytes, each new regular block is one region of
+** RV_ARENA_HUGE_BLOCK bytes (header included), aligned to its size and
+** advised for transparent huge pages (MADV_HUGEPAGE, where the system has
+** it).  A reader walking a large memtable then misses the TLB once per
+** 2 MiB instead of once per 4 KiB page (measured: a fifth of a point
+** lookup's time in a 1M-key memtable).  The first RV_ARENA_HUGE_AFTER bytes
+** stay in regular blocks, so a small or empty memtable costs no more than
+** before (a huge page is resident as a whole once touched). */
 #define RV_ARENA_HUGE_BLOCK (2u << 20)
+#define RV_ARENA_HUGE_AFTER (4u << 20)
 
 struct rv_arena_block;
 
@@ -46,14 +49,19 @@ struct rv_arena {
     _Atomic size_t usage;
     /* Size of a regular block's data area (set once by rv_arena_init). */
     size_t block_size;
-    /* Regular blocks are huge-page regions (set once by rv_arena_init). */
+    /* Regular blocks become huge-page regions past RV_ARENA_HUGE_AFTER
+    ** (set before any allocation by rv_arena_use_huge_blocks). */
     int huge;
 };
 
 /* Prepares an empty arena whose regular blocks hold BLOCK_SIZE bytes
-** (0: RV_ARENA_BLOCK_SIZE; RV_ARENA_HUGE_BLOCK or more: huge-page blocks,
-** see above).  Allocates nothing yet. */
+** (0: RV_ARENA_BLOCK_SIZE).  Allocates nothing yet. */
 RAVEL_PRIVATE void rv_arena_init(struct rv_arena *a, size_t block_size);
+
+/* Makes the arena's regular blocks huge-page regions once it has obtained
+** RV_ARENA_HUGE_AFTER bytes (see above).  Call after rv_arena_init, before
+** any allocation. */
+RAVEL_PRIVATE void rv_arena_use_huge_blocks(struct rv_arena *a);
 
 /* Frees every block.  The arena may be initialised again afterwards. */
 RAVEL_PRIVATE void rv_arena_destroy(struct rv_arena *a);

@@ -222,9 +222,12 @@ static size_t fill(rv_memtable **mems, int nmem, struct op *ops, size_t nops,
     return nops;
 }
 
+/* Most memtables a model run merges. */
+#define MAX_MEMS 16
+
 static rv_db_iter *open_view(rv_memtable **mems, int nmem, uint64_t snap)
 {
-    struct rv_iter *children[4];
+    struct rv_iter *children[MAX_MEMS];
     for (int i = 0; i < nmem; i++) {
         children[i] = rv_memtable_iter_new(mems[i]);
         assert_non_null(children[i]);
@@ -245,7 +248,7 @@ static void run_model(int nmem, int rounds, uint64_t seed)
     static struct entry view[KEY_SPACE];
     uint64_t rng = seed;
     for (int round = 0; round < rounds; round++) {
-        rv_memtable *mems[4];
+        rv_memtable *mems[MAX_MEMS];
         for (int i = 0; i < nmem; i++)
             mems[i] = rv_memtable_new(0);
         size_t nops = fill(mems, nmem, ops, 20 + test_rand(&rng) % (NOPS - 20),
@@ -275,6 +278,10 @@ static void test_model_merged_memtables(void **state)
     (void)state;
     run_model(2, 20, 0x2222);
     run_model(4, 20, 0x3333);
+    /* a heap several levels deep, children running out at different
+    ** times, in both directions */
+    run_model(13, 20, 0x4444);
+    run_model(MAX_MEMS, 10, 0x5555);
 }
 
 /* Entries written after the iterator's snapshot stay invisible, even while

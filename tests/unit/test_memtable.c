@@ -162,15 +162,17 @@ static void test_large_value(void **state)
     rv_memtable_unref(mt);
 }
 
-/* A large write buffer puts the memtable in 2 MiB huge-page arena blocks:
-** entries spread over several of them are all found by get and by the
-** iterator, in order, and the memory counted grows by whole blocks. */
+/* A large write buffer puts the memtable in 2 MiB huge-page arena blocks
+** past its first 4 MiB: entries spread over small and huge blocks are all
+** found by get and by the iterator, in order; an empty memtable still
+** counts little memory. */
 static void test_large_buffer_huge_blocks(void **state)
 {
     (void)state;
     rv_memtable *mt = rv_memtable_new(64u << 20);
     assert_non_null(mt);
-    enum { N = 40000 };
+    assert_true(rv_memtable_memory_usage(mt) < (1u << 20));
+    enum { N = 60000 }; /* about 8 MiB */
     char key[16], val[100];
     for (int i = 0; i < N; i++) {
         int k = (int)(((uint64_t)i * 7919) % N); /* a permutation */
@@ -179,9 +181,7 @@ static void test_large_buffer_huge_blocks(void **state)
         assert_int_equal(rv_memtable_add(mt, (uint64_t)i + 1, RV_TYPE_PUT,
                                          key, 9, val, sizeof val), RAVEL_OK);
     }
-    size_t usage = rv_memtable_memory_usage(mt);
-    assert_true(usage >= (size_t)N * 100);
-    assert_int_equal(usage % (2u << 20), 0);
+    assert_true(rv_memtable_memory_usage(mt) >= (size_t)N * 100);
     struct rv_read_view all = rv_read_view_at(N + 1);
     for (int k = 0; k < N; k++) {
         int type;
