@@ -153,7 +153,7 @@ static int table_decompress(const rv_table *t,
                             const struct rv_table_handle *h, int type,
                             struct rv_table_block **b)
 {
-    size_t raw_len;
+    size_t raw_len = 0;
     int rc = rv_compressed_raw_length(type, (*b)->data, (*b)->len, &raw_len);
     if (rc)
         return rv_table_block_error(t, "data", h, rc);
