@@ -109,7 +109,8 @@ static int child_main(const char *dir, int round, const char *point, int fd)
             child_die("close", rc);
         p = RV_PAUSE_MANIFEST_WRITTEN;
         rv_pause_arm(p);
-        struct opener op = {.dir = dir};
+        static struct opener op; /* the opener outlives this block */
+        op.dir = dir;
         pthread_t th;
         pthread_create(&th, NULL, opener_main, &op);
     } else {
