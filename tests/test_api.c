@@ -409,6 +409,66 @@ static void test_options_bad_values(void **state)
     ravel_options_free(o);
 }
 
+/* The ordering modes: each valid combination opens and names its mode;
+** each invalid one is refused at open naming the option that is wrong. */
+static void test_options_ordering_modes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts, *mode;
+    } good[] = {
+        {NULL, "ordered"},
+        {"unordered_write=true", "unordered"},
+        {"unordered_write=true;two_write_queues=true;"
+         "write_policy=write_prepared", "write-prepared"},
+        {"unordered_write=true;two_write_queues=true;"
+         "write_policy=WRITE_PREPARED;commit_table_size=16",
+         "write-prepared"},
+        {"unordered_write=true;in_order_publication=true",
+         "in-order-publication"},
+    };
+    static const struct {
+        const char *opts, *named;
+    } bad[] = {
+        {"write_policy=write_prepared;two_write_queues=true",
+         "unordered_write"},
+        {"write_policy=write_prepared;unordered_write=true",
+         "two_write_queues"},
+        {"two_write_queues=true;unordered_write=true", "write_policy"},
+        {"in_order_publication=true", "unordered_write"},
+        {"unordered_write=true;in_order_publication=true;"
+         "two_write_queues=true;write_policy=write_prepared", "choose one"},
+        {"unordered_write=true;two_write_queues=true;"
+         "write_policy=write_prepared;commit_table_size=1000",
+         "commit_table_size=1000"},
+        {"unordered_write=true;allow_concurrent_memtable_write=false",
+         "allow_concurrent_memtable_write"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char *dir = tu_path("ordering-good-%zu", i);
+        ravel_db *db = tu_open_ok(dir, good[i].opts);
+        char *mode = tu_prop(db, "ravel.write-ordering");
+        assert_string_equal(mode, good[i].mode);
+        ravel_free(mode);
+        TU_OK(ravel_put(db, 0, "k", 1, "v", 1));
+        tu_expect(db, NULL, "k", "v");
+        TU_OK(ravel_close(db));
+        tu_rm_rf(dir);
+        free(dir);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *dir = tu_path("ordering-bad-%zu", i);
+        ravel_db *db = NULL;
+        TU_EXPECT_INVALID(tu_open(dir, bad[i].opts, &db));
+        assert_null(db);
+        if (!strstr(ravel_errmsg(), bad[i].named))
+            fail_msg("%s: the message should name %s: %s", bad[i].opts,
+                     bad[i].named, ravel_errmsg());
+        tu_rm_rf(dir);
+        free(dir);
+    }
+}
+
 static void test_options_unknown_and_not_built(void **state)
 {
     (void)state;
@@ -419,7 +479,7 @@ static void test_options_unknown_and_not_built(void **state)
     TU_EXPECT_INVALID(ravel_options_set(o, "", "1"));
     /* RocksDB options for features not built yet are refused, saying so. */
     static const char *not_built[] = {
-        "unordered_write", "level0_file_num_compaction_trigger",
+        "enable_pipelined_write", "level0_file_num_compaction_trigger",
     };
     for (size_t i = 0; i < 2; i++) {
         TU_EXPECT_INVALID(ravel_options_set(o, not_built[i], "1"));
@@ -1489,7 +1549,7 @@ static void test_properties(void **state)
     for (char *save = NULL, *name = strtok_r(names, ", ", &save); name;
          name = strtok_r(NULL, ", ", &save), n_known++)
         ravel_free(tu_prop(db, name));
-    assert_int_equal(n_known, 14);
+    assert_int_equal(n_known, 15);
     TU_EXPECT_RC(RAVEL_NOTFOUND, ravel_property(db, "", &t));
     assert_non_null(strstr(ravel_errmsg(), "known: ravel.stats, "));
     t = NULL;
@@ -1765,6 +1825,7 @@ int main(void)
         cmocka_unit_test(test_options_round_trip),
         cmocka_unit_test(test_options_bad_values),
         cmocka_unit_test(test_options_unknown_and_not_built),
+        cmocka_unit_test(test_options_ordering_modes),
         cmocka_unit_test(test_options_parse),
         cmocka_unit_test(test_options_bad_args),
         cmocka_unit_test(test_cache_handle),

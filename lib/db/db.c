@@ -22,6 +22,7 @@
 ** running job, then the WAL is sealed.
 */
 #include "db/db.h"
+#include "db/write_unordered.h"
 #include "util/error.h"
 #include "util/filename.h"
 #include "util/lockfile.h"
@@ -123,6 +124,11 @@ uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing)
         *closing = (v & DB_GATE_CLOSING) != 0;
     return v & ~DB_GATE_CLOSING;
 }
+
+int rv_db_writers_queued(ravel_db *db)
+{
+    return rv_write_queue_waiting(&db->queue);
+}
 #endif
 
 /* Refuses new calls and waits, asleep, until none is in progress.
@@ -195,6 +201,7 @@ static void db_free(ravel_db *db)
     if (db->log_fd >= 0)
         close(db->log_fd);
     rv_write_queue_destroy(&db->queue);
+    rv_write_ordering_destroy(db);
     rv_stop_destroy(&db->stop);
     pthread_cond_destroy(&db->bg_cv);
     pthread_cond_destroy(&db->flush_cv);
@@ -238,6 +245,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     pthread_cond_init(&db->flush_cv, NULL);
     rv_stop_init(&db->stop);
     rv_write_queue_init(&db->queue);
+    rv_write_queue_init(&db->commit_queue);
     return db;
 }
 
@@ -323,7 +331,9 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
     if (!db)
         return rv_error(RAVEL_NOMEM, "out of memory opening %s", dir);
 
-    int rc = rv_db_prepare_dir(db);
+    int rc = rv_options_check(&db->options);
+    if (rc == RAVEL_OK)
+        rc = rv_db_prepare_dir(db);
     if (rc)
         goto out;
     if (!db->options.read_only)
@@ -331,6 +341,8 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
     rc = db_open_caches(db);
     if (rc == RAVEL_OK)
         rc = rv_db_recover(db);
+    if (rc == RAVEL_OK)
+        rc = rv_write_ordering_init(db);
     db->active_mem = db->current->mem;
     db->active_mem_wal = db->current->mem_wal;
     uint64_t segment = db->next_segment;
@@ -343,8 +355,6 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         rc = rv_bg_start(db);
     if (rc)
         goto out;
-    atomic_store_explicit(&db->last_seq_stat, db->last_seq,
-                          memory_order_relaxed);
     atomic_store_explicit(&db->last_visible_seq, db->last_seq,
                           memory_order_relaxed);
     db_log_open(db);

@@ -21,10 +21,13 @@
 #define RAVEL_DB_H
 
 #include "ravel_int.h"
+#include "db/commit_table.h"
 #include "db/manifest.h"
+#include "db/order_ring.h"
 #include "db/read_epoch.h"
 #include "db/table_cache.h"
 #include "db/version.h"
+#include "db/visibility.h"
 #include "db/write_group.h"
 #include "memtable/memtable.h"
 #include "util/options.h"
@@ -51,13 +54,39 @@ struct ravel_db {
     /* Write path. */
     struct rv_write_queue queue;
     rv_wal *wal;                    /* NULL when read_only */
-    uint64_t last_seq;              /* last assigned sequence; leader only */
+    /* The last sequence assigned: by the write-group leader, and with
+    ** write_prepared also by the commit-queue leader (compare-and-swap).
+    ** Others read it for statistics and the manifest. */
+    _Atomic uint64_t last_seq;
     uint64_t next_segment;          /* leader only */
     uint64_t wal_prev_end;          /* set by recovery: where the data of
                                     ** the last replayed segment ends, the
                                     ** first new segment's prev_end */
-    _Atomic uint64_t last_seq_stat; /* copy of last_seq for properties */
-    _Atomic uint64_t last_visible_seq; /* release by group completer */
+    /* The sequence reads and snapshots use: published (release) by the
+    ** group completer (ordered), the leader (unordered), the batch poppers
+    ** (in-order publication) or the commit-queue leader (write_prepared,
+    ** where it is RocksDB's last_published_seq). */
+    _Atomic uint64_t last_visible_seq;
+
+    /* Ordering modes (docs/ordering.md, db_write.c). */
+    enum rv_write_ordering ordering;
+    /* Released members still inserting (unordered modes): a memtable
+    ** switch waits for 0 (RocksDB's pending_memtable_writes and
+    ** switch_cv_); a futex word, with switch_waiting set while the
+    ** leader sleeps on it. */
+    _Atomic uint32_t pending_inserts;
+    _Atomic uint32_t switch_waiting;
+    /* Batches in sequence order until published (in-order publication)
+    ** or committed (write_prepared). */
+    struct rv_order_ring order_ring;
+    _Atomic int publish_failed;     /* in-order: an insert failed, nothing
+                                    ** past it is ever published */
+    /* write_prepared: the second write queue (commits), the commit table,
+    ** and the commit watermark: every batch prepared at or below it has
+    ** committed, at or below last_visible_seq (raised after it). */
+    struct rv_write_queue commit_queue;
+    struct rv_commit_table commit_table;
+    _Atomic uint64_t commit_watermark;
 
     /* Writes stopped by a failure (util/stop.h): the one record of it,
     ** shared with the WAL writer, which records its I/O failures there. */
@@ -109,13 +138,32 @@ struct ravel_db {
     _Atomic uint64_t stat_bg_errors;
     _Atomic uint64_t stat_filter_useful;   /* table lookups a filter saved */
     _Atomic uint64_t stat_wal_deleted;     /* obsolete segments deleted */
+    _Atomic uint64_t stat_switch_waits;    /* switches that waited for
+                                           ** released inserts */
+    _Atomic uint64_t stat_publish_waits;   /* writers that waited for an
+                                           ** earlier batch to publish */
+    _Atomic uint64_t stat_window_waits;    /* leaders that waited for room
+                                           ** in the order ring or the
+                                           ** commit window */
+    _Atomic uint64_t stat_stale_reads;     /* gets started again (an
+                                           ** evicted commit entry) */
 };
 
-/* A live snapshot (db_read.c), in db->snapshots. */
+/* A live snapshot (db_read.c), in db->snapshots.  Its view never
+** changes (visibility.h); HIDDEN is the view's own copy of what it
+** hides (write_prepared), or NULL. */
 struct ravel_snapshot {
     ravel_db *db;
-    uint64_t seq;
+    struct rv_read_view view;
+    struct rv_seq_range *hidden;
     struct ravel_snapshot *prev, *next;
+};
+
+/* What a flush must know of a live snapshot's view: every version at or
+** below ALL_BELOW is visible to it, none above SEQ; between the two
+** (write_prepared only) it depends. */
+struct rv_snapshot_bounds {
+    uint64_t all_below, seq;
 };
 
 /* Checks that DB is a live handle; sets the message otherwise. */
@@ -133,6 +181,10 @@ RAVEL_PRIVATE void rv_db_leave(ravel_db *db);
 /* For tests: the number of calls between rv_db_enter and rv_db_leave, and
 ** in *CLOSING (if not NULL) whether ravel_close has begun. */
 RAVEL_PRIVATE uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing);
+
+/* For tests: the writers waiting in the main write queue behind its
+** leader. */
+RAVEL_PRIVATE int rv_db_writers_queued(ravel_db *db);
 #endif
 
 /* The current version with a reference taken (version.c). */
@@ -179,11 +231,11 @@ RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db);
 RAVEL_PRIVATE struct rv_file *rv_db_new_file(ravel_db *db,
                                              const struct rv_file_meta *m);
 
-/* The sequence numbers of the live snapshots, ascending, in a new array
-** (*N of them); under db->mu.  NULL with *N = 0 when there are none or
-** memory ran out (*NOMEM set then). */
-RAVEL_PRIVATE uint64_t *rv_db_snapshot_list_locked(ravel_db *db, int *n,
-                                                   int *nomem);
+/* The bounds of the live snapshots' views, ascending by ALL_BELOW, in a
+** new array (*N of them); under db->mu.  NULL with *N = 0 when there are
+** none or memory ran out (*NOMEM set then). */
+RAVEL_PRIVATE struct rv_snapshot_bounds *
+rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem);
 
 /* Stops writes after a failure with result code RC (RAVEL_IOERR,
 ** RAVEL_NOMEM, ...) and message REASON: every later write returns

@@ -3,8 +3,7 @@
 **
 ** A read takes a reference on the current version (the active and
 ** immutable memtables and the table files), then a read view
-** (visibility.h) from its snapshot's sequence or last_visible_seq -- in
-** that order: a version installed by a flush holds files from which
+** (visibility.h): its snapshot's, or the latest one -- in that order: a version installed by a flush holds files from which
 ** versions hidden by newer ones were dropped (flush.c), and a read that
 ** sees that version must read at a sequence at or above everything the
 ** flush wrote, which a sequence taken after the version guarantees.  Then
@@ -30,14 +29,8 @@ struct ravel_iter {
     ravel_db *db;
     rv_db_iter *it;
     struct rv_version *v;   /* pinned: its files stay while it reads */
+    struct rv_seq_range *hidden; /* its view's own (write_prepared) */
 };
-
-static uint64_t read_latest_sequence(ravel_db *db)
-{
-    /* acquire: pairs with the group completer's release, so every insert
-    ** of a visible group is seen. */
-    return atomic_load_explicit(&db->last_visible_seq, memory_order_acquire);
-}
 
 static int read_check_key(const void *key, size_t klen, const char *fn)
 {
@@ -72,7 +65,12 @@ static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
     s->db = db;
     s->prev = NULL;
     pthread_mutex_lock(&db->mu);
-    s->seq = read_latest_sequence(db);
+    int rc = rv_db_capture_view(db, &s->view, &s->hidden);
+    if (rc) {
+        pthread_mutex_unlock(&db->mu);
+        free(s);
+        return rc;
+    }
     s->next = db->snapshots;
     if (s->next)
         s->next->prev = s;
@@ -110,6 +108,7 @@ static int read_snapshot_release(ravel_db *db, ravel_snapshot *snap)
         snap->next->prev = snap->prev;
     db->live_snapshots--;
     pthread_mutex_unlock(&db->mu);
+    free(snap->hidden);
     free(snap);
     return RAVEL_OK;
 }
@@ -126,30 +125,37 @@ int ravel_snapshot_release(ravel_db *db, ravel_snapshot *snap)
 
 uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap)
 {
-    return snap ? snap->seq : 0;
+    return snap ? snap->view.seq : 0;
 }
 
-static int read_cmp_u64(const void *a, const void *b)
+static int read_cmp_bounds(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    const struct rv_snapshot_bounds *x = a, *y = b;
+    if (x->all_below != y->all_below)
+        return x->all_below < y->all_below ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-uint64_t *rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem)
+struct rv_snapshot_bounds *rv_db_snapshot_list_locked(ravel_db *db, int *n,
+                                                      int *nomem)
 {
     *n = 0;
     *nomem = 0;
     if (db->live_snapshots == 0)
         return NULL;
-    uint64_t *seqs = malloc((size_t)db->live_snapshots * sizeof *seqs);
-    if (!seqs) {
+    struct rv_snapshot_bounds *b =
+        malloc((size_t)db->live_snapshots * sizeof *b);
+    if (!b) {
         *nomem = 1;
         return NULL;
     }
-    for (ravel_snapshot *s = db->snapshots; s; s = s->next)
-        seqs[(*n)++] = s->seq;
-    qsort(seqs, (size_t)*n, sizeof *seqs, read_cmp_u64);
-    return seqs;
+    for (ravel_snapshot *s = db->snapshots; s; s = s->next) {
+        b[*n].all_below = s->view.all_below;
+        b[*n].seq = s->view.seq;
+        (*n)++;
+    }
+    qsort(b, (size_t)*n, sizeof *b, read_cmp_bounds);
+    return b;
 }
 
 /* ------------------------------------------------------------------ get */
@@ -330,17 +336,37 @@ static int read_check_get(ravel_db *db, const ravel_snapshot *snap,
 static int read_get(ravel_db *db, const ravel_snapshot *snap,
                     const void *key, size_t klen, struct read_sink *sink)
 {
-    unsigned token;
-    struct rv_version *v = rv_db_pin_version(db, &token);
-    /* after the version (whose load has acquire semantics): see the top of
-    ** this file */
-    struct rv_read_view view =
-        rv_read_view_at(snap ? snap->seq : read_latest_sequence(db));
-    struct read_probe p = {
-        .ukey = key ? key : "", .ulen = klen, .view = &view, .sink = sink,
-    };
-    int rc = read_lookup(db, v, &p);
-    rv_db_unpin_version(db, token);
+    struct read_probe p;
+    int rc;
+    for (;;) {
+        unsigned token;
+        struct rv_version *v = rv_db_pin_version(db, &token);
+        /* after the version (whose load has acquire semantics): see the
+        ** top of this file */
+        int stale = 0;
+        struct rv_read_view view =
+            snap ? snap->view : rv_db_current_view(db, &stale);
+        memset(&p, 0, sizeof p);
+        p.ukey = key ? key : "";
+        p.ulen = klen;
+        p.view = &view;
+        p.sink = sink;
+        rc = read_lookup(db, v, &p);
+        rv_db_unpin_version(db, token);
+        if (!stale)
+            break;
+        /* write_prepared: the commit table forgot an entry this read
+        ** needed (it stalled while a table's worth of sequences went
+        ** by): read again at a fresh view */
+        atomic_fetch_add_explicit(&db->stat_stale_reads, 1,
+                                  memory_order_relaxed);
+        if (sink->copy) {
+            free(*sink->copy);
+            *sink->copy = NULL;
+        }
+        sink->rc = RAVEL_OK;
+        sink->vlen = 0;
+    }
     if (rc == RAVEL_OK && sink->rc)
         rc = sink->rc;
     if (rc == RAVEL_OK && (!p.found || p.type != RV_TYPE_PUT))
@@ -444,6 +470,25 @@ static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
     return merged;
 }
 
+/* A copy of the snapshot view FROM in *TO, with its own copy of what it
+** hides in *HIDDEN (an iterator may outlive its snapshot). */
+static int read_copy_view(const struct rv_read_view *from,
+                          struct rv_read_view *to,
+                          struct rv_seq_range **hidden)
+{
+    *to = *from;
+    *hidden = NULL;
+    if (from->n_hidden == 0)
+        return RAVEL_OK;
+    size_t bytes = (size_t)from->n_hidden * sizeof **hidden;
+    *hidden = malloc(bytes);
+    if (!*hidden)
+        return rv_error(RAVEL_NOMEM, "out of memory creating an iterator");
+    memcpy(*hidden, from->hidden, bytes);
+    to->hidden = *hidden;
+    return RAVEL_OK;
+}
+
 static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
                          ravel_iter **out)
 {
@@ -455,15 +500,18 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
 
     struct rv_version *v = rv_db_ref_version(db);
     /* after the version: see the top of this file */
-    struct rv_read_view view =
-        rv_read_view_at(snap ? snap->seq : read_latest_sequence(db));
-    struct rv_iter *merged = read_version_iter(db, v, &rc);
+    struct rv_read_view view;
+    struct rv_seq_range *hidden = NULL;
+    rc = snap ? read_copy_view(&snap->view, &view, &hidden)
+              : rv_db_capture_view(db, &view, &hidden);
+    struct rv_iter *merged = rc ? NULL : read_version_iter(db, v, &rc);
     ravel_iter *it = merged ? malloc(sizeof *it) : NULL;
     rv_db_iter *dit = it ? rv_db_iter_new(merged, &view) : NULL;
     if (!dit) {
         if (!it && merged)
             merged->ops->destroy(merged);
         free(it);
+        free(hidden);
         rv_version_unref(v);
         return rc ? rc : rv_error(RAVEL_NOMEM, "out of memory creating an "
                                   "iterator");
@@ -471,6 +519,7 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     it->db = db;
     it->it = dit;
     it->v = v;
+    it->hidden = hidden;
     /* relaxed: close reads it only after the gate, which orders it */
     atomic_fetch_add_explicit(&db->live_iterators, 1, memory_order_relaxed);
     *out = it;
@@ -494,6 +543,7 @@ void ravel_iter_free(ravel_iter *it)
     ravel_db *db = it->db;
     rv_db_iter_free(it->it);
     rv_version_unref(it->v);
+    free(it->hidden);
     free(it);
     /* release: the iterator's last use happens before close sees 0 (this
     ** call is not inside the gate) */

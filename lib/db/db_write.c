@@ -42,7 +42,9 @@
 #include "db/batch.h"
 #include "db/db.h"
 #include "db/dbformat.h"
+#include "db/write_unordered.h"
 #include "util/error.h"
+#include "util/fault.h"
 #include "wal/wal_format.h"
 
 #include <string.h>
@@ -127,6 +129,9 @@ static int write_switch_memtable(ravel_db *db)
     int rc = write_wait_for_room(db);
     if (rc)
         return rc;
+    /* unordered modes: the memtable being switched out must be complete
+    ** before a flush may read it */
+    rv_write_wait_for_inserts(db);
     rv_memtable *mem = rv_memtable_new(db->options.write_buffer_size);
     if (!mem)
         return rv_error(RAVEL_NOMEM, "out of memory creating a memtable");
@@ -141,18 +146,18 @@ static int write_switch_memtable(ravel_db *db)
     return rc;
 }
 
-/* Gives every member its sequence numbers; returns the WAL bytes needed. */
-static size_t write_assign_sequences(ravel_db *db, struct rv_write_group *g,
-                                     int *want_sync)
+/* Gives every member its sequence numbers (*WAL_BYTES: the WAL bytes
+** needed).  Fails only with write_prepared, if writes stop while it
+** waits for room in the commit window. */
+static int write_assign_sequences(ravel_db *db, struct rv_write_group *g,
+                                  int *want_sync, size_t *wal_bytes)
 {
-    uint64_t seq = db->last_seq + 1;
-    size_t wal_bytes = 0;
-    struct rv_writer *w = g->leader;
-    for (;;) {
-        w->first_seq = seq;
-        seq += w->batch->count;
+    uint64_t count = 0;
+    *wal_bytes = 0;
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        count += w->batch->count;
         if (!(w->flags & RAVEL_NO_WAL))
-            wal_bytes += rv_wal_record_size(w->batch->len);
+            *wal_bytes += rv_wal_record_size(w->batch->len);
         else if (!(w->flags & RV_WRITE_FLUSH))
             atomic_fetch_add_explicit(&db->stat_nowal_writes, 1,
                                       memory_order_relaxed);
@@ -160,13 +165,19 @@ static size_t write_assign_sequences(ravel_db *db, struct rv_write_group *g,
             *want_sync = 1;
         if (w == g->last)
             break;
-        w = w->next;
+    }
+    uint64_t seq = 0;
+    int rc = rv_write_reserve_sequences(db, count, &seq);
+    if (rc)
+        return rc;
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        w->first_seq = seq;
+        seq += w->batch->count;
+        if (w == g->last)
+            break;
     }
     g->last_seq = seq - 1;
-    db->last_seq = g->last_seq;
-    atomic_store_explicit(&db->last_seq_stat, db->last_seq,
-                          memory_order_relaxed);
-    return wal_bytes;
+    return RAVEL_OK;
 }
 
 /* Encodes the WAL members' batches, with their sequences, into BUF. */
@@ -230,7 +241,10 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     write_group_note_flush_target(db, g);
 
     int want_sync = 0;
-    size_t wal_bytes = write_assign_sequences(db, g, &want_sync);
+    size_t wal_bytes = 0;
+    rc = write_assign_sequences(db, g, &want_sync, &wal_bytes);
+    if (rc != RAVEL_OK)
+        goto out;
     g->memtable = rv_db_active_memtable(db);
     if (wal_bytes == 0)
         return RAVEL_OK;
@@ -259,10 +273,32 @@ out:
 
 /* ------------------------------------------------------ memtable inserts */
 
+/* Where rv_batch_apply inserts: the memtable, and the batch's first
+** sequence (for the test hook that slows an insert after its first
+** entry). */
+struct write_insert_ctx {
+    rv_memtable *mem;
+    uint64_t first_seq;
+};
+
 static int write_insert_op(void *ctx, uint64_t seq, int type, const char *key,
                            size_t klen, const char *val, size_t vlen)
 {
-    return rv_memtable_add(ctx, seq, type, key, klen, val, vlen);
+    struct write_insert_ctx *c = ctx;
+    if (seq == c->first_seq + 1)
+        rv_test_insert_delay_here();
+    return rv_memtable_add(c->mem, seq, type, key, klen, val, vlen);
+}
+
+int rv_write_insert_batch(ravel_db *db, rv_memtable *mem,
+                          const struct rv_writer *w)
+{
+    struct write_insert_ctx c = {mem, w->first_seq};
+    int rc = rv_batch_apply(w->batch->rep, w->batch->len, w->first_seq,
+                            write_insert_op, &c);
+    if (rc != RAVEL_OK)
+        rv_db_stop_writes(db, rc, rv_errmsg_get());
+    return rc;
 }
 
 /* Inserts W's batch into the group's memtable.  On failure, stops writes
@@ -270,12 +306,9 @@ static int write_insert_op(void *ctx, uint64_t seq, int type, const char *key,
 static void write_insert_batch(ravel_db *db, struct rv_write_group *g,
                                struct rv_writer *w)
 {
-    int rc = rv_batch_apply(w->batch->rep, w->batch->len, w->first_seq,
-                            write_insert_op, g->memtable);
-    if (rc != RAVEL_OK) {
-        rv_db_stop_writes(db, rc, rv_errmsg_get());
+    int rc = rv_write_insert_batch(db, g->memtable, w);
+    if (rc != RAVEL_OK)
         rv_write_group_insert_failed(g, rc);
-    }
 }
 
 /* The last member to finish: publishes the group -- or, if an insert
@@ -326,6 +359,7 @@ static void write_leave_inbound(ravel_db *db, struct rv_write_group *g)
 static void write_lead_group(ravel_db *db, struct rv_writer *leader)
 {
     struct rv_write_group g;
+    rv_pause_here(RV_PAUSE_GROUP_LEAD);
     rv_write_group_form(&db->queue, leader, &g,
                         db->options.max_write_batch_group_size_bytes);
     int rc = write_prepare_group(db, &g);
@@ -333,6 +367,10 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
     if (rc != RAVEL_OK) {
         write_fail_group(&g, rc);
         rv_write_group_complete(&db->queue, &g, leader);
+        return;
+    }
+    if (db->ordering != RV_ORDERING_ORDERED) {
+        rv_write_unordered_release(db, &g, leader);
         return;
     }
     if (db->options.allow_concurrent_memtable_write && g.size > 1) {
@@ -360,6 +398,8 @@ static void write_join(ravel_db *db, struct rv_writer *w)
     int state = rv_write_queue_join(&db->queue, w);
     if (state == RV_WRITER_LEADER)
         write_lead_group(db, w);
+    else if (state == RV_WRITER_INSERT && db->ordering != RV_ORDERING_ORDERED)
+        rv_write_unordered_insert(db, w);
     else if (state == RV_WRITER_INSERT)
         write_member_insert(db, w);
 }

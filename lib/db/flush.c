@@ -32,6 +32,19 @@
 ** dropped.  Tombstones are kept (until compaction knows nothing older
 ** exists below).
 **
+** With write_prepared (visibility.h) a snapshot sees every version at or
+** below its all_below and, between that and its sequence, the ones whose
+** batches had committed when it was taken; a reader without a snapshot
+** sees everything at or below the commit watermark, and above it what has
+** committed.  The stripes are then cut at each snapshot's all_below and
+** at the watermark (loaded before the snapshot list: later snapshots
+** have all_below at or above it), and every version in a range some
+** reader may or may not see -- between a snapshot's two bounds, or above
+** the watermark -- is kept and hides nothing, whether its batch has
+** committed yet or not: a version may reach a table file before its
+** commit, and reads ask the commit table about it there as in a
+** memtable.
+**
 ** A failure (a write, an fdatasync, the manifest, memory) deletes the
 ** files written (unless the manifest append was attempted: the next open
 ** decides by what the manifest holds), leaves the memtable in the version and its WAL segments
@@ -82,20 +95,28 @@ static int flush_key_set(struct flush_key *k, const char *p, size_t n)
 /* ---------------------------------------------------- versions kept */
 
 struct flush_keep {
-    const uint64_t *snaps;  /* live snapshots, ascending */
-    int n_snaps;
+    uint64_t *bounds;       /* stripe bounds, ascending: each live
+                            ** snapshot's all_below (its sequence outside
+                            ** write_prepared), and with write_prepared
+                            ** the commit watermark */
+    int n_bounds;
+    struct rv_seq_range *uncertain; /* write_prepared: sequences some
+                            ** reader may or may not see (between a view's
+                            ** two bounds, or above the watermark):
+                            ** ascending, disjoint */
+    int n_uncertain;
     struct flush_key prev;  /* the last user key kept */
     int have_prev;
     int prev_stripe;
 };
 
-/* The stripe of SEQ: the index of the first snapshot >= SEQ, or n_snaps. */
+/* The stripe of SEQ: the index of the first bound >= SEQ, or n_bounds. */
 static int flush_stripe(const struct flush_keep *k, uint64_t seq)
 {
-    int lo = 0, hi = k->n_snaps;
+    int lo = 0, hi = k->n_bounds;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (k->snaps[mid] < seq)
+        if (k->bounds[mid] < seq)
             lo = mid + 1;
         else
             hi = mid;
@@ -103,14 +124,32 @@ static int flush_stripe(const struct flush_keep *k, uint64_t seq)
     return lo;
 }
 
+/* 1 if SEQ lies in one of K's uncertain ranges. */
+static int flush_uncertain(const struct flush_keep *k, uint64_t seq)
+{
+    int lo = 0, hi = k->n_uncertain;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (k->uncertain[mid].hi < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k->n_uncertain && k->uncertain[lo].lo <= seq;
+}
+
 /* 1 if the entry IKEY (entries come in internal-key order) must be kept;
 ** 0 if a newer version of its key in the same stripe hides it from every
-** reader; -1 on allocation failure. */
+** reader; -1 on allocation failure.  An uncertain entry is kept and hides
+** nothing: a reader may not see it. */
 static int flush_keep_entry(struct flush_keep *k, const char *ikey,
                             size_t klen)
 {
     size_t ulen = klen - RV_TAG_SIZE;
-    int stripe = flush_stripe(k, rv_tag_sequence(rv_get_fixed64(ikey + ulen)));
+    uint64_t seq = rv_tag_sequence(rv_get_fixed64(ikey + ulen));
+    if (flush_uncertain(k, seq))
+        return 1;
+    int stripe = flush_stripe(k, seq);
     if (k->have_prev && stripe == k->prev_stripe &&
         rv_user_key_compare(ikey, ulen, k->prev.data, k->prev.len) == 0)
         return 0;
@@ -119,6 +158,67 @@ static int flush_keep_entry(struct flush_keep *k, const char *ikey,
     k->have_prev = 1;
     k->prev_stripe = stripe;
     return 1;
+}
+
+static int flush_cmp_range(const void *a, const void *b)
+{
+    const struct rv_seq_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Fills K from the live snapshots' bounds (SNAPS, N, ascending by
+** all_below) and, with write_prepared, the commit watermark WATERMARK
+** (UINT64_MAX otherwise): see the top of this file. */
+static int flush_keep_init(struct flush_keep *k,
+                           const struct rv_snapshot_bounds *snaps, int n,
+                           uint64_t watermark)
+{
+    int prepared = watermark != UINT64_MAX;
+    k->bounds = malloc((size_t)(n + 1) * sizeof *k->bounds);
+    k->uncertain = malloc((size_t)(n + 1) * sizeof *k->uncertain);
+    if (!k->bounds || !k->uncertain)
+        return rv_error(RAVEL_NOMEM, "out of memory listing snapshots");
+    for (int i = 0; i < n; i++) {
+        k->bounds[k->n_bounds++] = snaps[i].all_below;
+        if (snaps[i].seq > snaps[i].all_below) {
+            k->uncertain[k->n_uncertain].lo = snaps[i].all_below + 1;
+            k->uncertain[k->n_uncertain++].hi = snaps[i].seq;
+        }
+    }
+    if (prepared) {
+        /* readers without a snapshot see everything at or below the
+        ** watermark, and above it what has committed by then */
+        int at = k->n_bounds;
+        while (at > 0 && k->bounds[at - 1] > watermark) {
+            k->bounds[at] = k->bounds[at - 1];
+            at--;
+        }
+        k->bounds[at] = watermark;
+        k->n_bounds++;
+        k->uncertain[k->n_uncertain].lo = watermark + 1;
+        k->uncertain[k->n_uncertain++].hi = UINT64_MAX;
+    }
+    qsort(k->uncertain, (size_t)k->n_uncertain, sizeof *k->uncertain,
+          flush_cmp_range);
+    int merged = 0;
+    for (int i = 0; i < k->n_uncertain; i++) {
+        if (merged > 0 && k->uncertain[i].lo <= k->uncertain[merged - 1].hi)
+        {
+            if (k->uncertain[i].hi > k->uncertain[merged - 1].hi)
+                k->uncertain[merged - 1].hi = k->uncertain[i].hi;
+        } else {
+            k->uncertain[merged++] = k->uncertain[i];
+        }
+    }
+    k->n_uncertain = merged;
+    return RAVEL_OK;
+}
+
+static void flush_keep_free(struct flush_keep *k)
+{
+    free(k->bounds);
+    free(k->uncertain);
+    free(k->prev.data);
 }
 
 /* ---------------------------------------------------- table files */
@@ -343,7 +443,7 @@ static int flush_log_edit(ravel_db *db, const struct flush_output *out,
     e.has_log_number = 1;
     e.log_number = log_number;
     e.has_last_sequence = 1;
-    e.last_sequence = atomic_load_explicit(&db->last_seq_stat,
+    e.last_sequence = atomic_load_explicit(&db->last_seq,
                                            memory_order_relaxed);
     if (rc == RAVEL_OK)
         rc = rv_manifest_append(db->manifest, &e);
@@ -397,18 +497,24 @@ void rv_flush_run_locked(ravel_db *db)
     uint64_t log_number = v->n_imm >= 2 ? v->imm_wal[v->n_imm - 2]
                                         : v->mem_wal;
     uint64_t old_log_number = db->log_number;
-    int nomem = 0;
-    struct flush_keep keep;
-    memset(&keep, 0, sizeof keep);
-    uint64_t *snaps = rv_db_snapshot_list_locked(db, &keep.n_snaps, &nomem);
-    keep.snaps = snaps;
+    int nomem = 0, n_snaps = 0;
+    /* the watermark before the list: a snapshot taken after the list (so
+    ** after this load) has all_below at or above it */
+    uint64_t watermark = db->ordering == RV_ORDERING_WRITE_PREPARED
+        ? atomic_load(&db->commit_watermark) : UINT64_MAX;
+    struct rv_snapshot_bounds *snaps =
+        rv_db_snapshot_list_locked(db, &n_snaps, &nomem);
     pthread_mutex_unlock(&db->mu);
 
     uint64_t start = flush_now_micros();
     struct flush_output out;
     memset(&out, 0, sizeof out);
+    struct flush_keep keep;
+    memset(&keep, 0, sizeof keep);
     int rc = nomem ? rv_error(RAVEL_NOMEM, "out of memory listing snapshots")
-                   : flush_write_tables(db, mem, &keep, &out);
+                   : flush_keep_init(&keep, snaps, n_snaps, watermark);
+    if (rc == RAVEL_OK)
+        rc = flush_write_tables(db, mem, &keep, &out);
     if (rc == RAVEL_OK)
         rc = rv_sync_dir(db->dir);
     if (rc != RAVEL_OK) {
@@ -451,7 +557,7 @@ void rv_flush_run_locked(ravel_db *db)
                   (unsigned long long)log_number);
     }
     flush_output_free(&out);
-    free(keep.prev.data);
+    flush_keep_free(&keep);
     free(snaps);
     rv_version_unref(v);
     pthread_mutex_lock(&db->mu);

@@ -37,7 +37,7 @@ static uint64_t properties_stat(_Atomic uint64_t *counter)
     return atomic_load_explicit(counter, memory_order_relaxed);
 }
 
-/* The flush, stall and table lines of ravel.stats. */
+/* The flush, stall, table and ordering lines of ravel.stats. */
 static char *properties_flush_stats(ravel_db *db, int n_files,
                                     uint64_t file_bytes)
 {
@@ -49,7 +49,12 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         "stall: %llu write groups waited for a flush, %.3f s total\n"
         "tables: %d files, %llu bytes, %llu lookups saved by filters\n"
         "wal segments deleted: %llu\n"
-        "background errors: %llu\n",
+        "background errors: %llu\n"
+        "ordering: %s, %u inserts pending, %llu switches waited for "
+        "inserts, %llu writers waited to be published, %llu leader waits "
+        "for room\n"
+        "commit table: %llu entries, %llu evictions, max evicted %llu, "
+        "commit watermark %llu, %llu reads restarted\n",
         (unsigned long long)flushes,
         (unsigned long long)properties_stat(&db->stat_flush_bytes),
         (unsigned long long)properties_stat(&db->stat_flush_entries),
@@ -61,7 +66,20 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         n_files, (unsigned long long)file_bytes,
         (unsigned long long)properties_stat(&db->stat_filter_useful),
         (unsigned long long)properties_stat(&db->stat_wal_deleted),
-        (unsigned long long)properties_stat(&db->stat_bg_errors));
+        (unsigned long long)properties_stat(&db->stat_bg_errors),
+        rv_write_ordering_name(db->ordering),
+        (unsigned)atomic_load_explicit(&db->pending_inserts,
+                                       memory_order_relaxed),
+        (unsigned long long)properties_stat(&db->stat_switch_waits),
+        (unsigned long long)properties_stat(&db->stat_publish_waits),
+        (unsigned long long)properties_stat(&db->stat_window_waits),
+        (unsigned long long)(db->commit_table.slots
+                                 ? db->commit_table.mask + 1 : 0),
+        (unsigned long long)properties_stat(&db->commit_table.evictions),
+        (unsigned long long)properties_stat(
+            &db->commit_table.max_evicted_seq),
+        (unsigned long long)properties_stat(&db->commit_watermark),
+        (unsigned long long)properties_stat(&db->stat_stale_reads));
 }
 
 static char *properties_stats(ravel_db *db)
@@ -113,7 +131,7 @@ static char *properties_stats(ravel_db *db)
         mem_bytes, n_imm,
         (unsigned long long)atomic_load_explicit(&db->stat_memtable_switches,
                                                  memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&db->last_seq_stat,
+        (unsigned long long)atomic_load_explicit(&db->last_seq,
                                                  memory_order_relaxed),
         (unsigned long long)atomic_load_explicit(&db->last_visible_seq,
                                                  memory_order_acquire),
@@ -128,7 +146,7 @@ static char *properties_stats(ravel_db *db)
 static char *properties_last_sequence(ravel_db *db)
 {
     return properties_format("%llu", (unsigned long long)atomic_load_explicit(
-                                 &db->last_seq_stat, memory_order_relaxed));
+                                 &db->last_seq, memory_order_relaxed));
 }
 
 static char *properties_last_visible_sequence(ravel_db *db)
@@ -295,6 +313,12 @@ static char *properties_background_errors(ravel_db *db)
                                                   memory_order_relaxed));
 }
 
+static char *properties_write_ordering(ravel_db *db)
+{
+    return properties_format("%s", rv_write_ordering_name(
+                                       rv_options_ordering(&db->options)));
+}
+
 /* Every property, in the order ravel.h lists them.  Each function returns
 ** malloc'd text, or NULL on OOM. */
 static const struct properties_def {
@@ -315,6 +339,7 @@ static const struct properties_def {
     {"ravel.cur-size-all-mem-tables", properties_all_mem_size},
     {"ravel.block-cache-usage", properties_block_cache_usage},
     {"ravel.background-errors", properties_background_errors},
+    {"ravel.write-ordering", properties_write_ordering},
 };
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])

@@ -187,22 +187,28 @@ int rv_write_group_insert_done(struct rv_write_group *g)
     return atomic_fetch_sub_explicit(&g->pending, 1, memory_order_acq_rel) == 1;
 }
 
+/* Hands Q's leadership to the writer after G's last member, if any. */
+static void group_pass_leadership(struct rv_write_queue *q,
+                                  struct rv_write_group *g)
+{
+    pthread_mutex_lock(&q->mu);
+    struct rv_writer *next_leader = g->last->next;
+    q->head = next_leader;
+    if (!next_leader)
+        q->tail = NULL;
+    pthread_mutex_unlock(&q->mu);
+    if (next_leader)
+        group_set_state(next_leader, RV_WRITER_LEADER);
+}
+
 void rv_write_group_complete(struct rv_write_queue *q,
                              struct rv_write_group *g, struct rv_writer *self)
 {
     struct rv_writer *first = g->leader;
     struct rv_writer *last = g->last;
 
-    pthread_mutex_lock(&q->mu);
-    struct rv_writer *next_leader = last->next;
-    q->head = next_leader;
-    if (!next_leader)
-        q->tail = NULL;
-    pthread_mutex_unlock(&q->mu);
-
     /* The next group may start at once. */
-    if (next_leader)
-        group_set_state(next_leader, RV_WRITER_LEADER);
+    group_pass_leadership(q, g);
 
     struct rv_writer *w = first;
     for (;;) {
@@ -216,6 +222,40 @@ void rv_write_group_complete(struct rv_write_queue *q,
     /* SELF may be in the middle of the list: its own state is set last,
     ** so the group (possibly on the leader's stack) outlives our use. */
     atomic_store_explicit(&self->state, RV_WRITER_DONE, memory_order_relaxed);
+}
+
+int rv_write_queue_waiting(struct rv_write_queue *q)
+{
+    int n = 0;
+    pthread_mutex_lock(&q->mu);
+    for (struct rv_writer *w = q->head; w; w = w->next)
+        n++;
+    pthread_mutex_unlock(&q->mu);
+    return n > 0 ? n - 1 : 0;
+}
+
+void rv_write_group_release(struct rv_write_queue *q,
+                            struct rv_write_group *g, struct rv_writer *self)
+{
+    struct rv_writer *first = g->leader;
+    struct rv_writer *last = g->last;
+    group_pass_leadership(q, g);
+    /* A member released may join another queue at once (overwriting its
+    ** next link): read the link before releasing it. */
+    struct rv_writer *w = first;
+    for (;;) {
+        struct rv_writer *next = w == last ? NULL : w->next;
+        if (w != self)
+            group_set_state(w, RV_WRITER_INSERT);
+        if (!next)
+            break;
+        w = next;
+    }
+}
+
+void rv_writer_set_done(struct rv_writer *w)
+{
+    group_set_state(w, RV_WRITER_DONE);
 }
 
 void rv_writer_await_done(struct rv_writer *w)

@@ -20,10 +20,10 @@
 ** idle waiters cost no CPU; a waker makes a system call only if the
 ** waiter is actually asleep.
 **
-** Seams left for later issues: unordered_write completes a group right
-** after its WAL write (members then insert on their own, counted by
-** pending_memtable_writes); a second queue for commit entries uses this
-** same protocol.
+** The unordered modes (unordered_write) release a group right after its
+** WAL write instead (rv_write_group_release): leadership passes on and
+** every member inserts on its own, while the next group forms.  With
+** write_prepared a second queue, of commits, uses this same protocol.
 */
 #ifndef RAVEL_WRITE_GROUP_H
 #define RAVEL_WRITE_GROUP_H
@@ -52,7 +52,12 @@ struct rv_writer {
     uint64_t wal_end;           /* logical WAL offset after the record */
     int status;                 /* set by the leader or the completer
                                 ** before DONE (release), final at DONE */
-    struct rv_write_group *group; /* set by the leader before INSERT */
+    struct rv_write_group *group; /* set by the leader before INSERT
+                                ** (ordered mode) */
+    /* Unordered modes, set by the leader before INSERT: where to insert,
+    ** and the batch's position in the database's order ring. */
+    void *memtable;
+    uint64_t order_pos;
     _Atomic uint32_t state;     /* enum rv_writer_state; futex word */
     struct rv_writer *next;     /* next queued writer; queue mutex */
 };
@@ -117,6 +122,22 @@ RAVEL_PRIVATE int rv_write_group_insert_done(struct rv_write_group *g);
 RAVEL_PRIVATE void rv_write_group_complete(struct rv_write_queue *q,
                                            struct rv_write_group *g,
                                            struct rv_writer *self);
+
+/* The writers in Q behind the current leader (for tests and stats). */
+RAVEL_PRIVATE int rv_write_queue_waiting(struct rv_write_queue *q);
+
+/* Unordered modes: releases G (called by its leader, SELF, after the WAL
+** write): hands leadership to the next queued writer and moves every
+** other member to INSERT, to insert on its own with no group (each
+** member's memtable and order_pos set beforehand).  G is not used
+** afterwards and may go. */
+RAVEL_PRIVATE void rv_write_group_release(struct rv_write_queue *q,
+                                          struct rv_write_group *g,
+                                          struct rv_writer *self);
+
+/* Moves W, a writer out of any group, to DONE, waking it.  W may return
+** (and its stack vanish) at once: the caller must not touch W after. */
+RAVEL_PRIVATE void rv_writer_set_done(struct rv_writer *w);
 
 /* Waits until W is DONE. */
 RAVEL_PRIVATE void rv_writer_await_done(struct rv_writer *w);

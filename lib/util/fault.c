@@ -18,6 +18,7 @@
 #ifdef RAVEL_TEST_HOOKS
 
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 struct fault_point {
@@ -85,10 +86,28 @@ enum { PAUSE_OFF, PAUSE_ARMED, PAUSE_WAITING, PAUSE_RELEASED };
 ** (ARMED -> WAITING, RELEASED -> OFF); seq_cst: rare, and simplest. */
 static _Atomic int pause_states[RV_PAUSE_POINTS];
 
+/* The key a point is armed for (rv_pause_arm_key); length -1: any.
+** Written before the state is armed (seq_cst), read after seeing it. */
+#define PAUSE_KEY_MAX 64
+static char pause_keys[RV_PAUSE_POINTS][PAUSE_KEY_MAX];
+static _Atomic int pause_key_lens[RV_PAUSE_POINTS];
+
 void rv_pause_arm(enum rv_pause_point point)
 {
-    if ((unsigned)point < RV_PAUSE_POINTS)
+    if ((unsigned)point < RV_PAUSE_POINTS) {
+        atomic_store(&pause_key_lens[point], -1);
         atomic_store(&pause_states[point], PAUSE_ARMED);
+    }
+}
+
+void rv_pause_arm_key(enum rv_pause_point point, const void *key,
+                      size_t klen)
+{
+    if ((unsigned)point >= RV_PAUSE_POINTS || klen > PAUSE_KEY_MAX)
+        return;
+    memcpy(pause_keys[point], key, klen);
+    atomic_store(&pause_key_lens[point], (int)klen);
+    atomic_store(&pause_states[point], PAUSE_ARMED);
 }
 
 int rv_pause_waiting(enum rv_pause_point point)
@@ -105,6 +124,40 @@ void rv_pause_release(enum rv_pause_point point)
     if (!atomic_compare_exchange_strong(&pause_states[point], &armed,
                                         PAUSE_OFF))
         atomic_store(&pause_states[point], PAUSE_RELEASED);
+}
+
+void rv_pause_here_key(enum rv_pause_point point, const void *key,
+                       size_t klen)
+{
+    if (atomic_load_explicit(&pause_states[point], memory_order_relaxed) !=
+        PAUSE_ARMED)
+        return;
+    int want = atomic_load(&pause_key_lens[point]);
+    if (want >= 0 && ((size_t)want != klen ||
+                      memcmp(pause_keys[point], key, klen) != 0))
+        return;
+    rv_pause_here(point);
+}
+
+static _Atomic unsigned insert_delay_every, insert_delay_micros;
+static _Atomic unsigned insert_delay_count;
+
+void rv_test_insert_delay(unsigned every, unsigned micros)
+{
+    atomic_store(&insert_delay_micros, micros);
+    atomic_store(&insert_delay_every, every);
+}
+
+void rv_test_insert_delay_here(void)
+{
+    unsigned every = atomic_load_explicit(&insert_delay_every,
+                                          memory_order_relaxed);
+    if (every == 0 || atomic_fetch_add(&insert_delay_count, 1) % every)
+        return;
+    unsigned us = atomic_load(&insert_delay_micros);
+    struct timespec t = {.tv_sec = us / 1000000,
+                         .tv_nsec = (long)(us % 1000000) * 1000};
+    nanosleep(&t, NULL);
 }
 
 void rv_pause_here(enum rv_pause_point point)

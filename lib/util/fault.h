@@ -43,6 +43,14 @@ enum rv_pause_point {
                               ** segments are not deleted yet */
     RV_PAUSE_MANIFEST_WRITTEN = 3, /* a new manifest is durable, CURRENT
                               ** does not name it yet (manifest.c) */
+    RV_PAUSE_MEMTABLE_INSERT = 4, /* unordered modes: a writer released by
+                              ** its group has not inserted its batch yet
+                              ** (write_unordered.c) */
+    RV_PAUSE_COMMIT = 5,      /* write_prepared: a writer has inserted its
+                              ** batch and not joined the commit queue;
+                              ** armed with a key (rv_pause_arm_key) */
+    RV_PAUSE_GROUP_LEAD = 6,  /* a write-group leader has not formed its
+                              ** group yet (db_write.c) */
     RV_PAUSE_POINTS
 };
 
@@ -69,6 +77,24 @@ RAVEL_PRIVATE void rv_pause_release(enum rv_pause_point point);
 /* Called by library code at POINT: waits there if POINT is armed. */
 RAVEL_PRIVATE void rv_pause_here(enum rv_pause_point point);
 
+/* Arms POINT for one key: only a thread reaching it with KEY (KLEN bytes,
+** copied; at most 64) waits (rv_pause_here_key). */
+RAVEL_PRIVATE void rv_pause_arm_key(enum rv_pause_point point,
+                                    const void *key, size_t klen);
+
+/* Like rv_pause_here, for a thread carrying KEY: waits only if POINT is
+** armed for no key or for KEY. */
+RAVEL_PRIVATE void rv_pause_here_key(enum rv_pause_point point,
+                                     const void *key, size_t klen);
+
+/* Every EVERY-th batch inserted into a memtable sleeps MICROS
+** microseconds after its first entry (0 disables): makes the relaxed
+** guarantees of unordered_write observable. */
+RAVEL_PRIVATE void rv_test_insert_delay(unsigned every, unsigned micros);
+
+/* Called by the write path between a batch's first and second entry. */
+RAVEL_PRIVATE void rv_test_insert_delay_here(void);
+
 #else
 
 static inline int rv_fault_check(enum rv_fault_point point)
@@ -80,6 +106,18 @@ static inline int rv_fault_check(enum rv_fault_point point)
 static inline void rv_pause_here(enum rv_pause_point point)
 {
     (void)point;
+}
+
+static inline void rv_pause_here_key(enum rv_pause_point point,
+                                     const void *key, size_t klen)
+{
+    (void)point;
+    (void)key;
+    (void)klen;
+}
+
+static inline void rv_test_insert_delay_here(void)
+{
 }
 
 #endif /* RAVEL_TEST_HOOKS */

@@ -80,6 +80,15 @@ static const struct options_enum_name options_compression_names[] = {
     {NULL, 0},
 };
 
+static const struct options_enum_name options_write_policy_names[] = {
+    {"write_committed", RV_WRITE_POLICY_COMMITTED},
+    {"write_prepared", RV_WRITE_POLICY_PREPARED},
+    /* RocksDB's enumerator names */
+    {"WRITE_COMMITTED", RV_WRITE_POLICY_COMMITTED},
+    {"WRITE_PREPARED", RV_WRITE_POLICY_PREPARED},
+    {NULL, 0},
+};
+
 #define OPTIONS_FIELD(f) offsetof(struct ravel_options, f)
 
 static const struct options_def options_table[] = {
@@ -101,6 +110,16 @@ static const struct options_def options_table[] = {
      0, 0, options_recovery_names},
     {"wal_preallocate", OPTIONS_BOOL, OPTIONS_FIELD(wal_preallocate),
      0, 0, NULL},
+    {"unordered_write", OPTIONS_BOOL, OPTIONS_FIELD(unordered_write),
+     0, 0, NULL},
+    {"two_write_queues", OPTIONS_BOOL, OPTIONS_FIELD(two_write_queues),
+     0, 0, NULL},
+    {"write_policy", OPTIONS_ENUM, OPTIONS_FIELD(write_policy), 0, 0,
+     options_write_policy_names},
+    {"in_order_publication", OPTIONS_BOOL,
+     OPTIONS_FIELD(in_order_publication), 0, 0, NULL},
+    {"commit_table_size", OPTIONS_SIZE, OPTIONS_FIELD(commit_table_size),
+     16, 64ull << 20, NULL},
     {"max_write_buffer_number", OPTIONS_INT,
      OPTIONS_FIELD(max_write_buffer_number), 2, 64, NULL},
     {"max_background_jobs", OPTIONS_INT, OPTIONS_FIELD(max_background_jobs),
@@ -131,8 +150,6 @@ static const struct options_def options_table[] = {
 ** implement yet.  Rejected with a message of their own, so that nobody
 ** believes a setting took effect. */
 static const char *const options_not_built[] = {
-    "unordered_write",
-    "two_write_queues",
     "manual_wal_flush",
     "enable_pipelined_write",
     "min_write_buffer_number_to_merge",
@@ -212,6 +229,11 @@ void rv_options_init_defaults(struct ravel_options *o)
     o->wal_io = RV_WAL_IO_AUTO;
     o->wal_recovery_mode = RV_RECOVERY_TOLERATE_CORRUPTED_TAIL;
     o->wal_preallocate = 1;
+    o->unordered_write = 0;
+    o->two_write_queues = 0;
+    o->write_policy = RV_WRITE_POLICY_COMMITTED;
+    o->in_order_publication = 0;
+    o->commit_table_size = 1ull << 20;
     o->max_write_buffer_number = 2;
     o->max_background_jobs = 2;
     o->target_file_size_base = 64ull << 20;
@@ -223,6 +245,64 @@ void rv_options_init_defaults(struct ravel_options *o)
     o->block_cache_size = 32ull << 20;
     o->max_open_files = 1000;
     o->block_cache = NULL;
+}
+
+int rv_options_check(const struct ravel_options *o)
+{
+    int prepared = o->write_policy == RV_WRITE_POLICY_PREPARED;
+    if (prepared && (!o->unordered_write || !o->two_write_queues))
+        return rv_error(RAVEL_INVALID, "write_policy=write_prepared needs "
+                        "unordered_write=true and two_write_queues=true (%s "
+                        "is false): it orders unordered writes through a "
+                        "second write queue", !o->unordered_write
+                        ? "unordered_write" : "two_write_queues");
+    if (o->two_write_queues && !prepared)
+        return rv_error(RAVEL_INVALID, "two_write_queues=true needs "
+                        "write_policy=write_prepared: the second queue "
+                        "commits prepared writes, and ravel has no other "
+                        "use for it");
+    if (o->unordered_write && !o->allow_concurrent_memtable_write)
+        return rv_error(RAVEL_INVALID, "unordered_write=true needs "
+                        "allow_concurrent_memtable_write=true: each writer "
+                        "inserts its own batch");
+    if (o->in_order_publication && !o->unordered_write)
+        return rv_error(RAVEL_INVALID, "in_order_publication=true needs "
+                        "unordered_write=true: it orders unordered writes");
+    if (o->in_order_publication && prepared)
+        return rv_error(RAVEL_INVALID, "in_order_publication=true and "
+                        "write_policy=write_prepared are two ways to order "
+                        "unordered writes: choose one");
+    if (o->commit_table_size & (o->commit_table_size - 1))
+        return rv_error(RAVEL_INVALID, "commit_table_size=%llu is not a "
+                        "power of two",
+                        (unsigned long long)o->commit_table_size);
+    return RAVEL_OK;
+}
+
+enum rv_write_ordering rv_options_ordering(const struct ravel_options *o)
+{
+    if (!o->unordered_write)
+        return RV_ORDERING_ORDERED;
+    if (o->write_policy == RV_WRITE_POLICY_PREPARED)
+        return RV_ORDERING_WRITE_PREPARED;
+    if (o->in_order_publication)
+        return RV_ORDERING_IN_ORDER;
+    return RV_ORDERING_UNORDERED;
+}
+
+const char *rv_write_ordering_name(enum rv_write_ordering m)
+{
+    switch (m) {
+    case RV_ORDERING_ORDERED:
+        return "ordered";
+    case RV_ORDERING_UNORDERED:
+        return "unordered";
+    case RV_ORDERING_WRITE_PREPARED:
+        return "write-prepared";
+    case RV_ORDERING_IN_ORDER:
+        return "in-order-publication";
+    }
+    return "unknown";
 }
 
 int rv_compression_available(enum rv_compression c)

@@ -11,6 +11,27 @@
 
 enum rv_wal_io { RV_WAL_IO_AUTO = 0, RV_WAL_IO_URING = 1, RV_WAL_IO_SYNC = 2 };
 
+/* RocksDB's TxnDBWritePolicy names, for the plain database: write_prepared
+** orders unordered writes by a commit table (db/commit_table.h). */
+enum rv_write_policy {
+    RV_WRITE_POLICY_COMMITTED = 0,
+    RV_WRITE_POLICY_PREPARED = 1,
+};
+
+/* The ordering mode the options select (docs/ordering.md): which
+** guarantees reads get and how the write path provides them. */
+enum rv_write_ordering {
+    RV_ORDERING_ORDERED = 0,        /* default: a group becomes visible
+                                    ** once all its inserts are done */
+    RV_ORDERING_UNORDERED = 1,      /* unordered_write: visible before the
+                                    ** inserts; read-your-own-writes only */
+    RV_ORDERING_WRITE_PREPARED = 2, /* + two_write_queues + write_policy=
+                                    ** write_prepared: a commit table */
+    RV_ORDERING_IN_ORDER = 3,       /* + in_order_publication: each batch
+                                    ** visible once it and all earlier ones
+                                    ** are inserted */
+};
+
 /* Table block compression.  The values are the block trailer's type byte
 ** on disk (table/table_format.h): DO NOT CHANGE THEM. */
 enum rv_compression {
@@ -39,6 +60,14 @@ struct ravel_options {
     enum rv_wal_io wal_io;               /* auto */
     enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
     int wal_preallocate;                 /* true */
+
+    /* Ordering modes (rv_options_ordering; docs/ordering.md). */
+    int unordered_write;                 /* false */
+    int two_write_queues;                /* false */
+    enum rv_write_policy write_policy;   /* write_committed */
+    int in_order_publication;            /* false */
+    uint64_t commit_table_size;          /* 1 Mi entries; a power of two,
+                                         ** 16 .. 64 Mi */
 
     /* Memtables and flushing. */
     int max_write_buffer_number;         /* 2, 2 .. 64 */
@@ -75,6 +104,18 @@ RAVEL_PRIVATE int rv_compression_available(enum rv_compression c);
 RAVEL_PRIVATE const char *rv_compression_name(enum rv_compression c);
 
 RAVEL_PRIVATE void rv_options_init_defaults(struct ravel_options *o);
+
+/* Checks the options that only make sense together (the ordering modes,
+** commit_table_size a power of two): RAVEL_INVALID naming the options
+** otherwise.  ravel_open calls it. */
+RAVEL_PRIVATE int rv_options_check(const struct ravel_options *o);
+
+/* The ordering mode O selects (O passed rv_options_check). */
+RAVEL_PRIVATE enum rv_write_ordering
+rv_options_ordering(const struct ravel_options *o);
+
+/* "ordered", "unordered", "write-prepared", "in-order-publication". */
+RAVEL_PRIVATE const char *rv_write_ordering_name(enum rv_write_ordering m);
 
 /* The name of MODE as wal_recovery_mode accepts and prints it
 ** ("point_in_time", ...), from the option table; "unknown" for a value

@@ -1,0 +1,338 @@
+/*
+** write_unordered.c -- the unordered modes' write path (see
+** write_unordered.h for what each mode does; docs/ordering.md for the
+** guarantees).
+**
+** Counting released inserts: the leader adds its group's inserting
+** members to pending_inserts before releasing them; each member subtracts
+** itself once its batch is inserted -- and, with in-order publication,
+** once it has popped what it could, so that a switch that sees 0 also
+** sees every inserted batch published.  A leader about to switch
+** memtables sets switch_waiting and sleeps on the counter until it reads
+** 0; the member that brings it to 0 wakes it.  Both sides store and then
+** load what the other stores, so both are sequentially consistent.
+**
+** Failures.  An insert that fails stops writes (as in the ordered mode)
+** and its writer gets the code.  Unordered: the rest of its batch may
+** already be visible.  In-order publication: the failed batch is popped
+** but never published, and neither is any batch after it (they get
+** RAVEL_READONLY; their WAL records are there, so a reopen shows them
+** whole).  write_prepared: the failed batch never commits, the commit
+** watermark never passes it, and writes are stopped anyway.
+*/
+#include "db/write_unordered.h"
+#include "db/batch.h"
+#include "db/dbformat.h"
+#include "util/error.h"
+#include "util/fault.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Batches in flight the order ring holds before the leader waits. */
+#define UNORDERED_RING_SLOTS 4096
+
+/* Yields before the backoff sleeps, and the sleep, of a leader waiting
+** for room (a rare wait: a full ring or a commit window run out). */
+#define UNORDERED_BACKOFF_YIELDS 64
+#define UNORDERED_BACKOFF_NANOS 20000
+
+int rv_write_ordering_init(ravel_db *db)
+{
+    db->ordering = rv_options_ordering(&db->options);
+    uint64_t last = atomic_load(&db->last_seq);
+    atomic_store(&db->commit_watermark, last);
+    int rc = RAVEL_OK;
+    if (db->ordering == RV_ORDERING_IN_ORDER ||
+        db->ordering == RV_ORDERING_WRITE_PREPARED)
+        rc = rv_order_ring_init(&db->order_ring, UNORDERED_RING_SLOTS);
+    if (rc == RAVEL_OK && db->ordering == RV_ORDERING_WRITE_PREPARED)
+        rc = rv_commit_table_init(&db->commit_table,
+                                  db->options.commit_table_size);
+    if (rc != RAVEL_OK)
+        return rv_error(RAVEL_NOMEM, "out of memory for the %s ordering's "
+                        "tables (commit_table_size=%llu)",
+                        rv_write_ordering_name(db->ordering),
+                        (unsigned long long)db->options.commit_table_size);
+    return RAVEL_OK;
+}
+
+void rv_write_ordering_destroy(ravel_db *db)
+{
+    rv_order_ring_destroy(&db->order_ring);
+    rv_commit_table_destroy(&db->commit_table);
+}
+
+static void unordered_backoff(int *round)
+{
+    if ((*round)++ < UNORDERED_BACKOFF_YIELDS) {
+        sched_yield();
+        return;
+    }
+    struct timespec nap = {0, UNORDERED_BACKOFF_NANOS};
+    nanosleep(&nap, NULL);
+}
+
+/* ------------------------------------------------------- sequences */
+
+int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
+{
+    if (db->ordering != RV_ORDERING_WRITE_PREPARED) {
+        /* the leader alone assigns sequences */
+        uint64_t last = atomic_load_explicit(&db->last_seq,
+                                             memory_order_relaxed);
+        atomic_store_explicit(&db->last_seq, last + n, memory_order_relaxed);
+        *first = last + 1;
+        return RAVEL_OK;
+    }
+    /* The commit leader takes sequences too: compare-and-swap.  The
+    ** window: the last sequence reserved may not run past the commit
+    ** watermark by the table's size (commit_table.h), unless nothing is
+    ** in flight at all (a batch larger than the table). */
+    uint64_t window = db->commit_table.mask + 1;
+    int round = 0, waited = 0;
+    for (;;) {
+        uint64_t cur = atomic_load(&db->last_seq);
+        uint64_t wm = atomic_load(&db->commit_watermark);
+        if (cur + n <= wm + window - 1 ||
+            rv_order_ring_empty(&db->order_ring)) {
+            if (atomic_compare_exchange_weak(&db->last_seq, &cur, cur + n)) {
+                *first = cur + 1;
+                return RAVEL_OK;
+            }
+            continue;
+        }
+        if (rv_stop_code(&db->stop))
+            return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s "
+                                 "refuses writes until reopened", db->dir);
+        if (!waited) {
+            waited = 1;
+            atomic_fetch_add_explicit(&db->stat_window_waits, 1,
+                                      memory_order_relaxed);
+        }
+        unordered_backoff(&round);
+    }
+}
+
+/* ------------------------------------------------ counting inserts */
+
+static void unordered_futex_wait(_Atomic uint32_t *word, uint32_t expected)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL,
+            NULL, 0);
+}
+
+static void unordered_futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+            NULL, 0);
+}
+
+void rv_write_wait_for_inserts(ravel_db *db)
+{
+    uint32_t n = atomic_load(&db->pending_inserts);
+    if (n == 0)
+        return;
+    atomic_fetch_add_explicit(&db->stat_switch_waits, 1,
+                              memory_order_relaxed);
+    atomic_store(&db->switch_waiting, 1);
+    while ((n = atomic_load(&db->pending_inserts)) != 0)
+        unordered_futex_wait(&db->pending_inserts, n);
+    atomic_store(&db->switch_waiting, 0);
+}
+
+/* A released member is done with its insert (and its pops). */
+static void unordered_insert_done(ravel_db *db)
+{
+    if (atomic_fetch_sub(&db->pending_inserts, 1) == 1 &&
+        atomic_load(&db->switch_waiting))
+        unordered_futex_wake(&db->pending_inserts);
+}
+
+/* ---------------------------------------------------- the release */
+
+/* Producer of the order ring: waits for a free slot. */
+static void unordered_wait_ring_room(ravel_db *db)
+{
+    int round = 0, waited = 0;
+    while (rv_order_ring_full(&db->order_ring)) {
+        if (!waited) {
+            waited = 1;
+            atomic_fetch_add_explicit(&db->stat_window_waits, 1,
+                                      memory_order_relaxed);
+        }
+        unordered_backoff(&round);
+    }
+}
+
+void rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
+                                struct rv_writer *leader)
+{
+    uint32_t inserting = 0;
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        w->memtable = g->memtable;
+        if (w->batch->count > 0) {
+            inserting++;
+            if (db->ordering != RV_ORDERING_UNORDERED) {
+                unordered_wait_ring_room(db);
+                /* in-order publication wakes the owner once published */
+                void *owner = db->ordering == RV_ORDERING_IN_ORDER ? w : NULL;
+                w->order_pos = rv_order_ring_push(
+                    &db->order_ring, w->first_seq + w->batch->count - 1,
+                    owner);
+            }
+        }
+        if (w == g->last)
+            break;
+    }
+    /* relaxed: the release of each member's INSERT state orders it
+    ** before the member's own decrement */
+    atomic_fetch_add_explicit(&db->pending_inserts, inserting,
+                              memory_order_relaxed);
+    if (db->ordering == RV_ORDERING_UNORDERED)
+        /* release: what readers need before the group's sequences is
+        ** in the memtable already; the group's own inserts are not, and
+        ** that is this mode's relaxed guarantee */
+        atomic_store_explicit(&db->last_visible_seq, g->last_seq,
+                              memory_order_release);
+    rv_write_group_release(&db->queue, g, leader);
+    rv_write_unordered_insert(db, leader);
+}
+
+/* ------------------------------------------- in-order publication */
+
+/* Pops every finished batch at the head of the order ring, publishing
+** each (or, past a failed insert, failing it) and waking its writer.
+** Returns 1 if SELF's own batch was among them. */
+static int unordered_publish(ravel_db *db, struct rv_writer *self)
+{
+    int mine = 0;
+    struct rv_order_popped p;
+    while (rv_order_ring_pop(&db->order_ring, &p)) {
+        struct rv_writer *w = p.owner;
+        if (p.failed)
+            atomic_store(&db->publish_failed, 1);
+        if (atomic_load(&db->publish_failed)) {
+            if (w->status == RAVEL_OK)
+                w->status = RAVEL_READONLY;
+        } else {
+            rv_order_raise(&db->last_visible_seq, p.last_seq);
+        }
+        if (w == self)
+            mine = 1;
+        else
+            rv_writer_set_done(w); /* W may return at once */
+    }
+    return mine;
+}
+
+static void unordered_finish_in_order(ravel_db *db, struct rv_writer *w,
+                                      int rc)
+{
+    rv_order_ring_finish(&db->order_ring, w->order_pos,
+                         rc ? RV_ORDER_FAILED : RV_ORDER_DONE);
+    int mine = unordered_publish(db, w);
+    unordered_insert_done(db);
+    if (!mine) {
+        atomic_fetch_add_explicit(&db->stat_publish_waits, 1,
+                                  memory_order_relaxed);
+        rv_writer_await_done(w);
+    }
+}
+
+/* ------------------------------------------------- write_prepared */
+
+/* The commit-queue leader: one commit sequence for its whole group,
+** recorded for every prepared sequence of every member, then published;
+** then the commit watermark advances past whatever batches are now
+** committed in order. */
+static void unordered_lead_commit(ravel_db *db, struct rv_writer *leader)
+{
+    struct rv_write_group g;
+    rv_write_group_form(&db->commit_queue, leader, &g, SIZE_MAX / 4);
+    uint64_t commit = atomic_fetch_add(&db->last_seq, 1) + 1;
+    for (struct rv_writer *w = g.leader;; w = w->next) {
+        uint64_t end = w->first_seq + w->batch->count;
+        for (uint64_t s = w->first_seq; s < end; s++)
+            rv_commit_table_add(&db->commit_table, s, commit);
+        if (w == g.last)
+            break;
+    }
+    /* release: the entries above, and the members' inserts (each joined
+    ** this queue after its insert), before the sequence that shows them */
+    atomic_store_explicit(&db->last_visible_seq, commit,
+                          memory_order_release);
+    /* After the publication, so that a view loading the watermark and
+    ** then the published sequence never finds a batch below the first
+    ** whose commit is above the second. */
+    for (struct rv_writer *w = g.leader;; w = w->next) {
+        rv_order_ring_finish(&db->order_ring, w->order_pos, RV_ORDER_DONE);
+        if (w == g.last)
+            break;
+    }
+    struct rv_order_popped p;
+    while (rv_order_ring_pop(&db->order_ring, &p)) {
+        if (p.failed)
+            atomic_store(&db->publish_failed, 1);
+        if (!atomic_load(&db->publish_failed))
+            rv_order_raise(&db->commit_watermark, p.last_seq);
+    }
+    rv_write_group_complete(&db->commit_queue, &g, leader);
+}
+
+/* Test builds: the RV_PAUSE_COMMIT point, armed for a batch's first
+** key. */
+static void unordered_pause_before_commit(const struct rv_writer *w)
+{
+#ifdef RAVEL_TEST_HOOKS
+    const char *p = w->batch->rep + RV_BATCH_HEADER_SIZE + 1; /* type */
+    const char *end = w->batch->rep + w->batch->len;
+    uint32_t klen = 0;
+    p = rv_get_varint32(p, end, &klen);
+    if (p && klen <= (size_t)(end - p))
+        rv_pause_here_key(RV_PAUSE_COMMIT, p, klen);
+#else
+    (void)w;
+#endif
+}
+
+static void unordered_commit(ravel_db *db, struct rv_writer *w)
+{
+    unordered_pause_before_commit(w);
+    if (rv_write_queue_join(&db->commit_queue, w) == RV_WRITER_LEADER)
+        unordered_lead_commit(db, w);
+}
+
+/* ------------------------------------------------------ the member */
+
+void rv_write_unordered_insert(ravel_db *db, struct rv_writer *w)
+{
+    if (w->batch->count == 0) /* ravel_flush's writer: nothing to insert */
+        return;
+    rv_pause_here(RV_PAUSE_MEMTABLE_INSERT);
+    int rc = rv_write_insert_batch(db, w->memtable, w);
+    if (rc)
+        w->status = rc;
+    switch (db->ordering) {
+    case RV_ORDERING_IN_ORDER:
+        unordered_finish_in_order(db, w, rc);
+        return;
+    case RV_ORDERING_WRITE_PREPARED:
+        unordered_insert_done(db);
+        if (rc)
+            rv_order_ring_finish(&db->order_ring, w->order_pos,
+                                 RV_ORDER_FAILED);
+        else
+            unordered_commit(db, w);
+        return;
+    case RV_ORDERING_ORDERED:
+    case RV_ORDERING_UNORDERED:
+        unordered_insert_done(db);
+        return;
+    }
+}
