@@ -44,17 +44,18 @@ void rv_commit_table_add(struct rv_commit_table *t, uint64_t prepare,
                          uint64_t commit)
 {
     unsigned dbits = commit_table_delta_bits(t);
+    uint64_t max_delta = (1ull << dbits) - 1;
     uint64_t delta = commit - prepare;
+    if (delta > max_delta)
+        delta = max_delta; /* "committed, at an unknown sequence" */
     uint64_t e = ((prepare >> t->bits) << dbits) | delta;
     _Atomic uint64_t *slot = &t->slots[prepare & t->mask];
     /* relaxed: the leader alone writes slots */
     uint64_t old = atomic_load_explicit(slot, memory_order_relaxed);
-    /* relaxed: a reader whose view's sequence is COMMIT or above took it
-    ** (acquire) after the leader published it (release), which follows
-    ** this store; a reader with an older view ignores the entry anyway. */
-    atomic_store_explicit(slot, e, memory_order_relaxed);
     if (old != 0) {
         uint64_t evicted = commit_table_entry_prepare(t, old, prepare);
+        if (evicted > prepare)
+            return; /* never replace a newer entry by an older one */
         if (evicted != prepare) {
             atomic_store_explicit(&t->evictions,
                 atomic_load_explicit(&t->evictions, memory_order_relaxed) + 1,
@@ -65,6 +66,10 @@ void rv_commit_table_add(struct rv_commit_table *t, uint64_t prepare,
                                       memory_order_relaxed);
         }
     }
+    /* relaxed: a reader whose view's sequence is COMMIT or above took it
+    ** (acquire) after the leader published it (release), which follows
+    ** this store; a reader with an older view ignores the entry anyway. */
+    atomic_store_explicit(slot, e, memory_order_relaxed);
 }
 
 enum rv_commit_lookup rv_commit_table_lookup(const struct rv_commit_table *t,
@@ -79,8 +84,9 @@ enum rv_commit_lookup rv_commit_table_lookup(const struct rv_commit_table *t,
     uint64_t p = commit_table_entry_prepare(t, e, prepare);
     if (p < prepare)
         return RV_COMMIT_ABSENT;
-    if (p > prepare)
+    uint64_t max_delta = (1ull << commit_table_delta_bits(t)) - 1;
+    if (p > prepare || (e & max_delta) == max_delta)
         return RV_COMMIT_EVICTED;
-    *commit = prepare + (e & ((1ull << commit_table_delta_bits(t)) - 1));
+    *commit = prepare + (e & max_delta);
     return RV_COMMIT_FOUND;
 }

@@ -13,16 +13,20 @@
 **     bits 63 .. 8+bits   p >> bits   (p's low bits are the index)
 **     bits 8+bits-1 .. 0  c - p       (>= 1: a commit follows its prepare)
 ** Sequences are below 2^56 (dbformat.h), so p >> bits takes 56 - bits
-** bits and the delta keeps 8 + bits.  The write path guarantees the delta
-** fits: no sequence is prepared more than 2^bits beyond the commit
-** watermark (every prepare below it is committed), so a batch's commit
-** follows its prepare by less than twice the table's size.
+** bits and the delta keeps 8 + bits.  The write path keeps the delta
+** small: no group spans more than half the table, and no sequence is
+** prepared 2^bits or more beyond the commit watermark (every prepare at or
+** below it is committed), so a batch's commit follows its prepare by less
+** than twice the table's size.  (A single batch larger than that is
+** prepared alone, once nothing is in flight.)  A delta that does not fit
+** anyway is stored as all ones: "committed, at a sequence not recorded",
+** which a lookup reports as evicted.
 **
-** An entry is overwritten (evicted) by the commit of p + k * 2^bits.  The
-** same bound makes every evicted entry lie at or below the commit
-** watermark, so no read that holds a commit watermark view needs an evicted
-** entry (visibility.h); only a read that stalled while a whole table of
-** sequences went by meets one, and starts again.
+** An entry is overwritten (evicted) by the commit of p + k * 2^bits, never
+** by an older sequence's.  The same bound makes every evicted entry lie at
+** or below the commit watermark, so no read that holds a commit watermark
+** view needs an evicted entry (visibility.h); only a read that stalled
+** while a whole table of sequences went by meets one, and starts again.
 **
 ** Owns: the array and its counters.  Does not own: when entries are added
 ** (the commit queue) or what a lookup means for a read (visibility.c).
@@ -55,8 +59,9 @@ RAVEL_PRIVATE int rv_commit_table_init(struct rv_commit_table *t,
                                        uint64_t size);
 RAVEL_PRIVATE void rv_commit_table_destroy(struct rv_commit_table *t);
 
-/* Records that prepared sequence PREPARE committed at COMMIT (> PREPARE).
-** Commit-queue leader only. */
+/* Records that prepared sequence PREPARE committed at COMMIT (> PREPARE),
+** unless its slot holds a newer sequence's entry.  Commit-queue leader
+** only. */
 RAVEL_PRIVATE void rv_commit_table_add(struct rv_commit_table *t,
                                        uint64_t prepare, uint64_t commit);
 

@@ -360,8 +360,13 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
 {
     struct rv_write_group g;
     rv_pause_here(RV_PAUSE_GROUP_LEAD);
+    /* write_prepared: a group spans at most half the commit table, so
+    ** that no two of its batches share an entry (commit_table.h) */
+    uint64_t max_seqs = db->ordering == RV_ORDERING_WRITE_PREPARED
+        ? (db->commit_table.mask + 1) / 2 : UINT64_MAX;
     rv_write_group_form(&db->queue, leader, &g,
-                        db->options.max_write_batch_group_size_bytes);
+                        db->options.max_write_batch_group_size_bytes,
+                        max_seqs);
     int rc = write_prepare_group(db, &g);
     write_leave_inbound(db, &g);
     if (rc != RAVEL_OK) {
@@ -416,6 +421,7 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     w.batch = b;
     w.flags = flags;
     w.size = b->len;
+    w.seqs = b->count;
     w.status = RAVEL_OK;
     write_join(db, &w);
 

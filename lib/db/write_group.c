@@ -120,7 +120,8 @@ int rv_write_queue_join(struct rv_write_queue *q, struct rv_writer *w)
 }
 
 void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
-                         struct rv_write_group *g, size_t max_bytes)
+                         struct rv_write_group *g, size_t max_bytes,
+                         uint64_t max_seqs)
 {
     size_t cap = max_bytes;
     if (leader->size <= max_bytes / GROUP_SMALL_LEADER_DIVISOR)
@@ -129,6 +130,7 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
     g->leader = g->last = leader;
     g->size = 1;
     g->bytes = leader->size;
+    uint64_t seqs = leader->seqs;
     g->last_seq = 0;
     g->memtable = NULL;
     atomic_init(&g->pending, 0);
@@ -136,9 +138,10 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
 
     pthread_mutex_lock(&q->mu);
     for (struct rv_writer *w = leader->next; w; w = w->next) {
-        if (g->bytes + w->size > cap)
+        if (g->bytes + w->size > cap || seqs + w->seqs > max_seqs)
             break;
         g->bytes += w->size;
+        seqs += w->seqs;
         g->last = w;
         g->size++;
     }

@@ -48,6 +48,7 @@ struct rv_writer {
     struct ravel_batch *batch;  /* the caller's batch (read-only) */
     int flags;                  /* RAVEL_SYNC, RAVEL_NO_WAL */
     size_t size;                /* batch bytes, for the group cap */
+    uint64_t seqs;              /* sequences the batch takes (its ops) */
     uint64_t first_seq;         /* set by the leader */
     uint64_t wal_end;           /* logical WAL offset after the record */
     int status;                 /* set by the leader or the completer
@@ -96,11 +97,12 @@ RAVEL_PRIVATE int rv_write_queue_join(struct rv_write_queue *q,
 
 /* Leader only: forms G from LEADER and the writers queued behind it, up to
 ** MAX_BYTES (a smaller cap when the leader's own batch is small, so a tiny
-** write does not wait behind a huge group). */
+** write does not wait behind a huge group) and MAX_SEQS sequences (the
+** leader always belongs to its group). */
 RAVEL_PRIVATE void rv_write_group_form(struct rv_write_queue *q,
                                        struct rv_writer *leader,
                                        struct rv_write_group *g,
-                                       size_t max_bytes);
+                                       size_t max_bytes, uint64_t max_seqs);
 
 /* Leader only: sets every member to INSERT (waking them) so they insert
 ** their own batches; G->pending counts them, the leader included. */

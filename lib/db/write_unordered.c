@@ -254,7 +254,8 @@ static void unordered_finish_in_order(ravel_db *db, struct rv_writer *w,
 static void unordered_lead_commit(ravel_db *db, struct rv_writer *leader)
 {
     struct rv_write_group g;
-    rv_write_group_form(&db->commit_queue, leader, &g, SIZE_MAX / 4);
+    rv_write_group_form(&db->commit_queue, leader, &g, SIZE_MAX / 4,
+                        UINT64_MAX);
     uint64_t commit = atomic_fetch_add(&db->last_seq, 1) + 1;
     for (struct rv_writer *w = g.leader;; w = w->next) {
         uint64_t end = w->first_seq + w->batch->count;
