@@ -76,6 +76,7 @@ static struct {
     int use_existing_db;
     int histogram;
     int statistics;
+    int transaction_db;
     const char *db;
 } FLAGS = {
     .benchmarks = "fillseq,fillrandom,readrandom",
@@ -127,6 +128,11 @@ static const struct flag bench_flags[] = {
     {"histogram", FLAG_BOOL, &FLAGS.histogram, "print latency histograms"},
     {"statistics", FLAG_BOOL, &FLAGS.statistics,
      "print the ravel.stats property at the end"},
+    {"transaction_db", FLAG_BOOL, &FLAGS.transaction_db,
+     "with --unordered_write=1: WritePrepared ordering, as db_bench sets up "
+     "its TransactionDB then (two_write_queues=true, write_policy="
+     "write_prepared; ravel takes no locks, as skip_concurrency_control); "
+     "alone: ignored (ravel has no transactions)"},
     {"db", FLAG_STR, &FLAGS.db,
      "database directory (default $TEST_TMPDIR/dbbench, "
      "else /tmp/ravelbench-<uid>)"},
@@ -138,7 +144,7 @@ static const struct flag bench_flags[] = {
 ** are rv_option_is_not_built's business, not this list's.  Accepted so a
 ** db_bench command line runs unchanged, and always listed as ignored. */
 static const char *const dbbench_only_flags[] = {
-    "transaction_db", "optimistic_transaction_db",
+    "optimistic_transaction_db",
     "statistics_string", "stats_interval", "stats_interval_seconds",
     "stats_per_interval", "stats_dump_period_sec", "perf_level",
     "report_interval_seconds", "report_file", "progress_reports",
@@ -1202,6 +1208,31 @@ static void check_flags(void)
             FLAGS.ops_between_duration_checks);
 }
 
+/* --transaction_db: with --unordered_write=1, db_bench opens a
+** TransactionDB with WritePrepared transactions, two_write_queues and
+** skip_concurrency_control, the seed's setup for ordered unordered
+** writes; ravel has the same ordering on its plain database. */
+static void apply_transaction_db(ravel_options *opts)
+{
+    if (!FLAGS.transaction_db)
+        return;
+    char *unordered = NULL;
+    if (ravel_options_get(opts, "unordered_write", &unordered) != RAVEL_OK)
+        die("unordered_write: %s", ravel_errmsg());
+    int on = strcmp(unordered, "true") == 0;
+    ravel_free(unordered);
+    if (!on) {
+        strlist_add(&ignored_flags, "transaction_db", "true");
+        return;
+    }
+    if (ravel_options_set(opts, "two_write_queues", "true") != RAVEL_OK ||
+        ravel_options_set(opts, "write_policy", "write_prepared") !=
+            RAVEL_OK)
+        die("--transaction_db: %s", ravel_errmsg());
+    strlist_add(&engine_opts_given, "two_write_queues", "true");
+    strlist_add(&engine_opts_given, "write_policy", "write_prepared");
+}
+
 /* The default --db: db_bench's $TEST_TMPDIR/dbbench (creating
 ** $TEST_TMPDIR if needed), else a per-user directory under /tmp. */
 static char *default_db_path(void)
@@ -1233,6 +1264,7 @@ int main(int argc, char **argv)
         die("create_if_missing: %s", ravel_errmsg());
     parse_args(argc, argv, open_opts);
     check_flags();
+    apply_transaction_db(open_opts);
     if (!FLAGS.db && !(FLAGS.db = default_db_path()))
         die("out of memory");
 
