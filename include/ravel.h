@@ -135,8 +135,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** accept a K, M or G suffix (powers of 1024).  An unknown name or a value
 ** that does not parse or is out of range is RAVEL_INVALID with a message
 ** naming it (and, for a name close to a known one, "did you mean ...?").
-** RocksDB options for features ravel has not built yet (unordered_write,
-** level0_slowdown_writes_trigger, paranoid_checks, ...) are RAVEL_INVALID
+** RocksDB options for features ravel has not built yet
+** (level0_slowdown_writes_trigger, paranoid_checks, ...) are RAVEL_INVALID
 ** with a message saying so, so that nobody believes a setting took effect.
 **
 **   create_if_missing=false     create the directory/database if absent
@@ -174,6 +174,31 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               RAVEL_CORRUPT; docs/formats.md has the
 **                               exact rules
 **   wal_preallocate=true        reserve each WAL segment's space up front
+**
+** Ordering modes (docs/ordering.md): how a write group's memtable inserts
+** are ordered against readers.  Default: all three guarantees (atomic
+** reads, read-your-own-writes, immutable snapshots), each group waiting for
+** its slowest insert.  The others insert unordered, the next group forming
+** at once; an inconsistent combination is RAVEL_INVALID at open.
+**   unordered_write=false       true alone: a group is visible before its
+**                               inserts end -- read-your-own-writes ONLY: a
+**                               reader may see part of a batch, and what a
+**                               snapshot or iterator sees may still change
+**   in_order_publication=false  with unordered_write: each batch becomes
+**                               visible once it and every earlier batch are
+**                               inserted, and its write returns then; all
+**                               three guarantees
+**   two_write_queues=false      with unordered_write and
+**   write_policy=write_committed  write_policy=write_prepared: RocksDB's
+**                               WritePrepared ordering on the plain database
+**                               (a commit queue and a commit table); all
+**                               three guarantees.  Commit order may differ
+**                               from WAL order within a group: a snapshot
+**                               between two commits may see a later batch
+**                               of the group without an earlier one
+**                               (docs/ordering.md, "the restart anomaly")
+**   commit_table_size=1M        write_prepared: entries of the commit table,
+**                               8 bytes each (a power of two, 16 .. 64M)
 **
 ** Flushing memtables to table files:
 **   max_write_buffer_number=2   memtables in memory at most, the active one
@@ -314,10 +339,14 @@ RAVEL_API int ravel_batch_clear(ravel_batch *b);
 RAVEL_API uint32_t ravel_batch_count(const ravel_batch *b);
 
 /* Applies a batch atomically: every reader sees all of it or none of it.
+** (With unordered_write=true alone, without in_order_publication or
+** write_prepared, a reader may see part of it while it is applied:
+** docs/ordering.md.)
 ** Returns RAVEL_IOERR if the WAL write or the requested sync failed (the
 ** write may or may not be durable), RAVEL_NOMEM if memory ran out while
-** applying it (none of it is visible; its WAL record may be written, so
-** after reopen it may be there, whole).  Writes from other threads that
+** applying it (none of it is visible -- with unordered_write alone, part of
+** it may be; its WAL record may be written, so after reopen it may be
+** there, whole).  Writes from other threads that
 ** were applied together with it get the same result.  After either, the
 ** database refuses writes with RAVEL_READONLY until reopened; reads go on.
 ** The batch is not modified and may be reused.  An empty batch is a no-op
@@ -439,9 +468,17 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 **   ravel.cur-size-all-mem-tables bytes of every memtable in memory
 **   ravel.block-cache-usage       bytes held by the block cache
 **   ravel.background-errors       background jobs (flushes) that failed
+**   ravel.write-ordering          the ordering mode in force: "ordered",
+**                                 "unordered", "write-prepared" or
+**                                 "in-order-publication"
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
-** deleted.  An unknown name is RAVEL_NOTFOUND, with a message listing the known
+** deleted, and for the ordering modes: inserts pending, memtable switches
+** that waited for them, writers that waited to be published, leaders that
+** waited for room, the commit table's evictions and newest evicted prepare
+** sequence, the commit watermark, and gets read again after meeting an
+** evicted entry.  With write_prepared, ravel.last_visible_sequence is the
+** last commit sequence published (RocksDB's last_published_seq).  An unknown name is RAVEL_NOTFOUND, with a message listing the known
 ** names. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 
