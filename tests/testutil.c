@@ -209,6 +209,11 @@ static int options_build(const char *extra, ravel_options **out)
     rc = ravel_options_set(o, "create_if_missing", "true");
     if (!rc && tu_wal_io())
         rc = ravel_options_set(o, "wal_io", tu_wal_io());
+    /* the run's ordering mode (tests/meson.build runs some suites in
+    ** each): before EXTRA, which may still override it */
+    const char *mode = getenv("RAVEL_TEST_OPTIONS");
+    if (!rc && mode && mode[0])
+        rc = ravel_options_parse(o, mode);
     if (!rc && extra)
         rc = ravel_options_parse(o, extra);
     if (rc) {

@@ -48,7 +48,8 @@ char *tu_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Removes PATH and everything below it (no error if absent). */
 void tu_rm_rf(const char *path);
 
-/* Options with create_if_missing=true, the run's wal_io, then EXTRA
+/* Options with create_if_missing=true, the run's wal_io, the run's
+** RAVEL_TEST_OPTIONS (an ordering mode, "name=value;..."), then EXTRA
 ** ("name=value;..." or NULL).  Fails the test on a parse error. */
 ravel_options *tu_options(const char *extra);
 

@@ -246,6 +246,8 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     if (rc != RAVEL_OK)
         goto out;
     g->memtable = rv_db_active_memtable(db);
+    rv_memtable_count_entries(g->memtable, g->last_seq + 1 -
+                                               g->leader->first_seq);
     if (wal_bytes == 0)
         return RAVEL_OK;
 

@@ -230,20 +230,13 @@ static char *properties_files_at_level0(ravel_db *db)
 static char *properties_estimate_keys(ravel_db *db)
 {
     struct rv_version *v = rv_db_ref_version(db);
-    uint64_t entries = 0, max_seq = 0;
-    for (int l = 0; l < RV_NUM_LEVELS; l++) {
-        for (int i = 0; i < v->files->n[l]; i++) {
-            const struct rv_file_meta *m = &v->files->level[l][i]->meta;
-            entries += m->entries;
-            if (m->largest_seq > max_seq)
-                max_seq = m->largest_seq;
-        }
-    }
+    uint64_t entries = rv_memtable_entries(v->mem);
+    for (int i = 0; i < v->n_imm; i++)
+        entries += rv_memtable_entries(v->imm[i]);
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < v->files->n[l]; i++)
+            entries += v->files->level[l][i]->meta.entries;
     rv_version_unref(v);
-    uint64_t last = atomic_load_explicit(&db->last_visible_seq,
-                                         memory_order_acquire);
-    if (last > max_seq)
-        entries += last - max_seq;
     return properties_format("%llu", (unsigned long long)entries);
 }
 

@@ -293,6 +293,7 @@ static int recovery_insert_op(void *ctx, uint64_t seq, int type,
 static int recovery_replay_record(void *ctx, const char *rep, size_t len)
 {
     /* wal_reader.c validated the rep before handing it over */
+    rv_memtable_count_entries(ctx, rv_batch_rep_count(rep));
     return rv_batch_apply(rep, len, rv_batch_rep_sequence(rep),
                           recovery_insert_op, ctx);
 }

@@ -36,6 +36,9 @@ struct rv_memtable {
     /* Owners: the creator, iterators, readers that took one.  fetch_add
     ** relaxed, fetch_sub acq_rel (see rv_memtable_unref). */
     _Atomic uint64_t refs;
+    /* Entries written or being written, counted a batch or a group at a
+    ** time by whoever inserts them (rv_memtable_count_entries). */
+    _Atomic uint64_t entries;
 };
 
 rv_memtable *rv_memtable_new(size_t write_buffer_size)
@@ -58,6 +61,7 @@ rv_memtable *rv_memtable_new(size_t write_buffer_size)
         return NULL;
     }
     atomic_init(&mt->refs, 1);
+    atomic_init(&mt->entries, 0);
     return mt;
 }
 
@@ -146,6 +150,16 @@ int rv_memtable_get(rv_memtable *mt, const void *key, size_t klen,
         *vlen = 0;
     }
     return 1;
+}
+
+void rv_memtable_count_entries(rv_memtable *mt, uint64_t n)
+{
+    atomic_fetch_add_explicit(&mt->entries, n, memory_order_relaxed);
+}
+
+uint64_t rv_memtable_entries(const rv_memtable *mt)
+{
+    return atomic_load_explicit(&mt->entries, memory_order_relaxed);
 }
 
 size_t rv_memtable_memory_usage(const rv_memtable *mt)

@@ -46,6 +46,12 @@ RAVEL_PRIVATE int rv_memtable_get(rv_memtable *mt, const void *key,
 ** ordering: an estimate that only grows. */
 RAVEL_PRIVATE size_t rv_memtable_memory_usage(const rv_memtable *mt);
 
+/* N more entries are being added to MT (a write group's, or a replayed
+** batch's); for ravel.estimate-num-keys, which sequence numbers cannot
+** give when commits take some (write_prepared). */
+RAVEL_PRIVATE void rv_memtable_count_entries(rv_memtable *mt, uint64_t n);
+RAVEL_PRIVATE uint64_t rv_memtable_entries(const rv_memtable *mt);
+
 /* An iterator over every entry (all versions) in internal-key order.  It
 ** holds a reference on MT until destroyed.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_iter *rv_memtable_iter_new(rv_memtable *mt);
