@@ -1,0 +1,604 @@
+/*
+** test_ordering.c -- the guarantees of each ordering mode
+** (docs/ordering.md), checked with real threads.
+**
+** The checker: 32 writer threads, each owning a set of K keys, write
+** batches that set all K keys of their set to one value (writer, counter);
+** after each write the writer reads one of its keys back and must find
+** exactly its value (read-your-own-writes).  Reader threads meanwhile take
+** a snapshot, read one set's K keys through it (all equal: atomic reads),
+** read them again later through the same snapshot (unchanged: immutable
+** snapshots), and walk a set with an iterator (all equal).  Each guarantee
+** counts its checks and its violations.  Modes that promise a guarantee
+** must show 0 violations over thousands of checks; unordered_write, which
+** does not promise atomic reads and immutable snapshots, must show
+** violations of them (a test hook slows some inserts) -- the proof that
+** the checker sees what it checks.  Small memtables make switches and
+** flushes happen under load; at the end the database is reopened and every
+** set must hold its writer's last value.
+**
+** Also: the restart anomaly of write_prepared, a memtable switch waiting
+** for an insert held open, and a 16-entry commit table evicting
+** constantly under long-lived snapshots.
+**
+** RAVEL_TEST_ORDERING_BATCHES scales the batches per writer (default 300).
+*/
+#include "testutil.h"
+#include "db/db.h"
+#include "util/fault.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WRITERS 32
+#define READERS 2
+#define SET_KEYS 8
+#define HELD_SNAPSHOTS 16
+
+#define MODE_UNORDERED "unordered_write=true"
+#define MODE_IN_ORDER "unordered_write=true;in_order_publication=true"
+#define MODE_PREPARED "unordered_write=true;two_write_queues=true;" \
+                      "write_policy=write_prepared"
+
+enum { G_ATOMIC, G_RYOW, G_IMMUTABLE, G_COUNT };
+static const char *const guarantee_names[G_COUNT] = {
+    "atomic reads", "read-your-own-writes", "immutable snapshots",
+};
+
+struct checker {
+    ravel_db *db;
+    int batches;
+    _Atomic int writers_done;
+    _Atomic uint64_t checks[G_COUNT];
+    _Atomic uint64_t violations[G_COUNT];
+    /* long-lived snapshots and what each saw of set 0 when taken */
+    ravel_snapshot *held[HELD_SNAPSHOTS];
+    char held_value[HELD_SNAPSHOTS][SET_KEYS][32];
+    _Atomic int n_held;
+};
+
+static void set_key(char *buf, size_t n, int set, int k)
+{
+    snprintf(buf, n, "set%02d-key%d", set, k);
+}
+
+static void set_value(char *buf, size_t n, int set, int counter)
+{
+    snprintf(buf, n, "w%02d-%08d", set, counter);
+}
+
+static void count(struct checker *c, int g, int violated)
+{
+    atomic_fetch_add(&c->checks[g], 1);
+    if (violated)
+        atomic_fetch_add(&c->violations[g], 1);
+}
+
+/* Reads KEY through SNAP into BUF (32 bytes): "" when absent. */
+static void read_value(ravel_db *db, const ravel_snapshot *snap,
+                       const char *key, char *buf)
+{
+    size_t vlen = 0;
+    int rc = ravel_get_into(db, snap, key, strlen(key), buf, 31, &vlen);
+    TU_CHECK(rc == RAVEL_OK || rc == RAVEL_NOTFOUND, "get %s: %s", key,
+             ravel_errmsg());
+    buf[rc == RAVEL_OK && vlen < 32 ? vlen : 0] = '\0';
+}
+
+static void read_set(ravel_db *db, const ravel_snapshot *snap, int set,
+                     char vals[SET_KEYS][32])
+{
+    char key[32];
+    memset(vals, 0, SET_KEYS * sizeof vals[0]); /* compared whole */
+    for (int k = 0; k < SET_KEYS; k++) {
+        set_key(key, sizeof key, set, k);
+        read_value(db, snap, key, vals[k]);
+    }
+}
+
+static int set_is_uniform(char vals[SET_KEYS][32])
+{
+    for (int k = 1; k < SET_KEYS; k++)
+        if (strcmp(vals[k], vals[0]) != 0)
+            return 0;
+    return 1;
+}
+
+struct writer_arg {
+    struct checker *c;
+    int set;
+};
+
+static void *writer_main(void *p)
+{
+    struct writer_arg *a = p;
+    struct checker *c = a->c;
+    ravel_batch *b = NULL;
+    TU_CHECK(ravel_batch_new(&b) == RAVEL_OK, "batch_new");
+    char key[32], val[32], got[32];
+    for (int i = 1; i <= c->batches && b; i++) {
+        ravel_batch_clear(b);
+        set_value(val, sizeof val, a->set, i);
+        for (int k = 0; k < SET_KEYS; k++) {
+            set_key(key, sizeof key, a->set, k);
+            ravel_batch_put(b, key, strlen(key), val, strlen(val));
+        }
+        int rc = ravel_write(c->db, 0, b);
+        if (rc != RAVEL_OK) {
+            tu_thread_fail("write: %s", ravel_errmsg());
+            break;
+        }
+        set_key(key, sizeof key, a->set, i % SET_KEYS);
+        read_value(c->db, NULL, key, got);
+        count(c, G_RYOW, strcmp(got, val) != 0);
+    }
+    ravel_batch_free(b);
+    atomic_fetch_add(&c->writers_done, 1);
+    return NULL;
+}
+
+/* Walks SET with an iterator through SNAP: 1 if every key it shows holds
+** the same value. */
+static int iterate_set_uniform(ravel_db *db, const ravel_snapshot *snap,
+                               int set)
+{
+    ravel_iter *it = NULL;
+    if (ravel_iter_new(db, snap, &it) != RAVEL_OK) {
+        tu_thread_fail("iter_new: %s", ravel_errmsg());
+        return 1;
+    }
+    char prefix[16], first[32] = "";
+    snprintf(prefix, sizeof prefix, "set%02d-", set);
+    size_t plen = strlen(prefix);
+    int n = 0, uniform = 1;
+    for (ravel_iter_seek(it, prefix, plen); ravel_iter_valid(it);
+         ravel_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = ravel_iter_key(it, &klen);
+        const char *v = ravel_iter_value(it, &vlen);
+        if (klen < plen || memcmp(k, prefix, plen) != 0)
+            break;
+        char cur[32];
+        snprintf(cur, sizeof cur, "%.*s", (int)vlen, v);
+        if (n++ == 0)
+            strcpy(first, cur);
+        else if (strcmp(first, cur) != 0)
+            uniform = 0;
+    }
+    TU_CHECK(ravel_iter_status(it) == RAVEL_OK, "iterator: %s",
+             ravel_errmsg());
+    ravel_iter_free(it);
+    return uniform;
+}
+
+static void *reader_main(void *p)
+{
+    struct checker *c = p;
+    uint64_t rng = tu_seed() ^ (uint64_t)(uintptr_t)p;
+    while (atomic_load(&c->writers_done) < WRITERS) {
+        int set = (int)(tu_rand(&rng) % WRITERS);
+        ravel_snapshot *s = NULL;
+        if (ravel_snapshot_acquire(c->db, &s) != RAVEL_OK) {
+            tu_thread_fail("snapshot: %s", ravel_errmsg());
+            return NULL;
+        }
+        char first[SET_KEYS][32], again[SET_KEYS][32];
+        read_set(c->db, s, set, first);
+        count(c, G_ATOMIC, !set_is_uniform(first));
+        count(c, G_ATOMIC, !iterate_set_uniform(c->db, NULL, set));
+        count(c, G_ATOMIC, !iterate_set_uniform(c->db, s, set));
+        sched_yield();
+        read_set(c->db, s, set, again);
+        count(c, G_IMMUTABLE, memcmp(first, again, sizeof first) != 0);
+        /* keep a few for the whole run (re-read at the end) */
+        int h = atomic_load(&c->n_held);
+        if (h < HELD_SNAPSHOTS && (tu_rand(&rng) & 15) == 0 &&
+            atomic_compare_exchange_strong(&c->n_held, &h, h + 1)) {
+            read_set(c->db, s, 0, c->held_value[h]);
+            c->held[h] = s;
+        } else {
+            ravel_snapshot_release(c->db, s);
+        }
+    }
+    return NULL;
+}
+
+/* Runs the checker on a fresh database opened with OPTS; on return C
+** holds the counts.  The database is reopened at the end and every set
+** must hold its writer's last value. */
+static void run_checker(struct checker *c, const char *name, const char *opts,
+                        int batches)
+{
+    memset(c, 0, sizeof *c);
+    char *dir = tu_path("%s", name);
+    c->db = tu_open_ok(dir, opts);
+    c->batches = batches;
+    pthread_t w[WRITERS], r[READERS];
+    struct writer_arg args[WRITERS];
+    for (int i = 0; i < READERS; i++)
+        assert_int_equal(pthread_create(&r[i], NULL, reader_main, c), 0);
+    for (int i = 0; i < WRITERS; i++) {
+        args[i].c = c;
+        args[i].set = i;
+        assert_int_equal(pthread_create(&w[i], NULL, writer_main, &args[i]),
+                         0);
+    }
+    for (int i = 0; i < WRITERS; i++)
+        pthread_join(w[i], NULL);
+    for (int i = 0; i < READERS; i++)
+        pthread_join(r[i], NULL);
+    tu_assert_no_thread_failures();
+
+    /* the long-lived snapshots still see what they saw */
+    for (int h = 0; h < atomic_load(&c->n_held); h++) {
+        char now[SET_KEYS][32];
+        read_set(c->db, c->held[h], 0, now);
+        count(c, G_IMMUTABLE,
+              memcmp(now, c->held_value[h], sizeof now) != 0);
+        count(c, G_ATOMIC, !set_is_uniform(now));
+        TU_OK(ravel_snapshot_release(c->db, c->held[h]));
+    }
+    char *mode = tu_prop(c->db, "ravel.write-ordering");
+    char *stats = tu_prop(c->db, "ravel.stats");
+    const char *line = strstr(stats, "ordering:");
+    printf("# %s (%s):", name, mode);
+    for (int g = 0; g < G_COUNT; g++)
+        printf(" %s %" PRIu64 "/%" PRIu64 ";", guarantee_names[g],
+               (uint64_t)atomic_load(&c->violations[g]),
+               (uint64_t)atomic_load(&c->checks[g]));
+    printf(" (violations/checks)\n# %s", line ? line : "\n");
+    ravel_free(stats);
+    ravel_free(mode);
+    TU_OK(ravel_close(c->db));
+
+    /* nothing lost across the switches, flushes and the reopen */
+    c->db = tu_open_ok(dir, opts);
+    for (int set = 0; set < WRITERS; set++) {
+        char vals[SET_KEYS][32], want[32];
+        read_set(c->db, NULL, set, vals);
+        set_value(want, sizeof want, set, batches);
+        for (int k = 0; k < SET_KEYS; k++)
+            if (strcmp(vals[k], want) != 0)
+                fail_msg("%s: after reopen set %d key %d holds '%s', want "
+                         "'%s'", name, set, k, vals[k], want);
+    }
+    TU_OK(ravel_close(c->db));
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+static int batches_per_writer(void)
+{
+    return (int)tu_env_u64("RAVEL_TEST_ORDERING_BATCHES", 300);
+}
+
+/* A mode that promises all three guarantees: none is ever violated. */
+static void expect_all_guarantees(const char *name, const char *opts)
+{
+    struct checker *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    run_checker(c, name, opts, batches_per_writer());
+    for (int g = 0; g < G_COUNT; g++) {
+        if (atomic_load(&c->violations[g]))
+            fail_msg("%s: %" PRIu64 " violations of %s", name,
+                     (uint64_t)atomic_load(&c->violations[g]),
+                     guarantee_names[g]);
+    }
+    /* enough checks to mean something */
+    assert_true(atomic_load(&c->checks[G_RYOW]) ==
+                (uint64_t)WRITERS * (uint64_t)batches_per_writer());
+    assert_true(atomic_load(&c->checks[G_ATOMIC]) >= 100);
+    assert_true(atomic_load(&c->checks[G_IMMUTABLE]) >= 30);
+    free(c);
+}
+
+#define SMALL_MEMTABLES ";write_buffer_size=64K;target_file_size_base=64K"
+
+static void test_ordered(void **state)
+{
+    (void)state;
+    expect_all_guarantees("ordered", "write_buffer_size=64K");
+}
+
+static void test_in_order_publication(void **state)
+{
+    (void)state;
+    expect_all_guarantees("in-order", MODE_IN_ORDER SMALL_MEMTABLES);
+}
+
+static void test_write_prepared(void **state)
+{
+    (void)state;
+    expect_all_guarantees("prepared", MODE_PREPARED SMALL_MEMTABLES);
+}
+
+/* A 16-entry commit table: every commit evicts, the leader constantly
+** waits for the commit window, long-lived snapshots outlive thousands of
+** evictions; still no violation. */
+static void test_write_prepared_tiny_commit_table(void **state)
+{
+    (void)state;
+    expect_all_guarantees("prepared-16", MODE_PREPARED SMALL_MEMTABLES
+                          ";commit_table_size=16");
+}
+
+/* unordered_write alone: read-your-own-writes holds, and the checker must
+** see atomic reads or snapshot immutability violated (some inserts slowed
+** after their first entry make the window wide). */
+static void test_unordered_relaxed(void **state)
+{
+    (void)state;
+    struct checker *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    rv_test_insert_delay(5, 200);
+    uint64_t relaxed = 0;
+    for (int round = 0; round < 5 && relaxed == 0; round++) {
+        run_checker(c, "unordered", MODE_UNORDERED SMALL_MEMTABLES,
+                    batches_per_writer());
+        assert_int_equal(atomic_load(&c->violations[G_RYOW]), 0);
+        relaxed = atomic_load(&c->violations[G_ATOMIC]) +
+                  atomic_load(&c->violations[G_IMMUTABLE]);
+    }
+    rv_test_insert_delay(0, 0);
+    if (relaxed == 0)
+        fail_msg("unordered_write: no violation of atomic reads or snapshot "
+                 "immutability seen in 5 runs: the checker cannot see what "
+                 "it checks");
+    free(c);
+}
+
+/* The same slowed inserts do not break the modes that keep the
+** guarantees. */
+static void test_slow_inserts_keep_guarantees(void **state)
+{
+    (void)state;
+    rv_test_insert_delay(5, 200);
+    expect_all_guarantees("in-order-slow", MODE_IN_ORDER SMALL_MEMTABLES);
+    expect_all_guarantees("prepared-slow", MODE_PREPARED SMALL_MEMTABLES);
+    rv_test_insert_delay(0, 0);
+}
+
+/* ---------------------------------------------------- restart anomaly */
+
+struct put_job {
+    ravel_db *db;
+    const char *k1, *v1, *k2, *v2; /* k2 NULL: one put */
+    _Atomic int done;
+};
+
+static void *put_job_main(void *p)
+{
+    struct put_job *j = p;
+    ravel_batch *b = NULL;
+    TU_CHECK(ravel_batch_new(&b) == RAVEL_OK, "batch_new");
+    if (b) {
+        ravel_batch_put(b, j->k1, strlen(j->k1), j->v1, strlen(j->v1));
+        if (j->k2)
+            ravel_batch_put(b, j->k2, strlen(j->k2), j->v2, strlen(j->v2));
+        TU_CHECK(ravel_write(j->db, 0, b) == RAVEL_OK, "write: %s",
+                 ravel_errmsg());
+        ravel_batch_free(b);
+    }
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+static void wait_until(int (*cond)(void *), void *arg, const char *what)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (cond(arg))
+            return;
+        usleep(1000);
+    }
+    fail_msg("timed out waiting for %s", what);
+}
+
+static int group_lead_paused(void *arg)
+{
+    (void)arg;
+    return rv_pause_waiting(RV_PAUSE_GROUP_LEAD);
+}
+
+static int commit_paused(void *arg)
+{
+    (void)arg;
+    return rv_pause_waiting(RV_PAUSE_COMMIT);
+}
+
+static ravel_db *queued_db;
+static int queued_want;
+static int writers_queued(void *arg)
+{
+    (void)arg;
+    return rv_db_writers_queued(queued_db) >= queued_want;
+}
+
+static int job_done(void *arg)
+{
+    return atomic_load(&((struct put_job *)arg)->done);
+}
+
+/* t1 = {K'=V1, K=V1} then t2 = {K=V2}, in one group, WAL order t1, t2;
+** t1's commit held while t2 commits.  docs/ordering.md: a snapshot then
+** sees K=V2 and no K'; after t1 commits K=V2, K'=V1; after a restart the
+** same. */
+static void test_restart_anomaly(void **state)
+{
+    (void)state;
+    char *dir = tu_path("anomaly");
+    ravel_db *db = tu_open_ok(dir, MODE_PREPARED);
+    struct put_job lead = {db, "lead", "x", NULL, NULL, 0};
+    struct put_job t1 = {db, "K'", "V1", "K", "V1", 0};
+    struct put_job t2 = {db, "K", "V2", NULL, NULL, 0};
+    pthread_t th_lead, th1, th2;
+
+    /* the leader stops before forming its group: t1, then t2 queue */
+    rv_pause_arm(RV_PAUSE_GROUP_LEAD);
+    assert_int_equal(pthread_create(&th_lead, NULL, put_job_main, &lead), 0);
+    wait_until(group_lead_paused, NULL, "the leader to pause");
+    queued_db = db;
+    queued_want = 1;
+    assert_int_equal(pthread_create(&th1, NULL, put_job_main, &t1), 0);
+    wait_until(writers_queued, NULL, "t1 to queue");
+    queued_want = 2;
+    assert_int_equal(pthread_create(&th2, NULL, put_job_main, &t2), 0);
+    wait_until(writers_queued, NULL, "t2 to queue");
+    /* t1 (first key K') will wait before its commit */
+    rv_pause_arm_key(RV_PAUSE_COMMIT, "K'", 2);
+    rv_pause_release(RV_PAUSE_GROUP_LEAD);
+    wait_until(commit_paused, NULL, "t1 to reach its commit");
+    wait_until(job_done, &t2, "t2 to commit");
+    pthread_join(th2, NULL);
+    wait_until(job_done, &lead, "the leader's write");
+    pthread_join(th_lead, NULL);
+
+    /* t2 committed, t1 not: K=V2 and no K', through a snapshot, a get
+    ** and an iterator */
+    ravel_snapshot *between = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &between));
+    tu_expect(db, between, "K", "V2");
+    tu_expect(db, between, "K'", NULL);
+    tu_expect(db, NULL, "K'", NULL);
+    assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
+
+    rv_pause_release(RV_PAUSE_COMMIT);
+    pthread_join(th1, NULL);
+    tu_assert_no_thread_failures();
+
+    /* t1 committed: versions of K are in WAL order, V2 stays newest */
+    tu_expect(db, NULL, "K", "V2");
+    tu_expect(db, NULL, "K'", "V1");
+    /* the snapshot taken between the commits does not change */
+    tu_expect(db, between, "K", "V2");
+    tu_expect(db, between, "K'", NULL);
+    TU_OK(ravel_snapshot_release(db, between));
+
+    /* after a restart, WAL order: the same state */
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, MODE_PREPARED);
+    tu_expect(db, NULL, "K", "V2");
+    tu_expect(db, NULL, "K'", "V1");
+    TU_OK(ravel_close(db));
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+/* ------------------------------------- the switch waits for inserts */
+
+struct flush_job {
+    ravel_db *db;
+    _Atomic int done;
+    int rc;
+};
+
+static void *flush_job_main(void *p)
+{
+    struct flush_job *j = p;
+    j->rc = ravel_flush(j->db, 0);
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+static int insert_paused(void *arg)
+{
+    (void)arg;
+    return rv_pause_waiting(RV_PAUSE_MEMTABLE_INSERT);
+}
+
+static uint64_t switch_waits(ravel_db *db)
+{
+    char *stats = tu_prop(db, "ravel.stats");
+    const char *p = strstr(stats, "inserts pending, ");
+    uint64_t n = p ? strtoull(p + strlen("inserts pending, "), NULL, 10)
+                   : UINT64_MAX;
+    ravel_free(stats);
+    assert_true(n != UINT64_MAX);
+    return n;
+}
+
+/* One write is held between its release and its insert; a flush asked
+** for meanwhile must not switch the memtable out (and flush it) until the
+** insert is done: it does not return while the insert is held, and the
+** flushed file holds the write. */
+static void switch_waits_for_insert(const char *mode)
+{
+    char *dir = tu_path("switch-wait");
+    ravel_db *db = tu_open_ok(dir, mode);
+    tu_put(db, 0, "before", "1");
+    rv_pause_arm(RV_PAUSE_MEMTABLE_INSERT);
+    struct put_job held = {db, "held", "2", NULL, NULL, 0};
+    pthread_t th_put, th_flush;
+    assert_int_equal(pthread_create(&th_put, NULL, put_job_main, &held), 0);
+    wait_until(insert_paused, NULL, "the insert to be held");
+
+    struct flush_job fj = {db, 0, -1};
+    assert_int_equal(pthread_create(&th_flush, NULL, flush_job_main, &fj),
+                     0);
+    /* the flush's leader must be waiting for the held insert */
+    for (int i = 0; i < 200 && switch_waits(db) == 0; i++)
+        usleep(1000);
+    assert_true(switch_waits(db) >= 1);
+    usleep(100 * 1000);
+    assert_int_equal(atomic_load(&fj.done), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
+
+    rv_pause_release(RV_PAUSE_MEMTABLE_INSERT);
+    pthread_join(th_put, NULL);
+    pthread_join(th_flush, NULL);
+    tu_assert_no_thread_failures();
+    TU_OK(fj.rc);
+    assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 1);
+    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
+    /* both writes are in the file, none in the fresh memtable */
+    assert_int_equal(tu_prop_u64(db, "ravel.estimate-num-keys"), 2);
+    tu_expect(db, NULL, "held", "2");
+    tu_expect(db, NULL, "before", "1");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, mode);
+    tu_expect(db, NULL, "held", "2");
+    TU_OK(ravel_close(db));
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+static void test_switch_waits_unordered(void **state)
+{
+    (void)state;
+    switch_waits_for_insert(MODE_UNORDERED);
+}
+
+static void test_switch_waits_in_order(void **state)
+{
+    (void)state;
+    switch_waits_for_insert(MODE_IN_ORDER);
+}
+
+static void test_switch_waits_prepared(void **state)
+{
+    (void)state;
+    switch_waits_for_insert(MODE_PREPARED);
+}
+
+int main(void)
+{
+    tu_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ordered),
+        cmocka_unit_test(test_in_order_publication),
+        cmocka_unit_test(test_write_prepared),
+        cmocka_unit_test(test_write_prepared_tiny_commit_table),
+        cmocka_unit_test(test_unordered_relaxed),
+        cmocka_unit_test(test_slow_inserts_keep_guarantees),
+        cmocka_unit_test(test_restart_anomaly),
+        cmocka_unit_test(test_switch_waits_unordered),
+        cmocka_unit_test(test_switch_waits_in_order),
+        cmocka_unit_test(test_switch_waits_prepared),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
