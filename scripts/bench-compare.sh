@@ -20,6 +20,8 @@
 #   RAVEL_BENCH  ravel-bench binary (default build/bench/ravel-bench)
 #   DB_BENCH     db_bench binary (default db_bench on PATH)
 #   KEEP_LOGS    if set, keep the full output of every run in this directory
+#   RAVEL_EXTRA  flags for ravel-bench alone (a ravel mode RocksDB has no
+#                flag for, e.g. --in_order_publication=1)
 #   OPEN_TIME    if set, after each run time a second process that reopens
 #                the database and reads one key (--use_existing_db
 #                --benchmarks=readrandom --reads=1 --threads=1): the median
@@ -133,6 +135,7 @@ echo "ravel:    $("$RAVEL_BENCH" --version)"
 echo "rocksdb:  $("$DB_BENCH" --version 2>&1 | head -n 1)"
 echo "flags:    $*"
 echo "rocksdb+: $rocksdb_extra"
+echo "ravel+:   ${RAVEL_EXTRA:-}"
 echo "rounds:   $ROUNDS, databases under $DB_ROOT"
 echo
 
@@ -140,7 +143,8 @@ echo
 : >"$resources"
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
-    run ravel "$i" "$RAVEL_BENCH" "$@"
+    # shellcheck disable=SC2086 # RAVEL_EXTRA is a list of words
+    run ravel "$i" "$RAVEL_BENCH" "$@" ${RAVEL_EXTRA:-}
     # shellcheck disable=SC2086 # rocksdb_extra is a list of words
     run rocksdb "$i" "$DB_BENCH" "$@" $rocksdb_extra
     i=$((i + 1))
