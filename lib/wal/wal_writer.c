@@ -827,6 +827,8 @@ int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 
 int rv_wal_flush(rv_wal *w)
 {
+    if (!w->manual) /* nothing buffered: no need to wait for a write */
+        return wal_io_failed(w) ? wal_failure_rc(w) : RAVEL_OK;
     pthread_mutex_lock(&w->write_mu);
     int rc = wal_io_failed(w) ? wal_failure_rc(w)
              : wal_flush_pending_locked(w, 0, WAL_FLUSH_CALL);
