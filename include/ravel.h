@@ -174,6 +174,19 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               RAVEL_CORRUPT; docs/formats.md has the
 **                               exact rules
 **   wal_preallocate=true        reserve each WAL segment's space up front
+**   manual_wal_flush=false      true: a write's WAL record is kept in
+**                               ravel's own 1 MiB buffer instead of being
+**                               written at once; the buffer is written
+**                               when it is full, by ravel_flush_wal, with
+**                               any RAVEL_SYNC write, at a memtable switch
+**                               and at close.  Fewer write calls, at a
+**                               price: writes acknowledged without
+**                               RAVEL_SYNC since the last of these are
+**                               LOST if the process crashes (kill -9, a
+**                               segfault, an abort), not only by a power
+**                               loss.  RAVEL_SYNC writes are still on
+**                               stable storage when they return, with
+**                               every write acknowledged before them
 **
 ** Ordering modes (docs/ordering.md): how a write group's memtable inserts
 ** are ordered against readers.  Default: all three guarantees (atomic
@@ -359,11 +372,17 @@ RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
 
 /* Makes the WAL reach the operating system and, with SYNC non-zero,
 ** stable storage: once it returns RAVEL_OK, every write acknowledged
-** before the call survives kill -9 (and power loss with SYNC).  ravel
-** writes each group to the WAL before acknowledging it (there is no
-** user-space WAL buffer yet), so without SYNC this only reports the WAL's
-** state: RAVEL_IOERR or RAVEL_READONLY if writes were stopped by a
-** failure.  A database opened read_only has nothing to flush. */
+** before the call survives kill -9 (and power loss with SYNC).
+** With manual_wal_flush=true, writes acknowledged without RAVEL_SYNC sit
+** in ravel's WAL buffer, and a process crash LOSES them until this call
+** (or a full buffer, a RAVEL_SYNC write, a memtable switch, ravel_close)
+** writes the buffer to the WAL file.  Without that option ravel writes
+** each group to the WAL before acknowledging it, so without SYNC this only
+** reports the WAL's state.  RAVEL_IOERR if writing the buffer or the
+** fdatasync fails (writes are stopped then, as after a failed write) or
+** failed before; RAVEL_READONLY if writes were stopped by another failure
+** (the buffer is still written).  Safe to call from any thread, while
+** others write.  A database opened read_only has nothing to flush. */
 RAVEL_API int ravel_flush_wal(ravel_db *db, int sync);
 
 /* Flags for ravel_flush. */

@@ -8,7 +8,8 @@
 **      members included;
 **   3. encodes the WAL members' batches as records into one buffer and
 **      appends it with one submission (rv_wal_append), an fdatasync linked
-**      behind it when a member asked for sync;
+**      behind it when a member asked for sync (manual_wal_flush: into the
+**      WAL writer's buffer, written when full or on a sync);
 **   4. every member inserts its own batch into the memtable at once (or
 **      the leader inserts them all, allow_concurrent_memtable_write=false);
 **   5. the last to finish publishes last_visible_seq and completes the
@@ -507,14 +508,16 @@ static int write_flush_wal(ravel_db *db, int sync)
         return rc;
     if (rv_stop_code(&db->stop)) {
         /* An I/O failure is reported as such; after another failure the
-        ** WAL is intact but writes are refused. */
-        int code = rv_stop_io_failed(&db->stop) ? RAVEL_IOERR
-                                                : RAVEL_READONLY;
-        return rv_stop_error(&db->stop, code, "ravel_flush_wal");
+        ** WAL is intact (its buffer is still written out, for the writes
+        ** acknowledged before) but writes are refused. */
+        int io = rv_stop_io_failed(&db->stop);
+        if (!io)
+            (void)rv_wal_flush(db->wal);
+        return rv_stop_error(&db->stop, io ? RAVEL_IOERR : RAVEL_READONLY,
+                             "ravel_flush_wal");
     }
-    if (!sync)
-        return RAVEL_OK;
-    rc = rv_wal_sync_all(db->wal);
+    /* manual_wal_flush: the buffered records go to the file first */
+    rc = sync ? rv_wal_sync_all(db->wal) : rv_wal_flush(db->wal);
     if (rc != RAVEL_OK)
         rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;

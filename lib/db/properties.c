@@ -82,6 +82,27 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         (unsigned long long)properties_stat(&db->stat_stale_reads));
 }
 
+/* The "wal buffer:" line of ravel.stats (manual_wal_flush) into BUF. */
+static void properties_wal_buffer(const struct rv_wal_stats *ws,
+                                  const char *why_none, char *buf, size_t cap)
+{
+    if (!ws->manual) {
+        snprintf(buf, cap, "wal buffer: none (%s)", why_none);
+        return;
+    }
+    snprintf(buf, cap, "wal buffer: manual_wal_flush=true, %llu bytes "
+             "buffered (lost by a crash), %llu writes: %llu full, %llu "
+             "sync, %llu ravel_flush_wal, %llu segment end",
+             (unsigned long long)ws->buffered,
+             (unsigned long long)(ws->writes_full + ws->writes_sync +
+                                  ws->writes_flush_wal +
+                                  ws->writes_segment_end),
+             (unsigned long long)ws->writes_full,
+             (unsigned long long)ws->writes_sync,
+             (unsigned long long)ws->writes_flush_wal,
+             (unsigned long long)ws->writes_segment_end);
+}
+
 static char *properties_stats(ravel_db *db)
 {
     uint64_t groups = atomic_load_explicit(&db->queue.groups,
@@ -107,10 +128,16 @@ static char *properties_stats(ravel_db *db)
     char *flush = properties_flush_stats(db, n_files, file_bytes);
     if (!flush)
         return NULL;
+    char wal_buffer[256];
+    properties_wal_buffer(&ws, db->wal ? "manual_wal_flush=false: every "
+                          "group is written before it is acknowledged"
+                          : "opened read-only", wal_buffer,
+                          sizeof wal_buffer);
     char *s = properties_format(
         "write groups: %llu formed, %llu writers, mean size %.2f, max size "
         "%llu\n"
         "wal: io=%s%s%s, %llu bytes, %llu appends, %llu segments created\n"
+        "%s\n"
         "fsync: %llu issued, %llu sync writers acknowledged, %.2f writers "
         "per fsync\n"
         "writes without wal: %llu\n"
@@ -123,7 +150,8 @@ static char *properties_stats(ravel_db *db)
         (unsigned long long)max_group,
         uring ? "uring" : "sync", uring ? "" : " -- ", uring ? "" : why,
         (unsigned long long)ws.bytes, (unsigned long long)ws.appends,
-        (unsigned long long)ws.segments, (unsigned long long)ws.fsyncs,
+        (unsigned long long)ws.segments, wal_buffer,
+        (unsigned long long)ws.fsyncs,
         (unsigned long long)ws.sync_acks,
         ws.fsyncs ? (double)ws.sync_acks / (double)ws.fsyncs : 0.0,
         (unsigned long long)atomic_load_explicit(&db->stat_nowal_writes,

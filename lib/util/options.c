@@ -110,6 +110,8 @@ static const struct options_def options_table[] = {
      0, 0, options_recovery_names},
     {"wal_preallocate", OPTIONS_BOOL, OPTIONS_FIELD(wal_preallocate),
      0, 0, NULL},
+    {"manual_wal_flush", OPTIONS_BOOL, OPTIONS_FIELD(manual_wal_flush),
+     0, 0, NULL},
     {"unordered_write", OPTIONS_BOOL, OPTIONS_FIELD(unordered_write),
      0, 0, NULL},
     {"two_write_queues", OPTIONS_BOOL, OPTIONS_FIELD(two_write_queues),
@@ -150,7 +152,6 @@ static const struct options_def options_table[] = {
 ** implement yet.  Rejected with a message of their own, so that nobody
 ** believes a setting took effect. */
 static const char *const options_not_built[] = {
-    "manual_wal_flush",
     "enable_pipelined_write",
     "min_write_buffer_number_to_merge",
     "max_write_buffer_size_to_maintain",
@@ -229,6 +230,7 @@ void rv_options_init_defaults(struct ravel_options *o)
     o->wal_io = RV_WAL_IO_AUTO;
     o->wal_recovery_mode = RV_RECOVERY_TOLERATE_CORRUPTED_TAIL;
     o->wal_preallocate = 1;
+    o->manual_wal_flush = 0;
     o->unordered_write = 0;
     o->two_write_queues = 0;
     o->write_policy = RV_WRITE_POLICY_COMMITTED;

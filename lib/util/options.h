@@ -60,6 +60,10 @@ struct ravel_options {
     enum rv_wal_io wal_io;               /* auto */
     enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
     int wal_preallocate;                 /* true */
+    int manual_wal_flush;                /* false: each group is written
+                                         ** to the WAL file before it is
+                                         ** acknowledged; true: buffered in
+                                         ** the WAL writer (wal_writer.h) */
 
     /* Ordering modes (rv_options_ordering; docs/ordering.md). */
     int unordered_write;                 /* false */

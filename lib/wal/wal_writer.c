@@ -37,6 +37,20 @@
 **
 ** Without io_uring (RAVEL_OMIT_IO_URING, wal_io=sync, or a kernel that
 ** refuses it) the same protocol runs with pwrite() and fdatasync().
+**
+** manual_wal_flush: a group's records are copied into the WAL's own
+** buffer (WAL_MANUAL_BUFFER_BYTES) instead of being written; the buffer
+** goes out as ONE write, on the same I/O path, when the next group would
+** not fit in it, when a group has a sync member (with the fdatasync linked
+** behind, as above), when a sync waiter or rv_wal_flush needs it, and
+** before a segment is finished (switch, close).  Until then a process
+** crash loses the buffered records: that is the option's price, and its
+** gain is one write per buffer instead of one per group.  write_mu makes
+** the hand-off safe: every write to the segment file -- the leader's, a
+** flusher's from any thread, a segment switch -- holds it, so the buffer
+** is appended to and written out whole, in order, exactly once, and the
+** file offset, the fd and the io_uring write completion have one user at
+** a time.  Lock order: write_mu, then sync_mu (then sq_mu / cq_mu).
 */
 #include "wal/wal_writer.h"
 #include "util/file.h"
@@ -72,6 +86,19 @@
 #define WAL_GATHER_NS 200000        /* at most 200 us */
 #define WAL_GATHER_SLICE_NS 50000
 #define WAL_PROBE_BYTES 128
+/* manual_wal_flush's buffer: RocksDB's writable_file_max_buffer_size
+** default.  A group larger than it is written directly. */
+#define WAL_MANUAL_BUFFER_BYTES (1u << 20)
+
+/* Why the manual_wal_flush buffer was written (ravel.stats). */
+enum wal_flush_cause {
+    WAL_FLUSH_FULL = 0,   /* the next group did not fit */
+    WAL_FLUSH_SYNC = 1,   /* a group with a RAVEL_SYNC member, or a sync
+                          ** waiter whose record was still buffered */
+    WAL_FLUSH_CALL = 2,   /* rv_wal_flush (ravel_flush_wal) */
+    WAL_FLUSH_SEGMENT = 3,/* the segment is finished (switch, close) */
+    WAL_FLUSH_CAUSES
+};
 
 /* A request whose result a thread waits for. */
 struct wal_completion {
@@ -89,17 +116,29 @@ struct rv_wal {
     int use_uring;
     const char *why_not_uring; /* static text, when use_uring == 0 */
 
-    /* Leader-only state (write groups serialise leaders). */
+    /* The segment file; written under write_mu, which every write to
+    ** the file holds (the leader's appends, with manual_wal_flush any
+    ** thread's buffer flush, segment switches, close). */
+    pthread_mutex_t write_mu;
     int fd;                   /* current segment; also read by syncers under sync_mu */
     uint64_t number;          /* current segment number */
     uint64_t file_off;        /* next write offset in the segment */
-    uint64_t logical_end;     /* logical offset after the last append */
     uint64_t seg_start;       /* logical offset of the segment's first
                               ** record; written under sync_mu too, where
                               ** a finished fdatasync reads it */
     uint64_t preallocated;    /* bytes reserved in the segment file */
     uint64_t prealloc_chunk;  /* 0: preallocation off */
-    char *buf;
+
+    /* manual_wal_flush's buffer: records appended, not yet written.
+    ** pend, pend_len under write_mu; manual set at open. */
+    int manual;
+    char *pend;               /* WAL_MANUAL_BUFFER_BYTES, or NULL */
+    size_t pend_len;
+
+    /* Leader-only state (write groups serialise leaders). */
+    uint64_t logical_end;     /* logical offset after the last append
+                              ** (buffered records included) */
+    char *buf;                /* where the leader encodes a group */
     size_t buf_cap;
 
 #ifndef RAVEL_OMIT_IO_URING
@@ -112,7 +151,9 @@ struct rv_wal {
 
     /* Batched fsync state; all fields under sync_mu. */
     pthread_mutex_t sync_mu;
-    uint64_t written;         /* logical end of completed writes */
+    uint64_t written;         /* logical end of completed writes to the
+                              ** file; also written under write_mu, so a
+                              ** holder of write_mu may read it alone */
     uint64_t synced;          /* logical offset known durable */
     _Atomic uint64_t synced_atomic; /* copy of synced for lock-free checks;
                               ** stored (release) under sync_mu */
@@ -132,6 +173,8 @@ struct rv_wal {
     _Atomic uint64_t stat_fsyncs;
     _Atomic uint64_t stat_sync_acks;
     _Atomic uint64_t stat_segments;
+    _Atomic uint64_t stat_buffered;   /* pend_len's last value */
+    _Atomic uint64_t stat_buffer_writes[WAL_FLUSH_CAUSES];
 };
 
 /* ------------------------------------------------------ sync sleeping */
@@ -553,9 +596,18 @@ static int wal_fsync_gather(rv_wal *w, uint64_t *since)
     return now - *since < WAL_GATHER_NS;
 }
 
+static int wal_flush_to(rv_wal *w, uint64_t end);
+
 int rv_wal_sync_to(rv_wal *w, uint64_t end)
 {
     uint64_t gather_since = 0;
+    /* acquire: pairs with wal_sync_wake_locked's release */
+    if (w->manual &&
+        atomic_load_explicit(&w->synced_atomic, memory_order_acquire) < end) {
+        int rc = wal_flush_to(w, end);
+        if (rc != RAVEL_OK)
+            return rc;
+    }
     for (;;) {
         /* acquire: pairs with wal_sync_wake_locked's release */
         if (atomic_load_explicit(&w->synced_atomic, memory_order_acquire) >=
@@ -592,6 +644,9 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
 
 int rv_wal_sync_all(rv_wal *w)
 {
+    int rc = rv_wal_flush(w);
+    if (rc != RAVEL_OK)
+        return rc;
     pthread_mutex_lock(&w->sync_mu);
     uint64_t end = w->written;
     pthread_mutex_unlock(&w->sync_mu);
@@ -669,36 +724,131 @@ static int wal_write_all(rv_wal *w, const char *p, size_t len, uint64_t off,
     return 0;
 }
 
-int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
+/* Writes the LEN bytes at P at the end of the segment, linking an
+** fdatasync behind them when WANT_SYNC and none is in flight (otherwise
+** the sync waiters issue the next one), and advances file_off and
+** written.  write_mu held. */
+static int wal_write_locked(rv_wal *w, const char *p, size_t len,
+                            int want_sync)
 {
     pthread_mutex_lock(&w->sync_mu);
     if (wal_io_failed(w)) {
         pthread_mutex_unlock(&w->sync_mu);
         return wal_failure_rc(w);
     }
-    /* Link an fdatasync behind this write if a member wants one and none
-    ** is in flight; otherwise the sync waiters issue the next one. */
+    uint64_t end = w->written + len;
     int link = 0;
     if (want_sync && w->use_uring && !w->fsync_inflight)
-        link = wal_fsync_begin_locked(w, w->logical_end + len);
+        link = wal_fsync_begin_locked(w, end);
     pthread_mutex_unlock(&w->sync_mu);
 
     wal_preallocate(w, w->file_off + len);
-    int err = wal_write_all(w, w->buf, len, w->file_off, link);
+    int err = wal_write_all(w, p, len, w->file_off, link);
     if (err) {
         wal_fail(w, err, "write");
         return wal_failure_rc(w);
     }
     w->file_off += len;
+    pthread_mutex_lock(&w->sync_mu);
+    w->written = end;
+    pthread_mutex_unlock(&w->sync_mu);
+    return RAVEL_OK;
+}
+
+/* Writes the manual_wal_flush buffer out, if it holds anything, for
+** CAUSE.  On failure the buffered records are dropped with the WAL (it
+** is failed for good: nothing of them may be written after a hole).
+** write_mu held. */
+static int wal_flush_pending_locked(rv_wal *w, int want_sync,
+                                    enum wal_flush_cause cause)
+{
+    if (w->pend_len == 0)
+        return RAVEL_OK;
+    int rc = wal_write_locked(w, w->pend, w->pend_len, want_sync);
+    w->pend_len = 0;
+    atomic_store_explicit(&w->stat_buffered, 0, memory_order_relaxed);
+    if (rc == RAVEL_OK)
+        atomic_fetch_add_explicit(&w->stat_buffer_writes[cause], 1,
+                                  memory_order_relaxed);
+    return rc;
+}
+
+/* manual_wal_flush: adds the LEN reserved bytes to the buffer, writing
+** the buffer first if they do not fit, and then at once if WANT_SYNC.  A
+** group of the buffer's size or more is written directly, after what the
+** buffer held. */
+static int wal_append_buffered(rv_wal *w, size_t len, int want_sync)
+{
+    int rc = RAVEL_OK;
+    pthread_mutex_lock(&w->write_mu);
+    /* Under write_mu, where a flusher records its failure: nothing is
+    ** buffered, and so acknowledged, after a failed buffer write. */
+    if (wal_io_failed(w))
+        rc = wal_failure_rc(w);
+    else if (w->pend_len + len > WAL_MANUAL_BUFFER_BYTES)
+        rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_FULL);
+    if (rc == RAVEL_OK && len >= WAL_MANUAL_BUFFER_BYTES) {
+        rc = wal_write_locked(w, w->buf, len, want_sync);
+        if (rc == RAVEL_OK)
+            atomic_fetch_add_explicit(&w->stat_buffer_writes[
+                                          want_sync ? WAL_FLUSH_SYNC
+                                                    : WAL_FLUSH_FULL],
+                                      1, memory_order_relaxed);
+    } else if (rc == RAVEL_OK) {
+        memcpy(w->pend + w->pend_len, w->buf, len);
+        w->pend_len += len;
+        atomic_store_explicit(&w->stat_buffered, w->pend_len,
+                              memory_order_relaxed);
+        if (want_sync)
+            rc = wal_flush_pending_locked(w, 1, WAL_FLUSH_SYNC);
+    }
+    pthread_mutex_unlock(&w->write_mu);
+    return rc;
+}
+
+int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
+{
+    int rc;
+    if (w->manual) {
+        rc = wal_append_buffered(w, len, want_sync);
+    } else {
+        pthread_mutex_lock(&w->write_mu);
+        rc = wal_write_locked(w, w->buf, len, want_sync);
+        pthread_mutex_unlock(&w->write_mu);
+    }
+    if (rc != RAVEL_OK)
+        return rc;
     w->logical_end += len;
     atomic_fetch_add_explicit(&w->stat_bytes, len, memory_order_relaxed);
     atomic_fetch_add_explicit(&w->stat_appends, 1, memory_order_relaxed);
-
-    pthread_mutex_lock(&w->sync_mu);
-    w->written = w->logical_end;
-    pthread_mutex_unlock(&w->sync_mu);
     *end = w->logical_end;
     return RAVEL_OK;
+}
+
+int rv_wal_flush(rv_wal *w)
+{
+    if (!w->manual) /* nothing buffered: no need to wait for a write */
+        return wal_io_failed(w) ? wal_failure_rc(w) : RAVEL_OK;
+    pthread_mutex_lock(&w->write_mu);
+    int rc = wal_io_failed(w) ? wal_failure_rc(w)
+             : wal_flush_pending_locked(w, 0, WAL_FLUSH_CALL);
+    pthread_mutex_unlock(&w->write_mu);
+    return rc;
+}
+
+/* manual_wal_flush: makes sure the records up to logical offset END are
+** in the file (not necessarily durable), writing the buffer if they are
+** not.  Any thread. */
+static int wal_flush_to(rv_wal *w, uint64_t end)
+{
+    if (!w->manual)
+        return RAVEL_OK;
+    int rc = RAVEL_OK;
+    pthread_mutex_lock(&w->write_mu);
+    if (w->written < end)
+        rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_SYNC);
+    pthread_mutex_unlock(&w->write_mu);
+    return rc;
 }
 
 /* ------------------------------------------------------------- segments */
@@ -796,9 +946,14 @@ static int wal_seal_segment(rv_wal *w)
     return RAVEL_OK;
 }
 
-int rv_wal_switch_segment(rv_wal *w, uint64_t number)
+/* Finishes the current segment and starts segment NUMBER.  write_mu
+** held: no flusher writes between the two. */
+static int wal_switch_segment_locked(rv_wal *w, uint64_t number)
 {
-    int rc = wal_finish_segment(w);
+    int rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_SEGMENT);
+    if (rc)
+        return rc;
+    rc = wal_finish_segment(w);
     if (rc)
         return rc;
     int old_fd = w->fd;
@@ -818,6 +973,14 @@ int rv_wal_switch_segment(rv_wal *w, uint64_t number)
     return RAVEL_OK;
 }
 
+int rv_wal_switch_segment(rv_wal *w, uint64_t number)
+{
+    pthread_mutex_lock(&w->write_mu);
+    int rc = wal_switch_segment_locked(w, number);
+    pthread_mutex_unlock(&w->write_mu);
+    return rc;
+}
+
 /* -------------------------------------------------------------- lifetime */
 
 static void wal_destroy(rv_wal *w)
@@ -833,6 +996,8 @@ static void wal_destroy(rv_wal *w)
     if (w->event_fd >= 0)
         close(w->event_fd);
     pthread_mutex_destroy(&w->sync_mu);
+    pthread_mutex_destroy(&w->write_mu);
+    free(w->pend);
     free(w->buf);
     free(w->dir);
     free(w);
@@ -941,6 +1106,17 @@ int rv_wal_open(const char *dir, uint64_t number, uint64_t prev_end,
     pthread_mutex_init(&w->cq_mu, NULL);
     w->event_fd = -1;
     pthread_mutex_init(&w->sync_mu, NULL);
+    pthread_mutex_init(&w->write_mu, NULL);
+    if (o->manual_wal_flush) {
+        w->manual = 1;
+        w->pend = malloc(WAL_MANUAL_BUFFER_BYTES);
+        if (!w->pend) {
+            wal_destroy(w);
+            return rv_error(RAVEL_NOMEM, "out of memory for the %u-byte "
+                            "WAL buffer (manual_wal_flush)",
+                            WAL_MANUAL_BUFFER_BYTES);
+        }
+    }
     if (o->wal_preallocate) {
         uint64_t chunk = o->write_buffer_size + o->write_buffer_size / 8;
         w->prealloc_chunk = chunk > (256u << 20) ? (256u << 20) : chunk;
@@ -972,11 +1148,15 @@ int rv_wal_close(rv_wal *w)
     /* A failure already reported to writers is not reported again: the
     ** handle is going away and nothing new went wrong. */
     int rc = RAVEL_OK;
+    pthread_mutex_lock(&w->write_mu);
+    if (!wal_io_failed(w))
+        rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_SEGMENT);
     if (!wal_io_failed(w)) {
         rc = wal_finish_segment(w);
         if (rc == RAVEL_OK)
             rc = wal_seal_segment(w);
     }
+    pthread_mutex_unlock(&w->write_mu);
     wal_destroy(w);
     return rc;
 }
@@ -997,4 +1177,15 @@ void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s)
                                         memory_order_relaxed);
     s->segments = atomic_load_explicit(&w->stat_segments,
                                        memory_order_relaxed);
+    s->manual = w->manual;
+    s->buffered = atomic_load_explicit(&w->stat_buffered,
+                                       memory_order_relaxed);
+    s->writes_full = atomic_load_explicit(
+        &w->stat_buffer_writes[WAL_FLUSH_FULL], memory_order_relaxed);
+    s->writes_sync = atomic_load_explicit(
+        &w->stat_buffer_writes[WAL_FLUSH_SYNC], memory_order_relaxed);
+    s->writes_flush_wal = atomic_load_explicit(
+        &w->stat_buffer_writes[WAL_FLUSH_CALL], memory_order_relaxed);
+    s->writes_segment_end = atomic_load_explicit(
+        &w->stat_buffer_writes[WAL_FLUSH_SEGMENT], memory_order_relaxed);
 }

@@ -8,9 +8,17 @@
 ** Offsets are logical: bytes appended since the WAL was opened, across
 ** segments, so they only grow and a sync waiter can compare them.
 **
+** manual_wal_flush: rv_wal_append adds the records to the WAL's own
+** buffer (1 MiB) instead of writing them; they reach the file when the
+** buffer is full, when the group has a sync member, when a sync waiter
+** needs them (rv_wal_sync_to), on rv_wal_flush, and before a segment is
+** finished (rv_wal_switch_segment, rv_wal_close).  Offsets stay logical:
+** END from rv_wal_append counts buffered bytes too.
+**
 ** Threads: rv_wal_reserve / rv_wal_append / rv_wal_switch_segment are
 ** called by one write-group leader at a time (the write group serialises
-** them).  rv_wal_sync_to may be called by any number of threads at once.
+** them).  rv_wal_sync_to and rv_wal_flush may be called by any number of
+** threads at once.
 **
 ** Failures: a failed write or fdatasync is recorded as an I/O failure in
 ** the database's rv_stop (util/stop.h), passed to rv_wal_open; the WAL
@@ -33,6 +41,13 @@ struct rv_wal_stats {
     uint64_t fsyncs;        /* fdatasyncs issued (linked ones included) */
     uint64_t sync_acks;     /* sync requests satisfied */
     uint64_t segments;      /* segments created by this handle */
+    /* manual_wal_flush's buffer */
+    int manual;             /* the option is on */
+    uint64_t buffered;      /* bytes in the buffer now */
+    uint64_t writes_full;   /* buffer writes because a group did not fit */
+    uint64_t writes_sync;   /* ... for a sync writer or sync waiter */
+    uint64_t writes_flush_wal; /* ... by rv_wal_flush (ravel_flush_wal) */
+    uint64_t writes_segment_end; /* ... before a segment switch or close */
 };
 
 /* Opens the WAL in DIR, creating segment NUMBER (which must not exist)
@@ -46,7 +61,8 @@ RAVEL_PRIVATE int rv_wal_open(const char *dir, uint64_t number,
                               const struct ravel_options *options,
                               struct rv_stop *stop, rv_wal **out);
 
-/* Fdatasyncs what was appended, seals the segment (a seal record, then
+/* Writes the buffered records (manual_wal_flush), fdatasyncs what was
+** appended, seals the segment (a seal record, then
 ** another fdatasync: wal_format.h), then closes.  RAVEL_IOERR if either
 ** fails; after an I/O failure already recorded (and so reported to a
 ** writer) it syncs and seals nothing and reports nothing.  NULL is a
@@ -64,8 +80,10 @@ RAVEL_PRIVATE uint64_t rv_wal_segment_number(const rv_wal *w);
 ** segment, in one submission; when WANT_SYNC and no fdatasync is in
 ** flight, links one behind the write.  Returns once the write is complete
 ** (not necessarily durable) with *end = the logical offset after it.
-** RAVEL_IOERR if the write fails, or if an I/O failure was recorded
-** before; the WAL then refuses all later appends and syncs. */
+** With manual_wal_flush, copies them into the buffer instead, writing the
+** buffer (one submission) first if they do not fit, and after them if
+** WANT_SYNC.  RAVEL_IOERR if a write fails, or if an I/O failure was
+** recorded before; the WAL then refuses all later appends and syncs. */
 RAVEL_PRIVATE int rv_wal_append(rv_wal *w, size_t len, int want_sync,
                                 uint64_t *end);
 
@@ -81,11 +99,19 @@ RAVEL_PRIVATE int rv_wal_sync_to(rv_wal *w, uint64_t end);
 ** fdatasync, so that one fdatasync covers more writers. */
 RAVEL_PRIVATE void rv_wal_inbound(rv_wal *w, int delta);
 
-/* Like rv_wal_sync_to for everything appended so far. */
+/* With manual_wal_flush, writes the buffered records to the segment file
+** (the operating system then has them: they survive a process crash);
+** otherwise there is nothing to write.  Any thread.  RAVEL_IOERR if the
+** write fails (recorded: the WAL refuses everything afterwards) or failed
+** before. */
+RAVEL_PRIVATE int rv_wal_flush(rv_wal *w);
+
+/* Like rv_wal_sync_to for everything appended so far (buffered records
+** included: rv_wal_flush first). */
 RAVEL_PRIVATE int rv_wal_sync_all(rv_wal *w);
 
-/* Leader only.  Makes the current segment durable, closes it, and starts
-** segment NUMBER. */
+/* Leader only.  Writes the buffered records (manual_wal_flush), makes the
+** current segment durable, closes it, and starts segment NUMBER. */
 RAVEL_PRIVATE int rv_wal_switch_segment(rv_wal *w, uint64_t number);
 
 /* 1 if io_uring is in use; *why (static text) says why not otherwise. */

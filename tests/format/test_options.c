@@ -75,6 +75,7 @@ static void test_defaults(void **state)
     opt_expect_value(o, "wal_io", "auto");
     opt_expect_value(o, "wal_recovery_mode", "tolerate_corrupted_tail_records");
     opt_expect_value(o, "wal_preallocate", "true");
+    opt_expect_value(o, "manual_wal_flush", "false");
 
     struct ravel_options d;
     rv_options_init_defaults(&d);
@@ -85,7 +86,7 @@ static void test_defaults(void **state)
 
 static const char *const bool_names[] = {
     "create_if_missing", "error_if_exists", "read_only",
-    "allow_concurrent_memtable_write", "wal_preallocate",
+    "allow_concurrent_memtable_write", "wal_preallocate", "manual_wal_flush",
 };
 
 static void test_bools(void **state)
@@ -230,7 +231,7 @@ static void test_recovery_mode_names(void **state)
 }
 
 static const char *const not_built[] = {
-    "manual_wal_flush", "enable_pipelined_write",
+    "enable_pipelined_write",
     "min_write_buffer_number_to_merge", "level0_file_num_compaction_trigger",
     "level0_slowdown_writes_trigger", "level0_stop_writes_trigger",
     "disable_auto_compactions",
@@ -303,6 +304,8 @@ static void test_did_you_mean(void **state)
                    "(did you mean 'wal_io'?)");
     expect_unknown(o, "unordered_writes", "unknown option 'unordered_writes' "
                    "(did you mean 'unordered_write'?)");
+    expect_unknown(o, "manual_wal_flushes", "unknown option "
+                   "'manual_wal_flushes' (did you mean 'manual_wal_flush'?)");
     expect_unknown(o, "enable_pipelined_writes", "unknown option "
                    "'enable_pipelined_writes' (did you mean "
                    "'enable_pipelined_write'? it is not built yet in ravel)");
@@ -398,7 +401,7 @@ static void test_describe(void **state)
         lines++;
         line = nl + 1;
     }
-    assert_int_equal(lines, 25);
+    assert_int_equal(lines, 26);
     assert_memory_equal(copy, o, sizeof *o);
     free(text);
     ravel_options_free(copy);
