@@ -27,6 +27,7 @@
 #include "db/db.h"
 #include "util/fault.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -629,6 +630,116 @@ static void test_switch_waits_prepared(void **state)
     switch_waits_for_insert(MODE_PREPARED);
 }
 
+/* An insert that runs out of memory in the middle of the run: writes
+** stop; in the modes that keep atomic reads no set is ever seen half
+** written -- nothing past the failed batch is published (in-order) or
+** committed past the watermark (write_prepared) -- and after a reopen every
+** set is whole again (the WAL holds each batch whole). */
+struct fail_writer {
+    ravel_db *db;
+    int set;
+    _Atomic int *stop;
+};
+
+static void *fail_writer_main(void *p)
+{
+    struct fail_writer *a = p;
+    ravel_batch *b = NULL;
+    TU_CHECK(ravel_batch_new(&b) == RAVEL_OK, "batch_new");
+    char key[32], val[32];
+    for (int i = 1; b && !atomic_load(a->stop); i++) {
+        ravel_batch_clear(b);
+        set_value(val, sizeof val, a->set, i);
+        for (int k = 0; k < SET_KEYS; k++) {
+            set_key(key, sizeof key, a->set, k);
+            ravel_batch_put(b, key, strlen(key), val, strlen(val));
+        }
+        int rc = ravel_write(a->db, 0, b);
+        if (rc == RAVEL_OK)
+            continue;
+        TU_CHECK(rc == RAVEL_NOMEM || rc == RAVEL_READONLY,
+                 "write failed with %d: %s", rc, ravel_errmsg());
+        break;
+    }
+    ravel_batch_free(b);
+    return NULL;
+}
+
+static void failed_insert(const char *name, const char *mode)
+{
+    char *dir = tu_path("%s", name);
+    ravel_db *db = tu_open_ok(dir, mode);
+    _Atomic int stop = 0;
+    struct fail_writer args[WRITERS];
+    pthread_t th[WRITERS];
+    rv_test_insert_delay(3, 100);
+    rv_fault_arm(RV_FAULT_MEMTABLE_ALLOC, 3000, ENOMEM);
+    for (int i = 0; i < WRITERS; i++) {
+        args[i] = (struct fail_writer){db, i, &stop};
+        assert_int_equal(pthread_create(&th[i], NULL, fail_writer_main,
+                                        &args[i]), 0);
+    }
+    /* readers' view while the failure lands and after */
+    int half = 0;
+    for (int round = 0; round < 400; round++) {
+        for (int set = 0; set < WRITERS; set++) {
+            char vals[SET_KEYS][32];
+            ravel_snapshot *s = NULL;
+            TU_OK(ravel_snapshot_acquire(db, &s));
+            read_set(db, s, set, vals);
+            TU_OK(ravel_snapshot_release(db, s));
+            half += !set_is_uniform(vals);
+        }
+        char *reason = tu_prop(db, "ravel.read_only_reason");
+        int stopped = reason[0] != '\0';
+        ravel_free(reason);
+        if (stopped && round > 20)
+            break;
+        usleep(1000);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < WRITERS; i++)
+        pthread_join(th[i], NULL);
+    rv_fault_arm(RV_FAULT_MEMTABLE_ALLOC, -1, 0);
+    rv_test_insert_delay(0, 0);
+    tu_assert_no_thread_failures();
+    char *reason = tu_prop(db, "ravel.read_only_reason");
+    if (!reason[0])
+        fail_msg("%s: the insert failure did not stop writes", name);
+    ravel_free(reason);
+    TU_EXPECT_RC(RAVEL_READONLY, ravel_put(db, 0, "after", 5, "x", 1));
+    for (int set = 0; set < WRITERS; set++) {
+        char vals[SET_KEYS][32];
+        read_set(db, NULL, set, vals);
+        half += !set_is_uniform(vals);
+    }
+    if (half)
+        fail_msg("%s: %d reads saw a set half written", name, half);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, mode);
+    for (int set = 0; set < WRITERS; set++) {
+        char vals[SET_KEYS][32];
+        read_set(db, NULL, set, vals);
+        if (!set_is_uniform(vals))
+            fail_msg("%s: after reopen set %d is half written", name, set);
+    }
+    TU_OK(ravel_close(db));
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+static void test_failed_insert_in_order(void **state)
+{
+    (void)state;
+    failed_insert("fail-in-order", MODE_IN_ORDER);
+}
+
+static void test_failed_insert_prepared(void **state)
+{
+    (void)state;
+    failed_insert("fail-prepared", MODE_PREPARED ";commit_table_size=16");
+}
+
 int main(void)
 {
     tu_init();
@@ -644,6 +755,8 @@ int main(void)
         cmocka_unit_test(test_switch_waits_unordered),
         cmocka_unit_test(test_switch_waits_in_order),
         cmocka_unit_test(test_switch_waits_prepared),
+        cmocka_unit_test(test_failed_insert_in_order),
+        cmocka_unit_test(test_failed_insert_prepared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -369,7 +369,7 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
         ? (db->commit_table.mask + 1) / 2 : UINT64_MAX;
     rv_write_group_form(&db->queue, leader, &g,
                         db->options.max_write_batch_group_size_bytes,
-                        max_seqs);
+                        max_seqs, rv_write_unordered_max_group(db));
     int rc = write_prepare_group(db, &g);
     write_leave_inbound(db, &g);
     if (rc != RAVEL_OK) {
@@ -378,7 +378,11 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
         return;
     }
     if (db->ordering != RV_ORDERING_ORDERED) {
-        rv_write_unordered_release(db, &g, leader);
+        rc = rv_write_unordered_release(db, &g, leader);
+        if (rc != RAVEL_OK) {
+            write_fail_group(&g, rc);
+            rv_write_group_complete(&db->queue, &g, leader);
+        }
         return;
     }
     if (db->options.allow_concurrent_memtable_write && g.size > 1) {

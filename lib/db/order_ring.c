@@ -38,6 +38,14 @@ int rv_order_ring_full(struct rv_order_ring *r)
     return head - tail > r->mask;
 }
 
+uint64_t rv_order_ring_free(struct rv_order_ring *r)
+{
+    /* as rv_order_ring_full */
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    return r->mask + 1 - (head - tail);
+}
+
 int rv_order_ring_empty(struct rv_order_ring *r)
 {
     uint64_t tail = atomic_load(&r->tail);

@@ -66,6 +66,10 @@ RAVEL_PRIVATE void rv_order_ring_destroy(struct rv_order_ring *r);
 /* Producer only: 1 if a push would find no free slot. */
 RAVEL_PRIVATE int rv_order_ring_full(struct rv_order_ring *r);
 
+/* Producer only: how many pushes would find a free slot now (more may
+** free up, none may be taken but by the producer). */
+RAVEL_PRIVATE uint64_t rv_order_ring_free(struct rv_order_ring *r);
+
 /* 1 if every pushed batch has been popped. */
 RAVEL_PRIVATE int rv_order_ring_empty(struct rv_order_ring *r);
 

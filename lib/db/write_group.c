@@ -121,7 +121,7 @@ int rv_write_queue_join(struct rv_write_queue *q, struct rv_writer *w)
 
 void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
                          struct rv_write_group *g, size_t max_bytes,
-                         uint64_t max_seqs)
+                         uint64_t max_seqs, int max_writers)
 {
     size_t cap = max_bytes;
     if (leader->size <= max_bytes / GROUP_SMALL_LEADER_DIVISOR)
@@ -138,7 +138,8 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
 
     pthread_mutex_lock(&q->mu);
     for (struct rv_writer *w = leader->next; w; w = w->next) {
-        if (g->bytes + w->size > cap || seqs + w->seqs > max_seqs)
+        if (g->bytes + w->size > cap || seqs + w->seqs > max_seqs ||
+            g->size >= max_writers)
             break;
         g->bytes += w->size;
         seqs += w->seqs;

@@ -97,12 +97,13 @@ RAVEL_PRIVATE int rv_write_queue_join(struct rv_write_queue *q,
 
 /* Leader only: forms G from LEADER and the writers queued behind it, up to
 ** MAX_BYTES (a smaller cap when the leader's own batch is small, so a tiny
-** write does not wait behind a huge group) and MAX_SEQS sequences (the
-** leader always belongs to its group). */
+** write does not wait behind a huge group), MAX_SEQS sequences and
+** MAX_WRITERS members (the leader always belongs to its group). */
 RAVEL_PRIVATE void rv_write_group_form(struct rv_write_queue *q,
                                        struct rv_writer *leader,
                                        struct rv_write_group *g,
-                                       size_t max_bytes, uint64_t max_seqs);
+                                       size_t max_bytes, uint64_t max_seqs,
+                                       int max_writers);
 
 /* Leader only: sets every member to INSERT (waking them) so they insert
 ** their own batches; G->pending counts them, the leader included. */

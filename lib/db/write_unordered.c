@@ -80,6 +80,12 @@ static void unordered_backoff(int *round)
     nanosleep(&nap, NULL);
 }
 
+static int unordered_refusal(ravel_db *db)
+{
+    return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s refuses "
+                         "writes until reopened", db->dir);
+}
+
 /* ------------------------------------------------------- sequences */
 
 int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
@@ -99,19 +105,22 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
     uint64_t window = db->commit_table.mask + 1;
     int round = 0, waited = 0;
     for (;;) {
+        /* Stopped writes (a failed insert may have frozen the watermark
+        ** for good) get no sequence: the shortcut below would run the
+        ** window past entries reads still need. */
+        if (rv_stop_code(&db->stop))
+            return unordered_refusal(db);
         uint64_t cur = atomic_load(&db->last_seq);
         uint64_t wm = atomic_load(&db->commit_watermark);
         if (cur + n <= wm + window - 1 ||
-            rv_order_ring_empty(&db->order_ring)) {
+            (rv_order_ring_empty(&db->order_ring) &&
+             !atomic_load(&db->publish_failed))) {
             if (atomic_compare_exchange_weak(&db->last_seq, &cur, cur + n)) {
                 *first = cur + 1;
                 return RAVEL_OK;
             }
             continue;
         }
-        if (rv_stop_code(&db->stop))
-            return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s "
-                                 "refuses writes until reopened", db->dir);
         if (!waited) {
             waited = 1;
             atomic_fetch_add_explicit(&db->stat_window_waits, 1,
@@ -158,11 +167,24 @@ static void unordered_insert_done(ravel_db *db)
 
 /* ---------------------------------------------------- the release */
 
-/* Producer of the order ring: waits for a free slot. */
-static void unordered_wait_ring_room(ravel_db *db)
+int rv_write_unordered_max_group(ravel_db *db)
+{
+    if (db->ordering == RV_ORDERING_IN_ORDER ||
+        db->ordering == RV_ORDERING_WRITE_PREPARED)
+        return UNORDERED_RING_SLOTS;
+    return INT_MAX;
+}
+
+/* Producer of the order ring: waits until N slots are free (the group's
+** inserting members, at most the ring's size: rv_write_unordered_max_group).
+** Earlier groups' batches free theirs as they finish; but once writes are
+** stopped a failed batch may never be popped, so the wait gives up then. */
+static int unordered_wait_ring_room(ravel_db *db, uint32_t n)
 {
     int round = 0, waited = 0;
-    while (rv_order_ring_full(&db->order_ring)) {
+    while (rv_order_ring_free(&db->order_ring) < n) {
+        if (rv_stop_code(&db->stop))
+            return unordered_refusal(db);
         if (!waited) {
             waited = 1;
             atomic_fetch_add_explicit(&db->stat_window_waits, 1,
@@ -170,27 +192,35 @@ static void unordered_wait_ring_room(ravel_db *db)
         }
         unordered_backoff(&round);
     }
+    return RAVEL_OK;
 }
 
-void rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
-                                struct rv_writer *leader)
+int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
+                               struct rv_writer *leader)
 {
     uint32_t inserting = 0;
     for (struct rv_writer *w = g->leader;; w = w->next) {
         w->memtable = g->memtable;
-        if (w->batch->count > 0) {
-            inserting++;
-            if (db->ordering != RV_ORDERING_UNORDERED) {
-                unordered_wait_ring_room(db);
-                /* in-order publication wakes the owner once published */
-                void *owner = db->ordering == RV_ORDERING_IN_ORDER ? w : NULL;
-                w->order_pos = rv_order_ring_push(
-                    &db->order_ring, w->first_seq + w->batch->count - 1,
-                    owner);
-            }
-        }
+        inserting += w->batch->count > 0;
         if (w == g->last)
             break;
+    }
+    if (db->ordering != RV_ORDERING_UNORDERED) {
+        /* room for the whole group first: the leader alone pushes, so it
+        ** stays free while it does */
+        int rc = unordered_wait_ring_room(db, inserting);
+        if (rc)
+            return rc;
+        /* in-order publication wakes the owner once published */
+        int in_order = db->ordering == RV_ORDERING_IN_ORDER;
+        for (struct rv_writer *w = g->leader;; w = w->next) {
+            if (w->batch->count > 0)
+                w->order_pos = rv_order_ring_push(
+                    &db->order_ring, w->first_seq + w->batch->count - 1,
+                    in_order ? w : NULL);
+            if (w == g->last)
+                break;
+        }
     }
     /* relaxed: the release of each member's INSERT state orders it
     ** before the member's own decrement */
@@ -204,6 +234,7 @@ void rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
                               memory_order_release);
     rv_write_group_release(&db->queue, g, leader);
     rv_write_unordered_insert(db, leader);
+    return RAVEL_OK;
 }
 
 /* ------------------------------------------- in-order publication */
@@ -236,6 +267,12 @@ static int unordered_publish(ravel_db *db, struct rv_writer *self)
 static void unordered_finish_in_order(ravel_db *db, struct rv_writer *w,
                                       int rc)
 {
+    /* A failure stops publication before its slot can be popped: a popper
+    ** of any later batch pops after this one, so it sees the flag (all
+    ** sequentially consistent), even if the popper of this one has not
+    ** got to set it yet. */
+    if (rc)
+        atomic_store(&db->publish_failed, 1);
     rv_order_ring_finish(&db->order_ring, w->order_pos,
                          rc ? RV_ORDER_FAILED : RV_ORDER_DONE);
     int mine = unordered_publish(db, w);
@@ -257,7 +294,7 @@ static void unordered_lead_commit(ravel_db *db, struct rv_writer *leader)
 {
     struct rv_write_group g;
     rv_write_group_form(&db->commit_queue, leader, &g, SIZE_MAX / 4,
-                        UINT64_MAX);
+                        UINT64_MAX, INT_MAX);
     uint64_t commit = atomic_fetch_add(&db->last_seq, 1) + 1;
     for (struct rv_writer *w = g.leader;; w = w->next) {
         uint64_t end = w->first_seq + w->batch->count;
@@ -326,11 +363,15 @@ void rv_write_unordered_insert(ravel_db *db, struct rv_writer *w)
         unordered_finish_in_order(db, w, rc);
         return;
     case RV_ORDERING_WRITE_PREPARED:
-        unordered_insert_done(db);
-        if (rc)
+        if (rc) {
+            /* the watermark stops here for good: no sequence is reserved
+            ** past the commit window from now on */
+            atomic_store(&db->publish_failed, 1);
             rv_order_ring_finish(&db->order_ring, w->order_pos,
                                  RV_ORDER_FAILED);
-        else
+        }
+        unordered_insert_done(db);
+        if (!rc)
             unordered_commit(db, w);
         return;
     case RV_ORDERING_ORDERED:

@@ -40,12 +40,19 @@ RAVEL_PRIVATE int rv_write_reserve_sequences(ravel_db *db, uint64_t n,
 /* Leader only: waits until no released insert is in flight. */
 RAVEL_PRIVATE void rv_write_wait_for_inserts(ravel_db *db);
 
+/* The most writers one group may hold: what the order ring can take at
+** once (INT_MAX when the mode has no ring). */
+RAVEL_PRIVATE int rv_write_unordered_max_group(ravel_db *db);
+
 /* Leader only, after G's WAL write: publishes or queues G's batches as
 ** the mode wants, releases the group, and inserts the leader's own batch.
-** Returns once the leader's write is complete (its status final). */
-RAVEL_PRIVATE void rv_write_unordered_release(ravel_db *db,
-                                              struct rv_write_group *g,
-                                              struct rv_writer *leader);
+** Returns RAVEL_OK once the leader's write is complete (its status
+** final), or, if writes stopped while it waited for room in the order
+** ring, the refusal, having released nothing: the caller fails the
+** group. */
+RAVEL_PRIVATE int rv_write_unordered_release(ravel_db *db,
+                                             struct rv_write_group *g,
+                                             struct rv_writer *leader);
 
 /* A released member: inserts W's batch and completes it as the mode
 ** wants.  Returns once W's write is complete (its status final). */
