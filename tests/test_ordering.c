@@ -512,6 +512,29 @@ static int writers_queued(void *arg)
     return rv_db_writers_queued(queued_db) >= queued_want;
 }
 
+/* What an iterator through SNAP shows, as "key=value;..." in BUF. */
+static const char *iter_dump(ravel_db *db, const ravel_snapshot *snap,
+                             char *buf, size_t cap)
+{
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, snap, &it));
+    size_t n = 0;
+    buf[0] = '\0';
+    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+         ravel_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = ravel_iter_key(it, &klen);
+        const char *v = ravel_iter_value(it, &vlen);
+        int w = snprintf(buf + n, cap - n, "%.*s=%.*s;", (int)klen, k,
+                         (int)vlen, v);
+        assert_true(w > 0 && (size_t)w < cap - n);
+        n += (size_t)w;
+    }
+    TU_OK(ravel_iter_status(it));
+    ravel_iter_free(it);
+    return buf;
+}
+
 static int job_done(void *arg)
 {
     return atomic_load(&((struct put_job *)arg)->done);
@@ -558,6 +581,11 @@ static void test_restart_anomaly(void **state)
     tu_expect(db, between, "K", "V2");
     tu_expect(db, between, "K'", NULL);
     tu_expect(db, NULL, "K'", NULL);
+    char dump[256];
+    assert_string_equal(iter_dump(db, between, dump, sizeof dump),
+                        "K=V2;lead=x;");
+    assert_string_equal(iter_dump(db, NULL, dump, sizeof dump),
+                        "K=V2;lead=x;");
     assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
 
     rv_pause_release(RV_PAUSE_COMMIT);
@@ -570,6 +598,10 @@ static void test_restart_anomaly(void **state)
     /* the snapshot taken between the commits does not change */
     tu_expect(db, between, "K", "V2");
     tu_expect(db, between, "K'", NULL);
+    assert_string_equal(iter_dump(db, between, dump, sizeof dump),
+                        "K=V2;lead=x;");
+    assert_string_equal(iter_dump(db, NULL, dump, sizeof dump),
+                        "K=V2;K'=V1;lead=x;");
     TU_OK(ravel_snapshot_release(db, between));
 
     /* after a restart, WAL order: the same state */
@@ -577,6 +609,8 @@ static void test_restart_anomaly(void **state)
     db = tu_open_ok(dir, MODE_PREPARED);
     tu_expect(db, NULL, "K", "V2");
     tu_expect(db, NULL, "K'", "V1");
+    assert_string_equal(iter_dump(db, NULL, dump, sizeof dump),
+                        "K=V2;K'=V1;lead=x;");
     TU_OK(ravel_close(db));
     tu_rm_rf(dir);
     free(dir);
