@@ -453,6 +453,18 @@ static void test_options_ordering_modes(void **state)
         TU_OK(ravel_put(db, 0, "k", 1, "v", 1));
         tu_expect(db, NULL, "k", "v");
         TU_OK(ravel_close(db));
+        /* read-only in the same mode: the data, no writes */
+        char ro[512];
+        snprintf(ro, sizeof ro, "%s%sread_only=true",
+                 good[i].opts ? good[i].opts : "", good[i].opts ? ";" : "");
+        db = tu_open_ok(dir, ro);
+        tu_expect(db, NULL, "k", "v");
+        ravel_snapshot *s = NULL;
+        TU_OK(ravel_snapshot_acquire(db, &s));
+        tu_expect(db, s, "k", "v");
+        TU_OK(ravel_snapshot_release(db, s));
+        TU_EXPECT_RC(RAVEL_READONLY, ravel_put(db, 0, "k", 1, "w", 1));
+        TU_OK(ravel_close(db));
         tu_rm_rf(dir);
         free(dir);
     }

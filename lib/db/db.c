@@ -201,6 +201,7 @@ static void db_free(ravel_db *db)
     if (db->log_fd >= 0)
         close(db->log_fd);
     rv_write_queue_destroy(&db->queue);
+    rv_write_queue_destroy(&db->commit_queue);
     rv_write_ordering_destroy(db);
     rv_stop_destroy(&db->stop);
     pthread_cond_destroy(&db->bg_cv);

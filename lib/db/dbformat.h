@@ -38,19 +38,23 @@ static inline int rv_user_key_compare(const void *a, size_t alen,
                                       const void *b, size_t blen)
 {
     size_t n = alen < blen ? alen : blen;
+    const unsigned char *p = a, *q = b;
 #if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (n >= 8) {
-        /* Most comparisons are decided by the first 8 bytes: compare them
-        ** as one big-endian word without a call to memcmp (measured: the
-        ** skiplist spends most of its time here). */
+    /* Compare 8 bytes at a time as big-endian words, without a call to
+    ** memcmp (measured: the skiplist spends most of its time here, and
+    ** db_bench's 16-byte keys share their first 8 bytes). */
+    while (n >= 8) {
         uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
+        memcpy(&x, p, 8);
+        memcpy(&y, q, 8);
         if (x != y)
             return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+        p += 8;
+        q += 8;
+        n -= 8;
     }
 #endif
-    int r = n ? memcmp(a, b, n) : 0;
+    int r = n ? memcmp(p, q, n) : 0;
     if (r)
         return r;
     return alen < blen ? -1 : alen > blen ? 1 : 0;

@@ -48,6 +48,8 @@ int rv_write_ordering_init(ravel_db *db)
     uint64_t last = atomic_load(&db->last_seq);
     atomic_store(&db->commit_watermark, last);
     int rc = RAVEL_OK;
+    if (db->options.read_only) /* no writes: every view is a sequence */
+        return RAVEL_OK;
     if (db->ordering == RV_ORDERING_IN_ORDER ||
         db->ordering == RV_ORDERING_WRITE_PREPARED)
         rc = rv_order_ring_init(&db->order_ring, UNORDERED_RING_SLOTS);
