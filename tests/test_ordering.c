@@ -314,6 +314,23 @@ static void run_checker(struct checker *c, const char *name, const char *opts,
     assert_int_equal(sscanf(table, "commit table: %llu entries, %llu "
                             "evictions", &entries, &evictions), 2);
     c->evictions = evictions;
+    /* under load: the 64K memtables were switched out and flushed, many
+    ** times */
+    const char *mem = strstr(stats, "memtables: ");
+    const char *flush = strstr(stats, "flush: ");
+    unsigned long long switches = 0, flushes = 0;
+    size_t active = 0;
+    int immutable = 0;
+    assert_non_null(mem);
+    assert_non_null(flush);
+    assert_int_equal(sscanf(mem, "memtables: active %zu bytes, %d immutable, "
+                            "%llu switches", &active, &immutable, &switches),
+                     3);
+    assert_int_equal(sscanf(flush, "flush: %llu flushes", &flushes), 1);
+    if (switches < 10 || flushes < 10)
+        fail_msg("%s: %llu memtable switches and %llu flushes: the run "
+                 "was not under switches and flushes", name, switches,
+                 flushes);
     printf("# %s (%s):", name, mode);
     for (int g = 0; g < G_COUNT; g++)
         printf(" %s %" PRIu64 "/%" PRIu64 ";", guarantee_names[g],
