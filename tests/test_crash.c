@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #define SYNC_THREADS 4
+#define CHILD_OPTS "write_buffer_size=256K"
 #define BATCH_KEYS 6
 #define MAX_ROUNDS 200
 
@@ -225,22 +226,24 @@ static int child_main(const char *dir, int fd, int round)
 {
     child_fd = fd;
     child_round = round;
+    /* The run's options (its WAL path, ordering mode or manual_wal_flush:
+    ** tests/meson.build), and small memtables: switches happen while the
+    ** child is killed. */
     ravel_options *o = NULL;
-    int rc = ravel_options_new(&o);
-    if (!rc)
-        rc = ravel_options_set(o, "create_if_missing", "true");
-    if (!rc && tu_wal_io())
-        rc = ravel_options_set(o, "wal_io", tu_wal_io());
-    /* Small memtables: switches happen while the child is killed. */
-    if (!rc)
-        rc = ravel_options_set(o, "write_buffer_size", "256K");
+    int rc = tu_options_try(CHILD_OPTS, &o);
     if (rc)
         child_fail(0, "options", rc);
     rc = ravel_open(dir, o, &child_db);
     if (rc)
         child_fail(0, "open", rc);
     ravel_options_free(o);
-    child_send(MSG_OPENED, 0, 0, 0, NULL);
+    /* the parent checks the child ran in the mode it reopens in */
+    char *mode = NULL;
+    rc = ravel_property(child_db, "ravel.write-ordering", &mode);
+    if (rc)
+        child_fail(0, "ravel.write-ordering", rc);
+    child_send(MSG_OPENED, 0, 0, 0, mode);
+    ravel_free(mode);
     pthread_t th[SYNC_THREADS + 2];
     for (int t = 0; t < SYNC_THREADS; t++)
         if (pthread_create(&th[t], NULL, child_sync_writer,
@@ -265,6 +268,7 @@ struct acked {
     uint32_t len[MAX_ROUNDS][SYNC_THREADS];
     int64_t last_op[MAX_ROUNDS][SYNC_THREADS]; /* newest op acknowledged */
     uint32_t flushed[MAX_ROUNDS];  /* f-R-0 .. f-R-(n-1) flushed */
+    char child_mode[32];           /* ravel.write-ordering in the child */
     int batch_round[SYNC_THREADS]; /* -1: none acknowledged yet */
     uint32_t batch_i[SYNC_THREADS];
     uint64_t total;
@@ -303,6 +307,7 @@ static void handle_msg(struct acked *a, const struct msg *m, int round,
     switch (m->type) {
     case MSG_OPENED:
         *opened = 1;
+        snprintf(a->child_mode, sizeof a->child_mode, "%.31s", m->text);
         break;
     case MSG_PUT:
         acked_set(a, m->round, m->thread, m->i, 1);
@@ -542,7 +547,14 @@ static void test_kill_during_sync_writes(void **state)
         if (!early)
             printf("#   (the open took %" PRIu64 " ms)\n", open_ms);
 
-        ravel_db *db = tu_open_ok(dir, "write_buffer_size=256K");
+        ravel_db *db = tu_open_ok(dir, CHILD_OPTS);
+        if (opened) {
+            char *mode = tu_prop(db, "ravel.write-ordering");
+            if (strcmp(mode, a->child_mode) != 0)
+                fail_msg("the child wrote in ordering mode '%s', the parent "
+                         "reopens in '%s'", a->child_mode, mode);
+            ravel_free(mode);
+        }
         verify(db, a, round + 1);
         /* Usable: a synced write of our own, then close. */
         char key[32];

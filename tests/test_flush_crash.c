@@ -56,12 +56,10 @@ static void child_die(const char *what, int rc)
 
 static ravel_db *child_open(const char *dir)
 {
+    /* the run's options (WAL path, ordering mode: tests/meson.build), as
+    ** the parent's reopens */
     ravel_options *o = NULL;
-    int rc = ravel_options_new(&o);
-    if (!rc)
-        rc = ravel_options_parse(o, "create_if_missing=true;" OPTS);
-    if (!rc && tu_wal_io())
-        rc = ravel_options_set(o, "wal_io", tu_wal_io());
+    int rc = tu_options_try(OPTS, &o);
     ravel_db *db = NULL;
     if (!rc)
         rc = ravel_open(dir, o, &db);

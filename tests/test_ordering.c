@@ -8,8 +8,14 @@
 ** exactly its value (read-your-own-writes).  Reader threads meanwhile take
 ** a snapshot, read one set's K keys through it (all equal: atomic reads),
 ** read them again later through the same snapshot (unchanged: immutable
-** snapshots), and walk a set with an iterator (all equal).  Each guarantee
-** counts its checks and its violations.  Modes that promise a guarantee
+** snapshots), walk a set with an iterator (all equal), and read a set's
+** keys in order without a snapshot: a later get never shows an older
+** batch than an earlier one did (atomic reads: a batch seen through one
+** key is visible through all, and what is visible only grows).  Some
+** snapshots are held for the whole run, each with what it showed of every
+** set; readers re-read them while writes go on (and evict the commit
+** table's entries) and once more at the end.  Each guarantee counts its
+** checks and its violations.  Modes that promise a guarantee
 ** must show 0 violations over thousands of checks; unordered_write, which
 ** does not promise atomic reads and immutable snapshots, must show
 ** violations of them (a test hook slows some inserts) -- the proof that
@@ -41,6 +47,8 @@
 #define READERS 2
 #define SET_KEYS 8
 #define HELD_SNAPSHOTS 16
+#define CHECKER_MIN_CHECKS 1000 /* per guarantee the readers check */
+#define HOLD_EVERY 32 /* a reader holds one snapshot in this many */
 
 #define MODE_UNORDERED "unordered_write=true"
 #define MODE_IN_ORDER "unordered_write=true;in_order_publication=true"
@@ -52,16 +60,23 @@ static const char *const guarantee_names[G_COUNT] = {
     "atomic reads", "read-your-own-writes", "immutable snapshots",
 };
 
+/* A long-lived snapshot and what it showed of every set when taken. */
+struct held_snapshot {
+    char vals[WRITERS][SET_KEYS][32];
+    /* set (release) once VALS is filled in; NULL until then */
+    _Atomic(ravel_snapshot *) snap;
+};
+
 struct checker {
     ravel_db *db;
     int batches;
     _Atomic int writers_done;
     _Atomic uint64_t checks[G_COUNT];
     _Atomic uint64_t violations[G_COUNT];
-    /* long-lived snapshots and what each saw of set 0 when taken */
-    ravel_snapshot *held[HELD_SNAPSHOTS];
-    char held_value[HELD_SNAPSHOTS][SET_KEYS][32];
-    _Atomic int n_held;
+    struct held_snapshot held[HELD_SNAPSHOTS];
+    _Atomic int n_held; /* slots claimed */
+    char mode[32];        /* ravel.write-ordering */
+    uint64_t evictions;   /* of the commit table, at the end */
 };
 
 static void set_key(char *buf, size_t n, int set, int k)
@@ -178,11 +193,65 @@ static int iterate_set_uniform(ravel_db *db, const ravel_snapshot *snap,
     return uniform;
 }
 
+/* Reads SET's keys in key order without a snapshot: each get reads at
+** least as late as the one before, so it must show the same batch of the
+** set's writer or a newer one (values are fixed-width: they compare as
+** strings, and absent, "", sorts first). */
+static int latest_gets_never_go_back(ravel_db *db, int set)
+{
+    char vals[SET_KEYS][32];
+    read_set(db, NULL, set, vals);
+    for (int k = 1; k < SET_KEYS; k++)
+        if (strcmp(vals[k], vals[k - 1]) < 0)
+            return 0;
+    return 1;
+}
+
+/* Re-reads one set through a held snapshot, if one is ready. */
+static void recheck_held(struct checker *c, uint64_t *rng)
+{
+    int n = atomic_load(&c->n_held);
+    if (n == 0)
+        return;
+    struct held_snapshot *h = &c->held[tu_rand(rng) % (uint64_t)n];
+    ravel_snapshot *s = atomic_load_explicit(&h->snap, memory_order_acquire);
+    if (!s)
+        return; /* still being filled in */
+    int set = (int)(tu_rand(rng) % WRITERS);
+    char now[SET_KEYS][32];
+    read_set(c->db, s, set, now);
+    count(c, G_IMMUTABLE, memcmp(now, h->vals[set], sizeof now) != 0);
+    count(c, G_ATOMIC, !set_is_uniform(now));
+}
+
+/* Keeps S for the whole run if a slot is free (1), recording what it
+** shows of every set. */
+static int hold_snapshot(struct checker *c, ravel_snapshot *s)
+{
+    int h = atomic_load(&c->n_held);
+    if (h >= HELD_SNAPSHOTS ||
+        !atomic_compare_exchange_strong(&c->n_held, &h, h + 1))
+        return 0;
+    for (int set = 0; set < WRITERS; set++) {
+        read_set(c->db, s, set, c->held[h].vals[set]);
+        count(c, G_ATOMIC, !set_is_uniform(c->held[h].vals[set]));
+    }
+    atomic_store_explicit(&c->held[h].snap, s, memory_order_release);
+    return 1;
+}
+
 static void *reader_main(void *p)
 {
     struct checker *c = p;
     uint64_t rng = tu_seed() ^ (uint64_t)(uintptr_t)p;
-    while (atomic_load(&c->writers_done) < WRITERS) {
+    /* While the writers run, and then until the minimum number of checks
+    ** is reached (a slow machine, a sanitizer, may starve the readers
+    ** while the writers run: the minimum must not depend on timing). */
+    for (uint64_t round = 1;
+         atomic_load(&c->writers_done) < WRITERS ||
+         atomic_load(&c->checks[G_ATOMIC]) < CHECKER_MIN_CHECKS ||
+         atomic_load(&c->checks[G_IMMUTABLE]) < CHECKER_MIN_CHECKS;
+         round++) {
         int set = (int)(tu_rand(&rng) % WRITERS);
         ravel_snapshot *s = NULL;
         if (ravel_snapshot_acquire(c->db, &s) != RAVEL_OK) {
@@ -194,18 +263,13 @@ static void *reader_main(void *p)
         count(c, G_ATOMIC, !set_is_uniform(first));
         count(c, G_ATOMIC, !iterate_set_uniform(c->db, NULL, set));
         count(c, G_ATOMIC, !iterate_set_uniform(c->db, s, set));
+        count(c, G_ATOMIC, !latest_gets_never_go_back(c->db, set));
         sched_yield();
         read_set(c->db, s, set, again);
         count(c, G_IMMUTABLE, memcmp(first, again, sizeof first) != 0);
-        /* keep a few for the whole run (re-read at the end) */
-        int h = atomic_load(&c->n_held);
-        if (h < HELD_SNAPSHOTS && (tu_rand(&rng) & 15) == 0 &&
-            atomic_compare_exchange_strong(&c->n_held, &h, h + 1)) {
-            read_set(c->db, s, 0, c->held_value[h]);
-            c->held[h] = s;
-        } else {
+        recheck_held(c, &rng);
+        if (round % HOLD_EVERY != 0 || !hold_snapshot(c, s))
             ravel_snapshot_release(c->db, s);
-        }
     }
     return NULL;
 }
@@ -236,18 +300,45 @@ static void run_checker(struct checker *c, const char *name, const char *opts,
         pthread_join(r[i], NULL);
     tu_assert_no_thread_failures();
 
-    /* the long-lived snapshots still see what they saw */
+    /* the long-lived snapshots still see what they saw, of every set */
     for (int h = 0; h < atomic_load(&c->n_held); h++) {
-        char now[SET_KEYS][32];
-        read_set(c->db, c->held[h], 0, now);
-        count(c, G_IMMUTABLE,
-              memcmp(now, c->held_value[h], sizeof now) != 0);
-        count(c, G_ATOMIC, !set_is_uniform(now));
-        TU_OK(ravel_snapshot_release(c->db, c->held[h]));
+        ravel_snapshot *s = atomic_load(&c->held[h].snap);
+        for (int set = 0; set < WRITERS; set++) {
+            char now[SET_KEYS][32];
+            read_set(c->db, s, set, now);
+            count(c, G_IMMUTABLE,
+                  memcmp(now, c->held[h].vals[set], sizeof now) != 0);
+            count(c, G_ATOMIC, !set_is_uniform(now));
+        }
+        TU_OK(ravel_snapshot_release(c->db, s));
     }
     char *mode = tu_prop(c->db, "ravel.write-ordering");
+    snprintf(c->mode, sizeof c->mode, "%s", mode);
     char *stats = tu_prop(c->db, "ravel.stats");
     const char *line = strstr(stats, "ordering:");
+    const char *table = strstr(stats, "commit table:");
+    unsigned long long entries = 0, evictions = 0;
+    assert_non_null(table);
+    assert_int_equal(sscanf(table, "commit table: %llu entries, %llu "
+                            "evictions", &entries, &evictions), 2);
+    c->evictions = evictions;
+    /* under load: the 64K memtables were switched out and flushed, many
+    ** times */
+    const char *mem = strstr(stats, "memtables: ");
+    const char *flush = strstr(stats, "flush: ");
+    unsigned long long switches = 0, flushes = 0;
+    size_t active = 0;
+    int immutable = 0;
+    assert_non_null(mem);
+    assert_non_null(flush);
+    assert_int_equal(sscanf(mem, "memtables: active %zu bytes, %d immutable, "
+                            "%llu switches", &active, &immutable, &switches),
+                     3);
+    assert_int_equal(sscanf(flush, "flush: %llu flushes", &flushes), 1);
+    if (switches < 10 || flushes < 10)
+        fail_msg("%s: %llu memtable switches and %llu flushes: the run "
+                 "was not under switches and flushes", name, switches,
+                 flushes);
     printf("# %s (%s):", name, mode);
     for (int g = 0; g < G_COUNT; g++)
         printf(" %s %" PRIu64 "/%" PRIu64 ";", guarantee_names[g],
@@ -279,24 +370,30 @@ static int batches_per_writer(void)
     return (int)tu_env_u64("RAVEL_TEST_ORDERING_BATCHES", 300);
 }
 
-/* A mode that promises all three guarantees: none is ever violated. */
-static void expect_all_guarantees(const char *name, const char *opts)
+/* A mode that promises all three guarantees (MODE, as ravel.write-ordering
+** names it): none is ever violated.  Returns the checker's counts (free
+** them). */
+static struct checker *expect_all_guarantees(const char *name,
+                                             const char *opts,
+                                             const char *mode)
 {
     struct checker *c = calloc(1, sizeof *c);
     assert_non_null(c);
     run_checker(c, name, opts, batches_per_writer());
+    assert_string_equal(c->mode, mode);
     for (int g = 0; g < G_COUNT; g++) {
         if (atomic_load(&c->violations[g]))
             fail_msg("%s: %" PRIu64 " violations of %s", name,
                      (uint64_t)atomic_load(&c->violations[g]),
                      guarantee_names[g]);
     }
-    /* enough checks to mean something */
+    /* enough checks to mean something: the held snapshots alone give
+    ** thousands */
     assert_true(atomic_load(&c->checks[G_RYOW]) ==
                 (uint64_t)WRITERS * (uint64_t)batches_per_writer());
-    assert_true(atomic_load(&c->checks[G_ATOMIC]) >= 100);
-    assert_true(atomic_load(&c->checks[G_IMMUTABLE]) >= 30);
-    free(c);
+    assert_true(atomic_load(&c->checks[G_ATOMIC]) >= CHECKER_MIN_CHECKS);
+    assert_true(atomic_load(&c->checks[G_IMMUTABLE]) >= CHECKER_MIN_CHECKS);
+    return c;
 }
 
 #define SMALL_MEMTABLES ";write_buffer_size=64K;target_file_size_base=64K"
@@ -304,29 +401,42 @@ static void expect_all_guarantees(const char *name, const char *opts)
 static void test_ordered(void **state)
 {
     (void)state;
-    expect_all_guarantees("ordered", "write_buffer_size=64K");
+    free(expect_all_guarantees("ordered", "write_buffer_size=64K",
+                               "ordered"));
 }
 
 static void test_in_order_publication(void **state)
 {
     (void)state;
-    expect_all_guarantees("in-order", MODE_IN_ORDER SMALL_MEMTABLES);
+    free(expect_all_guarantees("in-order", MODE_IN_ORDER SMALL_MEMTABLES,
+                               "in-order-publication"));
 }
 
 static void test_write_prepared(void **state)
 {
     (void)state;
-    expect_all_guarantees("prepared", MODE_PREPARED SMALL_MEMTABLES);
+    free(expect_all_guarantees("prepared", MODE_PREPARED SMALL_MEMTABLES,
+                               "write-prepared"));
 }
 
 /* A 16-entry commit table: every commit evicts, the leader constantly
-** waits for the commit window, long-lived snapshots outlive thousands of
-** evictions; still no violation. */
+** waits for the commit window, long-lived snapshots taken early are
+** re-read while thousands of evictions go by; still no violation.  Then
+** the same with slowed inserts, which keep batches uncommitted longer. */
 static void test_write_prepared_tiny_commit_table(void **state)
 {
     (void)state;
-    expect_all_guarantees("prepared-16", MODE_PREPARED SMALL_MEMTABLES
-                          ";commit_table_size=16");
+    const char *opts = MODE_PREPARED SMALL_MEMTABLES ";commit_table_size=16";
+    struct checker *c = expect_all_guarantees("prepared-16", opts,
+                                              "write-prepared");
+    /* the table did wrap around, many times over */
+    assert_true(c->evictions >= 100 * 16);
+    free(c);
+    rv_test_insert_delay(5, 200);
+    c = expect_all_guarantees("prepared-16-slow", opts, "write-prepared");
+    rv_test_insert_delay(0, 0);
+    assert_true(c->evictions >= 100 * 16);
+    free(c);
 }
 
 /* unordered_write alone: read-your-own-writes holds, and the checker must
@@ -342,6 +452,7 @@ static void test_unordered_relaxed(void **state)
     for (int round = 0; round < 5 && relaxed == 0; round++) {
         run_checker(c, "unordered", MODE_UNORDERED SMALL_MEMTABLES,
                     batches_per_writer());
+        assert_string_equal(c->mode, "unordered");
         assert_int_equal(atomic_load(&c->violations[G_RYOW]), 0);
         relaxed = atomic_load(&c->violations[G_ATOMIC]) +
                   atomic_load(&c->violations[G_IMMUTABLE]);
@@ -360,8 +471,14 @@ static void test_slow_inserts_keep_guarantees(void **state)
 {
     (void)state;
     rv_test_insert_delay(5, 200);
-    expect_all_guarantees("in-order-slow", MODE_IN_ORDER SMALL_MEMTABLES);
-    expect_all_guarantees("prepared-slow", MODE_PREPARED SMALL_MEMTABLES);
+    free(expect_all_guarantees("ordered-slow", "write_buffer_size=64K",
+                               "ordered"));
+    free(expect_all_guarantees("in-order-slow",
+                               MODE_IN_ORDER SMALL_MEMTABLES,
+                               "in-order-publication"));
+    free(expect_all_guarantees("prepared-slow",
+                               MODE_PREPARED SMALL_MEMTABLES,
+                               "write-prepared"));
     rv_test_insert_delay(0, 0);
 }
 
@@ -420,6 +537,29 @@ static int writers_queued(void *arg)
     return rv_db_writers_queued(queued_db) >= queued_want;
 }
 
+/* What an iterator through SNAP shows, as "key=value;..." in BUF. */
+static const char *iter_dump(ravel_db *db, const ravel_snapshot *snap,
+                             char *buf, size_t cap)
+{
+    ravel_iter *it = NULL;
+    TU_OK(ravel_iter_new(db, snap, &it));
+    size_t n = 0;
+    buf[0] = '\0';
+    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+         ravel_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = ravel_iter_key(it, &klen);
+        const char *v = ravel_iter_value(it, &vlen);
+        int w = snprintf(buf + n, cap - n, "%.*s=%.*s;", (int)klen, k,
+                         (int)vlen, v);
+        assert_true(w > 0 && (size_t)w < cap - n);
+        n += (size_t)w;
+    }
+    TU_OK(ravel_iter_status(it));
+    ravel_iter_free(it);
+    return buf;
+}
+
 static int job_done(void *arg)
 {
     return atomic_load(&((struct put_job *)arg)->done);
@@ -466,6 +606,11 @@ static void test_restart_anomaly(void **state)
     tu_expect(db, between, "K", "V2");
     tu_expect(db, between, "K'", NULL);
     tu_expect(db, NULL, "K'", NULL);
+    char dump[256];
+    assert_string_equal(iter_dump(db, between, dump, sizeof dump),
+                        "K=V2;lead=x;");
+    assert_string_equal(iter_dump(db, NULL, dump, sizeof dump),
+                        "K=V2;lead=x;");
     assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
 
     rv_pause_release(RV_PAUSE_COMMIT);
@@ -478,6 +623,10 @@ static void test_restart_anomaly(void **state)
     /* the snapshot taken between the commits does not change */
     tu_expect(db, between, "K", "V2");
     tu_expect(db, between, "K'", NULL);
+    assert_string_equal(iter_dump(db, between, dump, sizeof dump),
+                        "K=V2;lead=x;");
+    assert_string_equal(iter_dump(db, NULL, dump, sizeof dump),
+                        "K=V2;K'=V1;lead=x;");
     TU_OK(ravel_snapshot_release(db, between));
 
     /* after a restart, WAL order: the same state */
@@ -485,6 +634,8 @@ static void test_restart_anomaly(void **state)
     db = tu_open_ok(dir, MODE_PREPARED);
     tu_expect(db, NULL, "K", "V2");
     tu_expect(db, NULL, "K'", "V1");
+    assert_string_equal(iter_dump(db, NULL, dump, sizeof dump),
+                        "K=V2;K'=V1;lead=x;");
     TU_OK(ravel_close(db));
     tu_rm_rf(dir);
     free(dir);
@@ -538,6 +689,7 @@ static void test_prepared_value_flushed_before_commit(void **state)
 
 struct flush_job {
     ravel_db *db;
+    int flags;
     _Atomic int done;
     int rc;
 };
@@ -545,7 +697,7 @@ struct flush_job {
 static void *flush_job_main(void *p)
 {
     struct flush_job *j = p;
-    j->rc = ravel_flush(j->db, 0);
+    j->rc = ravel_flush(j->db, j->flags);
     atomic_store(&j->done, 1);
     return NULL;
 }
@@ -556,6 +708,7 @@ static int insert_paused(void *arg)
     return rv_pause_waiting(RV_PAUSE_MEMTABLE_INSERT);
 }
 
+/* The "switches waited for inserts" count of ravel.stats. */
 static uint64_t switch_waits(ravel_db *db)
 {
     char *stats = tu_prop(db, "ravel.stats");
@@ -567,30 +720,65 @@ static uint64_t switch_waits(ravel_db *db)
     return n;
 }
 
-/* One write is held between its release and its insert; a flush asked
-** for meanwhile must not switch the memtable out (and flush it) until the
-** insert is done: it does not return while the insert is held, and the
-** flushed file holds the write. */
-static void switch_waits_for_insert(const char *mode)
+static int switch_waiting(void *db)
 {
-    char *dir = tu_path("switch-wait");
+    return switch_waits(db) >= 1;
+}
+
+/* The switch waits, or the write that needed it returned (a failure). */
+static ravel_db *switch_watch_db;
+static struct put_job *switch_watch_job;
+static int switch_waiting_or_done(void *arg)
+{
+    (void)arg;
+    return atomic_load(&switch_watch_job->done) ||
+           switch_waits(switch_watch_db) >= 1;
+}
+
+static int one_table_file(void *db)
+{
+    return tu_prop_u64(db, "ravel.num-files-at-level0") == 1;
+}
+
+static int active_memtable_full(void *db)
+{
+    return tu_prop_u64(db, "ravel.cur_size_active_mem_table") >= 64 << 10;
+}
+
+/* Holds the insert of a put of "held" (MODE's writer waits at
+** RV_PAUSE_MEMTABLE_INSERT); *TH is its thread. */
+static void hold_insert(ravel_db *db, struct put_job *job, pthread_t *th)
+{
+    *job = (struct put_job){db, "held", "2", NULL, NULL, 0};
+    rv_pause_arm(RV_PAUSE_MEMTABLE_INSERT);
+    assert_int_equal(pthread_create(th, NULL, put_job_main, job), 0);
+    wait_until(insert_paused, NULL, "the insert to be held");
+}
+
+/* One write is held between its release and its insert; a flush asked
+** for meanwhile (FLAGS: 0 or RAVEL_FLUSH_NO_WAIT, which still waits for
+** the switch) must not switch the memtable out (and flush it) until the
+** insert is done: it is seen waiting for inserts, does not return while
+** the insert is held, and the flushed file holds the write. */
+static void switch_waits_for_insert(const char *mode, int flags)
+{
+    static int runs;
+    char *dir = tu_path("switch-wait-%d", runs++);
     ravel_db *db = tu_open_ok(dir, mode);
     tu_put(db, 0, "before", "1");
-    rv_pause_arm(RV_PAUSE_MEMTABLE_INSERT);
-    struct put_job held = {db, "held", "2", NULL, NULL, 0};
+    struct put_job held;
     pthread_t th_put, th_flush;
-    assert_int_equal(pthread_create(&th_put, NULL, put_job_main, &held), 0);
-    wait_until(insert_paused, NULL, "the insert to be held");
+    hold_insert(db, &held, &th_put);
 
-    struct flush_job fj = {db, 0, -1};
+    struct flush_job fj = {db, flags, 0, -1};
     assert_int_equal(pthread_create(&th_flush, NULL, flush_job_main, &fj),
                      0);
-    /* the flush's leader must be waiting for the held insert */
-    for (int i = 0; i < 200 && switch_waits(db) == 0; i++)
-        usleep(1000);
-    assert_true(switch_waits(db) >= 1);
+    /* the flush's leader waits for the held insert, and stays waiting */
+    wait_until(switch_waiting, db, "the switch to wait for the insert");
     usleep(100 * 1000);
     assert_int_equal(atomic_load(&fj.done), 0);
+    assert_int_equal(atomic_load(&held.done), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
     assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
 
     rv_pause_release(RV_PAUSE_MEMTABLE_INSERT);
@@ -598,8 +786,7 @@ static void switch_waits_for_insert(const char *mode)
     pthread_join(th_flush, NULL);
     tu_assert_no_thread_failures();
     TU_OK(fj.rc);
-    assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 1);
-    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
+    wait_until(one_table_file, db, "the flush's table file");
     /* both writes are in the file, none in the fresh memtable */
     assert_int_equal(tu_prop_u64(db, "ravel.estimate-num-keys"), 2);
     tu_expect(db, NULL, "held", "2");
@@ -612,22 +799,95 @@ static void switch_waits_for_insert(const char *mode)
     free(dir);
 }
 
+/* The same, with the switch asked for by a full memtable: "held" is held
+** before its insert, a put of 80K fills the 64K memtable, and the next
+** write's leader, which must switch the memtable out, waits for the held
+** insert: that write does not return, and no memtable is switched out,
+** until the insert is released.  Then the full memtable (with "held") is
+** flushed, the WAL segments it covered are deleted, and every write is
+** still there after a reopen. */
+static void full_memtable_switch_waits_for_insert(const char *mode)
+{
+    static int runs;
+    char *dir = tu_path("full-switch-wait-%d", runs++);
+    char opts[200];
+    snprintf(opts, sizeof opts, "%s;write_buffer_size=64K", mode);
+    ravel_db *db = tu_open_ok(dir, opts);
+    tu_put(db, 0, "before", "1");
+    struct put_job held;
+    pthread_t th_held, th_big, th_next;
+    hold_insert(db, &held, &th_held);
+
+    /* in-order publication: this writer inserts, then waits behind
+    ** "held" to be published; the other modes return */
+    static char big[80 << 10];
+    memset(big, 'b', sizeof big - 1);
+    struct put_job filler = {db, "big", big, NULL, NULL, 0};
+    assert_int_equal(pthread_create(&th_big, NULL, put_job_main, &filler),
+                     0);
+    wait_until(active_memtable_full, db, "the memtable to fill up");
+    assert_int_equal(switch_waits(db), 0);
+
+    struct put_job next = {db, "next", "3", NULL, NULL, 0};
+    assert_int_equal(pthread_create(&th_next, NULL, put_job_main, &next), 0);
+    switch_watch_db = db;
+    switch_watch_job = &next;
+    wait_until(switch_waiting_or_done, NULL,
+               "the switch to wait for the insert");
+    if (atomic_load(&next.done))
+        fail_msg("%s: a write that had to switch the full memtable out "
+                 "returned while an insert into it was held", mode);
+    usleep(100 * 1000);
+    assert_int_equal(atomic_load(&next.done), 0);
+    assert_int_equal(atomic_load(&held.done), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
+
+    rv_pause_release(RV_PAUSE_MEMTABLE_INSERT);
+    pthread_join(th_held, NULL);
+    pthread_join(th_big, NULL);
+    pthread_join(th_next, NULL);
+    tu_assert_no_thread_failures();
+    /* the full memtable was switched out and flushed; "next" is alone in
+    ** the new one */
+    wait_until(one_table_file, db, "the full memtable's table file");
+    assert_int_equal(tu_prop_u64(db, "ravel.estimate-num-keys"), 4);
+    tu_expect(db, NULL, "held", "2");
+    tu_expect(db, NULL, "next", "3");
+    tu_expect(db, NULL, "big", big);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, opts);
+    tu_expect(db, NULL, "before", "1");
+    tu_expect(db, NULL, "held", "2");
+    tu_expect(db, NULL, "next", "3");
+    tu_expect(db, NULL, "big", big);
+    TU_OK(ravel_close(db));
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 static void test_switch_waits_unordered(void **state)
 {
     (void)state;
-    switch_waits_for_insert(MODE_UNORDERED);
+    switch_waits_for_insert(MODE_UNORDERED, 0);
+    switch_waits_for_insert(MODE_UNORDERED, RAVEL_FLUSH_NO_WAIT);
+    full_memtable_switch_waits_for_insert(MODE_UNORDERED);
 }
 
 static void test_switch_waits_in_order(void **state)
 {
     (void)state;
-    switch_waits_for_insert(MODE_IN_ORDER);
+    switch_waits_for_insert(MODE_IN_ORDER, 0);
+    switch_waits_for_insert(MODE_IN_ORDER, RAVEL_FLUSH_NO_WAIT);
+    full_memtable_switch_waits_for_insert(MODE_IN_ORDER);
 }
 
 static void test_switch_waits_prepared(void **state)
 {
     (void)state;
-    switch_waits_for_insert(MODE_PREPARED);
+    switch_waits_for_insert(MODE_PREPARED, 0);
+    switch_waits_for_insert(MODE_PREPARED, RAVEL_FLUSH_NO_WAIT);
+    full_memtable_switch_waits_for_insert(MODE_PREPARED);
 }
 
 /* An insert that runs out of memory in the middle of the run: writes
@@ -740,23 +1000,44 @@ static void test_failed_insert_prepared(void **state)
     failed_insert("fail-prepared", MODE_PREPARED ";commit_table_size=16");
 }
 
+/* After each test, passed or failed: no hook left on for the next one.  A
+** failed test may have left a writer held at a pause point; releasing it
+** lets it finish (its database is leaked, not closed under it). */
+static int hooks_off(void **state)
+{
+    (void)state;
+    rv_test_insert_delay(0, 0);
+    for (int p = 0; p < RV_PAUSE_POINTS; p++) {
+        if (p != RV_PAUSE_MEMTABLE_INSERT && p != RV_PAUSE_COMMIT &&
+            p != RV_PAUSE_GROUP_LEAD)
+            continue;
+        rv_pause_release((enum rv_pause_point)p);
+        for (int i = 0; i < 5000 && rv_pause_waiting((enum rv_pause_point)p);
+             i++)
+            usleep(1000);
+    }
+    return 0;
+}
+
+#define ORDERING_TEST(f) cmocka_unit_test_teardown(f, hooks_off)
+
 int main(void)
 {
     tu_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ordered),
-        cmocka_unit_test(test_in_order_publication),
-        cmocka_unit_test(test_write_prepared),
-        cmocka_unit_test(test_write_prepared_tiny_commit_table),
-        cmocka_unit_test(test_unordered_relaxed),
-        cmocka_unit_test(test_slow_inserts_keep_guarantees),
-        cmocka_unit_test(test_restart_anomaly),
-        cmocka_unit_test(test_prepared_value_flushed_before_commit),
-        cmocka_unit_test(test_switch_waits_unordered),
-        cmocka_unit_test(test_switch_waits_in_order),
-        cmocka_unit_test(test_switch_waits_prepared),
-        cmocka_unit_test(test_failed_insert_in_order),
-        cmocka_unit_test(test_failed_insert_prepared),
+        ORDERING_TEST(test_ordered),
+        ORDERING_TEST(test_in_order_publication),
+        ORDERING_TEST(test_write_prepared),
+        ORDERING_TEST(test_write_prepared_tiny_commit_table),
+        ORDERING_TEST(test_unordered_relaxed),
+        ORDERING_TEST(test_slow_inserts_keep_guarantees),
+        ORDERING_TEST(test_restart_anomaly),
+        ORDERING_TEST(test_prepared_value_flushed_before_commit),
+        ORDERING_TEST(test_switch_waits_unordered),
+        ORDERING_TEST(test_switch_waits_in_order),
+        ORDERING_TEST(test_switch_waits_prepared),
+        ORDERING_TEST(test_failed_insert_in_order),
+        ORDERING_TEST(test_failed_insert_prepared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

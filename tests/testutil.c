@@ -200,7 +200,7 @@ char *tu_path(const char *fmt, ...)
     return p;
 }
 
-static int options_build(const char *extra, ravel_options **out)
+int tu_options_try(const char *extra, ravel_options **out)
 {
     ravel_options *o = NULL;
     int rc = ravel_options_new(&o);
@@ -227,7 +227,7 @@ static int options_build(const char *extra, ravel_options **out)
 ravel_options *tu_options(const char *extra)
 {
     ravel_options *o = NULL;
-    int rc = options_build(extra, &o);
+    int rc = tu_options_try(extra, &o);
     if (rc)
         fail_msg("options \"%s\": %s: %s", extra ? extra : "",
                  ravel_errstr(rc), ravel_errmsg());
@@ -237,7 +237,7 @@ ravel_options *tu_options(const char *extra)
 int tu_open(const char *dir, const char *extra, ravel_db **db)
 {
     ravel_options *o = NULL;
-    int rc = options_build(extra, &o);
+    int rc = tu_options_try(extra, &o);
     if (rc)
         return rc;
     *db = NULL;

@@ -53,6 +53,10 @@ void tu_rm_rf(const char *path);
 ** ("name=value;..." or NULL).  Fails the test on a parse error. */
 ravel_options *tu_options(const char *extra);
 
+/* The same without failing the test (for a child process, where cmocka's
+** assertions must not be used): returns the result code of the parse. */
+int tu_options_try(const char *extra, ravel_options **out);
+
 /* Opens DIR with tu_options(EXTRA).  Returns the result code; exits 77 if
 ** the run asked for wal_io=uring and io_uring cannot be set up. */
 int tu_open(const char *dir, const char *extra, ravel_db **db);
