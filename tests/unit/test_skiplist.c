@@ -156,7 +156,12 @@ static void test_arena_huge_blocks(void **state)
     assert_true(rv_arena_memory_usage(&a) < RV_ARENA_HUGE_BLOCK);
     while (rv_arena_memory_usage(&a) < RV_ARENA_HUGE_AFTER)
         assert_non_null(rv_arena_alloc(&a, 1000));
+    /* The block in use when the threshold was passed is still a small
+    ** malloc'd one, anywhere in the heap: fill it, so the next block, the
+    ** first huge one, takes over. */
     size_t start = rv_arena_memory_usage(&a);
+    while (rv_arena_memory_usage(&a) == start)
+        assert_non_null(rv_arena_alloc(&a, 1000));
     enum { PIECES = 60000, PIECE = 120 }; /* about 3.5 huge blocks */
     static char *ptrs[PIECES];
     const uintptr_t huge = RV_ARENA_HUGE_BLOCK;
