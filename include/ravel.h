@@ -217,9 +217,16 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   max_write_buffer_number=2   memtables in memory at most, the active one
 **                               included (2 .. 64): when the active one is
 **                               full and the others are still being
-**                               flushed, writers wait for a flush
-**   max_background_jobs=2       background threads running flushes (1 .. 64)
-**   target_file_size_base=64M   a flush cuts table files at this size
+**                               flushed, writers wait for a flush (and,
+**                               above 3, are slowed down while the last
+**                               memtable allowed fills)
+**   max_background_jobs=2       background threads running flushes and
+**                               compactions (1 .. 64); flushes go first,
+**                               and with 2 or more one thread is always
+**                               left for them
+**   target_file_size_base=64M   flushes and compactions cut table files at
+**                               this size (level L >= 1: times
+**   target_file_size_multiplier=1  this to the power L-1, 1 .. 100)
 **   avoid_flush_during_shutdown=false
 **                               false: close flushes the memtables when
 **                               they hold 1 MiB or more, so the next open
@@ -244,6 +251,57 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               none), unless a shared cache is given with
 **                               ravel_options_set_cache
 **   max_open_files=1000         table files kept open (16 .. 1000000)
+**
+** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
+**   level0_file_num_compaction_trigger=4
+**                               level 0 files that start a compaction of
+**                               level 0 into the next level (1 .. 10000)
+**   max_bytes_for_level_base=256M  target size of level 1 (or, with
+**                               dynamic level bytes, of the base level)
+**   max_bytes_for_level_multiplier=10
+**                               each level's target is this many times the
+**                               one above (2 .. 100)
+**   num_levels=7                levels, level 0 included (2 .. 7); opening
+**                               a database with files below the last level
+**                               allowed is RAVEL_INVALID
+**   level_compaction_dynamic_level_bytes=false
+**                               true: the targets are derived from the last
+**                               level's actual size, each level above it
+**                               a multiplier smaller, and level 0 compacts
+**                               straight into the first level whose target
+**                               is at least max_bytes_for_level_base /
+**                               multiplier (RocksDB's scheme: about 1.1x
+**                               space amplification whatever the data's
+**                               size); false: level L's target is
+**                               max_bytes_for_level_base * multiplier^(L-1)
+**   disable_auto_compactions=false
+**                               true: no compaction runs but those asked
+**                               for with ravel_compact_range
+**
+** The write controller (docs/compaction.md): when flushes and compactions
+** fall behind, writes are slowed down before they must be stopped.
+** Each write group is charged its bytes once, by its leader.
+**   level0_slowdown_writes_trigger=20  level 0 files that slow writes down
+**   level0_stop_writes_trigger=36      level 0 files that stop them until
+**                               a compaction brings the count below (each
+**                               1 .. 10000; the stop trigger must be >= the
+**                               slowdown trigger >= the compaction trigger)
+**   soft_pending_compaction_bytes_limit=64G
+**                               estimated bytes compaction must rewrite to
+**                               bring every level within its target, past
+**                               which writes slow down (0: never)
+**   hard_pending_compaction_bytes_limit=256G
+**                               ... past which they stop (0: never)
+**   delayed_write_rate=16M      bytes per second a slowed-down database
+**                               accepts at first; lowered while the backlog
+**                               grows, raised as it shrinks (RocksDB's
+**                               steps: x0.8, x1.25), never above this (1K
+**                               .. 1T)
+**   use_dynamic_delay=false     true (Speedb's name): the rate is instead
+**                               proportional to how far the worst cause is
+**                               between its slowdown and stop points
+**                               (delayed_write_rate at the slowdown point,
+**                               falling to 1/64 of it just before the stop)
 */
 RAVEL_API int ravel_options_set(ravel_options *opts, const char *name,
                                 const char *value);
@@ -289,6 +347,39 @@ RAVEL_API uint64_t ravel_cache_capacity(const ravel_cache *c);
 ** takes its own at ravel_open, so the caller may free both afterwards.
 ** RAVEL_INVALID for NULL options. */
 RAVEL_API int ravel_options_set_cache(ravel_options *opts, ravel_cache *c);
+
+/* ------------------------------------------------------ write controller */
+
+/* The write controller decides when writers are slowed down or stopped
+** because flushes and compactions fall behind (the options above).  By
+** default each database has its own.  One controller can instead be
+** shared by several databases in one process (Speedb's "global delayed
+** write"): every attached database registers its requirement -- none,
+** delay at a rate, or stop -- and the controller enforces the most
+** restrictive one on the writers of all of them, so that databases on one
+** disk do not take its bandwidth from the one that must catch up.  Writers
+** of all attached databases are served first come, first served.  A
+** database's requirement is withdrawn when it is closed.
+**
+** Reference-counted like ravel_cache: the caller's reference, one per
+** options object it is set in, one per open database. */
+typedef struct ravel_write_controller ravel_write_controller;
+
+/* A new controller whose delayed writes start at DELAYED_WRITE_RATE bytes
+** per second (1024 .. 2^40; it replaces the delayed_write_rate of the
+** databases attached), one reference held by the caller.  RAVEL_INVALID
+** for a rate out of range or a NULL out-pointer; RAVEL_NOMEM. */
+RAVEL_API int ravel_write_controller_new(uint64_t delayed_write_rate,
+                                         ravel_write_controller **out);
+
+/* Drops the caller's reference; NULL is a no-op. */
+RAVEL_API void ravel_write_controller_free(ravel_write_controller *wc);
+
+/* Makes databases opened with OPTS share WC (NULL: each its own, the
+** default).  The options hold a reference until cleared, replaced or
+** freed.  RAVEL_INVALID for NULL options. */
+RAVEL_API int ravel_options_set_write_controller(ravel_options *opts,
+                                                 ravel_write_controller *wc);
 
 /* -------------------------------------------------------------- database */
 
@@ -339,6 +430,10 @@ RAVEL_API int ravel_close(ravel_db *db);
                          ** it survives kill -9 and power loss */
 #define RAVEL_NO_WAL 0x2 /* skip the write-ahead log: lost on crash, kept
                          ** by a flush (ravel_flush, ravel_close) */
+#define RAVEL_NO_SLOWDOWN 0x4 /* if the write controller would make the
+                         ** write wait (a slowdown or a stop), return
+                         ** RAVEL_BUSY at once instead, with nothing of it
+                         ** written */
 
 typedef struct ravel_batch ravel_batch;
 
@@ -399,6 +494,20 @@ RAVEL_API int ravel_flush_wal(ravel_db *db, int sync);
 ** memtable is not flushed.  RAVEL_READONLY on a database opened read_only
 ** or whose writes were stopped by a failure (the failure is named). */
 RAVEL_API int ravel_flush(ravel_db *db, int flags);
+
+/* Compacts the keys from BEGIN (BLEN bytes) to END (ELEN bytes),
+** both included, down to the last level holding data (level 1 at least):
+** flushes the memtables first, then rewrites every file of every level
+** overlapping the range into the next one, level by level, dropping the
+** versions no live snapshot can see and, at the last level, the deletions
+** (so their space is reclaimed).  BEGIN NULL: from the first key; END
+** NULL: to the last.  Waits for the compactions, run in the calling
+** thread beside the background ones (which it waits for when they hold a
+** file it needs).  RAVEL_READONLY on a read_only database or after writes
+** were stopped; RAVEL_IOERR if a compaction failed (the database stays
+** consistent: the inputs are kept). */
+RAVEL_API int ravel_compact_range(ravel_db *db, const void *begin,
+                                  size_t blen, const void *end, size_t elen);
 
 /* Reads every block of every table file of the database and checks it:
 ** RAVEL_OK, or RAVEL_CORRUPT naming the first damaged file and the byte
@@ -479,14 +588,25 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 **   ravel.wal_io                  "uring" or "sync" (and why, if fallen back)
 **   ravel.read_only_reason        why writes are refused ("" if they are not)
 **   ravel.options                 the options in force, "name=value" lines
-**   ravel.num-files-at-level0     table files at level 0
 **   ravel.sstables                one line per table file: level, number,
 **                                 size, entries, key range, sequence range
 **   ravel.estimate-num-keys       entries in files and memtables (counts
 **                                 overwritten and deleted keys too)
 **   ravel.cur-size-all-mem-tables bytes of every memtable in memory
 **   ravel.block-cache-usage       bytes held by the block cache
-**   ravel.background-errors       background jobs (flushes) that failed
+**   ravel.background-errors       background jobs (flushes, compactions)
+**                                 that failed
+**   ravel.num-files-at-levelN     table files at level N (0 .. 6)
+**   ravel.levelstats              per level: files, bytes, target, score
+**   ravel.compaction-pending      1 if a compaction is due, else 0
+**   ravel.num-running-compactions compactions running now
+**   ravel.estimate-pending-compaction-bytes
+**                                 bytes compaction must rewrite to bring
+**                                 every level within its target
+**   ravel.actual-delayed-write-rate  bytes/s writes are paced to now (0:
+**                                 not slowed down)
+**   ravel.is-write-stopped        1 if writes are stopped by the write
+**                                 controller now, else 0
 **   ravel.write-ordering          the ordering mode in force: "ordered",
 **                                 "unordered", "write-prepared" or
 **                                 "in-order-publication"
@@ -496,7 +616,10 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 ** that waited for them, writers that waited to be published, leaders that
 ** waited for room, the commit table's evictions and newest evicted prepare
 ** sequence, the commit watermark, and gets read again after meeting an
-** evicted entry.  With write_prepared, ravel.last_visible_sequence is the
+** evicted entry; compactions (by level: count, bytes read and written,
+** time), write amplification, and the write controller: the condition in
+** force and its cause, the current rate, the time writes were stopped and
+** slowed down by cause, writes refused with RAVEL_BUSY.  With write_prepared, ravel.last_visible_sequence is the
 ** last commit sequence published (RocksDB's last_published_seq).  An unknown name is RAVEL_NOTFOUND, with a message listing the known
 ** names. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);

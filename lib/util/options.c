@@ -19,6 +19,8 @@
 */
 #include "util/options.h"
 #include "util/cache.h"
+#include "db/write_controller.h"
+#include "db/version_edit.h"
 #include "util/error.h"
 
 #include <ctype.h>
@@ -130,6 +132,34 @@ static const struct options_def options_table[] = {
      OPTIONS_FIELD(avoid_flush_during_shutdown), 0, 0, NULL},
     {"target_file_size_base", OPTIONS_SIZE,
      OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL},
+    {"target_file_size_multiplier", OPTIONS_INT,
+     OPTIONS_FIELD(target_file_size_multiplier), 1, 100, NULL},
+    {"level0_file_num_compaction_trigger", OPTIONS_INT,
+     OPTIONS_FIELD(level0_file_num_compaction_trigger), 1, 10000, NULL},
+    {"max_bytes_for_level_base", OPTIONS_SIZE,
+     OPTIONS_FIELD(max_bytes_for_level_base), 64ull << 10, 1ull << 50, NULL},
+    {"max_bytes_for_level_multiplier", OPTIONS_INT,
+     OPTIONS_FIELD(max_bytes_for_level_multiplier), 2, 100, NULL},
+    {"num_levels", OPTIONS_INT, OPTIONS_FIELD(num_levels), 2, RV_NUM_LEVELS,
+     NULL},
+    {"level_compaction_dynamic_level_bytes", OPTIONS_BOOL,
+     OPTIONS_FIELD(level_compaction_dynamic_level_bytes), 0, 0, NULL},
+    {"disable_auto_compactions", OPTIONS_BOOL,
+     OPTIONS_FIELD(disable_auto_compactions), 0, 0, NULL},
+    {"level0_slowdown_writes_trigger", OPTIONS_INT,
+     OPTIONS_FIELD(level0_slowdown_writes_trigger), 1, 10000, NULL},
+    {"level0_stop_writes_trigger", OPTIONS_INT,
+     OPTIONS_FIELD(level0_stop_writes_trigger), 1, 10000, NULL},
+    {"soft_pending_compaction_bytes_limit", OPTIONS_SIZE,
+     OPTIONS_FIELD(soft_pending_compaction_bytes_limit), 0, UINT64_MAX,
+     NULL},
+    {"hard_pending_compaction_bytes_limit", OPTIONS_SIZE,
+     OPTIONS_FIELD(hard_pending_compaction_bytes_limit), 0, UINT64_MAX,
+     NULL},
+    {"delayed_write_rate", OPTIONS_SIZE, OPTIONS_FIELD(delayed_write_rate),
+     1ull << 10, 1ull << 40, NULL},
+    {"use_dynamic_delay", OPTIONS_BOOL, OPTIONS_FIELD(use_dynamic_delay),
+     0, 0, NULL},
     {"block_size", OPTIONS_SIZE, OPTIONS_FIELD(block_size),
      256, 64ull << 20, NULL},
     {"block_restart_interval", OPTIONS_INT,
@@ -155,22 +185,10 @@ static const char *const options_not_built[] = {
     "enable_pipelined_write",
     "min_write_buffer_number_to_merge",
     "max_write_buffer_size_to_maintain",
-    "level0_file_num_compaction_trigger",
-    "level0_slowdown_writes_trigger",
-    "level0_stop_writes_trigger",
-    "disable_auto_compactions",
     "max_background_compactions",
     "max_background_flushes",
     "max_subcompactions",
-    "delayed_write_rate",
-    "soft_pending_compaction_bytes_limit",
-    "hard_pending_compaction_bytes_limit",
-    "target_file_size_multiplier",
-    "max_bytes_for_level_base",
-    "max_bytes_for_level_multiplier",
-    "level_compaction_dynamic_level_bytes",
     "compaction_style",
-    "num_levels",
     "compression_type",
     "compression_level",
     "min_level_to_compress",
@@ -239,6 +257,19 @@ void rv_options_init_defaults(struct ravel_options *o)
     o->max_write_buffer_number = 2;
     o->max_background_jobs = 2;
     o->target_file_size_base = 64ull << 20;
+    o->target_file_size_multiplier = 1;
+    o->level0_file_num_compaction_trigger = 4;
+    o->max_bytes_for_level_base = 256ull << 20;
+    o->max_bytes_for_level_multiplier = 10;
+    o->num_levels = RV_NUM_LEVELS;
+    o->level_compaction_dynamic_level_bytes = 0;
+    o->disable_auto_compactions = 0;
+    o->level0_slowdown_writes_trigger = 20;
+    o->level0_stop_writes_trigger = 36;
+    o->soft_pending_compaction_bytes_limit = 64ull << 30;
+    o->hard_pending_compaction_bytes_limit = 256ull << 30;
+    o->delayed_write_rate = 16ull << 20;
+    o->use_dynamic_delay = 0;
     o->block_size = 4096;
     o->block_restart_interval = 16;
     o->bloom_bits_per_key = 10;
@@ -274,6 +305,29 @@ int rv_options_check(const struct ravel_options *o)
         return rv_error(RAVEL_INVALID, "in_order_publication=true and "
                         "write_policy=write_prepared are two ways to order "
                         "unordered writes: choose one");
+    if (o->level0_slowdown_writes_trigger <
+        o->level0_file_num_compaction_trigger)
+        return rv_error(RAVEL_INVALID, "level0_slowdown_writes_trigger=%d is "
+                        "below level0_file_num_compaction_trigger=%d: writes "
+                        "would slow down before a compaction could start",
+                        o->level0_slowdown_writes_trigger,
+                        o->level0_file_num_compaction_trigger);
+    if (o->level0_stop_writes_trigger < o->level0_slowdown_writes_trigger)
+        return rv_error(RAVEL_INVALID, "level0_stop_writes_trigger=%d is "
+                        "below level0_slowdown_writes_trigger=%d: writes "
+                        "must slow down before they stop",
+                        o->level0_stop_writes_trigger,
+                        o->level0_slowdown_writes_trigger);
+    if (o->hard_pending_compaction_bytes_limit &&
+        o->soft_pending_compaction_bytes_limit >
+            o->hard_pending_compaction_bytes_limit)
+        return rv_error(RAVEL_INVALID, "soft_pending_compaction_bytes_limit="
+                        "%llu is above hard_pending_compaction_bytes_limit="
+                        "%llu: writes must slow down before they stop",
+                        (unsigned long long)
+                            o->soft_pending_compaction_bytes_limit,
+                        (unsigned long long)
+                            o->hard_pending_compaction_bytes_limit);
     if (o->commit_table_size & (o->commit_table_size - 1))
         return rv_error(RAVEL_INVALID, "commit_table_size=%llu is not a "
                         "power of two",
@@ -648,12 +702,29 @@ void rv_options_copy(struct ravel_options *dst,
     *dst = *src;
     if (dst->block_cache)
         rv_cache_ref(dst->block_cache);
+    if (dst->write_controller)
+        rv_write_controller_ref(dst->write_controller);
 }
 
 void rv_options_release(struct ravel_options *o)
 {
     rv_cache_unref(o->block_cache);
     o->block_cache = NULL;
+    rv_write_controller_unref(o->write_controller);
+    o->write_controller = NULL;
+}
+
+int ravel_options_set_write_controller(ravel_options *opts,
+                                       ravel_write_controller *wc)
+{
+    if (!opts)
+        return rv_error(RAVEL_INVALID, "ravel_options_set_write_controller: "
+                        "NULL options");
+    if (wc)
+        rv_write_controller_ref(wc);
+    rv_write_controller_unref(opts->write_controller);
+    opts->write_controller = wc;
+    return RAVEL_OK;
 }
 
 int ravel_options_set_cache(ravel_options *opts, ravel_cache *c)

@@ -77,7 +77,24 @@ struct ravel_options {
     int max_write_buffer_number;         /* 2, 2 .. 64 */
     int max_background_jobs;             /* 2, 1 .. 64 */
     uint64_t target_file_size_base;      /* 64 MiB */
+    int target_file_size_multiplier;     /* 1 */
     int avoid_flush_during_shutdown;     /* false */
+
+    /* Leveled compaction (db/compaction_picker.h). */
+    int level0_file_num_compaction_trigger; /* 4 */
+    uint64_t max_bytes_for_level_base;   /* 256 MiB */
+    int max_bytes_for_level_multiplier;  /* 10 */
+    int num_levels;                      /* 7, 2 .. RV_NUM_LEVELS */
+    int level_compaction_dynamic_level_bytes; /* false */
+    int disable_auto_compactions;        /* false */
+
+    /* The write controller (db/write_controller.h). */
+    int level0_slowdown_writes_trigger;  /* 20 */
+    int level0_stop_writes_trigger;      /* 36 */
+    uint64_t soft_pending_compaction_bytes_limit; /* 64 GiB; 0: none */
+    uint64_t hard_pending_compaction_bytes_limit; /* 256 GiB; 0: none */
+    uint64_t delayed_write_rate;         /* 16 MiB/s */
+    int use_dynamic_delay;               /* false */
 
     /* Table files. */
     uint64_t block_size;                 /* 4 KiB */
@@ -91,6 +108,9 @@ struct ravel_options {
     ** by these options; NULL: the database makes its own of
     ** block_cache_size bytes. */
     struct rv_cache *block_cache;
+    /* A write controller shared with other databases, one reference held
+    ** by these options; NULL: the database makes its own. */
+    struct ravel_write_controller *write_controller;
 };
 
 /* Copies SRC into DST taking a reference on the shared block cache, if
@@ -98,7 +118,7 @@ struct ravel_options {
 RAVEL_PRIVATE void rv_options_copy(struct ravel_options *dst,
                                    const struct ravel_options *src);
 
-/* Drops what O holds (the block cache reference). */
+/* Drops what O holds (the block cache and write controller references). */
 RAVEL_PRIVATE void rv_options_release(struct ravel_options *o);
 
 /* 1 if this build can write and read tables compressed with C. */
