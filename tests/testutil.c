@@ -3,6 +3,7 @@
 */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -474,4 +475,160 @@ int tu_file_write(const char *path, const char *data, size_t len)
     int rc = fsync(fd) == 0 ? 0 : -errno;
     close(fd);
     return rc;
+}
+
+int tu_sstables(ravel_db *db, struct tu_sst **out)
+{
+    char *text = tu_prop(db, "ravel.sstables");
+    int n = 0, cap = 0;
+    struct tu_sst *v = NULL;
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        struct tu_sst f;
+        unsigned long long num, size, entries;
+        int level;
+        if (sscanf(line, "level %d: %llu.sst %llu bytes, %llu entr", &level,
+                   &num, &size, &entries) != 4) {
+            char copy[200];
+            snprintf(copy, sizeof copy, "%s", line);
+            ravel_free(text);
+            free(v);
+            fail_msg("ravel.sstables: cannot parse \"%s\"", copy);
+        }
+        f.level = level;
+        f.number = num;
+        f.size = size;
+        f.entries = entries;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            v = realloc(v, (size_t)cap * sizeof *v);
+            if (!v)
+                abort();
+        }
+        v[n++] = f;
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    ravel_free(text);
+    *out = v;
+    return n;
+}
+
+static int tu_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int tu_dir_sst_numbers(const char *dir, uint64_t **out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("opendir %s: %s", dir, strerror(errno));
+    int n = 0, cap = 0;
+    uint64_t *v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".sst") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            v = realloc(v, (size_t)cap * sizeof *v);
+            if (!v)
+                abort();
+        }
+        v[n++] = strtoull(e->d_name, NULL, 10);
+    }
+    closedir(d);
+    if (n)
+        qsort(v, (size_t)n, sizeof *v, tu_u64_cmp);
+    *out = v;
+    return n;
+}
+
+int tu_sst_exists(const char *dir, uint64_t number)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%06" PRIu64 ".sst", dir, number);
+    return access(path, F_OK) == 0;
+}
+
+uint64_t tu_files_at_level(ravel_db *db, int level)
+{
+    char name[64];
+    snprintf(name, sizeof name, "ravel.num-files-at-level%d", level);
+    return tu_prop_u64(db, name);
+}
+
+static int tu_background_idle(ravel_db *db)
+{
+    return tu_prop_u64(db, "ravel.num_immutable_mem_table") == 0 &&
+           tu_prop_u64(db, "ravel.compaction-pending") == 0 &&
+           tu_prop_u64(db, "ravel.num-running-compactions") == 0;
+}
+
+void tu_wait_background_idle(ravel_db *db)
+{
+    struct timespec nap = {.tv_sec = 0, .tv_nsec = 5 * 1000 * 1000};
+    int in_a_row = 0;
+    for (int i = 0; i < 12000; i++) {
+        in_a_row = tu_background_idle(db) ? in_a_row + 1 : 0;
+        if (in_a_row == 2)
+            return;
+        nanosleep(&nap, NULL);
+    }
+    char *stats = tu_prop(db, "ravel.stats");
+    char copy[2048];
+    snprintf(copy, sizeof copy, "%s", stats);
+    ravel_free(stats);
+    fail_msg("flushes and compactions did not settle (compaction-pending, "
+             "running compactions or immutable memtables stayed non-zero "
+             "over 12000 polls):\n%s", copy);
+}
+
+char *tu_scan_all(ravel_db *db, const ravel_snapshot *snap, size_t *len)
+{
+    ravel_iter *it;
+    *len = 0;
+    int rc = ravel_iter_new(db, snap, &it);
+    if (rc != RAVEL_OK) {
+        tu_thread_fail("ravel_iter_new: %s: %s", ravel_errstr(rc),
+                       ravel_errmsg());
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *out = malloc(cap);
+    if (!out)
+        abort();
+    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+         ravel_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = ravel_iter_key(it, &kl);
+        const char *v = ravel_iter_value(it, &vl);
+        while (n + kl + vl + 2 > cap) {
+            cap *= 2;
+            out = realloc(out, cap);
+            if (!out)
+                abort();
+        }
+        memcpy(out + n, k, kl);
+        n += kl;
+        out[n++] = '=';
+        memcpy(out + n, v, vl);
+        n += vl;
+        out[n++] = '\n';
+    }
+    rc = ravel_iter_status(it);
+    ravel_iter_free(it);
+    if (rc != RAVEL_OK) {
+        tu_thread_fail("iterator: %s: %s", ravel_errstr(rc), ravel_errmsg());
+        free(out);
+        return NULL;
+    }
+    *len = n;
+    return out;
 }

@@ -146,4 +146,39 @@ uint64_t tu_seed(void);
 int tu_file_read(const char *path, char **data, size_t *len);
 int tu_file_write(const char *path, const char *data, size_t len);
 
+/* ------------------------------------------------- table files, levels */
+
+/* One table file as ravel.sstables names it. */
+struct tu_sst {
+    int level;
+    uint64_t number, size, entries;
+};
+
+/* The table files the database's current version names (parsed from
+** ravel.sstables), in *OUT (malloc'd, free with free; NULL when there
+** are none); returns how many.  Fails the test on a line it cannot parse. */
+int tu_sstables(ravel_db *db, struct tu_sst **out);
+
+/* The numbers of the table files (NNNNNN.sst) in DIR, in *OUT (malloc'd,
+** sorted); returns how many. */
+int tu_dir_sst_numbers(const char *dir, uint64_t **out);
+
+/* Whether DIR holds table file NUMBER. */
+int tu_sst_exists(const char *dir, uint64_t number);
+
+/* Table files of level LEVEL (ravel.num-files-at-levelN). */
+uint64_t tu_files_at_level(ravel_db *db, int level);
+
+/* Waits until no flush or compaction is due or running (no immutable
+** memtable, ravel.compaction-pending and ravel.num-running-compactions
+** 0, twice in a row); fails the test if that does not happen within a
+** generous bound of polls (a minute: a bound against hanging, not a
+** timing assertion). */
+void tu_wait_background_idle(ravel_db *db);
+
+/* Every entry SNAP (NULL: latest) shows, by a forward iterator, as
+** "key=value\n" lines in one malloc'd buffer of *LEN bytes.  Safe in
+** worker threads: failures go to tu_thread_fail, and NULL is returned. */
+char *tu_scan_all(ravel_db *db, const ravel_snapshot *snap, size_t *len);
+
 #endif /* RAVEL_TESTUTIL_H */
