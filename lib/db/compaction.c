@@ -307,6 +307,7 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
     struct rv_snapshot_bounds *snaps =
         rv_db_snapshot_list_locked(db, &n_snaps, &nomem);
     pthread_mutex_unlock(&db->mu);
+    rv_pause_here(RV_PAUSE_COMPACTION_PICKED);
 
     uint64_t start = compaction_now_micros();
     struct compaction_result r;
@@ -327,6 +328,8 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
                                 "(injected)", c->output_level);
         if (rc == RAVEL_OK)
             rc = rv_sync_dir(db->dir);
+        if (rc == RAVEL_OK)
+            rv_pause_here(RV_PAUSE_COMPACTION_WRITTEN);
     }
     if (rc == RAVEL_OK)
         rc = compaction_edit(c, &r.out, &edit);
@@ -335,6 +338,8 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
     } else {
         logged = 1;
         rc = rv_db_log_edit(db, &edit);
+        if (rc == RAVEL_OK)
+            rv_pause_here(RV_PAUSE_COMPACTION_LOGGED);
     }
 
     pthread_mutex_lock(&db->mu);

@@ -54,6 +54,15 @@ enum rv_pause_point {
                               ** armed with a key (rv_pause_arm_key) */
     RV_PAUSE_GROUP_LEAD = 6,  /* a write-group leader has not formed its
                               ** group yet (db_write.c) */
+    RV_PAUSE_COMPACTION_PICKED = 7, /* a compaction is registered as
+                              ** running with its inputs; it has read
+                              ** nothing yet (compaction.c) */
+    RV_PAUSE_COMPACTION_WRITTEN = 8, /* a compaction's output files and
+                              ** the directory are durable, the manifest
+                              ** does not name them yet */
+    RV_PAUSE_COMPACTION_LOGGED = 9, /* the manifest names a compaction's
+                              ** outputs; the version is not installed
+                              ** and the inputs are not deleted yet */
     RV_PAUSE_POINTS
 };
 
