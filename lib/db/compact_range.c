@@ -75,6 +75,9 @@ int ravel_compact_range(ravel_db *db, const void *begin, size_t blen,
     if (db->options.read_only)
         rc = rv_error(RAVEL_READONLY, "ravel_compact_range: database %s was "
                       "opened with read_only=true", db->dir);
+    else if ((!begin && blen) || (!end && elen))
+        rc = rv_error(RAVEL_INVALID, "ravel_compact_range: a NULL bound "
+                      "with a non-zero length (%zu)", begin ? elen : blen);
     else if ((begin && blen > RAVEL_MAX_KEY_SIZE) ||
              (end && elen > RAVEL_MAX_KEY_SIZE))
         rc = rv_error(RAVEL_INVALID, "ravel_compact_range: a bound is longer "
