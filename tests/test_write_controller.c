@@ -4,17 +4,22 @@
 ** clears, RAVEL_NO_SLOWDOWN refused with RAVEL_BUSY, and one controller
 ** shared by two databases.
 **
-** Stalls are made without timing: compactions are disabled and level 0 is
-** filled with ravel_flush until it reaches the slowdown or stop trigger;
-** ravel_compact_range clears it.  The pacing check counts the bytes
-** writers got acknowledged between two instants the test reads from the
-** monotonic clock and compares that rate with the one the database
-** reports (ravel.actual-delayed-write-rate), with a wide tolerance; no
-** single operation's duration is asserted.  A blocked writer is one whose
-** "returned" flag stays unset while the test checks the stop is in force;
-** it must return once the test clears the stop.
+** Stalls are made without timing: the first compaction of level 0 is
+** held at its pause point (util/fault.h) while ravel_flush adds files to
+** level 0 until it reaches the slowdown or stop trigger; releasing it (and
+** ravel_compact_range) clears them.  (Compactions stay enabled: as in
+** RocksDB, the level 0 conditions do not apply with
+** disable_auto_compactions, since nothing would clear them.)  The pacing
+** check counts the bytes writers got acknowledged between two instants
+** the test reads from the monotonic clock and compares that rate with the
+** one the database reports (ravel.actual-delayed-write-rate), with a wide
+** tolerance; no single operation's duration is asserted.  A blocked
+** writer is one whose "returned" flag stays unset while the test checks
+** the stop is in force; it must return once the test clears the stop.
 */
 #include "testutil.h"
+#include "db/db.h"
+#include "util/fault.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -26,15 +31,13 @@
 
 /* Level 0 slows writes down at 2 files, never stops them; a memtable
 ** holds every write of a test, so nothing but ravel_flush adds a file. */
-#define SLOWDOWN "disable_auto_compactions=true;" \
-                 "level0_file_num_compaction_trigger=1;" \
+#define SLOWDOWN "level0_file_num_compaction_trigger=1;" \
                  "level0_slowdown_writes_trigger=2;" \
                  "level0_stop_writes_trigger=1000;write_buffer_size=8M"
 /* Level 0 stops writes at 2 files. */
-#define STOP "disable_auto_compactions=true;" \
-             "level0_file_num_compaction_trigger=1;" \
+#define STOP "level0_file_num_compaction_trigger=1;" \
              "level0_slowdown_writes_trigger=2;" \
-             "level0_stop_writes_trigger=2"
+             "level0_stop_writes_trigger=2;write_buffer_size=8M"
 
 static int db_counter;
 
@@ -57,7 +60,9 @@ static void nap_ms(int ms)
     nanosleep(&t, NULL);
 }
 
-/* Adds N files to level 0: one small write and a flush each. */
+/* Adds N files to level 0: a flush of two small writes each, one of them
+** to a key every file has (so that once level 1 holds data, a compaction
+** of level 0 must merge, not move). */
 static void add_level0_files(ravel_db *db, int n)
 {
     static int counter;
@@ -65,8 +70,46 @@ static void add_level0_files(ravel_db *db, int n)
     for (int i = 0; i < n; i++) {
         snprintf(k, sizeof k, "l0-file-%04d", counter++);
         tu_put(db, 0, k, "x");
+        tu_put(db, 0, "l0-common", k);
         TU_OK(ravel_flush(db, 0));
     }
+}
+
+/* Lets a held compaction go (teardown too: a failed test must not leave
+** a compaction thread waiting, which would hang the close). */
+static int release_compactions(void **state)
+{
+    (void)state;
+    rv_pause_release(RV_PAUSE_COMPACTION_PICKED);
+    rv_pause_release(RV_PAUSE_FLUSH_TABLES_WRITTEN);
+    return 0;
+}
+
+/* Brings level 0 to N files with compactions on: the compaction of the
+** first file waits at its pause point, holding level 0, while the others
+** are flushed. */
+static void hold_level0(ravel_db *db, int n)
+{
+    uint64_t before = tu_files_at_level(db, 0);
+    assert_int_equal(before, 0);
+    rv_pause_arm(RV_PAUSE_COMPACTION_PICKED);
+    add_level0_files(db, 1);
+    int i = 0;
+    for (; i < 4000 && !rv_pause_waiting(RV_PAUSE_COMPACTION_PICKED); i++)
+        nap_ms(5);
+    if (!rv_pause_waiting(RV_PAUSE_COMPACTION_PICKED))
+        fail_msg("no compaction of level 0 started with 1 file at level 0 "
+                 "and level0_file_num_compaction_trigger=1");
+    add_level0_files(db, n - 1);
+    assert_int_equal(tu_files_at_level(db, 0), n);
+}
+
+/* Releases the held compaction and lets level 0 drain. */
+static void drain_level0(ravel_db *db)
+{
+    rv_pause_release(RV_PAUSE_COMPACTION_PICKED);
+    tu_wait_background_idle(db);
+    assert_int_equal(tu_files_at_level(db, 0), 0);
 }
 
 /* Polls PROP until it reads WANT (a bound against hanging: the state is
@@ -88,12 +131,35 @@ static uint64_t delayed_rate(ravel_db *db)
     return tu_prop_u64(db, "ravel.actual-delayed-write-rate");
 }
 
+/* Fails unless the write controller's lines of ravel.stats (from the
+** first "write controller" on) mention WHAT. */
 static void expect_stats_mention(ravel_db *db, const char *what)
 {
     char *stats = tu_prop(db, "ravel.stats");
-    if (!strstr(stats, what))
-        fail_msg("ravel.stats does not mention \"%s\":\n%s", what, stats);
+    const char *wc = strstr(stats, "write controller");
+    if (!wc)
+        fail_msg("ravel.stats has no write controller line");
+    if (!strstr(wc, what)) {
+        fprintf(stderr, "ravel.stats:\n%s\n", stats);
+        ravel_free(stats);
+        fail_msg("the write controller's lines of ravel.stats do not "
+                 "mention \"%s\"", what);
+    }
     ravel_free(stats);
+}
+
+/* The writes refused with RAVEL_BUSY, from ravel.stats. */
+static uint64_t refused_writes(ravel_db *db)
+{
+    char *stats = tu_prop(db, "ravel.stats");
+    const char *at = strstr(stats, " writes refused (RAVEL_NO_SLOWDOWN)");
+    if (!at)
+        fail_msg("ravel.stats does not count refused writes:\n%s", stats);
+    while (at > stats && at[-1] >= '0' && at[-1] <= '9')
+        at--;
+    uint64_t n = strtoull(at, NULL, 10);
+    ravel_free(stats);
+    return n;
 }
 
 static void print_controller_stats(ravel_db *db, const char *label)
@@ -167,10 +233,7 @@ static void test_pacing(void **state)
     char *dir = fresh_dir();
     ravel_db *db = tu_open_ok(dir, SLOWDOWN ";delayed_write_rate=1M");
     assert_int_equal(delayed_rate(db), 0);
-    add_level0_files(db, 1);
-    assert_int_equal(delayed_rate(db), 0); /* one file: no slowdown */
-    add_level0_files(db, 1);
-    assert_int_equal(tu_files_at_level(db, 0), 2);
+    hold_level0(db, 2);
     assert_true(delayed_rate(db) > 0);
     assert_true(delayed_rate(db) <= 1024 * 1024);
     assert_int_equal(tu_prop_u64(db, "ravel.is-write-stopped"), 0);
@@ -205,7 +268,7 @@ static void test_pacing(void **state)
                  " .. %" PRIu64 " bytes/s by ravel's account", measured, lo,
                  hi);
     /* the slowdown ends with its cause */
-    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    drain_level0(db);
     assert_int_equal(delayed_rate(db), 0);
     TU_OK(ravel_close(db));
     free(dir);
@@ -254,7 +317,7 @@ static void test_no_slowdown_in_slowdown(void **state)
     ravel_db *db = tu_open_ok(dir, opts);
     /* no slowdown yet: RAVEL_NO_SLOWDOWN writes go through */
     TU_OK(ravel_put(db, RAVEL_NO_SLOWDOWN, "free", 4, "1", 1));
-    add_level0_files(db, 2);
+    hold_level0(db, 2);
     assert_true(delayed_rate(db) > 0);
 
     EXPECT_BUSY_AFTER_PRIMER(db, ravel_put(db, RAVEL_NO_SLOWDOWN, "nos", 3,
@@ -278,6 +341,10 @@ static void test_no_slowdown_in_slowdown(void **state)
     tu_put(db, 0, "nos", "v");
     tu_expect(db, NULL, "nos", "v");
     print_controller_stats(db, "after RAVEL_BUSY");
+    assert_true(refused_writes(db) >= 3);
+    drain_level0(db);
+    assert_int_equal(delayed_rate(db), 0);
+    TU_OK(ravel_put(db, RAVEL_NO_SLOWDOWN, "nos-after", 9, "v", 1));
 
     /* nor is anything of them in the WAL */
     TU_OK(ravel_close(db));
@@ -286,11 +353,7 @@ static void test_no_slowdown_in_slowdown(void **state)
     tu_expect(db, NULL, "free", "1");
     tu_expect(db, NULL, "nos-batch-1", NULL);
     tu_expect(db, NULL, "nos-batch-2", NULL);
-    /* the reopened database is slowed down again: its level 0 is full */
-    assert_true(delayed_rate(db) > 0);
-    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
-    assert_int_equal(delayed_rate(db), 0);
-    TU_OK(ravel_put(db, RAVEL_NO_SLOWDOWN, "nos-after", 9, "v", 1));
+    tu_expect(db, NULL, "nos-after", "v");
     TU_OK(ravel_close(db));
     free(dir);
 }
@@ -312,6 +375,59 @@ static void *blocked_writer_main(void *p)
     return NULL;
 }
 
+/* A RAVEL_NO_SLOWDOWN put of KEY, in a thread of its own: while another
+** writer is held by a stall, it must still come back with RAVEL_BUSY at
+** once rather than queue behind that writer (RocksDB fails such writes
+** as soon as a stall begins).  Returns its result, or -1 if it has not
+** returned after a bound of polls (5 s: against a hang, far above "at
+** once"); then it is left running and returns when the stall ends (the
+** caller joins *TH after ending it). */
+struct nos_put {
+    ravel_db *db;
+    const char *key;
+    _Atomic int returned;
+    int rc;
+};
+
+static void *nos_put_main(void *p)
+{
+    struct nos_put *n = p;
+    n->rc = ravel_put(n->db, RAVEL_NO_SLOWDOWN, n->key, strlen(n->key), "v",
+                      1);
+    atomic_store(&n->returned, 1);
+    return NULL;
+}
+
+static int no_slowdown_put_behind(struct nos_put *n, pthread_t *th)
+{
+    pthread_create(th, NULL, nos_put_main, n);
+    for (int i = 0; i < 1000; i++) {
+        if (atomic_load(&n->returned)) {
+            pthread_join(*th, NULL);
+            return n->rc;
+        }
+        nap_ms(5);
+    }
+    return -1;
+}
+
+/* The verdict on a no_slowdown_put_behind, once the stall is over. */
+static void expect_no_slowdown_was_busy(struct nos_put *n, pthread_t *th,
+                                        int rc)
+{
+    if (rc == -1) {
+        pthread_join(*th, NULL);
+        fail_msg("a RAVEL_NO_SLOWDOWN write queued behind a writer held by "
+                 "a stall waited for the stall to end (then returned %s) "
+                 "instead of returning RAVEL_BUSY at once",
+                 ravel_errstr(n->rc));
+    }
+    if (rc != RAVEL_BUSY)
+        fail_msg("a RAVEL_NO_SLOWDOWN write during a stall returned %s",
+                 ravel_errstr(rc));
+    tu_expect(n->db, NULL, n->key, NULL);
+}
+
 /* While STOPPED reports a stop, W has not returned (checked a few times
 ** over a while; a return at any point before the release is the bug). */
 static void expect_blocked(struct blocked_writer *w, ravel_db *stopped)
@@ -330,9 +446,8 @@ static void test_stop_until_compacted(void **state)
     (void)state;
     char *dir = fresh_dir();
     ravel_db *db = tu_open_ok(dir, STOP);
-    add_level0_files(db, 1);
     assert_int_equal(tu_prop_u64(db, "ravel.is-write-stopped"), 0);
-    add_level0_files(db, 1);
+    hold_level0(db, 2);
     wait_prop(db, "ravel.is-write-stopped", 1);
     expect_stats_mention(db, "level0");
 
@@ -347,16 +462,97 @@ static void test_stop_until_compacted(void **state)
     pthread_create(&th, NULL, blocked_writer_main, &w);
     expect_blocked(&w, db);
     tu_expect(db, NULL, "blocked", NULL);
+    struct nos_put nos = {.db = db, .key = "nos-behind"};
+    pthread_t nth;
+    int nos_rc = no_slowdown_put_behind(&nos, &nth);
     print_controller_stats(db, "stopped");
 
+    rv_pause_release(RV_PAUSE_COMPACTION_PICKED);
     TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
     pthread_join(th, NULL);
+    expect_no_slowdown_was_busy(&nos, &nth, nos_rc);
     assert_int_equal(w.rc, RAVEL_OK);
     assert_int_equal(tu_files_at_level(db, 0), 0);
     assert_int_equal(tu_prop_u64(db, "ravel.is-write-stopped"), 0);
     tu_expect(db, NULL, "blocked", "waited");
     TU_OK(ravel_put(db, RAVEL_NO_SLOWDOWN, "nos", 3, "v", 1));
     tu_expect(db, NULL, "nos", "v");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* ------------------------------------------------- memtables full */
+
+struct filler {
+    ravel_db *db;
+    _Atomic int *stop;
+    _Atomic int returned;
+    int writes, rc;
+};
+
+/* Writes 1 KiB values until told to stop. */
+static void *filler_main(void *p)
+{
+    struct filler *f = p;
+    char k[32], v[1024];
+    memset(v, 'f', sizeof v);
+    while (!atomic_load(f->stop)) {
+        snprintf(k, sizeof k, "fill-%06d", f->writes);
+        f->rc = ravel_put(f->db, 0, k, strlen(k), v, sizeof v);
+        if (f->rc)
+            break;
+        f->writes++;
+    }
+    atomic_store(&f->returned, 1);
+    return NULL;
+}
+
+/* With flushes held (the flush's pause point), memtables pile up: with
+** max_write_buffer_number=4, writes slow down once the last memtable
+** allowed is the active one (cause "memtables"), and stop once it is
+** full; the flush let go, the writer returns. */
+static void test_memtables_full(void **state)
+{
+    (void)state;
+    char *dir = fresh_dir();
+    ravel_db *db = tu_open_ok(dir, "write_buffer_size=64K;"
+                              "max_write_buffer_number=4;"
+                              "max_background_jobs=1");
+    rv_pause_arm(RV_PAUSE_FLUSH_TABLES_WRITTEN);
+    _Atomic int stop = 0;
+    struct filler f = {.db = db, .stop = &stop};
+    pthread_t th;
+    pthread_create(&th, NULL, filler_main, &f);
+    wait_prop(db, "ravel.is-write-stopped", 1);
+    uint64_t imm = tu_prop_u64(db, "ravel.num_immutable_mem_table");
+    printf("# stopped after %d writes, %" PRIu64 " immutable memtables\n",
+           f.writes, imm);
+    assert_int_equal(imm, 3);
+    expect_stats_mention(db, "memtables");
+    if (atomic_load(&f.returned))
+        fail_msg("the writer returned %s during the stop",
+                 ravel_errstr(f.rc));
+    struct nos_put nos = {.db = db, .key = "nos"};
+    pthread_t nth;
+    int nos_rc = no_slowdown_put_behind(&nos, &nth);
+    assert_false(atomic_load(&f.returned));
+    print_controller_stats(db, "memtables full");
+    atomic_store(&stop, 1);
+    rv_pause_release(RV_PAUSE_FLUSH_TABLES_WRITTEN);
+    pthread_join(th, NULL);
+    expect_no_slowdown_was_busy(&nos, &nth, nos_rc);
+    assert_int_equal(f.rc, RAVEL_OK);
+    tu_wait_background_idle(db);
+    assert_int_equal(tu_prop_u64(db, "ravel.is-write-stopped"), 0);
+    tu_expect(db, NULL, "nos", NULL);
+    TU_OK(ravel_put(db, RAVEL_NO_SLOWDOWN, "nos", 3, "v", 1));
+    char k[32];
+    snprintf(k, sizeof k, "fill-%06d", f.writes - 1);
+    void *v = NULL;
+    size_t vl = 0;
+    TU_OK(ravel_get(db, NULL, k, strlen(k), &v, &vl));
+    assert_int_equal(vl, 1024);
+    ravel_free(v);
     TU_OK(ravel_close(db));
     free(dir);
 }
@@ -378,6 +574,18 @@ static ravel_db *open_with(const char *dir, const char *extra,
     return db;
 }
 
+struct closer {
+    ravel_db *db;
+    int rc;
+};
+
+static void *closer_main(void *p)
+{
+    struct closer *c = p;
+    c->rc = ravel_close(c->db);
+    return NULL;
+}
+
 /* A is pushed into a slowdown: B, which has no cause of its own, is
 ** slowed too (RAVEL_NO_SLOWDOWN refused, a rate reported); compacting A
 ** releases both.  A is pushed into a stop: a writer of B blocks, and
@@ -388,8 +596,7 @@ static void test_shared_controller(void **state)
     char *dir_a = fresh_dir(), *dir_b = fresh_dir();
     ravel_write_controller *wc;
     TU_OK(ravel_write_controller_new(64 * 1024, &wc));
-    ravel_db *a = open_with(dir_a, "disable_auto_compactions=true;"
-                            "level0_file_num_compaction_trigger=1;"
+    ravel_db *a = open_with(dir_a, "level0_file_num_compaction_trigger=1;"
                             "level0_slowdown_writes_trigger=2;"
                             "level0_stop_writes_trigger=3;"
                             "write_buffer_size=8M", wc);
@@ -397,7 +604,7 @@ static void test_shared_controller(void **state)
     ravel_write_controller_free(wc); /* the databases hold theirs */
 
     TU_OK(ravel_put(b, RAVEL_NO_SLOWDOWN, "b-free", 6, "1", 1));
-    add_level0_files(a, 2);
+    hold_level0(a, 2);
     assert_true(delayed_rate(a) > 0);
     assert_true(delayed_rate(b) > 0);
     assert_int_equal(tu_files_at_level(b, 0), 0);
@@ -410,16 +617,19 @@ static void test_shared_controller(void **state)
                                           "v", 1));
     tu_expect(b, NULL, "b-nos", NULL);
     print_controller_stats(b, "database B, slowed by A");
-    expect_stats_mention(b, "other-database");
+    expect_stats_mention(b, "another database");
 
+    rv_pause_release(RV_PAUSE_COMPACTION_PICKED);
     TU_OK(ravel_compact_range(a, NULL, 0, NULL, 0));
+    assert_int_equal(tu_files_at_level(a, 0), 0);
     assert_int_equal(delayed_rate(a), 0);
     assert_int_equal(delayed_rate(b), 0);
     TU_OK(ravel_put(b, RAVEL_NO_SLOWDOWN, "b-nos", 5, "v", 1));
     TU_OK(ravel_put(a, RAVEL_NO_SLOWDOWN, "a-nos", 5, "v", 1));
     tu_expect(b, NULL, "b-nos", "v");
 
-    add_level0_files(a, 3);
+    tu_wait_background_idle(a);
+    hold_level0(a, 3);
     wait_prop(a, "ravel.is-write-stopped", 1);
     assert_int_equal(tu_prop_u64(b, "ravel.is-write-stopped"), 1);
     TU_EXPECT_RC(RAVEL_BUSY, ravel_put(b, RAVEL_NO_SLOWDOWN, "b-nos2", 6,
@@ -429,17 +639,40 @@ static void test_shared_controller(void **state)
     pthread_create(&th, NULL, blocked_writer_main, &w);
     expect_blocked(&w, a);
     tu_expect(b, NULL, "b-blocked", NULL);
+    struct nos_put nos = {.db = b, .key = "b-nos3"};
+    pthread_t nth;
+    int nos_rc = no_slowdown_put_behind(&nos, &nth);
 
-    /* closing the stalled database withdraws its stop */
-    TU_OK(ravel_close(a));
+    /* Closing the stalled database withdraws its stop.  The close waits
+    ** for the held compaction: once the close has told compactions to
+    ** give up, the compaction is let go (it merges level 1's data, so it
+    ** checks that and abandons), and the close ends, releasing B's writer
+    ** with A's level 0 still full -- the release is the close's doing. */
+    struct closer cl = {.db = a};
+    pthread_t cth;
+    pthread_create(&cth, NULL, closer_main, &cl);
+    int i = 0;
+    for (; i < 4000 && !atomic_load(&a->compaction_abort); i++)
+        nap_ms(5);
+    if (!atomic_load(&a->compaction_abort))
+        fail_msg("ravel_close(A) did not start stopping compactions");
+    if (atomic_load(&w.returned))
+        fail_msg("B's writer returned before A's close ended");
+    rv_pause_release(RV_PAUSE_COMPACTION_PICKED);
+    pthread_join(cth, NULL);
+    assert_int_equal(cl.rc, RAVEL_OK);
     pthread_join(th, NULL);
     assert_int_equal(w.rc, RAVEL_OK);
+    expect_no_slowdown_was_busy(&nos, &nth, nos_rc);
     tu_expect(b, NULL, "b-blocked", "waited");
     tu_expect(b, NULL, "b-nos2", NULL);
     assert_int_equal(tu_prop_u64(b, "ravel.is-write-stopped"), 0);
     assert_int_equal(delayed_rate(b), 0);
     TU_OK(ravel_put(b, RAVEL_NO_SLOWDOWN, "b-after", 7, "v", 1));
     TU_OK(ravel_close(b));
+    a = tu_open_ok(dir_a, "disable_auto_compactions=true");
+    assert_int_equal(tu_files_at_level(a, 0), 3);
+    TU_OK(ravel_close(a));
     free(dir_a);
     free(dir_b);
 }
@@ -452,10 +685,12 @@ static void test_own_controllers_independent(void **state)
     char *dir_a = fresh_dir(), *dir_b = fresh_dir();
     ravel_db *a = tu_open_ok(dir_a, STOP);
     ravel_db *b = tu_open_ok(dir_b, STOP);
-    add_level0_files(a, 2);
+    hold_level0(a, 2);
     wait_prop(a, "ravel.is-write-stopped", 1);
     assert_int_equal(tu_prop_u64(b, "ravel.is-write-stopped"), 0);
     TU_OK(ravel_put(b, RAVEL_NO_SLOWDOWN, "b", 1, "v", 1));
+    drain_level0(a);
+    assert_int_equal(tu_prop_u64(a, "ravel.is-write-stopped"), 0);
     TU_OK(ravel_close(a));
     TU_OK(ravel_close(b));
     free(dir_a);
@@ -512,12 +747,20 @@ int main(void)
 {
     tu_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_controller_api),
-        cmocka_unit_test(test_stop_until_compacted),
-        cmocka_unit_test(test_no_slowdown_in_slowdown),
-        cmocka_unit_test(test_own_controllers_independent),
-        cmocka_unit_test(test_shared_controller),
-        cmocka_unit_test(test_pacing),
+        cmocka_unit_test_teardown(test_controller_api,
+                                  release_compactions),
+        cmocka_unit_test_teardown(test_stop_until_compacted,
+                                  release_compactions),
+        cmocka_unit_test_teardown(test_no_slowdown_in_slowdown,
+                                  release_compactions),
+        cmocka_unit_test_teardown(test_memtables_full,
+                                  release_compactions),
+        cmocka_unit_test_teardown(test_own_controllers_independent,
+                                  release_compactions),
+        cmocka_unit_test_teardown(test_shared_controller,
+                                  release_compactions),
+        cmocka_unit_test_teardown(test_pacing,
+                                  release_compactions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
