@@ -11,17 +11,24 @@
 ** reports "A writer number" on a pipe, so at most one batch per writer --
 ** the next, not yet reported -- is in flight.  A monitor thread reports
 ** "C" whenever it sees a compaction start running.  The parent kills the
-** child with SIGKILL shortly after a "C" that follows enough acknowledged
-** batches, reads every report left in the pipe, and reopens:
+** child with SIGKILL shortly after a "C" that follows a random number of
+** acknowledged batches -- or, one round in three each, when the child
+** reports "P": a compaction stopped at a pause point of util/fault.h,
+**   written  its output files durable, the manifest not naming them
+**            (RV_PAUSE_COMPACTION_WRITTEN: they must be deleted at reopen)
+**   logged   the manifest naming them, the version not installed and the
+**            inputs not deleted (RV_PAUSE_COMPACTION_LOGGED)
+** -- reads every report left in the pipe, and reopens:
 **   - every key reads as the acknowledged batches left it, unless the
 **     writer's in-flight batch is there, and then it is there whole;
 **   - a scan shows exactly the keys the model holds;
 **   - ravel_verify passes; the directory holds exactly the table files
 **     ravel.sstables names, and one manifest;
 **   - by the last round, compactions have moved data below level 0.
-** RAVEL_TEST_COMPACTION_CRASH_ROUNDS sets the rounds (default 12).
+** RAVEL_TEST_COMPACTION_CRASH_ROUNDS sets the rounds (default 45).
 */
 #include "testutil.h"
+#include "util/fault.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -35,13 +42,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OPTS "write_buffer_size=64K;target_file_size_base=32K;" \
+#define OPTS "write_buffer_size=64K;target_file_size_base=64K;" \
              "max_bytes_for_level_base=128K;" \
              "level0_file_num_compaction_trigger=2;" \
              "max_bytes_for_level_multiplier=4"
 #define WRITERS 4
-#define KEYS 300          /* per writer */
-#define MIN_ACKS 150      /* batches acknowledged in a round before a kill */
+#define KEYS 1000         /* per writer */
+#define MIN_ACKS 100      /* batches acknowledged in a round before a kill */
+#define MORE_ACKS 1500    /* ... plus a random number up to this */
 #define MAX_BATCHES 1000000
 
 static char *self_exe;
@@ -85,6 +93,7 @@ struct child {
     ravel_db *db;
     int round;
     int fd;
+    _Atomic int acks;   /* batches acknowledged, all writers */
     pthread_mutex_t mu; /* one report at a time on the pipe */
 };
 
@@ -136,6 +145,7 @@ static void *child_writer_main(void *p)
             child_die("write", rc);
         snprintf(line, sizeof line, "A %d %d\n", cw->w, c);
         child_report(ch, line);
+        atomic_fetch_add(&ch->acks, 1);
     }
     return NULL;
 }
@@ -151,8 +161,18 @@ static uint64_t child_prop(ravel_db *db, const char *name)
     return v;
 }
 
-static int child_main(const char *dir, int round, int fd)
+static const char *const kill_points[] = {"random", "written", "logged"};
+
+/* POINT: "random", or the pause point to arm once ARM_AFTER batches are
+** acknowledged. */
+static int child_main(const char *dir, int round, int fd, const char *point,
+                      int arm_after)
 {
+    int pause = -1, armed = 0;
+    if (strcmp(point, "written") == 0)
+        pause = RV_PAUSE_COMPACTION_WRITTEN;
+    else if (strcmp(point, "logged") == 0)
+        pause = RV_PAUSE_COMPACTION_LOGGED;
     static struct child ch;
     ch.round = round;
     ch.fd = fd;
@@ -170,14 +190,24 @@ static int child_main(const char *dir, int round, int fd)
         cw[w] = (struct child_writer){.ch = &ch, .w = w};
         pthread_create(&th[w], NULL, child_writer_main, &cw[w]);
     }
-    /* the monitor: "C" each time a compaction is seen starting */
-    int running = 0;
+    /* the monitor: "C" each time a compaction is seen starting, "P" once
+    ** one waits at the pause point */
+    int running = 0, paused = 0;
     struct timespec nap = {.tv_sec = 0, .tv_nsec = 1000 * 1000};
     for (;;) { /* until the parent kills us */
         int now = child_prop(ch.db, "ravel.num-running-compactions") > 0;
         if (now && !running)
             child_report(&ch, "C\n");
         running = now;
+        if (pause >= 0 && !armed && atomic_load(&ch.acks) >= arm_after) {
+            rv_pause_arm((enum rv_pause_point)pause);
+            armed = 1;
+        }
+        if (armed && !paused &&
+            rv_pause_waiting((enum rv_pause_point)pause)) {
+            paused = 1;
+            child_report(&ch, "P\n");
+        }
         nanosleep(&nap, NULL);
     }
     return 0;
@@ -203,6 +233,7 @@ static uint64_t now_micros(void)
 struct round_result {
     int acked[WRITERS];
     int killed_in_compaction; /* a "C" came within the last 30 ms */
+    int paused;               /* the child reported "P" */
 };
 
 /* Handles the report lines in BUF[0..*LEN); keeps an incomplete tail. */
@@ -217,6 +248,8 @@ static void parse_reports(char *buf, size_t *len, struct round_result *r,
         int w, c;
         if (buf[start] == 'C') {
             *last_c = now_micros();
+        } else if (buf[start] == 'P') {
+            r->paused = 1;
         } else if (sscanf(buf + start, "A %d %d", &w, &c) == 2 && w >= 0 &&
                    w < WRITERS) {
             if (c != r->acked[w] + 1)
@@ -234,11 +267,13 @@ static void parse_reports(char *buf, size_t *len, struct round_result *r,
 }
 
 /* Runs ROUND's child and kills it during a compaction. */
-static void run_child(const char *dir, int round, uint64_t *rng,
-                      struct round_result *r)
+static void run_child(const char *dir, int round, const char *point,
+                      uint64_t *rng, struct round_result *r)
 {
     memset(r, 0, sizeof *r);
     int fds[2];
+    char arm[16];
+    snprintf(arm, sizeof arm, "%d", (int)(tu_rand(rng) % 400));
     assert_int_equal(pipe(fds), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -248,13 +283,15 @@ static void run_child(const char *dir, int round, uint64_t *rng,
         char rs[16], fs[16];
         snprintf(rs, sizeof rs, "%d", round);
         snprintf(fs, sizeof fs, "%d", fds[1]);
-        execl(self_exe, self_exe, "--child", dir, rs, fs, (char *)NULL);
+        execl(self_exe, self_exe, "--child", dir, rs, fs, point, arm,
+              (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
     char buf[4096];
     size_t len = 0;
-    int acks = 0, killed = 0;
+    int acks = 0, killed = 0, by_pause = strcmp(point, "random") != 0;
+    int min_acks = MIN_ACKS + (int)(tu_rand(rng) % MORE_ACKS);
     uint64_t last_c = 0, kill_at = 0, start = now_micros();
     uint64_t deadline = start + 60u * 1000000u; /* against a hang */
     for (;;) {
@@ -267,8 +304,9 @@ static void run_child(const char *dir, int round, uint64_t *rng,
         if (!killed && now > deadline) {
             tu_child_stuck(pid, "acknowledged batches and a compaction");
             waitpid(pid, NULL, 0);
-            fail_msg("round %d: %d batches acknowledged and %s compaction "
-                     "seen in 60 s", round, acks, last_c ? "a" : "no");
+            fail_msg("round %d (%s): %d batches acknowledged, %s compaction "
+                     "seen, %s in 60 s", round, point, acks,
+                     last_c ? "a" : "no", r->paused ? "paused" : "no pause");
         }
         struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
         int pr = poll(&pfd, 1, killed ? -1 : 1);
@@ -286,8 +324,10 @@ static void run_child(const char *dir, int round, uint64_t *rng,
         }
         len += (size_t)n;
         parse_reports(buf, &len, r, &acks, &last_c);
-        if (!kill_at && acks >= MIN_ACKS && last_c > start &&
-            now_micros() - last_c < 5000)
+        if (!kill_at && by_pause && r->paused)
+            kill_at = now_micros();
+        else if (!kill_at && !by_pause && acks >= min_acks &&
+                 last_c > start && now_micros() - last_c < 5000)
             kill_at = now_micros() + tu_rand(rng) % 8000;
     }
     close(fds[0]);
@@ -434,18 +474,20 @@ static void test_kill_during_compactions(void **state)
 {
     (void)state;
     char *dir = tu_path("compaction-crash");
-    int rounds = (int)tu_env_u64("RAVEL_TEST_COMPACTION_CRASH_ROUNDS", 12);
+    int rounds = (int)tu_env_u64("RAVEL_TEST_COMPACTION_CRASH_ROUNDS", 45);
     uint64_t rng = tu_seed();
     memset(model, 0, sizeof model);
-    int in_compaction = 0, in_flight_seen = 0;
+    int in_compaction = 0, in_flight_seen = 0, at_pause = 0;
     uint64_t below = 0;
     /* the checks open without compactions, so that none starts while the
     ** directory is listed */
     const char *check_opts = OPTS ";disable_auto_compactions=true";
     for (int round = 1; round <= rounds; round++) {
         struct round_result r;
-        run_child(dir, round, &rng, &r);
+        const char *point = kill_points[round % 3];
+        run_child(dir, round, point, &rng, &r);
         in_compaction += r.killed_in_compaction;
+        at_pause += r.paused;
         ravel_db *db = tu_open_ok(dir, check_opts);
         check_round(db, round, &r, &in_flight_seen);
         TU_OK(ravel_verify(db));
@@ -453,18 +495,20 @@ static void test_kill_during_compactions(void **state)
         below = 0;
         for (int l = 1; l < 7; l++)
             below += tu_files_at_level(db, l);
-        printf("# round %d: %d+%d+%d+%d batches acknowledged, killed %s "
-               "a compaction ran; %" PRIu64 " files at level 0, %" PRIu64
-               " below\n", round, r.acked[0], r.acked[1], r.acked[2],
-               r.acked[3], r.killed_in_compaction ? "while" : "after",
+        printf("# round %d: %d+%d+%d+%d batches acknowledged, killed %s; "
+               "%" PRIu64 " files at level 0, %" PRIu64 " below\n", round,
+               r.acked[0], r.acked[1], r.acked[2], r.acked[3],
+               r.paused ? point : r.killed_in_compaction
+                   ? "soon after a compaction started" : "",
                tu_files_at_level(db, 0), below);
         TU_OK(ravel_close(db));
     }
-    printf("# %d of %d kills within 30 ms of a compaction starting; %d "
-           "in-flight batches found whole\n", in_compaction, rounds,
-           in_flight_seen);
+    printf("# %d of %d kills within 30 ms of a compaction starting, %d at "
+           "a pause point; %d in-flight batches found whole\n",
+           in_compaction, rounds, at_pause, in_flight_seen);
     assert_true(below > 0);
     assert_true(in_compaction > 0);
+    assert_int_equal(at_pause, rounds / 3 * 2 + (rounds % 3 == 2));
     /* a last reopen as the children open, and a full check */
     ravel_db *db = tu_open_ok(dir, OPTS);
     tu_wait_background_idle(db);
@@ -476,8 +520,9 @@ static void test_kill_during_compactions(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "--child") == 0)
-        return child_main(argv[2], atoi(argv[3]), atoi(argv[4]));
+    if (argc == 7 && strcmp(argv[1], "--child") == 0)
+        return child_main(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5],
+                          atoi(argv[6]));
     self_exe = realpath("/proc/self/exe", NULL);
     if (!self_exe) {
         perror("realpath /proc/self/exe");
