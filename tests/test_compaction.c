@@ -30,7 +30,7 @@
 ** concurrent writes; every quiescent check still applies.
 **
 ** RAVEL_TEST_COMPACTION_OPS scales the model check (operations per writer
-** per phase, default 2500); RAVEL_TEST_SEED replays a run.
+** per phase, default 5000); RAVEL_TEST_SEED replays a run.
 */
 #include "testutil.h"
 #include "util/fault.h"
@@ -458,7 +458,7 @@ static void test_model_concurrent_writers(void **state)
     char *dir = fresh_dir();
     ravel_db *db = tu_open_ok(dir, SMALL);
     uint64_t seed = tu_seed();
-    int ops = (int)tu_env_u64("RAVEL_TEST_COMPACTION_OPS", 2500);
+    int ops = (int)tu_env_u64("RAVEL_TEST_COMPACTION_OPS", 5000);
     static struct mc_writer w[MC_WRITERS];
     memset(w, 0, sizeof w);
     for (int i = 0; i < MC_WRITERS; i++) {
