@@ -232,6 +232,17 @@ static int write_group_wants_flush(const struct rv_write_group *g)
     }
 }
 
+/* 1 if a member of G has an entry to write. */
+static int write_group_has_entries(const struct rv_write_group *g)
+{
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        if (w->seqs)
+            return 1;
+        if (w == g->last)
+            return 0;
+    }
+}
+
 /* Tells each ravel_flush member which WAL segment the log number must
 ** reach for everything written before it to be in table files: the
 ** active memtable's first segment (after the switch). */
@@ -252,9 +263,13 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     if (rv_stop_code(&db->stop))
         return write_refusal(db);
 
-    /* the write controller: one decision per group, charged its bytes */
+    /* the write controller: one decision per group, charged its bytes
+    ** (a group without any -- ravel_flush's request, empty batches --
+    ** writes nothing it could hold back) */
     int no_slowdown = g->leader->flags & RAVEL_NO_SLOWDOWN;
-    int rc = rv_write_stall_admit(db, g->bytes, no_slowdown);
+    int rc = write_group_has_entries(g)
+                 ? rv_write_stall_admit(db, g->bytes, no_slowdown)
+                 : RAVEL_OK;
     rv_memtable *mem = rv_db_active_memtable(db);
     if (rc == RAVEL_OK &&
         (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||

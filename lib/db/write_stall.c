@@ -11,7 +11,10 @@
 **             level0_slowdown_writes_trigger files, or the pending
 **             compaction bytes pass soft_pending_compaction_bytes_limit.
 ** As in RocksDB, the level 0 and pending-bytes conditions do not apply
-** with disable_auto_compactions: nothing would ever clear them.
+** with disable_auto_compactions: nothing would ever clear them.  A
+** database whose writes are stopped by a failure asks for nothing: its
+** own writers are refused anyway, and a shared controller must not hold
+** the other databases' writers for it.
 **
 ** The rate of a slowdown starts at the controller's delayed_write_rate;
 ** at each later update it is lowered (x0.8) while the backlog -- pending
@@ -74,6 +77,8 @@ static struct stall_need stall_assess(ravel_db *db, uint64_t debt, int l0)
     const struct ravel_options *o = &db->options;
     struct stall_need n = {RV_WC_NONE, RV_CAUSE_NONE, 0, 0};
     int compacting = !o->disable_auto_compactions;
+    if (rv_stop_code(&db->stop))
+        return n; /* a database refusing writes holds nobody else's */
     if (db->memtables_full) {
         n.state = RV_WC_STOP;
         n.cause = RV_CAUSE_MEMTABLES;
