@@ -32,18 +32,12 @@
 */
 #include "db/db.h"
 #include "util/error.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <time.h>
 
 #define STALL_MIN_RATE (16u << 10)
-
-static uint64_t stall_now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 /* What the database's state asks for. */
 struct stall_need {
@@ -166,7 +160,7 @@ void rv_write_stall_update_locked(ravel_db *db)
     rv_wc_set(&db->wc_member, n.state, n.cause, rate);
     if (n.state == was && n.cause == was_cause)
         return;
-    uint64_t now = stall_now_micros();
+    uint64_t now = rv_now_micros();
     if (was != RV_WC_NONE)
         rv_db_log(db, "write %s (%s) ended after %.3f s", stall_state_name(was),
                   rv_stall_cause_name(was_cause),
