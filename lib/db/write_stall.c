@@ -165,17 +165,18 @@ void rv_write_stall_update_locked(ravel_db *db)
         rv_db_log(db, "write %s (%s) ended after %.3f s", stall_state_name(was),
                   rv_stall_cause_name(was_cause),
                   (double)(now - db->stall_since) / 1e6);
+    char rate_text[48] = "";
+    if (n.state == RV_WC_DELAY)
+        snprintf(rate_text, sizeof rate_text, "; rate %llu bytes/s",
+                 (unsigned long long)rate);
     if (n.state != RV_WC_NONE)
         rv_db_log(db, "write %s: %s (level 0 files %d, slowdown at %d, stop "
                   "at %d; pending compaction bytes %llu; immutable memtables "
-                  "%d)%s%llu%s", stall_state_name(n.state),
+                  "%d)%s", stall_state_name(n.state),
                   rv_stall_cause_name(n.cause), l0,
                   db->options.level0_slowdown_writes_trigger,
                   db->options.level0_stop_writes_trigger,
-                  (unsigned long long)debt, db->current->n_imm,
-                  n.state == RV_WC_DELAY ? "; rate " : "",
-                  (unsigned long long)rate,
-                  n.state == RV_WC_DELAY ? " bytes/s" : "");
+                  (unsigned long long)debt, db->current->n_imm, rate_text);
     db->stall_state = n.state;
     db->stall_cause = n.cause;
     db->stall_since = now;
