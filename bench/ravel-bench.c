@@ -122,7 +122,7 @@ static const struct flag bench_flags[] = {
     {"benchmarks", FLAG_STR, &FLAGS.benchmarks,
      "comma list, run in order: fillseq fillrandom overwrite fillsync "
      "readrandom readseq readreverse seekrandom readwhilewriting flush "
-     "compact stats"},
+     "compact waitforcompaction stats"},
     {"num", FLAG_I64, &FLAGS.num, "number of keys (key range)"},
     {"writes", FLAG_I64, &FLAGS.writes, "puts per thread (<0: --num)"},
     {"reads", FLAG_I64, &FLAGS.reads, "reads per thread (<0: --num)"},
@@ -1415,7 +1415,9 @@ static void print_header(void)
 /* ----------------------------------------------------------------- main */
 
 /* Benchmarks that are not run on threads: they act once and print. */
-enum bench_kind { BENCH_THREADS, BENCH_STATS, BENCH_FLUSH, BENCH_COMPACT };
+enum bench_kind {
+    BENCH_THREADS, BENCH_STATS, BENCH_FLUSH, BENCH_COMPACT, BENCH_WAIT
+};
 
 static const struct {
     const char *name;
@@ -1437,6 +1439,7 @@ static const struct {
     {"stats", NULL, NULL, 0, 0, 0, 0, BENCH_STATS},
     {"flush", NULL, NULL, 0, 0, 0, 0, BENCH_FLUSH},
     {"compact", NULL, NULL, 0, 0, 0, 0, BENCH_COMPACT},
+    {"waitforcompaction", NULL, NULL, 0, 0, 0, 0, BENCH_WAIT},
 };
 
 static int find_bench(const char *name)
@@ -1526,20 +1529,83 @@ static uint64_t engine_bytes_written(int *known)
     return sum;
 }
 
+/* Bytes put since the databases were last opened, and the engine's count
+** of bytes written then: waitforcompaction's write amplification. */
+static uint64_t put_since_open;
+static uint64_t engine_at_open;
+static int engine_at_open_known;
+
+static void note_db_opened(void)
+{
+    put_since_open = 0;
+    engine_at_open = engine_bytes_written(&engine_at_open_known);
+}
+
 /* After a benchmark that put PUT bytes of keys and values: the bytes the
 ** engine wrote to table files meanwhile (BEFORE: its count at the start)
 ** over PUT.  Flushes and compactions still running when the benchmark
-** ends count towards the next one. */
+** ends count towards the next one (waitforcompaction counts them). */
 static void print_write_amplification(const char *name, uint64_t before,
                                       int known_before, uint64_t put)
 {
     int known;
     uint64_t after = engine_bytes_written(&known);
+    put_since_open += put;
     if (put == 0 || !known || !known_before)
         return;
     printf("%-12s : write amplification %.3f (%" PRIu64 " bytes written "
            "by flushes and compactions for %" PRIu64 " bytes put)\n", name,
            (double)(after - before) / (double)put, after - before, put);
+    fflush(stdout);
+}
+
+static uint64_t int_property(ravel_db *d, const char *name)
+{
+    char *text = NULL;
+    int rc = ravel_property(d, name, &text);
+    if (rc)
+        die("ravel_property %s: %s: %s", name, ravel_errstr(rc),
+            ravel_errmsg());
+    uint64_t v = strtoull(text, NULL, 10);
+    ravel_free(text);
+    return v;
+}
+
+/* 1 while database D has a memtable waiting for its flush, or a compaction
+** running or (unless automatic compactions are off) due. */
+static int background_work_left(ravel_db *d, int auto_compactions)
+{
+    return int_property(d, "ravel.num_immutable_mem_table") > 0 ||
+           int_property(d, "ravel.num-running-compactions") > 0 ||
+           (auto_compactions &&
+            int_property(d, "ravel.compaction-pending") > 0);
+}
+
+/* db_bench's waitforcompaction: returns once no database has background
+** work left, polling every 100 ms (db_bench sleeps 10 s between looks).
+** Then prints the write amplification of everything put since the
+** databases were opened, the work just waited for included. */
+static void wait_for_compaction(void)
+{
+    char *off = NULL;
+    if (ravel_options_get(open_opts, "disable_auto_compactions", &off))
+        die("disable_auto_compactions: %s", ravel_errmsg());
+    int auto_compactions = strcmp(off, "true") != 0;
+    ravel_free(off);
+    double start = now_micros();
+    for (int i = 0; i < ndbs; i++)
+        while (background_work_left(dbs[i], auto_compactions))
+            nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    printf("%-12s : %.3f seconds waited", "waitforcompaction",
+           (now_micros() - start) / 1e6);
+    int known;
+    uint64_t written = engine_bytes_written(&known) - engine_at_open;
+    if (known && engine_at_open_known && put_since_open > 0)
+        printf("; write amplification %.3f since open (%" PRIu64 " bytes "
+               "written by flushes and compactions for %" PRIu64 " bytes "
+               "put)", (double)written / (double)put_since_open, written,
+               put_since_open);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -1662,6 +1728,7 @@ int main(int argc, char **argv)
     if (!FLAGS.use_existing_db)
         db_destroy();
     db_open();
+    note_db_opened();
 
     list = strdup(FLAGS.benchmarks);
     if (!list)
@@ -1679,6 +1746,10 @@ int main(int argc, char **argv)
         }
         if (bench_table[i].kind == BENCH_COMPACT) {
             compact_all();
+            continue;
+        }
+        if (bench_table[i].kind == BENCH_WAIT) {
+            wait_for_compaction();
             continue;
         }
         struct bench b = {
@@ -1701,6 +1772,7 @@ int main(int argc, char **argv)
             db_close();
             db_destroy();
             db_open();
+            note_db_opened();
         }
         printf("DB path: [%s]\n", FLAGS.db);
         fflush(stdout);
