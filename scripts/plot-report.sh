@@ -71,12 +71,12 @@ plots=""
 if [ "$ndb" -gt 0 ]; then
     i=0
     while [ "$i" -lt "$ndb" ]; do
-        plots="$plots${plots:+, }'$work/data' using 1:$((i + 3)) with lines lw 2 title 'db$i'"
+        plots="$plots${plots:+, }'$work/data' using 1:(\$$((i + 3))/1000) with lines lw 2 title 'db$i'"
         i=$((i + 1))
     done
 fi
 if [ "$ndb" -eq 0 ] || [ -n "${TOTAL:-}" ]; then
-    plots="$plots${plots:+, }'$work/data' using 1:2 with lines lw 2 dt 2 title 'all'"
+    plots="$plots${plots:+, }'$work/data' using 1:(\$2/1000) with lines lw 2 dt 2 title 'all'"
 fi
 
 # Quotes in the title would end gnuplot's string.
@@ -86,12 +86,12 @@ set terminal $terminal size 1200,500
 set output '$out'
 set title '$title'
 set xlabel 'seconds'
-set ylabel 'operations per second'
+set ylabel 'thousand operations per second'
 set xrange [0:*]
 set yrange [0:*]
 set grid
 set key outside right top
-set format y '%.0s%c'
+set format y '%g'
 plot $plots
 EOF
 echo "$out"
