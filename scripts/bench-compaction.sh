@@ -54,7 +54,8 @@ EXTRA=${EXTRA:-}
 die() { echo "bench-compaction: $*" >&2; exit 1; }
 
 for v in ROUNDS NUM FILL_THREADS READS LEVELDB_NUM; do
-    eval "x=\$$v"
+    eval "x=\${$v}"
+    # shellcheck disable=SC2154 # x is set by the eval
     case $x in ''|*[!0-9]*|0) die "$v=$x: must be a positive integer" ;; esac
 done
 [ -x "$RAVEL_BENCH" ] || die "no ravel-bench at $RAVEL_BENCH (build it, or set RAVEL_BENCH)"
@@ -136,7 +137,8 @@ wamp() {
 echo "machine:  $(nproc) CPUs, $(uname -sr)"
 echo "ravel:    $("$RAVEL_BENCH" --version)"
 echo "rocksdb:  $("$DB_BENCH" --version 2>&1 | head -n 1)"
-echo "flags:    $(echo $common | tr -s ' \n' ' ')"
+# shellcheck disable=SC2086,SC2116 # the flags as one line
+echo "flags:    $(echo $common)"
 echo "rounds:   $ROUNDS, fill threads $FILL_THREADS, $READS reads per run, databases under $DB_ROOT"
 echo
 

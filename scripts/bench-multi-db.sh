@@ -52,7 +52,8 @@ EXTRA=${EXTRA:-}
 die() { echo "bench-multi-db: $*" >&2; exit 1; }
 
 for v in ROUNDS DURATION NUM VALUE_SIZE; do
-    eval "x=\$$v"
+    eval "x=\${$v}"
+    # shellcheck disable=SC2154 # x is set by the eval
     case $x in ''|*[!0-9]*|0) die "$v=$x: must be a positive integer" ;; esac
 done
 [ -x "$RAVEL_BENCH" ] || die "no ravel-bench at $RAVEL_BENCH (build it, or set RAVEL_BENCH)"
@@ -97,7 +98,8 @@ summarize() {
 
 echo "machine:  $(nproc) CPUs, $(uname -sr)"
 echo "ravel:    $("$RAVEL_BENCH" --version)"
-echo "flags:    $(echo $FLAGS $EXTRA | tr -s ' \n' ' ')"
+# shellcheck disable=SC2086,SC2116 # the flags as one line
+echo "flags:    $(echo $FLAGS $EXTRA)"
 echo "runs:     $ROUNDS x (separate, shared), $DURATION s each, 3 databases under $DB_ROOT"
 echo
 

@@ -21,7 +21,9 @@ set -eu
 
 die() { echo "plot-report: $*" >&2; exit 1; }
 
-[ $# -ge 1 ] && [ $# -le 3 ] || die "usage: $0 REPORT.csv [OUT.png] [TITLE]"
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then
+    die "usage: $0 REPORT.csv [OUT.png] [TITLE]"
+fi
 csv=$1
 out=${2:-${csv%.csv}.png}
 title=${3:-$(basename "$csv")}
