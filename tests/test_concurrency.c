@@ -621,8 +621,13 @@ static void atomic_batches(const char *name, const char *opts, int batches)
     tu_assert_no_thread_failures();
 
     /* The point of the small write buffer: switches happened mid-test. */
-    uint64_t imm = tu_prop_u64(db, "ravel.num_immutable_mem_table") +
-                   tu_prop_u64(db, "ravel.num-files-at-level0");
+    char *stats = tu_prop(db, "ravel.stats");
+    unsigned long long switches = 0;
+    const char *at = strstr(stats, " immutable, ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, " immutable, %llu switches", &switches), 1);
+    ravel_free(stats);
+    uint64_t imm = switches;
     printf("# %s: %" PRIu64 " group reads, %" PRIu64 " memtables switched "
            "out (waiting for their flush, or flushed)\n",
            name, (uint64_t)atomic_load(&c.reads), imm);

@@ -361,7 +361,8 @@ static void test_memtable_memory_bound(void **state)
     char *dir = fresh_dir();
     const uint64_t wbs = 256 * 1024;
     ravel_db *db = tu_open_ok(dir, "write_buffer_size=256K;"
-                              "max_write_buffer_number=2");
+                              "max_write_buffer_number=2;"
+                              "disable_auto_compactions=true");
     char k[32], v[1100];
     memset(v, 'v', sizeof v - 1);
     v[sizeof v - 1] = '\0';
@@ -513,7 +514,7 @@ static void test_more_files_than_max_open_files(void **state)
     (void)state;
     char *dir = fresh_dir();
     const char *opts = "write_buffer_size=16K;target_file_size_base=64K;"
-                       "max_open_files=16";
+                       "max_open_files=16;disable_auto_compactions=true";
     ravel_db *db = tu_open_ok(dir, opts);
     put_range(db, 0, 4000, 1);
     TU_OK(ravel_flush(db, 0));

@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 #define KEYS_PER_ROUND 1500
-#define OPTS "write_buffer_size=256K;target_file_size_base=64K"
+/* no compaction: the level 0 files each flush adds are what is checked */
+#define OPTS "write_buffer_size=256K;target_file_size_base=64K;" \
+             "disable_auto_compactions=true"
 
 static char *self_exe;
 

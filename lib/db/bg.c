@@ -1,15 +1,20 @@
 /*
 ** bg.c -- the background threads of a database and the jobs they run.
 **
-** max_background_jobs threads wait on db->bg_cv for work.  Work today is a
-** flush (flush.c): one at a time, oldest immutable memtable first, and none
-** once writes are stopped (a failed flush must not be retried into a
-** reported success, and the WAL still holds everything).  Compaction, the
-** next kind of job, joins the choice in bg_pick_locked (flushes first).
+** max_background_jobs threads wait on db->bg_cv for work: flushes
+** (flush.c) -- one at a time, oldest immutable memtable first -- and
+** compactions (compaction.c), picked by score (compaction_picker.h).
+** Flushes go first, and with two threads or more at most all but one run
+** compactions, so a flush never waits for a thread.  No job starts once
+** writes are stopped (a failed job must not be retried into a reported
+** success; the WAL and the inputs still hold everything), and no
+** automatic compaction with disable_auto_compactions or before the pause
+** that follows a failed one.
 **
-** rv_bg_stop (close) lets a running job finish -- a flush completes or
-** fails whole -- and starts no other: memtables not yet flushed stay in
-** their WAL segments, which the next open replays.
+** rv_bg_stop (close) lets a running flush finish -- it completes or fails
+** whole -- aborts running compactions (their inputs stay) and starts no
+** other job: memtables not yet flushed stay in their WAL segments, which
+** the next open replays.
 **
 ** Whoever waits for a flush (a write-group leader with no room, ravel_flush)
 ** waits on db->flush_cv, broadcast after every flush, failed or not.
@@ -20,44 +25,85 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum bg_job { BG_NONE, BG_FLUSH };
+static uint64_t bg_now_micros(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
-static enum bg_job bg_pick_locked(ravel_db *db)
+/* Compactions that may run at once: all threads but one (kept for
+** flushes), or the only one. */
+static int bg_max_compactions(const ravel_db *db)
+{
+    int n = db->options.max_background_jobs;
+    return n > 1 ? n - 1 : 1;
+}
+
+/* The next automatic compaction, marked and ready to run, or NULL. */
+static struct rv_compaction *bg_pick_compaction_locked(ravel_db *db)
+{
+    if (db->options.disable_auto_compactions || rv_stop_code(&db->stop) ||
+        db->n_running_compactions >= bg_max_compactions(db))
+        return NULL;
+    if (db->compaction_failures && bg_now_micros() < db->compaction_retry_at)
+        return NULL;
+    return rv_compaction_pick(&db->options, db->current->files,
+                              db->running_compactions, db->compact_pointer);
+}
+
+/* Runs one job if one is due: 1 if it ran one. */
+static int bg_run_one_locked(ravel_db *db)
 {
     if (db->current->n_imm > 0 && !db->flush_running &&
-        !rv_stop_code(&db->stop))
-        return BG_FLUSH;
-    return BG_NONE;
+        !rv_stop_code(&db->stop)) {
+        db->flush_running = 1;
+        rv_flush_run_locked(db);
+        db->flush_running = 0;
+        pthread_cond_broadcast(&db->flush_cv);
+        pthread_cond_broadcast(&db->bg_cv); /* a compaction may be due */
+        return 1;
+    }
+    struct rv_compaction *c = bg_pick_compaction_locked(db);
+    if (!c)
+        return 0;
+    rv_compaction_run_locked(db, c);
+    return 1;
+}
+
+/* How long an idle thread sleeps: short while versions wait for readers
+** (read_epoch.h), or until a failed compaction's retry is due. */
+static void bg_idle_locked(ravel_db *db)
+{
+    uint64_t micros = 0;
+    if (rv_read_epoch_pending_locked(&db->epoch))
+        micros = 20 * 1000;
+    else if (db->compaction_failures && !rv_stop_code(&db->stop))
+        micros = 100 * 1000;
+    if (!micros) {
+        pthread_cond_wait(&db->bg_cv, &db->mu);
+        return;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += (long)micros * 1000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&db->bg_cv, &db->mu, &until);
+    /* Versions wait for readers: nudge the epoch now and then, so a
+    ** replaced memtable is freed even when no write comes. */
+    rv_read_epoch_release(rv_read_epoch_advance_locked(&db->epoch));
 }
 
 static void *bg_main(void *arg)
 {
     ravel_db *db = arg;
     pthread_mutex_lock(&db->mu);
-    while (!db->bg_shutdown) {
-        if (bg_pick_locked(db) == BG_FLUSH) {
-            db->flush_running = 1;
-            rv_flush_run_locked(db);
-            db->flush_running = 0;
-            pthread_cond_broadcast(&db->flush_cv);
-            continue;
-        }
-        if (!rv_read_epoch_pending_locked(&db->epoch)) {
-            pthread_cond_wait(&db->bg_cv, &db->mu);
-            continue;
-        }
-        /* Versions wait for readers: nudge the epoch now and then, so a
-        ** replaced memtable is freed even when no write comes. */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 20 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&db->bg_cv, &db->mu, &until);
-        rv_read_epoch_release(rv_read_epoch_advance_locked(&db->epoch));
-    }
+    while (!db->bg_shutdown)
+        if (!bg_run_one_locked(db))
+            bg_idle_locked(db);
     pthread_mutex_unlock(&db->mu);
     return NULL;
 }
@@ -88,6 +134,7 @@ void rv_bg_stop(ravel_db *db)
 {
     pthread_mutex_lock(&db->mu);
     db->bg_shutdown = 1;
+    atomic_store_explicit(&db->compaction_abort, 1, memory_order_relaxed);
     pthread_cond_broadcast(&db->bg_cv);
     pthread_cond_broadcast(&db->flush_cv);
     pthread_mutex_unlock(&db->mu);

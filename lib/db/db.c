@@ -189,6 +189,8 @@ void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
 
 static void db_free(ravel_db *db)
 {
+    /* a stall this database caused must not outlive it */
+    rv_wc_detach(&db->wc_member);
     rv_read_epoch_drain(&db->epoch);
     if (db->current)
         rv_version_unref(db->current);
@@ -206,7 +208,11 @@ static void db_free(ravel_db *db)
     rv_stop_destroy(&db->stop);
     pthread_cond_destroy(&db->bg_cv);
     pthread_cond_destroy(&db->flush_cv);
+    pthread_cond_destroy(&db->compact_cv);
+    pthread_mutex_destroy(&db->manifest_mu);
     pthread_mutex_destroy(&db->mu);
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        free(db->compact_pointer[l].key);
     db->magic = RV_DB_DEAD;
     free(db->dir);
     free(db);
@@ -244,6 +250,8 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     pthread_mutex_init(&db->mu, NULL);
     pthread_cond_init(&db->bg_cv, NULL);
     pthread_cond_init(&db->flush_cv, NULL);
+    pthread_cond_init(&db->compact_cv, NULL);
+    pthread_mutex_init(&db->manifest_mu, NULL);
     rv_stop_init(&db->stop);
     rv_write_queue_init(&db->queue);
     rv_write_queue_init(&db->commit_queue);
@@ -311,6 +319,27 @@ static int db_flush_recovered(ravel_db *db, uint64_t segment)
     return rc;
 }
 
+/* Attaches the database to the options' shared write controller, or to
+** one of its own, and registers what it asks for already (recovered
+** level 0 files may call for a slowdown). */
+static int db_attach_write_controller(ravel_db *db)
+{
+    struct ravel_write_controller *wc = db->options.write_controller;
+    int rc = RAVEL_OK;
+    if (wc)
+        rv_write_controller_ref(wc);
+    else
+        rc = rv_write_controller_new(db->options.delayed_write_rate, &wc);
+    if (rc)
+        return rc;
+    rv_wc_attach(wc, &db->wc_member);
+    rv_write_controller_unref(wc); /* the membership holds it */
+    pthread_mutex_lock(&db->mu);
+    rv_write_stall_update_locked(db);
+    pthread_mutex_unlock(&db->mu);
+    return RAVEL_OK;
+}
+
 static void db_log_open(ravel_db *db)
 {
     const char *why = "";
@@ -353,6 +382,8 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
                          &db->options, &db->stop, &db->wal);
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = db_flush_recovered(db, segment);
+    if (rc == RAVEL_OK && !db->options.read_only)
+        rc = db_attach_write_controller(db);
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = rv_bg_start(db);
     if (rc)

@@ -22,12 +22,14 @@
 
 #include "ravel_int.h"
 #include "db/commit_table.h"
+#include "db/compaction_picker.h"
 #include "db/manifest.h"
 #include "db/order_ring.h"
 #include "db/read_epoch.h"
 #include "db/table_cache.h"
 #include "db/version.h"
 #include "db/visibility.h"
+#include "db/write_controller.h"
 #include "db/write_group.h"
 #include "memtable/memtable.h"
 #include "util/options.h"
@@ -125,6 +127,31 @@ struct ravel_db {
     int bg_shutdown;
     int flush_running;              /* one flush at a time, oldest first */
 
+    /* Compactions (compaction.c, compaction_picker.h; mu).  The manifest
+    ** takes one edit at a time (manifest_mu, inside no other lock);
+    ** compact_cv: a compaction ended. */
+    pthread_mutex_t manifest_mu;
+    pthread_cond_t compact_cv;
+    struct rv_compaction *running_compactions;
+    int n_running_compactions;
+    struct rv_key_pointer compact_pointer[RV_NUM_LEVELS];
+    int compaction_failures;        /* in a row; writes stop at 5 */
+    uint64_t compaction_retry_at;   /* monotonic micros: no automatic
+                                    ** compaction before, after a failure */
+    _Atomic int compaction_abort;   /* close: running ones give up */
+
+    /* The write controller (write_stall.c): this database's membership,
+    ** and what it asks for now (mu). */
+    struct rv_wc_member wc_member;
+    enum rv_wc_state stall_state;
+    enum rv_stall_cause stall_cause;
+    uint64_t stall_rate;            /* bytes/s asked while delaying */
+    uint64_t stall_prev_debt;       /* pending bytes at the last update */
+    int stall_prev_l0;              /* level 0 files at the last update */
+    int memtables_full;             /* a leader waits for a flush to make
+                                    ** room for a memtable */
+    uint64_t stall_since;           /* monotonic micros the state began */
+
     /* Statistics (relaxed). */
     _Atomic uint64_t stat_memtable_switches;
     _Atomic uint64_t stat_nowal_writes;
@@ -147,6 +174,18 @@ struct ravel_db {
                                            ** commit window */
     _Atomic uint64_t stat_stale_reads;     /* gets started again (an
                                            ** evicted commit entry) */
+    _Atomic uint64_t stat_user_bytes;      /* batch bytes written */
+    /* compactions, by output level */
+    _Atomic uint64_t stat_compactions[RV_NUM_LEVELS];
+    _Atomic uint64_t stat_compact_read[RV_NUM_LEVELS];
+    _Atomic uint64_t stat_compact_written[RV_NUM_LEVELS];
+    _Atomic uint64_t stat_compact_micros[RV_NUM_LEVELS];
+    _Atomic uint64_t stat_compact_moves;
+    _Atomic uint64_t stat_compact_dropped;  /* versions and deletions */
+    /* the write controller: micros writers waited, by cause */
+    _Atomic uint64_t stat_stop_micros[RV_CAUSE_COUNT];
+    _Atomic uint64_t stat_delay_micros[RV_CAUSE_COUNT];
+    _Atomic uint64_t stat_busy;            /* writes refused: RAVEL_BUSY */
 };
 
 /* A live snapshot (db_read.c), in db->snapshots.  Its view never
@@ -207,11 +246,18 @@ RAVEL_PRIVATE int rv_db_memtable_is_empty(rv_memtable *mem);
 RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                                          uint64_t wal_segment);
 
-/* Under db->mu: replaces the immutable memtable FLUSHED by the file set
-** FILES in a new current version (flush.c). */
-RAVEL_PRIVATE int rv_db_install_flush_locked(ravel_db *db,
-                                             rv_memtable *flushed,
-                                             struct rv_files *files);
+/* Appends E to the manifest, with the next file number and the last
+** sequence as of now, and makes it durable (version.c).  Flushes and
+** compactions append one at a time (db->manifest_mu). */
+RAVEL_PRIVATE int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e);
+
+/* Under db->mu: installs a version whose files are the current ones with
+** E applied (its files added, its deleted ones removed) and, if FLUSHED is
+** not NULL, without that immutable memtable; then updates the write
+** controller's view of the database (version.c). */
+RAVEL_PRIVATE int rv_db_install_edit_locked(ravel_db *db,
+                                            rv_memtable *flushed,
+                                            const struct rv_version_edit *e);
 
 /* ravel_flush without the gate (db_write.c): close calls it. */
 RAVEL_PRIVATE int rv_db_flush(ravel_db *db, int flags);
@@ -220,6 +266,35 @@ RAVEL_PRIVATE int rv_db_flush(ravel_db *db, int flags);
 ** job finish and starting no other. */
 RAVEL_PRIVATE int rv_bg_start(ravel_db *db);
 RAVEL_PRIVATE void rv_bg_stop(ravel_db *db);
+
+/* Runs compaction C, picked under db->mu (compaction.c): registers it
+** as running, drops the lock while it merges, retakes it to install the
+** result, and releases C.  On failure the inputs stay; a failed manifest
+** append stops writes, other failures stop them after 5 in a row. */
+RAVEL_PRIVATE int rv_compaction_run_locked(ravel_db *db,
+                                           struct rv_compaction *c);
+
+/* Under db->mu: recomputes what the database asks of the write
+** controller from its current version (write_stall.c). */
+RAVEL_PRIVATE void rv_write_stall_update_locked(ravel_db *db);
+
+/* Admits a write group of BYTES (write_stall.c): waits as the write
+** controller says, or returns RAVEL_BUSY for NO_SLOWDOWN; RAVEL_READONLY
+** (message set) if writes stop meanwhile. */
+RAVEL_PRIVATE int rv_write_stall_admit(ravel_db *db, uint64_t bytes,
+                                       int no_slowdown);
+
+/* Text of the compaction properties (compaction_stats.c), malloc'd or
+** NULL on OOM: ravel.levelstats, the compaction and write-controller
+** lines of ravel.stats. */
+RAVEL_PRIVATE char *rv_levelstats_text(ravel_db *db);
+RAVEL_PRIVATE char *rv_compaction_stats_text(ravel_db *db);
+RAVEL_PRIVATE uint64_t rv_db_pending_compaction_bytes(ravel_db *db);
+RAVEL_PRIVATE int rv_db_compaction_pending(ravel_db *db);
+RAVEL_PRIVATE int rv_db_running_compactions(ravel_db *db);
+/* The write controller's enforced state and rate (0 unless delayed). */
+RAVEL_PRIVATE enum rv_wc_state rv_db_write_controller_state(ravel_db *db,
+                                                            uint64_t *rate);
 
 /* Flushes the oldest immutable memtable of the current version (flush.c).
 ** Called by a background thread with db->mu held and flush_running set;

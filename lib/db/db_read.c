@@ -18,6 +18,7 @@
 */
 #include "db/db.h"
 #include "db/db_iter.h"
+#include "db/level_iter.h"
 #include "db/dbformat.h"
 #include "db/visibility.h"
 #include "util/error.h"
@@ -432,7 +433,11 @@ int ravel_get_into(ravel_db *db, const ravel_snapshot *snap, const void *key,
 static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
                                          int *rc)
 {
-    int n = 1 + v->n_imm + rv_files_count(v->files);
+    /* level 0's files one by one (they overlap), each deeper level as
+    ** one sequence */
+    int n = 1 + v->n_imm + v->files->n[0];
+    for (int l = 1; l < RV_NUM_LEVELS; l++)
+        n += v->files->n[l] > 0;
     struct rv_iter **children = calloc((size_t)n, sizeof *children);
     if (!children) {
         *rc = rv_error(RAVEL_NOMEM, "out of memory creating an iterator");
@@ -448,13 +453,22 @@ static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
             *rc = rv_error(RAVEL_NOMEM, "out of memory creating an "
                            "iterator");
     }
-    for (int l = 0; l < RV_NUM_LEVELS && *rc == RAVEL_OK; l++) {
-        for (int i = 0; i < v->files->n[l] && *rc == RAVEL_OK; i++) {
-            children[made] = rv_table_cache_iter(db->tables,
-                                                 v->files->level[l][i], rc);
-            if (children[made])
-                made++;
-        }
+    for (int i = 0; i < v->files->n[0] && *rc == RAVEL_OK; i++) {
+        children[made] = rv_table_cache_iter(db->tables,
+                                             v->files->level[0][i], rc);
+        if (children[made])
+            made++;
+    }
+    for (int l = 1; l < RV_NUM_LEVELS && *rc == RAVEL_OK; l++) {
+        if (v->files->n[l] == 0)
+            continue;
+        children[made] = rv_level_iter_new(db->tables, v->files->level[l],
+                                           v->files->n[l]);
+        if (children[made])
+            made++;
+        else
+            *rc = rv_error(RAVEL_NOMEM, "out of memory creating an "
+                           "iterator");
     }
     struct rv_iter *merged = NULL;
     if (*rc == RAVEL_OK) {

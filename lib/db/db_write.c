@@ -84,12 +84,13 @@ static uint64_t write_now_micros(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* The stall: while max_write_buffer_number memtables would be in memory
-** after a switch (the immutable ones all waiting for their flush), waits
-** for a flush to finish.  Returns RAVEL_OK when there is room, or the
-** refusal once writes are stopped (a failed flush, among others).  This is
-** where the write controller of the next issue decides, once per group. */
-static int write_wait_for_room(ravel_db *db)
+/* The memtable stop: while max_write_buffer_number memtables would be in
+** memory after a switch (the immutable ones all waiting for their flush),
+** waits for a flush to finish, the database asking its write controller
+** to stop every writer meanwhile (write_stall.c).  Returns RAVEL_OK when
+** there is room, RAVEL_BUSY at once for a NO_SLOWDOWN group, or the
+** refusal once writes are stopped (a failed flush, among others). */
+static int write_wait_for_room(ravel_db *db, int no_slowdown)
 {
     int waited = 0, rc = RAVEL_OK;
     uint64_t start = 0;
@@ -99,9 +100,15 @@ static int write_wait_for_room(ravel_db *db)
             rc = RAVEL_READONLY;
             break;
         }
+        if (no_slowdown) {
+            rc = RAVEL_BUSY;
+            break;
+        }
         if (!waited) {
             waited = 1;
             start = write_now_micros();
+            db->memtables_full = 1;
+            rv_write_stall_update_locked(db);
         }
         /* Timed: a failure recorded by the WAL writer's own thread does
         ** not broadcast flush_cv. */
@@ -114,20 +121,33 @@ static int write_wait_for_room(ravel_db *db)
         }
         pthread_cond_timedwait(&db->flush_cv, &db->mu, &until);
     }
+    if (waited) {
+        db->memtables_full = 0;
+        rv_write_stall_update_locked(db);
+    }
     pthread_mutex_unlock(&db->mu);
     if (waited) {
+        uint64_t took = write_now_micros() - start;
         atomic_fetch_add_explicit(&db->stat_stalls, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&db->stat_stall_micros,
-                                  write_now_micros() - start,
+        atomic_fetch_add_explicit(&db->stat_stall_micros, took,
                                   memory_order_relaxed);
+        atomic_fetch_add_explicit(&db->stat_stop_micros[RV_CAUSE_MEMTABLES],
+                                  took, memory_order_relaxed);
+    }
+    if (rc == RAVEL_BUSY) {
+        atomic_fetch_add_explicit(&db->stat_busy, 1, memory_order_relaxed);
+        return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): "
+                        "%s has max_write_buffer_number=%d memtables full, "
+                        "waiting for a flush", db->dir,
+                        db->options.max_write_buffer_number);
     }
     return rc == RAVEL_OK ? RAVEL_OK : write_refusal(db);
 }
 
 /* Replaces a full memtable by a fresh one with its own WAL segment. */
-static int write_switch_memtable(ravel_db *db)
+static int write_switch_memtable(ravel_db *db, int no_slowdown)
 {
-    int rc = write_wait_for_room(db);
+    int rc = write_wait_for_room(db, no_slowdown);
     if (rc)
         return rc;
     /* unordered modes: the memtable being switched out must be complete
@@ -232,13 +252,20 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     if (rv_stop_code(&db->stop))
         return write_refusal(db);
 
-    int rc = RAVEL_OK;
+    /* the write controller: one decision per group, charged its bytes */
+    int no_slowdown = g->leader->flags & RAVEL_NO_SLOWDOWN;
+    int rc = rv_write_stall_admit(db, g->bytes, no_slowdown);
     rv_memtable *mem = rv_db_active_memtable(db);
-    if (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||
-        (write_group_wants_flush(g) && !rv_db_memtable_is_empty(mem)))
-        rc = write_switch_memtable(db);
+    if (rc == RAVEL_OK &&
+        (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||
+         (write_group_wants_flush(g) && !rv_db_memtable_is_empty(mem))))
+        rc = write_switch_memtable(db, no_slowdown);
+    if (rc == RAVEL_BUSY)
+        return rc; /* nothing of the group is written; writes go on */
     if (rc != RAVEL_OK)
         goto out;
+    atomic_fetch_add_explicit(&db->stat_user_bytes, g->bytes,
+                              memory_order_relaxed);
     write_group_note_flush_target(db, g);
 
     int want_sync = 0;
@@ -434,6 +461,10 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 
     if (w.status == RAVEL_READONLY)
         return write_refusal(db);
+    if (w.status == RAVEL_BUSY) /* born in the leader's thread */
+        return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): the "
+                        "write controller of %s would make it wait (a "
+                        "slowdown or a stop: ravel.stats says why)", db->dir);
     if (w.status != RAVEL_OK) /* the message was born in another thread */
         return rv_stop_error(&db->stop, w.status, "write failed");
     if (!(flags & RAVEL_SYNC))
@@ -446,9 +477,10 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 
 static int write_check_flags(ravel_db *db, int flags, const char *fn)
 {
-    if (flags & ~(RAVEL_SYNC | RAVEL_NO_WAL))
+    int known = RAVEL_SYNC | RAVEL_NO_WAL | RAVEL_NO_SLOWDOWN;
+    if (flags & ~known)
         return rv_error(RAVEL_INVALID, "%s: unknown flags 0x%x", fn,
-                        (unsigned)(flags & ~(RAVEL_SYNC | RAVEL_NO_WAL)));
+                        (unsigned)(flags & ~known));
     if ((flags & RAVEL_SYNC) && (flags & RAVEL_NO_WAL))
         return rv_error(RAVEL_INVALID, "%s: RAVEL_SYNC and RAVEL_NO_WAL "
                         "cannot be combined (nothing to sync)", fn);

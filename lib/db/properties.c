@@ -43,7 +43,10 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
 {
     uint64_t flushes = properties_stat(&db->stat_flushes);
     uint64_t micros = properties_stat(&db->stat_flush_micros);
-    return properties_format(
+    char *compaction = rv_compaction_stats_text(db);
+    if (!compaction)
+        return NULL;
+    char *s = properties_format(
         "flush: %llu flushes, %llu bytes, %llu entries written, %llu "
         "versions dropped, %.3f s total, %.3f s mean\n"
         "stall: %llu write groups waited for a flush, %.3f s total\n"
@@ -54,7 +57,7 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         "inserts, %llu writers waited to be published, %llu leader waits "
         "for room\n"
         "commit table: %llu entries, %llu evictions, max evicted %llu, "
-        "commit watermark %llu, %llu reads restarted\n",
+        "commit watermark %llu, %llu reads restarted\n%s",
         (unsigned long long)flushes,
         (unsigned long long)properties_stat(&db->stat_flush_bytes),
         (unsigned long long)properties_stat(&db->stat_flush_entries),
@@ -79,7 +82,10 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         (unsigned long long)properties_stat(
             &db->commit_table.max_evicted_seq),
         (unsigned long long)properties_stat(&db->commit_watermark),
-        (unsigned long long)properties_stat(&db->stat_stale_reads));
+        (unsigned long long)properties_stat(&db->stat_stale_reads),
+        compaction);
+    free(compaction);
+    return s;
 }
 
 /* The "wal buffer:" line of ravel.stats (manual_wal_flush) into BUF. */
@@ -246,9 +252,39 @@ static char *properties_files_at_level(ravel_db *db, int level)
     return s;
 }
 
-static char *properties_files_at_level0(ravel_db *db)
+static char *properties_levelstats(ravel_db *db)
 {
-    return properties_files_at_level(db, 0);
+    return rv_levelstats_text(db);
+}
+
+static char *properties_compaction_pending(ravel_db *db)
+{
+    return properties_format("%d", rv_db_compaction_pending(db));
+}
+
+static char *properties_running_compactions(ravel_db *db)
+{
+    return properties_format("%d", rv_db_running_compactions(db));
+}
+
+static char *properties_pending_bytes(ravel_db *db)
+{
+    return properties_format("%llu", (unsigned long long)
+                             rv_db_pending_compaction_bytes(db));
+}
+
+static char *properties_delayed_rate(ravel_db *db)
+{
+    uint64_t rate = 0;
+    rv_db_write_controller_state(db, &rate);
+    return properties_format("%llu", (unsigned long long)rate);
+}
+
+static char *properties_write_stopped(ravel_db *db)
+{
+    uint64_t rate = 0;
+    return properties_format("%d", rv_db_write_controller_state(db, &rate) ==
+                                       RV_WC_STOP);
 }
 
 /* Entries in table files, plus one per sequence number above the newest
@@ -354,32 +390,62 @@ static const struct properties_def {
     {"ravel.wal_io", properties_wal_io},
     {"ravel.read_only_reason", properties_read_only_reason},
     {"ravel.options", properties_options},
-    {"ravel.num-files-at-level0", properties_files_at_level0},
+    /* no function: db_property reads the level from the name */
+    {"ravel.num-files-at-level0", NULL},
+    {"ravel.num-files-at-level1", NULL},
+    {"ravel.num-files-at-level2", NULL},
+    {"ravel.num-files-at-level3", NULL},
+    {"ravel.num-files-at-level4", NULL},
+    {"ravel.num-files-at-level5", NULL},
+    {"ravel.num-files-at-level6", NULL},
     {"ravel.sstables", properties_sstables},
     {"ravel.estimate-num-keys", properties_estimate_keys},
     {"ravel.cur-size-all-mem-tables", properties_all_mem_size},
     {"ravel.block-cache-usage", properties_block_cache_usage},
     {"ravel.background-errors", properties_background_errors},
     {"ravel.write-ordering", properties_write_ordering},
+    {"ravel.levelstats", properties_levelstats},
+    {"ravel.compaction-pending", properties_compaction_pending},
+    {"ravel.num-running-compactions", properties_running_compactions},
+    {"ravel.estimate-pending-compaction-bytes", properties_pending_bytes},
+    {"ravel.actual-delayed-write-rate", properties_delayed_rate},
+    {"ravel.is-write-stopped", properties_write_stopped},
 };
+
+#define PROPERTIES_LEVEL_PREFIX "ravel.num-files-at-level"
+
+/* ravel.num-files-at-levelN: N (NAME is one of the table's). */
+static int properties_level_of(const char *name)
+{
+    return name[strlen(PROPERTIES_LEVEL_PREFIX)] - '0';
+}
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
 
-/* RAVEL_NOTFOUND for NAME, with the known names in the message. */
+/* RAVEL_NOTFOUND for NAME, with the known names in the message (which
+** must fit ravel_errmsg's 512 bytes: "ravel." is said once, and the
+** per-level names once as "num-files-at-level0..6"). */
 static int properties_unknown(const char *name)
 {
     char known[1024];
     size_t n = 0;
     known[0] = '\0';
     for (size_t i = 0; i < PROPERTIES_COUNT && n < sizeof known; i++) {
-        int w = snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "",
-                         properties_table[i].name);
+        const char *p = properties_table[i].name + strlen("ravel.");
+        int level = properties_table[i].text ? -1
+                                             : properties_level_of(
+                                                   properties_table[i].name);
+        if (level > 0)
+            continue;
+        int w = snprintf(known + n, sizeof known - n, "%s%s%s", i ? ", " : "",
+                         level == 0 ? PROPERTIES_LEVEL_PREFIX + 6 : p,
+                         level == 0 ? "0..6" : "");
         if (w < 0)
             break;
         n += (size_t)w;
     }
-    return rv_error(RAVEL_NOTFOUND, "ravel_property: unknown property '%s'; "
-                    "known: %s", name, known);
+    return rv_error(RAVEL_NOTFOUND, "ravel_property: unknown property "
+                    "'%.60s'; known: ravel.{%s}", name, known);
 }
 
 static int db_property(ravel_db *db, const char *name, char **text)
@@ -390,7 +456,9 @@ static int db_property(ravel_db *db, const char *name, char **text)
     for (size_t i = 0; i < PROPERTIES_COUNT; i++) {
         if (strcmp(properties_table[i].name, name) != 0)
             continue;
-        char *s = properties_table[i].text(db);
+        char *s = properties_table[i].text
+                      ? properties_table[i].text(db)
+                      : properties_files_at_level(db, properties_level_of(name));
         if (!s)
             return rv_error(RAVEL_NOMEM, "ravel_property: out of memory "
                             "writing %s", name);

@@ -234,6 +234,13 @@ static int recovery_check_files(ravel_db *db, const struct recovery_state *st)
 {
     for (int i = 0; i < st->files.n_added; i++) {
         const struct rv_file_meta *f = &st->files.added[i];
+        if (f->level >= db->options.num_levels)
+            return rv_error(RAVEL_INVALID, "table file %06llu is at level "
+                            "%d, but num_levels=%d allows levels 0 .. %d: "
+                            "open with num_levels=%d or more",
+                            (unsigned long long)f->number, f->level,
+                            db->options.num_levels,
+                            db->options.num_levels - 1, f->level + 1);
         char path[RV_PATH_MAX];
         int rc = rv_table_file_path(path, db->dir, f->number);
         if (rc)

@@ -113,6 +113,15 @@ static int version_is_deleted(const struct rv_version_edit *e, int level,
     return 0;
 }
 
+static int version_is_added(struct rv_file **add, int n_add,
+                            uint64_t number)
+{
+    for (int i = 0; i < n_add; i++)
+        if (add[i]->meta.number == number)
+            return 1;
+    return 0;
+}
+
 /* Level 0: newest (highest number) first; other levels: by smallest key. */
 static int version_file_order(const void *a, const void *b)
 {
@@ -159,11 +168,15 @@ struct rv_files *rv_files_apply(const struct rv_files *base,
         qsort(fs->level[l], (size_t)fs->n[l], sizeof *fs->level[l],
               version_file_order);
     }
-    /* Only now that nothing can fail: the removed files go once unused. */
+    /* Only now that nothing can fail: the removed files go once unused
+    ** (a moved one stays: its new entry names the same file). */
     for (int l = 0; l < RV_NUM_LEVELS; l++)
-        for (int i = 0; i < base->n[l]; i++)
-            if (version_is_deleted(e, l, base->level[l][i]->meta.number))
-                rv_file_mark_obsolete(base->level[l][i]);
+        for (int i = 0; i < base->n[l]; i++) {
+            struct rv_file *f = base->level[l][i];
+            if (version_is_deleted(e, l, f->meta.number) &&
+                !version_is_added(add, n_add, f->meta.number))
+                rv_file_mark_obsolete(f);
+        }
     return fs;
 }
 
@@ -291,13 +304,75 @@ int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
     version_install_locked(db, v);
     db->active_mem = mem;
     db->active_mem_wal = wal_segment;
+    rv_write_stall_update_locked(db);
     pthread_cond_broadcast(&db->bg_cv); /* a flush to run */
     pthread_mutex_unlock(&db->mu);
     return RAVEL_OK;
 }
 
-int rv_db_install_flush_locked(ravel_db *db, rv_memtable *flushed,
-                               struct rv_files *files)
+static int version_install_flush_locked(ravel_db *db, rv_memtable *flushed,
+                                        struct rv_files *files);
+
+int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e)
+{
+    pthread_mutex_lock(&db->manifest_mu);
+    /* read here, under the manifest's lock, so that the counters the
+    ** manifest records never go backwards from one edit to the next */
+    pthread_mutex_lock(&db->mu);
+    e->has_next_file_number = 1;
+    e->next_file_number = db->next_file_number;
+    pthread_mutex_unlock(&db->mu);
+    e->has_last_sequence = 1;
+    e->last_sequence = atomic_load_explicit(&db->last_seq,
+                                            memory_order_relaxed);
+    int rc = rv_manifest_append(db->manifest, e);
+    pthread_mutex_unlock(&db->manifest_mu);
+    return rc;
+}
+
+int rv_db_install_edit_locked(ravel_db *db, rv_memtable *flushed,
+                              const struct rv_version_edit *e)
+{
+    struct rv_file **files = calloc((size_t)e->n_added + 1, sizeof *files);
+    int made = 0, rc = RAVEL_OK;
+    for (; files && made < e->n_added; made++) {
+        files[made] = rv_db_new_file(db, &e->added[made]);
+        if (!files[made])
+            break;
+    }
+    struct rv_files *fs = NULL;
+    if (files && made == e->n_added)
+        fs = rv_files_apply(db->current->files, files, e->n_added, e);
+    if (!fs) {
+        rc = rv_error(RAVEL_NOMEM, "out of memory installing a new version");
+    } else if (flushed) {
+        rc = version_install_flush_locked(db, flushed, fs);
+    } else {
+        struct rv_version *old = db->current;
+        struct rv_version *v = rv_version_new(old->mem, old->mem_wal,
+                                              old->n_imm, fs);
+        if (v) {
+            version_copy_imm(v, 0, old, -1);
+            version_install_locked(db, v);
+        } else {
+            rc = rv_error(RAVEL_NOMEM, "out of memory installing a new "
+                          "version");
+        }
+    }
+    if (fs)
+        rv_files_unref(fs);
+    for (int i = 0; i < made; i++)
+        rv_file_unref(files[i]);
+    free(files);
+    if (rc == RAVEL_OK)
+        rv_write_stall_update_locked(db);
+    return rc;
+}
+
+/* Replaces the immutable memtable FLUSHED by the file set FILES in a new
+** current version. */
+static int version_install_flush_locked(ravel_db *db, rv_memtable *flushed,
+                                        struct rv_files *files)
 {
     struct rv_version *old = db->current;
     int at = -1;

@@ -46,6 +46,7 @@ struct rv_file {
     struct rv_cache_handle *_Atomic table;
     rv_file_release_fn release;
     void *release_ctx;
+    int compacting;             /* an input of a running compaction (mu) */
 };
 
 /* A file set: the table files of every level. */
@@ -86,7 +87,8 @@ RAVEL_PRIVATE void rv_files_unref(struct rv_files *fs);
 
 /* A new file set: BASE plus the files of ADD (N_ADD of them, each gaining
 ** a reference), minus the files named in E's deleted list (which are
-** marked obsolete).  Level 0 stays newest first, the other levels sorted by
+** marked obsolete, unless ADD holds the same file number: a file moved to
+** another level).  Level 0 stays newest first, the other levels sorted by
 ** smallest key.  NULL on allocation failure (nothing changed then). */
 RAVEL_PRIVATE struct rv_files *rv_files_apply(const struct rv_files *base,
                                               struct rv_file **add, int n_add,

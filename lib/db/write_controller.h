@@ -11,7 +11,7 @@
 ** A database alone has a controller of its own; several can share one
 ** (Speedb's "global delayed write").
 **
-** A write group's leader asks once per group (rv_write_controller_admit),
+** A write group's leader asks once per group (rv_wc_admit),
 ** charging the group's bytes.  Without a requirement this is one atomic
 ** load.  Otherwise the leaders of every member queue in arrival order
 ** (first come, first served, whichever database they write to): the head

@@ -138,8 +138,12 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
 
     pthread_mutex_lock(&q->mu);
     for (struct rv_writer *w = leader->next; w; w = w->next) {
+        /* RocksDB's rule: the write controller decides once per group,
+        ** so writers that must not be slowed down do not share a group
+        ** with those that may be */
         if (g->bytes + w->size > cap || seqs + w->seqs > max_seqs ||
-            g->size >= max_writers)
+            g->size >= max_writers ||
+            ((w->flags ^ leader->flags) & RAVEL_NO_SLOWDOWN))
             break;
         g->bytes += w->size;
         seqs += w->seqs;

@@ -29,6 +29,9 @@ enum rv_fault_point {
     RV_FAULT_TABLE_SYNC = 4,  /* the fdatasync of a finished table file */
     RV_FAULT_MANIFEST_WRITE = 5, /* a manifest record's write */
     RV_FAULT_MANIFEST_SYNC = 6,  /* a manifest record's fdatasync */
+    RV_FAULT_COMPACTION = 7,     /* a compaction's outputs, once written
+                                 ** (before the directory fsync): fails
+                                 ** the compaction alone, not flushes */
     RV_FAULT_POINTS
 };
 

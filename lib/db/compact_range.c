@@ -1,0 +1,89 @@
+/*
+** compact_range.c -- ravel_compact_range: compacting a key range down to
+** the last level holding data, in the calling thread.
+**
+** The memtables are flushed first.  Then, level by level from 0 to the
+** one above the last, the files overlapping the range are compacted into
+** the next level (a file overlapping nothing there is moved, as an
+** automatic compaction would); finally the last level's files in the
+** range that this call did not just write are rewritten in place, so the
+** deletions and overwritten versions they hold go.  Each step waits while
+** a running compaction holds a file or an output range it needs
+** (db->compact_cv) and runs as an ordinary compaction (compaction.c)
+** beside the background ones.
+*/
+#include "db/db.h"
+#include "db/dbformat.h"
+#include "util/error.h"
+
+/* Compacts LEVEL's files overlapping the range into OUTPUT_LEVEL (under
+** db->mu; see rv_compaction_pick_range for MIN_NUMBER and ALLOW_MOVE). */
+static int compact_range_step_locked(ravel_db *db, int level,
+                                     int output_level, const char *begin,
+                                     size_t blen, const char *end,
+                                     size_t elen, uint64_t min_number,
+                                     int allow_move)
+{
+    for (;;) {
+        if (rv_stop_code(&db->stop))
+            return rv_stop_error(&db->stop, RAVEL_READONLY, "ravel_compact_"
+                                 "range: database %s refuses writes until "
+                                 "reopened", db->dir);
+        int busy = 0;
+        struct rv_compaction *c = rv_compaction_pick_range(
+            &db->options, db->current->files, db->running_compactions, level,
+            output_level, begin, blen, end, elen, min_number, allow_move,
+            &busy);
+        if (c)
+            return rv_compaction_run_locked(db, c);
+        if (busy < 0)
+            return rv_error(RAVEL_NOMEM, "ravel_compact_range: out of "
+                            "memory picking the files of level %d", level);
+        if (!busy)
+            return RAVEL_OK; /* nothing of the range at this level */
+        pthread_cond_wait(&db->compact_cv, &db->mu);
+    }
+}
+
+static int compact_range_run(ravel_db *db, const char *begin, size_t blen,
+                             const char *end, size_t elen)
+{
+    int rc = rv_db_flush(db, 0);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&db->mu);
+    uint64_t first_new = db->next_file_number;
+    int last = rv_files_deepest_level(db->current->files);
+    if (last < 1)
+        last = 1;
+    for (int l = 0; l < last && rc == RAVEL_OK; l++)
+        rc = compact_range_step_locked(db, l, l + 1, begin, blen, end, elen,
+                                       UINT64_MAX, 1);
+    if (rc == RAVEL_OK)
+        rc = compact_range_step_locked(db, last, last, begin, blen, end,
+                                       elen, first_new, 0);
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+int ravel_compact_range(ravel_db *db, const void *begin, size_t blen,
+                        const void *end, size_t elen)
+{
+    int rc = rv_db_enter(db, "ravel_compact_range");
+    if (rc)
+        return rc;
+    if (db->options.read_only)
+        rc = rv_error(RAVEL_READONLY, "ravel_compact_range: database %s was "
+                      "opened with read_only=true", db->dir);
+    else if ((begin && blen > RAVEL_MAX_KEY_SIZE) ||
+             (end && elen > RAVEL_MAX_KEY_SIZE))
+        rc = rv_error(RAVEL_INVALID, "ravel_compact_range: a bound is longer "
+                      "than RAVEL_MAX_KEY_SIZE");
+    else if (begin && end && rv_user_key_compare(begin, blen, end, elen) > 0)
+        rc = rv_error(RAVEL_INVALID, "ravel_compact_range: begin is after "
+                      "end");
+    else
+        rc = compact_range_run(db, begin, blen, end, elen);
+    rv_db_leave(db);
+    return rc;
+}

@@ -1,0 +1,368 @@
+/*
+** compaction.c -- running one compaction (picked by compaction_picker.c):
+** merging its input files into new files of the output level.
+**
+**   1. under db->mu: registers it as running; takes the live snapshots'
+**      bounds and, with write_prepared, the commit watermark (keep.h);
+**   2. merges the inputs in internal-key order, keeping the versions
+**      keep.h says a reader may still see, and dropping a deletion seen by
+**      every reader when no level below the output holds its key (then
+**      nothing older can be behind it); cuts the output files at the
+**      level's target file size and where they would overlap too much of
+**      the level below (10 target files' worth), never inside one user
+**      key's versions; each file is fdatasynced by its builder;
+**   3. fsyncs the directory, then appends one edit to the manifest (the
+**      inputs deleted, the outputs added);
+**   4. under db->mu: installs a version with the new file set.  The input
+**      files are deleted once no version, iterator or get still uses them
+**      (version.h).
+** A move -- one file overlapping nothing in the output level -- is only
+** the edit of steps 3-4: the same file, at the next level.
+**
+** A failure before the manifest append deletes the outputs and leaves the
+** inputs as they were: the database stays consistent and the compaction
+** is retried after a pause (1 s, doubling up to 60 s).  Five failures in a
+** row stop writes with the reason (as does a failed manifest append at
+** once: the manifest is then unusable).  Close aborts a running
+** compaction the same way, without counting it as a failure.
+*/
+#include "db/db.h"
+#include "db/dbformat.h"
+#include "db/keep.h"
+#include "db/table_output.h"
+#include "util/error.h"
+#include "util/fault.h"
+#include "util/file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define COMPACTION_MAX_FAILURES 5
+
+static uint64_t compaction_now_micros(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* -------------------------------------------------- deeper levels */
+
+/* For each level below the output, the first file that may still hold a
+** key at or after the ones already asked about (keys are asked in
+** order). */
+struct compaction_below {
+    const struct rv_compaction *c;
+    int at[RV_NUM_LEVELS];
+};
+
+/* 1 if no level below C's output level may hold user key K. */
+static int compaction_bottom_for_key(struct compaction_below *b,
+                                     const char *k, size_t klen)
+{
+    const struct rv_files *fs = b->c->files;
+    for (int l = b->c->output_level + 1; l < RV_NUM_LEVELS; l++) {
+        while (b->at[l] < fs->n[l]) {
+            const struct rv_file_meta *m = &fs->level[l][b->at[l]]->meta;
+            if (rv_user_key_compare(k, klen, m->largest,
+                                    m->largest_len - RV_TAG_SIZE) <= 0) {
+                if (rv_user_key_compare(k, klen, m->smallest,
+                                        m->smallest_len - RV_TAG_SIZE) >= 0)
+                    return 0;
+                break;
+            }
+            b->at[l]++;
+        }
+    }
+    return 1;
+}
+
+/* --------------------------------------------------- output cuts */
+
+/* Where the output stands against the level below the output level. */
+struct compaction_grandparents {
+    const struct rv_compaction *c;
+    int at;
+    uint64_t overlap;       /* bytes of them the current output spans */
+    int seen_key;
+};
+
+/* 1 if the output should be cut before user key K: the file written
+** would overlap more than the allowed bytes of the level below. */
+static int compaction_gp_cut(struct compaction_grandparents *g,
+                             const char *k, size_t klen)
+{
+    const struct rv_compaction *c = g->c;
+    while (g->at < c->n_grandparents) {
+        const struct rv_file_meta *m = &c->grandparents[g->at]->meta;
+        if (rv_user_key_compare(k, klen, m->largest,
+                                m->largest_len - RV_TAG_SIZE) <= 0)
+            break;
+        if (g->seen_key)
+            g->overlap += m->size;
+        g->at++;
+    }
+    g->seen_key = 1;
+    if (g->overlap > c->max_grandparent_overlap) {
+        g->overlap = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- the merge */
+
+struct compaction_result {
+    struct rv_table_output out;
+    uint64_t read_bytes, dropped;
+};
+
+/* An iterator merging C's inputs; NULL with *RC set on failure. */
+static struct rv_iter *compaction_inputs_iter(ravel_db *db,
+                                              const struct rv_compaction *c,
+                                              int *rc)
+{
+    int n = c->n_inputs[0] + c->n_inputs[1];
+    struct rv_iter **children = calloc((size_t)n + 1, sizeof *children);
+    if (!children) {
+        *rc = rv_error(RAVEL_NOMEM, "out of memory for a compaction");
+        return NULL;
+    }
+    int made = 0;
+    *rc = RAVEL_OK;
+    for (int w = 0; w < 2 && *rc == RAVEL_OK; w++)
+        for (int i = 0; i < c->n_inputs[w] && *rc == RAVEL_OK; i++) {
+            children[made] = rv_table_cache_iter(db->tables, c->inputs[w][i],
+                                                 rc);
+            if (children[made])
+                made++;
+        }
+    struct rv_iter *merged = NULL;
+    if (*rc == RAVEL_OK) {
+        merged = rv_merging_iter_new(children, made);
+        if (!merged)
+            *rc = rv_error(RAVEL_NOMEM, "out of memory for a compaction");
+    } else {
+        for (int i = 0; i < made; i++)
+            children[i]->ops->destroy(children[i]);
+    }
+    free(children);
+    return merged;
+}
+
+/* 1 if the entry K of C may be dropped as a deletion nobody needs. */
+static int compaction_drop_deletion(const struct rv_keep *keep,
+                                    struct compaction_below *below,
+                                    const char *k, size_t klen)
+{
+    uint64_t tag = rv_get_fixed64(k + klen - RV_TAG_SIZE);
+    return rv_tag_type(tag) == RV_TYPE_DELETE &&
+           rv_keep_seen_by_all(keep, rv_tag_sequence(tag)) &&
+           compaction_bottom_for_key(below, k, klen - RV_TAG_SIZE);
+}
+
+/* Step 2: merges C's inputs into R's output files. */
+static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
+                            struct rv_keep *keep, struct compaction_result *r)
+{
+    int rc = RAVEL_OK;
+    struct rv_iter *it = compaction_inputs_iter(db, c, &rc);
+    if (!it)
+        return rc;
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < c->n_inputs[w]; i++)
+            r->read_bytes += c->inputs[w][i]->meta.size;
+    struct compaction_below below = {.c = c};
+    struct compaction_grandparents gp = {.c = c};
+    for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
+         it->ops->next(it)) {
+        if (atomic_load_explicit(&db->compaction_abort,
+                                 memory_order_relaxed)) {
+            rc = rv_error(RAVEL_INVALID, "compaction abandoned: the "
+                          "database is closing");
+            break;
+        }
+        size_t klen, vlen;
+        const char *k = it->ops->key(it, &klen);
+        const char *v = it->ops->value(it, &vlen);
+        if (klen < RV_TAG_SIZE) {
+            rc = rv_error(RAVEL_CORRUPT, "compaction to level %d met an "
+                          "entry whose key is too short to hold a tag",
+                          c->output_level);
+            break;
+        }
+        int kept = rv_keep_entry(keep, k, klen);
+        if (kept < 0) {
+            rc = RAVEL_NOMEM;
+            break;
+        }
+        if (!kept || compaction_drop_deletion(keep, &below, k, klen)) {
+            r->dropped++;
+            continue;
+        }
+        if (rv_table_output_new_user_key(&r->out, k, klen) &&
+            (compaction_gp_cut(&gp, k, klen - RV_TAG_SIZE) ||
+             rv_table_output_file_size(&r->out) >= c->max_output_file_size))
+            rc = rv_table_output_cut(&r->out);
+        if (rc == RAVEL_OK)
+            rc = rv_table_output_add(&r->out, k, klen, v, vlen);
+    }
+    if (rc == RAVEL_OK)
+        rc = it->ops->status(it);
+    it->ops->destroy(it);
+    if (rc == RAVEL_OK)
+        rc = rv_table_output_cut(&r->out);
+    return rc;
+}
+
+/* ------------------------------------------------------- the job */
+
+/* The edit of C: its inputs deleted, OUT's files (or, for a move, the
+** input itself) added at the output level. */
+static int compaction_edit(const struct rv_compaction *c,
+                           const struct rv_table_output *out,
+                           struct rv_version_edit *e)
+{
+    int rc = RAVEL_OK;
+    for (int w = 0; w < 2 && rc == RAVEL_OK; w++)
+        for (int i = 0; i < c->n_inputs[w] && rc == RAVEL_OK; i++)
+            rc = rv_version_edit_delete_file(e, c->inputs[w][i]->meta.level,
+                                             c->inputs[w][i]->meta.number);
+    if (c->is_move && rc == RAVEL_OK) {
+        struct rv_file_meta m = c->inputs[0][0]->meta;
+        m.level = c->output_level;
+        rc = rv_version_edit_add_file(e, &m);
+    }
+    for (int i = 0; out && i < out->n && rc == RAVEL_OK; i++)
+        rc = rv_version_edit_add_file(e, &out->files[i]);
+    return rc;
+}
+
+static void compaction_unlink_running_locked(ravel_db *db,
+                                             struct rv_compaction *c)
+{
+    struct rv_compaction **p = &db->running_compactions;
+    while (*p && *p != c)
+        p = &(*p)->next;
+    if (*p)
+        *p = c->next;
+    db->n_running_compactions--;
+}
+
+/* Under db->mu: what a failure RC of C does (see the top of the file). */
+static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
+                                   int rc, int logged)
+{
+    if (atomic_load_explicit(&db->compaction_abort, memory_order_relaxed))
+        return;
+    char why[RV_STOP_REASON_MAX];
+    snprintf(why, sizeof why, "a compaction of level %d into level %d "
+             "failed: %.400s", c->level, c->output_level, rv_errmsg_get());
+    atomic_fetch_add_explicit(&db->stat_bg_errors, 1, memory_order_relaxed);
+    db->compaction_failures++;
+    uint64_t pause = 1000000u;
+    for (int i = 1; i < db->compaction_failures && pause < 60000000u; i++)
+        pause *= 2;
+    db->compaction_retry_at = compaction_now_micros() + pause;
+    rv_db_log(db, "%s (failure %d in a row; inputs kept, retry in %llu s)",
+              why, db->compaction_failures,
+              (unsigned long long)(pause / 1000000u));
+    if (logged || db->compaction_failures >= COMPACTION_MAX_FAILURES) {
+        pthread_mutex_unlock(&db->mu);
+        rv_db_stop_writes(db, rc, why);
+        pthread_mutex_lock(&db->mu);
+    }
+}
+
+static void compaction_count(ravel_db *db, const struct rv_compaction *c,
+                             const struct compaction_result *r,
+                             uint64_t took)
+{
+    int o = c->output_level;
+    atomic_fetch_add_explicit(&db->stat_compactions[o], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->stat_compact_read[o], r->read_bytes,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->stat_compact_written[o], r->out.bytes,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->stat_compact_micros[o], took,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->stat_compact_dropped, r->dropped,
+                              memory_order_relaxed);
+    if (c->is_move)
+        atomic_fetch_add_explicit(&db->stat_compact_moves, 1,
+                                  memory_order_relaxed);
+}
+
+int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
+{
+    c->next = db->running_compactions;
+    db->running_compactions = c;
+    db->n_running_compactions++;
+    int nomem = 0, n_snaps = 0;
+    uint64_t watermark = db->ordering == RV_ORDERING_WRITE_PREPARED
+        ? atomic_load(&db->commit_watermark) : UINT64_MAX;
+    struct rv_snapshot_bounds *snaps =
+        rv_db_snapshot_list_locked(db, &n_snaps, &nomem);
+    pthread_mutex_unlock(&db->mu);
+
+    uint64_t start = compaction_now_micros();
+    struct compaction_result r;
+    memset(&r, 0, sizeof r);
+    rv_table_output_init(&r.out, db, c->output_level);
+    struct rv_keep keep;
+    memset(&keep, 0, sizeof keep);
+    struct rv_version_edit edit;
+    rv_version_edit_init(&edit);
+    int logged = 0;
+    int rc = nomem ? rv_error(RAVEL_NOMEM, "out of memory listing snapshots")
+                   : rv_keep_init(&keep, snaps, n_snaps, watermark);
+    if (rc == RAVEL_OK && !c->is_move) {
+        rc = compaction_merge(db, c, &keep, &r);
+        int err = rc == RAVEL_OK ? rv_fault_check(RV_FAULT_COMPACTION) : 0;
+        if (err)
+            rc = rv_error_errno(RAVEL_IOERR, -err, "compaction into level %d "
+                                "(injected)", c->output_level);
+        if (rc == RAVEL_OK)
+            rc = rv_sync_dir(db->dir);
+    }
+    if (rc == RAVEL_OK)
+        rc = compaction_edit(c, &r.out, &edit);
+    if (rc != RAVEL_OK) {
+        rv_table_output_discard(&r.out);
+    } else {
+        logged = 1;
+        rc = rv_db_log_edit(db, &edit);
+    }
+
+    pthread_mutex_lock(&db->mu);
+    if (rc == RAVEL_OK)
+        rc = rv_db_install_edit_locked(db, NULL, &edit);
+    compaction_unlink_running_locked(db, c);
+    uint64_t took = compaction_now_micros() - start;
+    if (rc != RAVEL_OK) {
+        compaction_fail_locked(db, c, rc, logged);
+    } else {
+        db->compaction_failures = 0;
+        compaction_count(db, c, &r, took);
+        rv_db_log(db, "compacted %d+%d file(s) of level %d%s into %d file(s) "
+                  "of level %d: %llu bytes read, %llu written, %llu "
+                  "entries dropped, in %.3f s (score %.2f%s)",
+                  c->n_inputs[0], c->n_inputs[1], c->level,
+                  c->is_move ? " (moved)" : "", c->is_move ? 1 : r.out.n,
+                  c->output_level, (unsigned long long)r.read_bytes,
+                  (unsigned long long)r.out.bytes,
+                  (unsigned long long)r.dropped, (double)took / 1e6,
+                  c->score, c->manual ? ", manual" : "");
+    }
+    rv_compaction_release(c);
+    pthread_cond_broadcast(&db->compact_cv);
+    pthread_cond_broadcast(&db->bg_cv);
+    rv_version_edit_clear(&edit);
+    rv_table_output_free(&r.out);
+    rv_keep_free(&keep);
+    free(snaps);
+    return rc;
+}

@@ -1,0 +1,18 @@
+/*
+** level_iter.h -- one iterator over all the files of a sorted level
+** (level_iter.c).
+*/
+#ifndef RAVEL_LEVEL_ITER_H
+#define RAVEL_LEVEL_ITER_H
+
+#include "ravel_int.h"
+#include "db/table_cache.h"
+#include "iter/iterator.h"
+
+/* An iterator over FILES (N of them, sorted by key, not overlapping),
+** which must stay referenced while it exists; NULL on OOM. */
+RAVEL_PRIVATE struct rv_iter *rv_level_iter_new(rv_table_cache *tc,
+                                                struct rv_file *const *files,
+                                                int n);
+
+#endif /* RAVEL_LEVEL_ITER_H */
