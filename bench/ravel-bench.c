@@ -1503,25 +1503,21 @@ static void compact_all(void)
 }
 
 /* Bytes the engine wrote to table files in all, by flushes and compactions,
-** summed over the databases, from ravel.stats' "flush:" and "compaction:"
-** lines; 0 with *KNOWN 0 if the stats do not report them. */
+** summed over the databases, from ravel.stats' "write amplification:"
+** line; 0 with *KNOWN 0 if the stats do not report them. */
 static uint64_t engine_bytes_written(int *known)
 {
     uint64_t sum = 0;
     *known = 1;
     for (int i = 0; i < ndbs && *known; i++) {
         char *text = NULL;
-        unsigned long long flushes, flushed, compacted;
+        unsigned long long written;
         if (ravel_property(dbs[i], "ravel.stats", &text) != RAVEL_OK)
             die("ravel_property ravel.stats: %s", ravel_errmsg());
-        const char *f = strstr(text, "\nflush: ");
-        const char *c = strstr(text, "\ncompaction: ");
-        if (f && c &&
-            sscanf(f, "\nflush: %llu flushes, %llu bytes", &flushes,
-                   &flushed) == 2 &&
-            sscanf(c, "\ncompaction: %*u compactions, %llu bytes written",
-                   &compacted) == 1)
-            sum += flushed + compacted;
+        const char *line = strstr(text, "write amplification: ");
+        if (line && sscanf(line, "write amplification: %*f (%llu bytes "
+                           "written by flushes", &written) == 1)
+            sum += written;
         else
             *known = 0;
         ravel_free(text);

@@ -199,10 +199,11 @@ END {
             rv = rv " " a; rk = rk " " b
             if (b > 0) { ratio = ratio " " a / b; each = each sprintf(" %.2f", a / b) }
         }
-        if (ratio == "") { printf "%-16s %14s %14s %14s\n", l, "-", "-", "-"; continue }
-        fmt = l == "write-amp" ? "%-16s %14.3f %14.3f %13.2fx  (%s)\n" \
-                               : "%-16s %14d %14d %13.2fx  (%s)\n"
-        printf fmt, l, median(rv), median(rk), median(ratio), substr(each, 2)
+        if (rv == "") { printf "%-16s %14s %14s %14s\n", l, "-", "-", "-"; continue }
+        fmt = l == "write-amp" ? "%-16s %14.3f %14.3f" : "%-16s %14d %14d"
+        printf fmt, l, median(rv), median(rk)
+        if (ratio == "") printf " %14s\n", "-"
+        else printf " %13.2fx  (%s)\n", median(ratio), substr(each, 2)
     }
     print "(ops/sec, except write-amp: bytes written by flushes and compactions / bytes put; lower is better)"
 }' "$results"
@@ -249,6 +250,7 @@ function median(list,   a, n, i, j, t) {
 { v[$1] = v[$1] " " $2 }
 END {
     rv = median(v["ravel"]); lv = median(v["leveldb"])
+    x = lv > 0 ? rv / lv : 0
     printf "median: ravel %d, leveldb %d ops/sec: ravel/leveldb %.2fx; ravel/548k %.2fx\n",
-           rv, lv, lv > 0 ? rv / lv : 0, rv / 548000
+           rv, lv, x, rv / 548000
 }' "$work/kv"

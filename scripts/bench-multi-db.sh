@@ -133,7 +133,7 @@ while [ "$r" -le "$ROUNDS" ]; do
         printf 'round %d  %-8s %s\n' "$r" "$mode" \
             "$(awk '$1 == "fillrandom" && $2 == ":"' "$log")"
         # what the write controller did, from each database's ravel.stats
-        grep -i -E '^(ravel.stats of|write controller|stall|controller)' "$log" |
+        grep -E '^(ravel.stats of|write controller|write stall|stall:)' "$log" |
             sed 's/^/    /' || true
     done
     r=$((r + 1))
