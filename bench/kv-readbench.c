@@ -11,8 +11,9 @@
 **
 ** Unless --use_existing_db, it first loads --num keys in random order (keys
 ** are decimal numbers zero-padded to key_size, as db_bench's; values are
-** value_size bytes), then moves everything into files: ravel_flush for
-** ravel, a full leveldb_compact_range for LevelDB.  Then each benchmark
+** value_size bytes), then compacts everything into the last level the
+** same way for both: ravel_compact_range and leveldb_compact_range, each
+** over the whole key range.  Then each benchmark
 ** runs --threads threads of --reads operations each (default: num /
 ** threads) on uniformly random keys and prints ops/sec.  ravel reads with
 ** ravel_get_into (no allocation per value); LevelDB's C API allocates each
@@ -153,7 +154,8 @@ static void ravel_engine_put(const char *k, size_t kl, const char *v,
 
 static void ravel_engine_compact(void)
 {
-    ravel_check(ravel_flush(ravel_handle, 0), "flush");
+    ravel_check(ravel_compact_range(ravel_handle, NULL, 0, NULL, 0),
+                "compact_range");
 }
 
 static int ravel_engine_get(const char *k, size_t kl)

@@ -21,7 +21,20 @@
 **     reports the readers alone;
 **   - the result line is db_bench's format string: micros/op is the sum of
 **     the threads' times over all operations, ops/sec and MB/s use the wall
-**     time from the first thread's start to the last thread's finish.
+**     time from the first thread's start to the last thread's finish;
+**   - compact compacts each database whole (ravel_compact_range from the
+**     first key to the last), as db_bench's CompactRange(nullptr, nullptr);
+**   - --report_interval_seconds writes db_bench's CSV of operations per
+**     interval to --report_file (see "reporter" below for the columns);
+**   - --num_multi_db=N opens N databases at db_bench's paths, --db/0 ..
+**     --db/N-1.  Unlike db_bench, which draws a database for each batch,
+**     thread i works on database i % N: each database has writers of its
+**     own, as applications sharing one disk do, which is the situation the
+**     shared write controller is for (--use_shared_write_controller: one
+**     ravel_write_controller for all N, Speedb's global delayed write).
+** After each benchmark that wrote, ravel-bench prints its write
+** amplification: the bytes flushes and compactions wrote to table files
+** during it (from ravel.stats) over the key and value bytes it put.
 **
 ** Flags: db_bench's own flags that apply are implemented, and db_bench's
 ** spellings of options are translated (dbbench_option_flags: cache_size,
@@ -77,6 +90,10 @@ static struct {
     int histogram;
     int statistics;
     int transaction_db;
+    int64_t num_multi_db; /* <= 1: one database at --db */
+    int use_shared_write_controller;
+    int64_t report_interval_seconds; /* 0: no report file */
+    const char *report_file;
     const char *db;
 } FLAGS = {
     .benchmarks = "fillseq,fillrandom,readrandom",
@@ -89,6 +106,7 @@ static struct {
     .value_size = 100,
     .compression_ratio = 0.5,
     .ops_between_duration_checks = 1000,
+    .report_file = "report.csv",
 };
 
 enum flag_type { FLAG_I64, FLAG_BOOL, FLAG_STR, FLAG_F64 };
@@ -104,7 +122,7 @@ static const struct flag bench_flags[] = {
     {"benchmarks", FLAG_STR, &FLAGS.benchmarks,
      "comma list, run in order: fillseq fillrandom overwrite fillsync "
      "readrandom readseq readreverse seekrandom readwhilewriting flush "
-     "stats"},
+     "compact waitforcompaction stats"},
     {"num", FLAG_I64, &FLAGS.num, "number of keys (key range)"},
     {"writes", FLAG_I64, &FLAGS.writes, "puts per thread (<0: --num)"},
     {"reads", FLAG_I64, &FLAGS.reads, "reads per thread (<0: --num)"},
@@ -133,6 +151,18 @@ static const struct flag bench_flags[] = {
      "its TransactionDB then (two_write_queues=true, write_policy="
      "write_prepared; ravel takes no locks, as skip_concurrency_control); "
      "alone: ignored (ravel has no transactions)"},
+    {"num_multi_db", FLAG_I64, &FLAGS.num_multi_db,
+     "databases (2 or more: in subdirectories 0, 1, ... of --db; thread i "
+     "uses database i % num_multi_db)"},
+    {"use_shared_write_controller", FLAG_BOOL,
+     &FLAGS.use_shared_write_controller,
+     "one ravel_write_controller (at --delayed_write_rate) shared by every "
+     "database of --num_multi_db, Speedb's global delayed write"},
+    {"report_interval_seconds", FLAG_I64, &FLAGS.report_interval_seconds,
+     "write operations done per interval to --report_file (0: none)"},
+    {"report_file", FLAG_STR, &FLAGS.report_file,
+     "CSV of --report_interval_seconds: secs_elapsed,interval_qps, then "
+     "interval_qps_db0, _db1 ... with --num_multi_db"},
     {"db", FLAG_STR, &FLAGS.db,
      "database directory (default $TEST_TMPDIR/dbbench, "
      "else /tmp/ravelbench-<uid>)"},
@@ -147,7 +177,7 @@ static const char *const dbbench_only_flags[] = {
     "optimistic_transaction_db",
     "statistics_string", "stats_interval", "stats_interval_seconds",
     "stats_per_interval", "stats_dump_period_sec", "perf_level",
-    "report_interval_seconds", "report_file", "progress_reports",
+    "progress_reports",
     "enable_numa", "dump_malloc_stats",
     "mmap_read", "mmap_write", "subcompactions", "use_tailing_iterator",
     "benchmark_write_rate_limit", "benchmark_read_rate_limit",
@@ -277,6 +307,21 @@ static const char *alias_open_files(const char *value)
     return strcmp(value, "-1") == 0 ? "1000000" : value;
 }
 
+/* db_bench's max_bytes_for_level_multiplier is a double ("10.0"); ravel's
+** is an integer.  A whole number is passed without its decimals; any other
+** value is passed as given, for ravel_options_set to refuse. */
+static const char *alias_level_multiplier(const char *value)
+{
+    static char whole[32];
+    char *end;
+    errno = 0;
+    double d = strtod(value, &end);
+    if (errno || end == value || *end || d != floor(d) || d < 0 || d > 1e9)
+        return value;
+    snprintf(whole, sizeof whole, "%.0f", d);
+    return whole;
+}
+
 /* db_bench's spellings of options ravel has under other names.  CONVERT
 ** turns db_bench's value into ravel's (NULL: the same text). */
 static const struct {
@@ -288,6 +333,8 @@ static const struct {
     {"compression_type", "compression", NULL},
     {"open_files", "max_open_files", alias_open_files},
     {"verify_checksum", "verify_checksums", NULL},
+    {"max_bytes_for_level_multiplier", "max_bytes_for_level_multiplier",
+     alias_level_multiplier},
 };
 
 /* Sets NAME if it is one of dbbench_option_flags; 0 if it is not. */
@@ -352,7 +399,12 @@ static void usage(void)
     for (size_t i = 0; i < sizeof bench_flags / sizeof *bench_flags; i++)
         printf("  --%-18s %s\n", bench_flags[i].name, bench_flags[i].help);
     printf("\nAny other flag is a ravel option (ravel_options_set) under its\n"
-           "RocksDB name, e.g. --write_buffer_size=64M; db_bench's own\n"
+           "RocksDB name, e.g. --write_buffer_size=64M, the compaction options\n"
+           "(--level0_file_num_compaction_trigger, --max_bytes_for_level_base,\n"
+           "--target_file_size_base, --num_levels, --disable_auto_compactions\n"
+           "...) and the write controller's (--level0_slowdown_writes_trigger,\n"
+           "--level0_stop_writes_trigger, --soft/hard_pending_compaction_bytes_limit,\n"
+           "--delayed_write_rate, --use_dynamic_delay); db_bench's own\n"
            "spellings are translated:\n");
     for (size_t i = 0; i < sizeof dbbench_option_flags / sizeof *dbbench_option_flags;
          i++)
@@ -603,7 +655,11 @@ struct stats {
     double last_op;       /* micros, for the histogram */
     uint64_t done;        /* operations: each key of a batch is one */
     uint64_t bytes;
+    uint64_t written;     /* key and value bytes put (write amplification) */
     int exclude_from_merge; /* readwhilewriting's writer */
+    /* The --report_file count of the thread's database, NULL when there
+    ** is no report; shared with the reporter thread (atomic). */
+    _Atomic uint64_t *report_ops;
     char message[100];
     struct hist hist;
 };
@@ -629,7 +685,8 @@ struct bench {
     int random_keys;       /* else sequential from 0 */
     int extra_writer;      /* readwhilewriting: thread 0 writes */
     int nthreads;          /* --threads, plus the extra writer */
-    ravel_db *db;
+    ravel_db **dbs;        /* thread i uses dbs[i % ndbs] */
+    int ndbs;
     pthread_barrier_t barrier;
     /* Threads whose benchmark function returned (run_threads owns the
     ** counter): the extra writer stops once every other thread has. */
@@ -649,11 +706,22 @@ static void fail(const struct bench *b, const char *call, int rc)
 static void finished_ops(struct stats *st, uint64_t n)
 {
     st->done += n;
+    if (st->report_ops) /* relaxed: a count the reporter samples */
+        atomic_fetch_add_explicit(st->report_ops, n, memory_order_relaxed);
     if (FLAGS.histogram) {
         double now = now_micros();
         hist_add(&st->hist, now - st->last_op);
         st->last_op = now;
     }
+}
+
+/* The database thread T works on: with --num_multi_db, thread i's is
+** database i % num_multi_db, so each database has writers of its own, as
+** applications sharing a disk would.  (db_bench picks a random database
+** for each batch instead.) */
+static ravel_db *thread_db(const struct bench *b, const struct thread *t)
+{
+    return b->dbs[t->tid % b->ndbs];
 }
 
 static int64_t per_thread(int64_t flag_value)
@@ -702,6 +770,7 @@ static void bench_write(const struct bench *b, struct thread *t)
     ravel_batch *batch = NULL;
     size_t vpos = 0;
     uint64_t seq = 0;
+    ravel_db *db = thread_db(b, t);
     int rc = ravel_batch_new(&batch);
     if (rc)
         fail(b, "ravel_batch_new", rc);
@@ -723,10 +792,11 @@ static void bench_write(const struct bench *b, struct thread *t)
             if (rc)
                 fail(b, "ravel_batch_put", rc);
         }
-        rc = ravel_write(b->db, flags, batch);
+        rc = ravel_write(db, flags, batch);
         if (rc)
             fail(b, "ravel_write", rc);
         t->st.bytes += (uint64_t)(FLAGS.batch_size * (FLAGS.key_size + FLAGS.value_size));
+        t->st.written += (uint64_t)(FLAGS.batch_size * (FLAGS.key_size + FLAGS.value_size));
         finished_ops(&t->st, (uint64_t)FLAGS.batch_size);
     }
     ravel_batch_free(batch);
@@ -735,17 +805,17 @@ static void bench_write(const struct bench *b, struct thread *t)
 
 /* One point lookup into *BUF (grown when a value does not fit, so the
 ** whole value is always read).  Returns 1 if found, with *VLEN set. */
-static int read_one(const struct bench *b, const char *key, char **buf,
-                    size_t *cap, size_t *vlen)
+static int read_one(const struct bench *b, ravel_db *db, const char *key,
+                    char **buf, size_t *cap, size_t *vlen)
 {
-    int rc = ravel_get_into(b->db, NULL, key, (size_t)FLAGS.key_size, *buf,
+    int rc = ravel_get_into(db, NULL, key, (size_t)FLAGS.key_size, *buf,
                             *cap, vlen);
     if (rc == RAVEL_OK && *vlen > *cap) {
         free(*buf);
         *cap = *vlen;
         if (!(*buf = malloc(*cap)))
             die("out of memory for a %zu-byte value", *cap);
-        rc = ravel_get_into(b->db, NULL, key, (size_t)FLAGS.key_size, *buf,
+        rc = ravel_get_into(db, NULL, key, (size_t)FLAGS.key_size, *buf,
                             *cap, vlen);
     }
     if (rc != RAVEL_OK && rc != RAVEL_NOTFOUND)
@@ -762,6 +832,7 @@ static void bench_readrandom(const struct bench *b, struct thread *t)
     size_t cap = FLAGS.value_size > 0 ? (size_t)FLAGS.value_size : 1;
     char *key = malloc((size_t)FLAGS.key_size);
     char *buf = malloc(cap);
+    ravel_db *db = thread_db(b, t);
     struct duration d;
     if (!key || !buf)
         die("out of memory");
@@ -769,7 +840,7 @@ static void bench_readrandom(const struct bench *b, struct thread *t)
     while (!duration_done(&d, 1)) {
         size_t vlen;
         key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
-        if (read_one(b, key, &buf, &cap, &vlen)) {
+        if (read_one(b, db, key, &buf, &cap, &vlen)) {
             found++;
             t->st.bytes += (uint64_t)FLAGS.key_size + vlen;
         }
@@ -797,12 +868,13 @@ static void bench_background_writer(const struct bench *b, struct thread *t)
     while (atomic_load_explicit(b->threads_done, memory_order_relaxed) + 1 <
            b->nthreads) {
         key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
-        int rc = ravel_put(b->db, flags, key, (size_t)FLAGS.key_size,
+        int rc = ravel_put(thread_db(b, t), flags, key, (size_t)FLAGS.key_size,
                            value_next(&vpos, (size_t)FLAGS.value_size),
                            (size_t)FLAGS.value_size);
         if (rc)
             fail(b, "ravel_put", rc);
         t->st.bytes += (uint64_t)(FLAGS.key_size + FLAGS.value_size);
+        t->st.written += (uint64_t)(FLAGS.key_size + FLAGS.value_size);
         finished_ops(&t->st, 1);
     }
     free(key);
@@ -823,7 +895,7 @@ static void bench_readseq(const struct bench *b, struct thread *t)
 {
     int64_t reads = per_thread(FLAGS.reads), i = 0;
     ravel_iter *it;
-    int rc = ravel_iter_new(b->db, NULL, &it);
+    int rc = ravel_iter_new(thread_db(b, t), NULL, &it);
     if (rc)
         fail(b, "ravel_iter_new", rc);
     rc = ravel_iter_seek_to_first(it);
@@ -852,7 +924,7 @@ static void bench_readreverse(const struct bench *b, struct thread *t)
 {
     int64_t reads = per_thread(FLAGS.reads), i = 0;
     ravel_iter *it;
-    int rc = ravel_iter_new(b->db, NULL, &it);
+    int rc = ravel_iter_new(thread_db(b, t), NULL, &it);
     if (rc)
         fail(b, "ravel_iter_new", rc);
     rc = ravel_iter_seek_to_last(it);
@@ -892,7 +964,7 @@ static void bench_seekrandom(const struct bench *b, struct thread *t)
         ravel_iter *it;
         size_t klen, vlen;
         key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
-        int rc = ravel_iter_new(b->db, NULL, &it);
+        int rc = ravel_iter_new(thread_db(b, t), NULL, &it);
         if (rc)
             fail(b, "ravel_iter_new", rc);
         rc = ravel_iter_seek(it, key, (size_t)FLAGS.key_size);
@@ -925,6 +997,136 @@ static void bench_seekrandom(const struct bench *b, struct thread *t)
     free(key);
 }
 
+/* -------------------------------------------------------------- reporter */
+
+/* db_bench's ReporterAgent (--report_interval_seconds, --report_file):
+** while a threaded benchmark runs, a thread of its own appends one line
+** per interval to the report file, which each such benchmark starts
+** afresh (so, as with db_bench, the file holds the last one's report):
+**
+**     secs_elapsed,interval_qps[,interval_qps_db0,interval_qps_db1,...]
+**
+** secs_elapsed is the time since the benchmark started, rounded to whole
+** seconds; interval_qps is, as in db_bench despite its name, the number of
+** operations finished during the interval (ops/s with an interval of one
+** second).  With --num_multi_db there is one more column per database, the
+** operations finished on database i, so that a plot can draw one line per
+** database (scripts/plot-report.sh).  Intervals are timed from the start,
+** not from the previous line, so they do not drift. */
+struct reporter {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* CLOCK_MONOTONIC; signalled when stop is set */
+    int stop;               /* under mu */
+    FILE *f;                /* the reporter thread's once it runs */
+    int ndbs;
+    _Atomic uint64_t *ops;  /* per database, added to by finished_ops */
+    uint64_t *last, *cur;   /* per database, the reporter thread's: the
+                            ** counts at the last line and now */
+    double start;           /* micros */
+};
+
+/* Appends the line of the interval ending at NOW (micros).  Returns
+** nonzero if the file could not be written. */
+static int reporter_write_line(struct reporter *r, double now)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < r->ndbs; i++) {
+        /* relaxed: a sample of counts; an operation counted late is in
+        ** the next line */
+        r->cur[i] = atomic_load_explicit(&r->ops[i], memory_order_relaxed);
+        total += r->cur[i] - r->last[i];
+    }
+    fprintf(r->f, "%.0f,%" PRIu64, floor((now - r->start + 5e5) / 1e6), total);
+    for (int i = 0; r->ndbs > 1 && i < r->ndbs; i++)
+        fprintf(r->f, ",%" PRIu64, r->cur[i] - r->last[i]);
+    fputc('\n', r->f);
+    memcpy(r->last, r->cur, (size_t)r->ndbs * sizeof *r->last);
+    return fflush(r->f) != 0 || ferror(r->f);
+}
+
+static void *reporter_run(void *arg)
+{
+    struct reporter *r = arg;
+    double interval = (double)FLAGS.report_interval_seconds * 1e6;
+    pthread_mutex_lock(&r->mu);
+    for (uint64_t k = 1; !r->stop; k++) {
+        double due = r->start + (double)k * interval;
+        struct timespec ts = {(time_t)(due / 1e6),
+                              (long)(fmod(due, 1e6) * 1e3)};
+        while (!r->stop && now_micros() < due)
+            pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+        if (r->stop)
+            break;
+        pthread_mutex_unlock(&r->mu);
+        int bad = reporter_write_line(r, now_micros());
+        pthread_mutex_lock(&r->mu);
+        if (bad) {
+            fprintf(stderr, "ravel-bench: cannot write to %s (%s), stopping "
+                    "the report\n", FLAGS.report_file, strerror(errno));
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* Starts R for NDBS databases, or leaves it unused (r->f NULL) without
+** --report_interval_seconds. */
+static void reporter_start(struct reporter *r, int ndbs)
+{
+    memset(r, 0, sizeof *r);
+    if (FLAGS.report_interval_seconds <= 0)
+        return;
+    r->ndbs = ndbs;
+    r->ops = calloc((size_t)ndbs, sizeof *r->ops);
+    r->last = calloc((size_t)ndbs, sizeof *r->last);
+    r->cur = calloc((size_t)ndbs, sizeof *r->cur);
+    if (!r->ops || !r->last || !r->cur)
+        die("out of memory");
+    if (!(r->f = fopen(FLAGS.report_file, "w")))
+        die("--report_file=%s: %s", FLAGS.report_file, strerror(errno));
+    fprintf(r->f, "secs_elapsed,interval_qps");
+    for (int i = 0; ndbs > 1 && i < ndbs; i++)
+        fprintf(r->f, ",interval_qps_db%d", i);
+    fputc('\n', r->f);
+    fflush(r->f);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&r->mu, NULL);
+    r->start = now_micros();
+    int err = pthread_create(&r->thread, NULL, reporter_run, r);
+    if (err)
+        die("pthread_create: %s", strerror(err));
+}
+
+/* The count thread TID's operations go to (NULL without a report). */
+static _Atomic uint64_t *reporter_counter(struct reporter *r, int tid)
+{
+    return r->f ? &r->ops[tid % r->ndbs] : NULL;
+}
+
+static void reporter_stop(struct reporter *r)
+{
+    if (!r->f)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->thread, NULL);
+    if (fclose(r->f) != 0)
+        die("--report_file=%s: %s", FLAGS.report_file, strerror(errno));
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r->ops);
+    free(r->last);
+    free(r->cur);
+}
+
 /* --------------------------------------------------------------- running */
 
 struct thread_start {
@@ -950,11 +1152,14 @@ static void *thread_run(void *arg)
 static uint64_t seed_base;
 static uint64_t threads_started;
 
-/* Runs B on --threads threads and prints db_bench's result line. */
-static void run_threads(struct bench *b)
+/* Runs B on --threads threads and prints db_bench's result line.  Returns
+** the key and value bytes its threads put. */
+static uint64_t run_threads(struct bench *b)
 {
     int n = (int)FLAGS.threads + (b->extra_writer ? 1 : 0);
     _Atomic int threads_done = 0;
+    struct reporter rep;
+    uint64_t written = 0;
     b->nthreads = n;
     b->threads_done = &threads_done;
     struct thread *th = calloc((size_t)n, sizeof *th);
@@ -962,18 +1167,23 @@ static void run_threads(struct bench *b)
     if (!th || !starts)
         die("out of memory");
     pthread_barrier_init(&b->barrier, NULL, (unsigned)n);
+    reporter_start(&rep, b->ndbs);
     for (int i = 0; i < n; i++) {
         th[i].tid = i;
         th[i].rng = seed_base + ++threads_started;
         hist_clear(&th[i].st.hist);
+        th[i].st.report_ops = reporter_counter(&rep, i);
         starts[i] = (struct thread_start){b, &th[i]};
         int err = pthread_create(&th[i].handle, NULL, thread_run, &starts[i]);
         if (err)
             die("pthread_create: %s", strerror(err));
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         pthread_join(th[i].handle, NULL);
+        written += th[i].st.written;
+    }
     pthread_barrier_destroy(&b->barrier);
+    reporter_stop(&rep);
 
     /* Merge as db_bench's Stats::Merge: the earliest start, the latest
     ** finish, the sum of the threads' times, the first thread's message;
@@ -1025,26 +1235,60 @@ static void run_threads(struct bench *b)
     fflush(stdout);
     free(th);
     free(starts);
+    return written;
 }
 
 /* ---------------------------------------------------------------- the db */
 
+/* The databases: one at --db, or with --num_multi_db=N (N >= 2) N at
+** --db/0 .. --db/N-1, db_bench's paths.  All opened with the same options
+** (and so, with --use_shared_write_controller, the same controller). */
 static ravel_options *open_opts;
-static ravel_db *db;
+static ravel_db **dbs;
+static char **db_paths;
+static int ndbs;
+
+static void db_paths_init(void)
+{
+    ndbs = FLAGS.num_multi_db > 1 ? (int)FLAGS.num_multi_db : 1;
+    dbs = calloc((size_t)ndbs, sizeof *dbs);
+    db_paths = calloc((size_t)ndbs, sizeof *db_paths);
+    if (!dbs || !db_paths)
+        die("out of memory");
+    for (int i = 0; i < ndbs; i++) {
+        size_t len = strlen(FLAGS.db) + 24;
+        if (!(db_paths[i] = malloc(len)))
+            die("out of memory");
+        if (ndbs == 1)
+            snprintf(db_paths[i], len, "%s", FLAGS.db);
+        else
+            snprintf(db_paths[i], len, "%s%s%d", FLAGS.db,
+                     FLAGS.db[strlen(FLAGS.db) - 1] == '/' ? "" : "/", i);
+    }
+}
 
 static void db_open(void)
 {
-    int rc = ravel_open(FLAGS.db, open_opts, &db);
-    if (rc)
-        die("ravel_open %s: %s: %s", FLAGS.db, ravel_errstr(rc), ravel_errmsg());
+    /* ravel_open makes one level of directory: the parent of the N. */
+    if (ndbs > 1 && mkdir(FLAGS.db, 0755) != 0 && errno != EEXIST)
+        die("mkdir %s: %s", FLAGS.db, strerror(errno));
+    for (int i = 0; i < ndbs; i++) {
+        int rc = ravel_open(db_paths[i], open_opts, &dbs[i]);
+        if (rc)
+            die("ravel_open %s: %s: %s", db_paths[i], ravel_errstr(rc),
+                ravel_errmsg());
+    }
 }
 
 static void db_close(void)
 {
-    int rc = ravel_close(db);
-    if (rc)
-        die("ravel_close %s: %s: %s", FLAGS.db, ravel_errstr(rc), ravel_errmsg());
-    db = NULL;
+    for (int i = 0; i < ndbs; i++) {
+        int rc = ravel_close(dbs[i]);
+        if (rc)
+            die("ravel_close %s: %s: %s", db_paths[i], ravel_errstr(rc),
+                ravel_errmsg());
+        dbs[i] = NULL;
+    }
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int type,
@@ -1057,27 +1301,58 @@ static int remove_entry(const char *path, const struct stat *sb, int type,
     return 0;
 }
 
-/* Removes the database directory, like db_bench's DestroyDB.  Only a
+/* Removes the database directory PATH, like db_bench's DestroyDB.  Only a
 ** directory that is empty or holds a LOCK file (every ravel database
 ** does) is removed, so a mistyped --db cannot delete unrelated files. */
-static void db_destroy(void)
+static void db_destroy_one(const char *path)
 {
     struct stat sb;
     char lock[4096];
-    if (stat(FLAGS.db, &sb) != 0) {
+    if (stat(path, &sb) != 0) {
         if (errno == ENOENT)
             return;
-        die("stat %s: %s", FLAGS.db, strerror(errno));
+        die("stat %s: %s", path, strerror(errno));
     }
     if (!S_ISDIR(sb.st_mode))
-        die("--db=%s is not a directory", FLAGS.db);
-    snprintf(lock, sizeof lock, "%s/LOCK", FLAGS.db);
-    if (access(lock, F_OK) != 0 && rmdir(FLAGS.db) != 0)
+        die("database %s is not a directory", path);
+    snprintf(lock, sizeof lock, "%s/LOCK", path);
+    if (access(lock, F_OK) != 0 && rmdir(path) != 0)
         die("refusing to remove %s: not empty and holds no LOCK file "
-            "(not a ravel database?)", FLAGS.db);
-    if (access(FLAGS.db, F_OK) == 0 &&
-        nftw(FLAGS.db, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        die("removing %s failed", FLAGS.db);
+            "(not a ravel database?)", path);
+    if (access(path, F_OK) == 0 &&
+        nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        die("removing %s failed", path);
+}
+
+/* Removes every database; with --num_multi_db their parent --db stays. */
+static void db_destroy(void)
+{
+    for (int i = 0; i < ndbs; i++)
+        db_destroy_one(db_paths[i]);
+}
+
+/* --use_shared_write_controller: one controller for every database opened
+** with OPTS, delaying writes at first at their delayed_write_rate. */
+static void apply_shared_write_controller(ravel_options *opts)
+{
+    char *text = NULL;
+    ravel_write_controller *wc = NULL;
+    if (!FLAGS.use_shared_write_controller)
+        return;
+    if (ravel_options_get(opts, "delayed_write_rate", &text) != RAVEL_OK)
+        die("delayed_write_rate: %s", ravel_errmsg());
+    uint64_t rate = strtoull(text, NULL, 10);
+    int rc = ravel_write_controller_new(rate, &wc);
+    if (rc)
+        die("ravel_write_controller_new(%" PRIu64 "): %s: %s", rate,
+            ravel_errstr(rc), ravel_errmsg());
+    rc = ravel_options_set_write_controller(opts, wc);
+    if (rc)
+        die("ravel_options_set_write_controller: %s: %s", ravel_errstr(rc),
+            ravel_errmsg());
+    ravel_write_controller_free(wc); /* the options hold their reference */
+    strlist_add(&engine_opts_given, "write_controller", "shared");
+    ravel_free(text);
 }
 
 /* --------------------------------------------------------------- header */
@@ -1125,6 +1400,13 @@ static void print_header(void)
            FLAGS.batch_size);
     printf("Writes:     %s%s\n", FLAGS.disable_wal ? "no WAL" : "WAL",
            FLAGS.sync ? ", sync" : "");
+    if (ndbs > 1)
+        printf("Databases:  %d (%s .. %s), write controller %s\n", ndbs,
+               db_paths[0], db_paths[ndbs - 1],
+               FLAGS.use_shared_write_controller ? "shared" : "one each");
+    if (FLAGS.report_interval_seconds > 0)
+        printf("Report:     %s every %" PRId64 " s\n", FLAGS.report_file,
+               FLAGS.report_interval_seconds);
     strlist_print("Options:    ", &engine_opts_given);
     strlist_print("ignored (not built yet): ", &ignored_flags);
     printf("------------------------------------------------\n");
@@ -1133,7 +1415,9 @@ static void print_header(void)
 /* ----------------------------------------------------------------- main */
 
 /* Benchmarks that are not run on threads: they act once and print. */
-enum bench_kind { BENCH_THREADS, BENCH_STATS, BENCH_FLUSH };
+enum bench_kind {
+    BENCH_THREADS, BENCH_STATS, BENCH_FLUSH, BENCH_COMPACT, BENCH_WAIT
+};
 
 static const struct {
     const char *name;
@@ -1154,6 +1438,8 @@ static const struct {
      BENCH_THREADS},
     {"stats", NULL, NULL, 0, 0, 0, 0, BENCH_STATS},
     {"flush", NULL, NULL, 0, 0, 0, 0, BENCH_FLUSH},
+    {"compact", NULL, NULL, 0, 0, 0, 0, BENCH_COMPACT},
+    {"waitforcompaction", NULL, NULL, 0, 0, 0, 0, BENCH_WAIT},
 };
 
 static int find_bench(const char *name)
@@ -1166,21 +1452,156 @@ static int find_bench(const char *name)
 
 static void print_stats(void)
 {
-    char *text = NULL;
-    int rc = ravel_property(db, "ravel.stats", &text);
-    if (rc)
-        die("ravel_property ravel.stats: %s: %s", ravel_errstr(rc), ravel_errmsg());
-    printf("ravel.stats:\n%s%s", text, text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
-    ravel_free(text);
+    for (int i = 0; i < ndbs; i++) {
+        char *text = NULL;
+        int rc = ravel_property(dbs[i], "ravel.stats", &text);
+        if (rc)
+            die("ravel_property ravel.stats: %s: %s", ravel_errstr(rc),
+                ravel_errmsg());
+        if (ndbs > 1)
+            printf("ravel.stats of %s:\n", db_paths[i]);
+        else
+            printf("ravel.stats:\n");
+        printf("%s%s", text,
+               text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
+        ravel_free(text);
+    }
 }
 
-/* db_bench's flush: the memtable to table files, waiting for it. */
+/* db_bench's flush: the memtables to table files, waiting for it. */
 static void flush_memtable(void)
 {
-    int rc = ravel_flush(db, 0);
-    if (rc)
-        die("ravel_flush: %s: %s", ravel_errstr(rc), ravel_errmsg());
+    for (int i = 0; i < ndbs; i++) {
+        int rc = ravel_flush(dbs[i], 0);
+        if (rc)
+            die("ravel_flush %s: %s: %s", db_paths[i], ravel_errstr(rc),
+                ravel_errmsg());
+    }
     printf("flush memtable\n");
+    fflush(stdout);
+}
+
+/* db_bench's compact: each database compacted whole, down to its last
+** level (ravel_compact_range from the first key to the last), one after
+** the other; the result line counts one operation per database. */
+static void compact_all(void)
+{
+    double start = now_micros();
+    for (int i = 0; i < ndbs; i++) {
+        int rc = ravel_compact_range(dbs[i], NULL, 0, NULL, 0);
+        if (rc)
+            die("ravel_compact_range %s: %s: %s", db_paths[i],
+                ravel_errstr(rc), ravel_errmsg());
+    }
+    double micros = now_micros() - start;
+    if (micros <= 0)
+        micros = 1e-3;
+    printf("%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %d "
+           "operations;\n", "compact", micros / ndbs,
+           (long)(ndbs / (micros * 1e-6)), micros * 1e-6, ndbs);
+    fflush(stdout);
+}
+
+/* Bytes the engine wrote to table files in all, by flushes and compactions,
+** summed over the databases, from ravel.stats' "write amplification:"
+** line; 0 with *KNOWN 0 if the stats do not report them. */
+static uint64_t engine_bytes_written(int *known)
+{
+    uint64_t sum = 0;
+    *known = 1;
+    for (int i = 0; i < ndbs && *known; i++) {
+        char *text = NULL;
+        unsigned long long written;
+        if (ravel_property(dbs[i], "ravel.stats", &text) != RAVEL_OK)
+            die("ravel_property ravel.stats: %s", ravel_errmsg());
+        const char *line = strstr(text, "write amplification: ");
+        if (line && sscanf(line, "write amplification: %*f (%llu bytes "
+                           "written by flushes", &written) == 1)
+            sum += written;
+        else
+            *known = 0;
+        ravel_free(text);
+    }
+    return sum;
+}
+
+/* Bytes put since the databases were last opened, and the engine's count
+** of bytes written then: waitforcompaction's write amplification. */
+static uint64_t put_since_open;
+static uint64_t engine_at_open;
+static int engine_at_open_known;
+
+static void note_db_opened(void)
+{
+    put_since_open = 0;
+    engine_at_open = engine_bytes_written(&engine_at_open_known);
+}
+
+/* After a benchmark that put PUT bytes of keys and values: the bytes the
+** engine wrote to table files meanwhile (BEFORE: its count at the start)
+** over PUT.  Flushes and compactions still running when the benchmark
+** ends count towards the next one (waitforcompaction counts them). */
+static void print_write_amplification(const char *name, uint64_t before,
+                                      int known_before, uint64_t put)
+{
+    int known;
+    uint64_t after = engine_bytes_written(&known);
+    put_since_open += put;
+    if (put == 0 || !known || !known_before)
+        return;
+    printf("%-12s : write amplification %.3f (%" PRIu64 " bytes written "
+           "by flushes and compactions for %" PRIu64 " bytes put)\n", name,
+           (double)(after - before) / (double)put, after - before, put);
+    fflush(stdout);
+}
+
+static uint64_t int_property(ravel_db *d, const char *name)
+{
+    char *text = NULL;
+    int rc = ravel_property(d, name, &text);
+    if (rc)
+        die("ravel_property %s: %s: %s", name, ravel_errstr(rc),
+            ravel_errmsg());
+    uint64_t v = strtoull(text, NULL, 10);
+    ravel_free(text);
+    return v;
+}
+
+/* 1 while database D has a memtable waiting for its flush, or a compaction
+** running or (unless automatic compactions are off) due. */
+static int background_work_left(ravel_db *d, int auto_compactions)
+{
+    return int_property(d, "ravel.num_immutable_mem_table") > 0 ||
+           int_property(d, "ravel.num-running-compactions") > 0 ||
+           (auto_compactions &&
+            int_property(d, "ravel.compaction-pending") > 0);
+}
+
+/* db_bench's waitforcompaction: returns once no database has background
+** work left, polling every 100 ms (db_bench sleeps 10 s between looks).
+** Then prints the write amplification of everything put since the
+** databases were opened, the work just waited for included. */
+static void wait_for_compaction(void)
+{
+    char *off = NULL;
+    if (ravel_options_get(open_opts, "disable_auto_compactions", &off))
+        die("disable_auto_compactions: %s", ravel_errmsg());
+    int auto_compactions = strcmp(off, "true") != 0;
+    ravel_free(off);
+    double start = now_micros();
+    for (int i = 0; i < ndbs; i++)
+        while (background_work_left(dbs[i], auto_compactions))
+            nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    printf("%-12s : %.3f seconds waited", "waitforcompaction",
+           (now_micros() - start) / 1e6);
+    int known;
+    uint64_t written = engine_bytes_written(&known) - engine_at_open;
+    if (known && engine_at_open_known && put_since_open > 0)
+        printf("; write amplification %.3f since open (%" PRIu64 " bytes "
+               "written by flushes and compactions for %" PRIu64 " bytes "
+               "put)", (double)written / (double)put_since_open, written,
+               put_since_open);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -1206,6 +1627,15 @@ static void check_flags(void)
     if (FLAGS.ops_between_duration_checks < 1)
         die("--ops_between_duration_checks=%" PRId64 ": must be at least 1",
             FLAGS.ops_between_duration_checks);
+    if (FLAGS.num_multi_db < 0 || FLAGS.num_multi_db > 1024)
+        die("--num_multi_db=%" PRId64 ": must be 0 .. 1024", FLAGS.num_multi_db);
+    if (FLAGS.num_multi_db > FLAGS.threads)
+        die("--num_multi_db=%" PRId64 " with --threads=%" PRId64 ": thread i "
+            "works on database i %% num_multi_db, so some databases would "
+            "have no thread", FLAGS.num_multi_db, FLAGS.threads);
+    if (FLAGS.report_interval_seconds < 0)
+        die("--report_interval_seconds=%" PRId64 ": must not be negative",
+            FLAGS.report_interval_seconds);
 }
 
 /* --transaction_db: with --unordered_write=1, db_bench opens a
@@ -1265,8 +1695,10 @@ int main(int argc, char **argv)
     parse_args(argc, argv, open_opts);
     check_flags();
     apply_transaction_db(open_opts);
+    apply_shared_write_controller(open_opts);
     if (!FLAGS.db && !(FLAGS.db = default_db_path()))
         die("out of memory");
+    db_paths_init();
 
     /* Check every benchmark name before running any. */
     char *list = strdup(FLAGS.benchmarks);
@@ -1292,6 +1724,7 @@ int main(int argc, char **argv)
     if (!FLAGS.use_existing_db)
         db_destroy();
     db_open();
+    note_db_opened();
 
     list = strdup(FLAGS.benchmarks);
     if (!list)
@@ -1305,6 +1738,14 @@ int main(int argc, char **argv)
         }
         if (bench_table[i].kind == BENCH_FLUSH) {
             flush_memtable();
+            continue;
+        }
+        if (bench_table[i].kind == BENCH_COMPACT) {
+            compact_all();
+            continue;
+        }
+        if (bench_table[i].kind == BENCH_WAIT) {
+            wait_for_compaction();
             continue;
         }
         struct bench b = {
@@ -1327,11 +1768,16 @@ int main(int argc, char **argv)
             db_close();
             db_destroy();
             db_open();
+            note_db_opened();
         }
         printf("DB path: [%s]\n", FLAGS.db);
         fflush(stdout);
-        b.db = db;
-        run_threads(&b);
+        b.dbs = dbs;
+        b.ndbs = ndbs;
+        int known;
+        uint64_t engine_before = engine_bytes_written(&known);
+        uint64_t put = run_threads(&b);
+        print_write_amplification(b.name, engine_before, known, put);
     }
     free(list);
 

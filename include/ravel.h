@@ -277,6 +277,13 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   disable_auto_compactions=false
 **                               true: no compaction runs but those asked
 **                               for with ravel_compact_range
+**   compaction_pri=min_overlapping_ratio
+**                               which file of a level is compacted next:
+**                               min_overlapping_ratio, the one whose overlap
+**                               with the next level is smallest for its
+**                               size (RocksDB's default), or round_robin
+**                               (RocksDB's kMinOverlappingRatio and
+**                               kRoundRobin, 3 and 4, are accepted too)
 **
 ** The write controller (docs/compaction.md): when flushes and compactions
 ** fall behind, writes are slowed down before they must be stopped.

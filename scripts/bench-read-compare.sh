@@ -18,9 +18,8 @@
 #   files1  1M keys, flushed (flush), then readrandom from the table files,
 #           1 thread
 #   files4  the same with 4 threads
-#   leveldb kv-readbench: 1M keys in files (ravel flushed, LevelDB
-#           compacted), readrandom on 1 and 4 threads, ravel then LevelDB,
-#           ROUNDS times
+#   leveldb kv-readbench: 1M keys in files (both compacted whole),
+#           readrandom on 1 and 4 threads, ravel then LevelDB, ROUNDS times
 #
 # Flags both engines get: 16-byte keys, 100-byte values, no compression,
 # 10 bloom bits per key, a 64M block cache, 4K blocks, 2 write buffers
@@ -76,7 +75,7 @@ files() {
 
 leveldb() {
     [ -x "$KV_READBENCH" ] || { echo "=== leveldb: no kv-readbench at $KV_READBENCH, skipped"; return 0; }
-    echo "=== $NUM_MEM keys in files, readrandom: ravel (flushed) and LevelDB (compacted), kv-readbench"
+    echo "=== $NUM_MEM keys in files, readrandom: ravel and LevelDB (both compacted whole), kv-readbench"
     db=$DB_ROOT/bench-read-compare-$$
     r=1
     while [ "$r" -le "$ROUNDS" ]; do

@@ -1,6 +1,6 @@
 /*
 ** cmd_files.c -- the commands about the database's files on disk: flush
-** (memtables to table files), files (the ravel.sstables listing), .verify
+** (memtables to table files), compact (ravel_compact_range), files (the ravel.sstables listing), .verify
 ** (every block of every table file checked) and .sst (one table file
 ** dumped, by sst_dump.c, the code ravel-sst runs too).
 */
@@ -24,6 +24,17 @@ void shell_cmd_flush(struct shell *s, struct shell_line *l)
     int rc = ravel_flush(s->db, flags);
     if (rc)
         shell_api_error(s, "flush", rc);
+}
+
+void shell_cmd_compact(struct shell *s, struct shell_line *l)
+{
+    const struct shell_token *from = l->n > 1 ? &l->tok[1] : NULL;
+    const struct shell_token *to = l->n > 2 ? &l->tok[2] : NULL;
+    int rc = ravel_compact_range(s->db, from ? from->p : NULL,
+                                 from ? from->len : 0, to ? to->p : NULL,
+                                 to ? to->len : 0);
+    if (rc)
+        shell_api_error(s, "compact", rc);
 }
 
 /* The ravel.sstables property in a new string, or NULL (reported). */

@@ -52,9 +52,12 @@ const struct shell_command shell_commands[] = {
      "ravel.last_sequence, ravel.last_visible_sequence,\n"
      "ravel.num_immutable_mem_table, ravel.cur_size_active_mem_table,\n"
      "ravel.wal_io, ravel.read_only_reason, ravel.options,\n"
-     "ravel.num-files-at-level0, ravel.sstables, ravel.estimate-num-keys,\n"
-     "ravel.cur-size-all-mem-tables, ravel.block-cache-usage,\n"
-     "ravel.background-errors.",
+     "ravel.num-files-at-level0 (.. level6), ravel.levelstats,\n"
+     "ravel.sstables, ravel.estimate-num-keys, ravel.cur-size-all-mem-tables,\n"
+     "ravel.block-cache-usage, ravel.background-errors, ravel.write-ordering,\n"
+     "ravel.compaction-pending, ravel.num-running-compactions,\n"
+     "ravel.estimate-pending-compaction-bytes,\n"
+     "ravel.actual-delayed-write-rate, ravel.is-write-stopped.",
      1, 1, shell_cmd_property},
     {"flush-wal", "[--sync]", "flush the WAL (--sync: to stable storage)",
      "Every acknowledged write is already in the operating system's page\n"
@@ -69,6 +72,12 @@ const struct shell_command shell_commands[] = {
      "--no-wait starts the flush and returns at once.  An empty memtable\n"
      "is not flushed.",
      -1, -1, shell_cmd_flush},
+    {"compact", "[FROM [TO]]", "compact a key range down the levels",
+     "Flushes the memtables, then compacts the keys from FROM to TO (both\n"
+     "included; without them, every key) down to the last level holding\n"
+     "data, dropping the versions and deletions no snapshot needs, and\n"
+     "returns once done (ravel_compact_range).  files shows the result.",
+     0, 2, shell_cmd_compact},
     {"files", "", "list the table files (the ravel.sstables property)",
      "One line per table file: its level, number, size in bytes, entries,\n"
      "smallest and largest user keys (cut at 48 bytes, other bytes than\n"

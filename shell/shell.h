@@ -18,7 +18,7 @@
 **                lookup and "did you mean"
 **   cmd_data.c   the database commands: put get del scan count batch ...
 **   cmd_dot.c    the dot commands that set up the session
-**   cmd_files.c  the files on disk: flush, files, .verify, .sst
+**   cmd_files.c  the files on disk: flush, compact, files, .verify, .sst
 **   sst_dump.c   dumping one table file: .sst, and ravel-sst (sst_main.c)
 **   transfer.c   .import and .dump (tab-separated and JSON lines)
 **   jsonl.c      reading one JSON line of the .dump format
@@ -207,6 +207,7 @@ void shell_cmd_property(struct shell *s, struct shell_line *l);
 void shell_cmd_flush_wal(struct shell *s, struct shell_line *l);
 void shell_cmd_flush(struct shell *s, struct shell_line *l);
 void shell_cmd_files(struct shell *s, struct shell_line *l);
+void shell_cmd_compact(struct shell *s, struct shell_line *l);
 void shell_cmd_verify(struct shell *s, struct shell_line *l);
 void shell_cmd_sst(struct shell *s, struct shell_line *l);
 void shell_cmd_help(struct shell *s, struct shell_line *l);

@@ -21,16 +21,10 @@
 */
 #include "db/db.h"
 #include "util/error.h"
+#include "util/clock.h"
 
 #include <stdlib.h>
 #include <time.h>
-
-static uint64_t bg_now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 /* Compactions that may run at once: all threads but one (kept for
 ** flushes), or the only one. */
@@ -46,7 +40,7 @@ static struct rv_compaction *bg_pick_compaction_locked(ravel_db *db)
     if (db->options.disable_auto_compactions || rv_stop_code(&db->stop) ||
         db->n_running_compactions >= bg_max_compactions(db))
         return NULL;
-    if (db->compaction_failures && bg_now_micros() < db->compaction_retry_at)
+    if (db->compaction_failures && rv_now_micros() < db->compaction_retry_at)
         return NULL;
     return rv_compaction_pick(&db->options, db->current->files,
                               db->running_compactions, db->compact_pointer);

@@ -2,9 +2,10 @@
 ** compact_range.c -- ravel_compact_range: compacting a key range down to
 ** the last level holding data, in the calling thread.
 **
-** The memtables are flushed first.  Then, level by level from 0 to the
-** one above the last, the files overlapping the range are compacted into
-** the next level (a file overlapping nothing there is moved, as an
+** The memtables are flushed first.  Then level 0's files overlapping the
+** range are compacted into the base level (compaction_picker.h), and
+** level by level from there to the one above the last, the files
+** overlapping the range into the next level (a file overlapping nothing there is moved, as an
 ** automatic compaction would); finally the last level's files in the
 ** range that this call did not just write are rewritten in place, so the
 ** deletions and overwritten versions they hold go.  Each step waits while
@@ -56,7 +57,14 @@ static int compact_range_run(ravel_db *db, const char *begin, size_t blen,
     int last = rv_files_deepest_level(db->current->files);
     if (last < 1)
         last = 1;
-    for (int l = 0; l < last && rc == RAVEL_OK; l++)
+    /* level 0 goes to the base level (1 unless the level sizes are
+    ** dynamic: the levels between are empty then), then level by level */
+    struct rv_level_targets t;
+    rv_level_targets_compute(&db->options, db->current->files, &t);
+    int base = t.base_level < last ? t.base_level : last;
+    rc = compact_range_step_locked(db, 0, base, begin, blen, end, elen,
+                                   UINT64_MAX, 1);
+    for (int l = base; l < last && rc == RAVEL_OK; l++)
         rc = compact_range_step_locked(db, l, l + 1, begin, blen, end, elen,
                                        UINT64_MAX, 1);
     if (rc == RAVEL_OK)

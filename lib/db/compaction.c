@@ -33,6 +33,7 @@
 #include "util/error.h"
 #include "util/fault.h"
 #include "util/file.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +41,6 @@
 #include <time.h>
 
 #define COMPACTION_MAX_FAILURES 5
-
-static uint64_t compaction_now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 /* -------------------------------------------------- deeper levels */
 
@@ -265,7 +259,7 @@ static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
     uint64_t pause = 1000000u;
     for (int i = 1; i < db->compaction_failures && pause < 60000000u; i++)
         pause *= 2;
-    db->compaction_retry_at = compaction_now_micros() + pause;
+    db->compaction_retry_at = rv_now_micros() + pause;
     rv_db_log(db, "%s (failure %d in a row; inputs kept, retry in %llu s)",
               why, db->compaction_failures,
               (unsigned long long)(pause / 1000000u));
@@ -301,25 +295,19 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
     c->next = db->running_compactions;
     db->running_compactions = c;
     db->n_running_compactions++;
-    int nomem = 0, n_snaps = 0;
-    uint64_t watermark = db->ordering == RV_ORDERING_WRITE_PREPARED
-        ? atomic_load(&db->commit_watermark) : UINT64_MAX;
-    struct rv_snapshot_bounds *snaps =
-        rv_db_snapshot_list_locked(db, &n_snaps, &nomem);
+    struct rv_keep keep;
+    memset(&keep, 0, sizeof keep);
+    int rc = rv_keep_init_locked(&keep, db);
     pthread_mutex_unlock(&db->mu);
     rv_pause_here(RV_PAUSE_COMPACTION_PICKED);
 
-    uint64_t start = compaction_now_micros();
+    uint64_t start = rv_now_micros();
     struct compaction_result r;
     memset(&r, 0, sizeof r);
     rv_table_output_init(&r.out, db, c->output_level);
-    struct rv_keep keep;
-    memset(&keep, 0, sizeof keep);
     struct rv_version_edit edit;
     rv_version_edit_init(&edit);
     int logged = 0;
-    int rc = nomem ? rv_error(RAVEL_NOMEM, "out of memory listing snapshots")
-                   : rv_keep_init(&keep, snaps, n_snaps, watermark);
     if (rc == RAVEL_OK && !c->is_move) {
         rc = compaction_merge(db, c, &keep, &r);
         int err = rc == RAVEL_OK ? rv_fault_check(RV_FAULT_COMPACTION) : 0;
@@ -346,7 +334,7 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, NULL, &edit);
     compaction_unlink_running_locked(db, c);
-    uint64_t took = compaction_now_micros() - start;
+    uint64_t took = rv_now_micros() - start;
     if (rc != RAVEL_OK) {
         compaction_fail_locked(db, c, rc, logged);
     } else {
@@ -368,6 +356,5 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
     rv_version_edit_clear(&edit);
     rv_table_output_free(&r.out);
     rv_keep_free(&keep);
-    free(snaps);
     return rc;
 }

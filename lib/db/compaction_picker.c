@@ -343,24 +343,99 @@ static void picker_set_pointer(struct rv_key_pointer *p, const char *k,
     p->set = 1;
 }
 
-/* Level L >= 1 into L+1: the first idle file after the level's pointer
-** (wrapping around) whose compaction conflicts with nothing running. */
+/* Bytes of level L+1's files overlapping each file of level L, into
+** OVERLAP[i] (both levels sorted and disjoint: one pass). */
+static void picker_overlaps(const struct rv_files *fs, int l,
+                            uint64_t *overlap)
+{
+    struct rv_file *const *up = fs->level[l];
+    struct rv_file *const *down = fs->level[l + 1];
+    int nd = fs->n[l + 1], j = 0;
+    for (int i = 0; i < fs->n[l]; i++) {
+        const struct rv_file_meta *m = &up[i]->meta;
+        overlap[i] = 0;
+        /* skip the files below that end before this one starts */
+        while (j < nd &&
+               rv_ikey_compare(down[j]->meta.largest,
+                               down[j]->meta.largest_len, m->smallest,
+                               m->smallest_len) < 0)
+            j++;
+        for (int k = j; k < nd; k++) {
+            if (rv_user_key_compare(down[k]->meta.smallest,
+                                    down[k]->meta.smallest_len - RV_TAG_SIZE,
+                                    m->largest,
+                                    m->largest_len - RV_TAG_SIZE) > 0)
+                break;
+            overlap[i] += down[k]->meta.size;
+        }
+    }
+}
+
+/* The order level L's files are tried in: by their overlap with L+1
+** relative to their size, smallest first (RocksDB's
+** kMinOverlappingRatio: the least rewriting per byte moved down), or
+** round-robin from the level's pointer.  Fills ORDER (n entries). */
+static void picker_order(const struct ravel_options *o,
+                         const struct rv_files *fs, int l,
+                         const struct rv_key_pointer *ptr, int *order)
+{
+    int n = fs->n[l], start = 0;
+    if (o->compaction_pri == RV_COMPACTION_PRI_ROUND_ROBIN || n < 2) {
+        if (ptr->set)
+            while (start < n) {
+                const struct rv_file_meta *m = &fs->level[l][start]->meta;
+                if (rv_user_key_compare(m->largest,
+                                        m->largest_len - RV_TAG_SIZE,
+                                        ptr->key, ptr->len) > 0)
+                    break;
+                start++;
+            }
+        for (int k = 0; k < n; k++)
+            order[k] = (start + k) % n;
+        return;
+    }
+    uint64_t *overlap = malloc((size_t)n * sizeof *overlap);
+    double *ratio = malloc((size_t)n * sizeof *ratio);
+    for (int k = 0; k < n; k++)
+        order[k] = k;
+    if (!overlap || !ratio) {
+        free(overlap);
+        free(ratio);
+        return; /* out of memory: key order will do */
+    }
+    picker_overlaps(fs, l, overlap);
+    for (int k = 0; k < n; k++)
+        ratio[k] = (double)overlap[k] /
+                   (double)(fs->level[l][k]->meta.size + 1);
+    /* insertion sort by ratio: levels hold at most thousands of files and
+    ** this runs once per compaction */
+    for (int k = 1; k < n; k++) {
+        int v = order[k], at = k;
+        while (at > 0 && ratio[order[at - 1]] > ratio[v]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = v;
+    }
+    free(overlap);
+    free(ratio);
+}
+
+/* Level L >= 1 into L+1: the first idle file in picker_order's order whose
+** compaction conflicts with nothing running. */
 static struct rv_compaction *picker_level(const struct ravel_options *o,
                                           struct rv_files *fs,
                                           const struct rv_compaction *running,
                                           int l, struct rv_key_pointer *ptr)
 {
-    int n = fs->n[l], start = 0;
-    if (ptr->set)
-        while (start < n) {
-            const struct rv_file_meta *m = &fs->level[l][start]->meta;
-            if (rv_user_key_compare(m->largest, m->largest_len - RV_TAG_SIZE,
-                                    ptr->key, ptr->len) > 0)
-                break;
-            start++;
-        }
-    for (int k = 0; k < n; k++) {
-        struct rv_file *f = fs->level[l][(start + k) % n];
+    int n = fs->n[l];
+    int *order = malloc((size_t)n * sizeof *order);
+    if (!order)
+        return NULL;
+    picker_order(o, fs, l, ptr, order);
+    struct rv_compaction *found = NULL;
+    for (int k = 0; k < n && !found; k++) {
+        struct rv_file *f = fs->level[l][order[k]];
         if (f->compacting)
             continue;
         struct rv_compaction *c = picker_new(o, fs, l, l + 1);
@@ -370,13 +445,15 @@ static struct rv_compaction *picker_level(const struct ravel_options *o,
         if (rc == 0) {
             picker_set_pointer(ptr, f->meta.largest,
                                f->meta.largest_len - RV_TAG_SIZE);
-            return c;
+            found = c;
+            break;
         }
         rv_compaction_release(c);
         if (rc < 0)
-            return NULL;
+            break;
     }
-    return NULL;
+    free(order);
+    return found;
 }
 
 /* Marks a one-file compaction that overlaps nothing in its output level,

@@ -5,45 +5,11 @@
 */
 #include "db/db.h"
 #include "util/error.h"
+#include "util/text.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *cstats_format(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static char *cstats_format(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
-}
-
-/* Appends to *TEXT (freed and replaced); leaves NULL on OOM. */
-static void cstats_append(char **text, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void cstats_append(char **text, const char *fmt, ...)
-{
-    if (!*text)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    char *add = NULL;
-    if (vasprintf(&add, fmt, ap) < 0)
-        add = NULL;
-    va_end(ap);
-    char *joined = add ? cstats_format("%s%s", *text, add) : NULL;
-    free(add);
-    free(*text);
-    *text = joined;
-}
 
 static uint64_t cstats_load(_Atomic uint64_t *c)
 {
@@ -56,10 +22,10 @@ char *rv_levelstats_text(ravel_db *db)
     const struct rv_files *fs = db->current->files;
     struct rv_level_targets t;
     rv_level_targets_compute(&db->options, fs, &t);
-    char *text = cstats_format("level files bytes target score "
+    char *text = rv_text_format("level files bytes target score "
                                "(base level %d)\n", t.base_level);
     for (int l = 0; l < db->options.num_levels; l++)
-        cstats_append(&text, "%d %d %llu %llu %.2f\n", l, fs->n[l],
+        rv_text_append(&text, "%d %d %llu %llu %.2f\n", l, fs->n[l],
                       (unsigned long long)rv_level_bytes(fs, l),
                       (unsigned long long)(l ? t.bytes[l] : 0),
                       rv_level_score(&db->options, fs, &t, l));
@@ -110,7 +76,7 @@ enum rv_wc_state rv_db_write_controller_state(ravel_db *db, uint64_t *rate)
 /* The compaction and write-controller lines of ravel.stats. */
 char *rv_compaction_stats_text(ravel_db *db)
 {
-    char *text = cstats_format("%s", "");
+    char *text = rv_text_format("%s", "");
     uint64_t written = cstats_load(&db->stat_flush_bytes);
     for (int l = 1; l < RV_NUM_LEVELS; l++) {
         uint64_t n = cstats_load(&db->stat_compactions[l]);
@@ -118,7 +84,7 @@ char *rv_compaction_stats_text(ravel_db *db)
             continue;
         uint64_t w = cstats_load(&db->stat_compact_written[l]);
         written += w;
-        cstats_append(&text, "compaction into level %d: %llu compactions, "
+        rv_text_append(&text, "compaction into level %d: %llu compactions, "
                       "%llu bytes read, %llu written, %.3f s\n", l,
                       (unsigned long long)n,
                       (unsigned long long)cstats_load(
@@ -127,7 +93,7 @@ char *rv_compaction_stats_text(ravel_db *db)
                       (double)cstats_load(&db->stat_compact_micros[l]) / 1e6);
     }
     uint64_t user = cstats_load(&db->stat_user_bytes);
-    cstats_append(&text, "compaction: %llu moves, %llu entries dropped, %d "
+    rv_text_append(&text, "compaction: %llu moves, %llu entries dropped, %d "
                   "running, %llu pending bytes\n"
                   "write amplification: %.2f (%llu bytes written by flushes "
                   "and compactions / %llu bytes written by users)\n",
@@ -143,14 +109,14 @@ char *rv_compaction_stats_text(ravel_db *db)
     enum rv_wc_state own = db->stall_state;
     enum rv_stall_cause cause = db->stall_cause;
     pthread_mutex_unlock(&db->mu);
-    cstats_append(&text, "write controller: %s%s%s, this database asks for "
+    rv_text_append(&text, "write controller: %s%s, this database asks for "
                   "%s (%s), rate %llu bytes/s; %llu writes refused "
                   "(RAVEL_NO_SLOWDOWN)\n",
                   s == RV_WC_STOP ? "writes stopped"
                   : s == RV_WC_DELAY ? "writes slowed down" : "no stall",
                   s != RV_WC_NONE && own == RV_WC_NONE
                       ? " by another database" : "",
-                  "", own == RV_WC_STOP ? "a stop"
+                  own == RV_WC_STOP ? "a stop"
                       : own == RV_WC_DELAY ? "a slowdown" : "nothing",
                   rv_stall_cause_name(cause), (unsigned long long)rate,
                   (unsigned long long)cstats_load(&db->stat_busy));
@@ -158,7 +124,7 @@ char *rv_compaction_stats_text(ravel_db *db)
         uint64_t stop = cstats_load(&db->stat_stop_micros[c]);
         uint64_t delay = cstats_load(&db->stat_delay_micros[c]);
         if (stop || delay)
-            cstats_append(&text, "write stall %s: %.3f s stopped, %.3f s "
+            rv_text_append(&text, "write stall %s: %.3f s stopped, %.3f s "
                           "slowed down\n",
                           rv_stall_cause_name((enum rv_stall_cause)c),
                           (double)stop / 1e6, (double)delay / 1e6);

@@ -172,9 +172,11 @@ void rv_db_log(ravel_db *db, const char *fmt, ...)
 void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
 {
     rv_stop_set(&db->stop, rc, reason);
-    /* wake writers waiting for room and ravel_flush callers */
+    /* wake writers waiting for room and ravel_flush callers; withdraw
+    ** what the database asked of its write controller */
     pthread_mutex_lock(&db->mu);
     pthread_cond_broadcast(&db->flush_cv);
+    rv_write_stall_update_locked(db);
     pthread_mutex_unlock(&db->mu);
     /* The first to get here logs the recorded reason, which may be one the
     ** WAL recorded before.  relaxed: the flag only elects the logger. */

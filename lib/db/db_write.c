@@ -47,6 +47,7 @@
 #include "util/error.h"
 #include "util/fault.h"
 #include "wal/wal_format.h"
+#include "util/clock.h"
 
 #include <string.h>
 #include <time.h>
@@ -77,13 +78,6 @@ static int write_refusal(ravel_db *db)
                          "writes until reopened", db->dir);
 }
 
-static uint64_t write_now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* The memtable stop: while max_write_buffer_number memtables would be in
 ** memory after a switch (the immutable ones all waiting for their flush),
 ** waits for a flush to finish, the database asking its write controller
@@ -106,7 +100,7 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown)
         }
         if (!waited) {
             waited = 1;
-            start = write_now_micros();
+            start = rv_now_micros();
             db->memtables_full = 1;
             rv_write_stall_update_locked(db);
         }
@@ -127,7 +121,7 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown)
     }
     pthread_mutex_unlock(&db->mu);
     if (waited) {
-        uint64_t took = write_now_micros() - start;
+        uint64_t took = rv_now_micros() - start;
         atomic_fetch_add_explicit(&db->stat_stalls, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&db->stat_stall_micros, took,
                                   memory_order_relaxed);
@@ -232,6 +226,17 @@ static int write_group_wants_flush(const struct rv_write_group *g)
     }
 }
 
+/* 1 if a member of G has an entry to write. */
+static int write_group_has_entries(const struct rv_write_group *g)
+{
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        if (w->seqs)
+            return 1;
+        if (w == g->last)
+            return 0;
+    }
+}
+
 /* Tells each ravel_flush member which WAL segment the log number must
 ** reach for everything written before it to be in table files: the
 ** active memtable's first segment (after the switch). */
@@ -252,9 +257,13 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     if (rv_stop_code(&db->stop))
         return write_refusal(db);
 
-    /* the write controller: one decision per group, charged its bytes */
+    /* the write controller: one decision per group, charged its bytes
+    ** (a group without any -- ravel_flush's request, empty batches --
+    ** writes nothing it could hold back) */
     int no_slowdown = g->leader->flags & RAVEL_NO_SLOWDOWN;
-    int rc = rv_write_stall_admit(db, g->bytes, no_slowdown);
+    int rc = write_group_has_entries(g)
+                 ? rv_write_stall_admit(db, g->bytes, no_slowdown)
+                 : RAVEL_OK;
     rv_memtable *mem = rv_db_active_memtable(db);
     if (rc == RAVEL_OK &&
         (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||

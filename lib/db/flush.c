@@ -42,6 +42,7 @@
 #include "util/fault.h"
 #include "util/file.h"
 #include "util/filename.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,13 +96,6 @@ static int flush_write_tables(ravel_db *db, rv_memtable *mem,
 
 /* ------------------------------------------------------- the job */
 
-static uint64_t flush_now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* The edit of a flush: OUT's files at level 0 and the new log number. */
 static int flush_edit(const struct rv_table_output *out, uint64_t log_number,
                       struct rv_version_edit *e)
@@ -131,25 +125,17 @@ void rv_flush_run_locked(ravel_db *db)
     uint64_t log_number = v->n_imm >= 2 ? v->imm_wal[v->n_imm - 2]
                                         : v->mem_wal;
     uint64_t old_log_number = db->log_number;
-    int nomem = 0, n_snaps = 0;
-    /* the watermark before the list: a snapshot taken after the list (so
-    ** after this load) has all_below at or above it */
-    uint64_t watermark = db->ordering == RV_ORDERING_WRITE_PREPARED
-        ? atomic_load(&db->commit_watermark) : UINT64_MAX;
-    struct rv_snapshot_bounds *snaps =
-        rv_db_snapshot_list_locked(db, &n_snaps, &nomem);
-    pthread_mutex_unlock(&db->mu);
-
-    uint64_t start = flush_now_micros();
-    struct rv_table_output out;
-    rv_table_output_init(&out, db, 0);
     struct rv_keep keep;
     memset(&keep, 0, sizeof keep);
+    int rc = rv_keep_init_locked(&keep, db);
+    pthread_mutex_unlock(&db->mu);
+
+    uint64_t start = rv_now_micros();
+    struct rv_table_output out;
+    rv_table_output_init(&out, db, 0);
     struct rv_version_edit edit;
     rv_version_edit_init(&edit);
     uint64_t dropped = 0;
-    int rc = nomem ? rv_error(RAVEL_NOMEM, "out of memory listing snapshots")
-                   : rv_keep_init(&keep, snaps, n_snaps, watermark);
     if (rc == RAVEL_OK)
         rc = flush_write_tables(db, mem, &keep, &out, &dropped);
     if (rc == RAVEL_OK)
@@ -187,7 +173,7 @@ void rv_flush_run_locked(ravel_db *db)
                                   memory_order_relaxed);
         atomic_fetch_add_explicit(&db->stat_flush_dropped, dropped,
                                   memory_order_relaxed);
-        uint64_t took = flush_now_micros() - start;
+        uint64_t took = rv_now_micros() - start;
         atomic_fetch_add_explicit(&db->stat_flush_micros, took,
                                   memory_order_relaxed);
         rv_db_log(db, "flushed a memtable into %d table file(s), %llu "
@@ -200,7 +186,6 @@ void rv_flush_run_locked(ravel_db *db)
     rv_version_edit_clear(&edit);
     rv_table_output_free(&out);
     rv_keep_free(&keep);
-    free(snaps);
     rv_version_unref(v);
     pthread_mutex_lock(&db->mu);
 }

@@ -144,3 +144,16 @@ int rv_keep_seen_by_all(const struct rv_keep *k, uint64_t seq)
 {
     return !keep_uncertain(k, seq) && keep_stripe(k, seq) == 0;
 }
+
+int rv_keep_init_locked(struct rv_keep *k, ravel_db *db)
+{
+    int nomem = 0, n = 0;
+    uint64_t watermark = db->ordering == RV_ORDERING_WRITE_PREPARED
+        ? atomic_load(&db->commit_watermark) : UINT64_MAX;
+    struct rv_snapshot_bounds *snaps =
+        rv_db_snapshot_list_locked(db, &n, &nomem);
+    int rc = nomem ? rv_error(RAVEL_NOMEM, "out of memory listing snapshots")
+                   : rv_keep_init(k, snaps, n, watermark);
+    free(snaps);
+    return rc;
+}

@@ -11,26 +11,11 @@
 #include "db/db.h"
 #include "util/error.h"
 #include "util/options.h"
+#include "util/text.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *properties_format(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* vasprintf into a new string; NULL on OOM. */
-static char *properties_format(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
-    va_end(ap);
-    return s;
-}
 
 static uint64_t properties_stat(_Atomic uint64_t *counter)
 {
@@ -46,7 +31,7 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
     char *compaction = rv_compaction_stats_text(db);
     if (!compaction)
         return NULL;
-    char *s = properties_format(
+    char *s = rv_text_format(
         "flush: %llu flushes, %llu bytes, %llu entries written, %llu "
         "versions dropped, %.3f s total, %.3f s mean\n"
         "stall: %llu write groups waited for a flush, %.3f s total\n"
@@ -139,7 +124,7 @@ static char *properties_stats(ravel_db *db)
                           "group is written before it is acknowledged"
                           : "opened read-only", wal_buffer,
                           sizeof wal_buffer);
-    char *s = properties_format(
+    char *s = rv_text_format(
         "write groups: %llu formed, %llu writers, mean size %.2f, max size "
         "%llu\n"
         "wal: io=%s%s%s, %llu bytes, %llu appends, %llu segments created\n"
@@ -179,20 +164,20 @@ static char *properties_stats(ravel_db *db)
 
 static char *properties_last_sequence(ravel_db *db)
 {
-    return properties_format("%llu", (unsigned long long)atomic_load_explicit(
+    return rv_text_format("%llu", (unsigned long long)atomic_load_explicit(
                                  &db->last_seq, memory_order_relaxed));
 }
 
 static char *properties_last_visible_sequence(ravel_db *db)
 {
-    return properties_format("%llu", (unsigned long long)atomic_load_explicit(
+    return rv_text_format("%llu", (unsigned long long)atomic_load_explicit(
                                  &db->last_visible_seq, memory_order_acquire));
 }
 
 static char *properties_num_immutable(ravel_db *db)
 {
     struct rv_version *v = rv_db_ref_version(db);
-    char *s = properties_format("%d", v->n_imm);
+    char *s = rv_text_format("%d", v->n_imm);
     rv_version_unref(v);
     return s;
 }
@@ -200,7 +185,7 @@ static char *properties_num_immutable(ravel_db *db)
 static char *properties_active_size(ravel_db *db)
 {
     struct rv_version *v = rv_db_ref_version(db);
-    char *s = properties_format("%zu", rv_memtable_memory_usage(v->mem));
+    char *s = rv_text_format("%zu", rv_memtable_memory_usage(v->mem));
     rv_version_unref(v);
     return s;
 }
@@ -209,17 +194,17 @@ static char *properties_wal_io(ravel_db *db)
 {
     const char *why = "opened read-only";
     if (db->wal && rv_wal_uses_uring(db->wal, &why))
-        return properties_format("uring");
-    return properties_format("sync (%s)", why);
+        return rv_text_format("uring");
+    return rv_text_format("sync (%s)", why);
 }
 
 static char *properties_read_only_reason(ravel_db *db)
 {
     if (db->options.read_only)
-        return properties_format("opened with read_only=true");
+        return rv_text_format("opened with read_only=true");
     char why[RV_STOP_REASON_MAX];
     rv_stop_reason(&db->stop, why, sizeof why);
-    return properties_format("%s", why);
+    return rv_text_format("%s", why);
 }
 
 static char *properties_options(ravel_db *db)
@@ -239,7 +224,7 @@ static size_t properties_mem_bytes(const struct rv_version *v)
 static char *properties_all_mem_size(ravel_db *db)
 {
     struct rv_version *v = rv_db_ref_version(db);
-    char *s = properties_format("%zu", properties_mem_bytes(v));
+    char *s = rv_text_format("%zu", properties_mem_bytes(v));
     rv_version_unref(v);
     return s;
 }
@@ -247,7 +232,7 @@ static char *properties_all_mem_size(ravel_db *db)
 static char *properties_files_at_level(ravel_db *db, int level)
 {
     struct rv_version *v = rv_db_ref_version(db);
-    char *s = properties_format("%d", v->files->n[level]);
+    char *s = rv_text_format("%d", v->files->n[level]);
     rv_version_unref(v);
     return s;
 }
@@ -259,17 +244,17 @@ static char *properties_levelstats(ravel_db *db)
 
 static char *properties_compaction_pending(ravel_db *db)
 {
-    return properties_format("%d", rv_db_compaction_pending(db));
+    return rv_text_format("%d", rv_db_compaction_pending(db));
 }
 
 static char *properties_running_compactions(ravel_db *db)
 {
-    return properties_format("%d", rv_db_running_compactions(db));
+    return rv_text_format("%d", rv_db_running_compactions(db));
 }
 
 static char *properties_pending_bytes(ravel_db *db)
 {
-    return properties_format("%llu", (unsigned long long)
+    return rv_text_format("%llu", (unsigned long long)
                              rv_db_pending_compaction_bytes(db));
 }
 
@@ -277,13 +262,13 @@ static char *properties_delayed_rate(ravel_db *db)
 {
     uint64_t rate = 0;
     rv_db_write_controller_state(db, &rate);
-    return properties_format("%llu", (unsigned long long)rate);
+    return rv_text_format("%llu", (unsigned long long)rate);
 }
 
 static char *properties_write_stopped(ravel_db *db)
 {
     uint64_t rate = 0;
-    return properties_format("%d", rv_db_write_controller_state(db, &rate) ==
+    return rv_text_format("%d", rv_db_write_controller_state(db, &rate) ==
                                        RV_WC_STOP);
 }
 
@@ -301,7 +286,7 @@ static char *properties_estimate_keys(ravel_db *db)
         for (int i = 0; i < v->files->n[l]; i++)
             entries += v->files->level[l][i]->meta.entries;
     rv_version_unref(v);
-    return properties_format("%llu", (unsigned long long)entries);
+    return rv_text_format("%llu", (unsigned long long)entries);
 }
 
 /* The user key of internal key IKEY (LEN bytes) made printable into BUF
@@ -326,14 +311,14 @@ static void properties_key_text(char *buf, size_t size, const char *ikey,
 /* One line per file of FS, in a new string. */
 static char *properties_file_lines(const struct rv_files *fs)
 {
-    char *text = properties_format("%s", "");
+    char *text = rv_text_format("%s", "");
     for (int l = 0; text && l < RV_NUM_LEVELS; l++) {
         for (int i = 0; text && i < fs->n[l]; i++) {
             const struct rv_file_meta *m = &fs->level[l][i]->meta;
             char lo[256], hi[256];
             properties_key_text(lo, sizeof lo, m->smallest, m->smallest_len);
             properties_key_text(hi, sizeof hi, m->largest, m->largest_len);
-            char *line = properties_format(
+            char *line = rv_text_format(
                 "%slevel %d: %06llu.sst %llu bytes, %llu entr%s, keys '%s' "
                 ".. '%s', seq %llu .. %llu\n", text, l,
                 (unsigned long long)m->number, (unsigned long long)m->size,
@@ -358,21 +343,21 @@ static char *properties_sstables(ravel_db *db)
 
 static char *properties_block_cache_usage(ravel_db *db)
 {
-    return properties_format("%zu", db->block_cache
+    return rv_text_format("%zu", db->block_cache
                                         ? rv_cache_usage(db->block_cache)
                                         : (size_t)0);
 }
 
 static char *properties_background_errors(ravel_db *db)
 {
-    return properties_format("%llu", (unsigned long long)
+    return rv_text_format("%llu", (unsigned long long)
                              atomic_load_explicit(&db->stat_bg_errors,
                                                   memory_order_relaxed));
 }
 
 static char *properties_write_ordering(ravel_db *db)
 {
-    return properties_format("%s", rv_write_ordering_name(
+    return rv_text_format("%s", rv_write_ordering_name(
                                        rv_options_ordering(&db->options)));
 }
 

@@ -5,6 +5,7 @@
 */
 #include "db/write_controller.h"
 #include "util/error.h"
+#include "util/clock.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -47,13 +48,6 @@ const char *rv_stall_cause_name(enum rv_stall_cause c)
         break;
     }
     return "none";
-}
-
-static uint64_t wc_now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 int rv_write_controller_new(uint64_t rate, struct ravel_write_controller **out)
@@ -137,7 +131,7 @@ static void wc_recompute_locked(struct ravel_write_controller *wc)
     enum rv_wc_state was = (enum rv_wc_state)atomic_load_explicit(
         &wc->enforced, memory_order_relaxed);
     if (state == RV_WC_DELAY && was == RV_WC_NONE)
-        wc->next_slot = wc_now_micros(); /* no credit from before */
+        wc->next_slot = rv_now_micros(); /* no credit from before */
     wc->rate = rate;
     wc->culprit = culprit;
     /* relaxed: the fast path only decides whether to take the lock */
@@ -262,7 +256,7 @@ static void wc_sleep_until(struct ravel_write_controller *wc, uint64_t until)
     struct timespec ts = {(time_t)(until / 1000000u),
                           (long)(until % 1000000u) * 1000};
     pthread_mutex_lock(&wc->mu);
-    while (wc_now_micros() < until &&
+    while (rv_now_micros() < until &&
            atomic_load_explicit(&wc->enforced, memory_order_relaxed) !=
                RV_WC_NONE)
         pthread_cond_timedwait(&wc->cv, &wc->mu, &ts);
@@ -282,7 +276,7 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
         RV_WC_NONE)
         return RAVEL_OK;
 
-    uint64_t start = wc_now_micros(), slot = 0;
+    uint64_t start = rv_now_micros(), slot = 0;
     int rc = RAVEL_OK;
     struct wc_waiter me = {NULL};
     pthread_mutex_lock(&wc->mu);
@@ -301,7 +295,7 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
         if (s == RV_WC_NONE)
             break;
         if (no_slowdown && (s == RV_WC_STOP || wc->head != &me ||
-                            wc->next_slot > wc_now_micros())) {
+                            wc->next_slot > rv_now_micros())) {
             /* it would have to wait */
             wc_note(w, s, wc_cause_for(wc, m));
             rc = RAVEL_BUSY;
@@ -314,7 +308,7 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
             continue;
         }
         /* delayed, at the head: take the next slot */
-        uint64_t now = wc_now_micros();
+        uint64_t now = rv_now_micros();
         slot = wc->next_slot > now ? wc->next_slot : now;
         wc->next_slot = slot + bytes * 1000000u / wc->rate;
         if (slot > now)
@@ -323,9 +317,9 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
     }
     wc_dequeue_locked(wc, &me);
     pthread_mutex_unlock(&wc->mu);
-    if (rc == RAVEL_OK && slot > wc_now_micros())
+    if (rc == RAVEL_OK && slot > rv_now_micros())
         wc_sleep_until(wc, slot);
     if (w->state != RV_WC_NONE)
-        w->micros = wc_now_micros() - start;
+        w->micros = rv_now_micros() - start;
     return rc;
 }

@@ -11,7 +11,10 @@
 **             level0_slowdown_writes_trigger files, or the pending
 **             compaction bytes pass soft_pending_compaction_bytes_limit.
 ** As in RocksDB, the level 0 and pending-bytes conditions do not apply
-** with disable_auto_compactions: nothing would ever clear them.
+** with disable_auto_compactions: nothing would ever clear them.  A
+** database whose writes are stopped by a failure asks for nothing: its
+** own writers are refused anyway, and a shared controller must not hold
+** the other databases' writers for it.
 **
 ** The rate of a slowdown starts at the controller's delayed_write_rate;
 ** at each later update it is lowered (x0.8) while the backlog -- pending
@@ -29,18 +32,12 @@
 */
 #include "db/db.h"
 #include "util/error.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <time.h>
 
 #define STALL_MIN_RATE (16u << 10)
-
-static uint64_t stall_now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 /* What the database's state asks for. */
 struct stall_need {
@@ -74,6 +71,8 @@ static struct stall_need stall_assess(ravel_db *db, uint64_t debt, int l0)
     const struct ravel_options *o = &db->options;
     struct stall_need n = {RV_WC_NONE, RV_CAUSE_NONE, 0, 0};
     int compacting = !o->disable_auto_compactions;
+    if (rv_stop_code(&db->stop))
+        return n; /* a database refusing writes holds nobody else's */
     if (db->memtables_full) {
         n.state = RV_WC_STOP;
         n.cause = RV_CAUSE_MEMTABLES;
@@ -161,22 +160,23 @@ void rv_write_stall_update_locked(ravel_db *db)
     rv_wc_set(&db->wc_member, n.state, n.cause, rate);
     if (n.state == was && n.cause == was_cause)
         return;
-    uint64_t now = stall_now_micros();
+    uint64_t now = rv_now_micros();
     if (was != RV_WC_NONE)
         rv_db_log(db, "write %s (%s) ended after %.3f s", stall_state_name(was),
                   rv_stall_cause_name(was_cause),
                   (double)(now - db->stall_since) / 1e6);
+    char rate_text[48] = "";
+    if (n.state == RV_WC_DELAY)
+        snprintf(rate_text, sizeof rate_text, "; rate %llu bytes/s",
+                 (unsigned long long)rate);
     if (n.state != RV_WC_NONE)
         rv_db_log(db, "write %s: %s (level 0 files %d, slowdown at %d, stop "
                   "at %d; pending compaction bytes %llu; immutable memtables "
-                  "%d)%s%llu%s", stall_state_name(n.state),
+                  "%d)%s", stall_state_name(n.state),
                   rv_stall_cause_name(n.cause), l0,
                   db->options.level0_slowdown_writes_trigger,
                   db->options.level0_stop_writes_trigger,
-                  (unsigned long long)debt, db->current->n_imm,
-                  n.state == RV_WC_DELAY ? "; rate " : "",
-                  (unsigned long long)rate,
-                  n.state == RV_WC_DELAY ? " bytes/s" : "");
+                  (unsigned long long)debt, db->current->n_imm, rate_text);
     db->stall_state = n.state;
     db->stall_cause = n.cause;
     db->stall_since = now;

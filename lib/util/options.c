@@ -91,6 +91,17 @@ static const struct options_enum_name options_write_policy_names[] = {
     {NULL, 0},
 };
 
+static const struct options_enum_name options_compaction_pri_names[] = {
+    {"min_overlapping_ratio", RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO},
+    {"round_robin", RV_COMPACTION_PRI_ROUND_ROBIN},
+    /* RocksDB's enumerator names and numbers */
+    {"kMinOverlappingRatio", RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO},
+    {"kRoundRobin", RV_COMPACTION_PRI_ROUND_ROBIN},
+    {"3", RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO},
+    {"4", RV_COMPACTION_PRI_ROUND_ROBIN},
+    {NULL, 0},
+};
+
 #define OPTIONS_FIELD(f) offsetof(struct ravel_options, f)
 
 static const struct options_def options_table[] = {
@@ -146,6 +157,8 @@ static const struct options_def options_table[] = {
      OPTIONS_FIELD(level_compaction_dynamic_level_bytes), 0, 0, NULL},
     {"disable_auto_compactions", OPTIONS_BOOL,
      OPTIONS_FIELD(disable_auto_compactions), 0, 0, NULL},
+    {"compaction_pri", OPTIONS_ENUM, OPTIONS_FIELD(compaction_pri), 0, 0,
+     options_compaction_pri_names},
     {"level0_slowdown_writes_trigger", OPTIONS_INT,
      OPTIONS_FIELD(level0_slowdown_writes_trigger), 1, 10000, NULL},
     {"level0_stop_writes_trigger", OPTIONS_INT,
@@ -264,6 +277,7 @@ void rv_options_init_defaults(struct ravel_options *o)
     o->num_levels = RV_NUM_LEVELS;
     o->level_compaction_dynamic_level_bytes = 0;
     o->disable_auto_compactions = 0;
+    o->compaction_pri = RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO;
     o->level0_slowdown_writes_trigger = 20;
     o->level0_stop_writes_trigger = 36;
     o->soft_pending_compaction_bytes_limit = 64ull << 30;

@@ -32,6 +32,13 @@ enum rv_write_ordering {
                                     ** are inserted */
 };
 
+/* How leveled compaction picks the file of a level (RocksDB's
+** CompactionPri, with its numbers; the others are not built). */
+enum rv_compaction_pri {
+    RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO = 3,
+    RV_COMPACTION_PRI_ROUND_ROBIN = 4,
+};
+
 /* Table block compression.  The values are the block trailer's type byte
 ** on disk (table/table_format.h): DO NOT CHANGE THEM. */
 enum rv_compression {
@@ -87,6 +94,7 @@ struct ravel_options {
     int num_levels;                      /* 7, 2 .. RV_NUM_LEVELS */
     int level_compaction_dynamic_level_bytes; /* false */
     int disable_auto_compactions;        /* false */
+    enum rv_compaction_pri compaction_pri; /* min_overlapping_ratio */
 
     /* The write controller (db/write_controller.h). */
     int level0_slowdown_writes_trigger;  /* 20 */
