@@ -179,6 +179,24 @@ static void print_controller_stats(ravel_db *db, const char *label)
     ravel_free(stats);
 }
 
+/* The database's LOG names the entry into a stall of STATE ("stop",
+** "slowdown") and CAUSE, and its end. */
+static void expect_log_records(const char *dir, const char *state,
+                               const char *cause)
+{
+    char path[4096], entry[64], end[64];
+    snprintf(path, sizeof path, "%s/LOG", dir);
+    char *log = NULL;
+    size_t len = 0;
+    assert_int_equal(tu_file_read(path, &log, &len), 0);
+    snprintf(entry, sizeof entry, "write %s: %s", state, cause);
+    snprintf(end, sizeof end, "write %s (%s) ended", state, cause);
+    int ok = strstr(log, entry) && strstr(log, end);
+    free(log);
+    if (!ok)
+        fail_msg("%s does not record \"%s\" and \"%s\"", path, entry, end);
+}
+
 /* ------------------------------------------------------------ pacing */
 
 #define PACE_VALUE 1000
@@ -271,6 +289,7 @@ static void test_pacing(void **state)
     drain_level0(db);
     assert_int_equal(delayed_rate(db), 0);
     TU_OK(ravel_close(db));
+    expect_log_records(dir, "slowdown", "level0");
     free(dir);
 }
 
@@ -359,6 +378,7 @@ static void test_no_slowdown_in_slowdown(void **state)
 }
 
 /* ------------------------------------------------------------- stops */
+
 
 struct blocked_writer {
     ravel_db *db;
@@ -478,6 +498,7 @@ static void test_stop_until_compacted(void **state)
     TU_OK(ravel_put(db, RAVEL_NO_SLOWDOWN, "nos", 3, "v", 1));
     tu_expect(db, NULL, "nos", "v");
     TU_OK(ravel_close(db));
+    expect_log_records(dir, "stop", "level0");
     free(dir);
 }
 
