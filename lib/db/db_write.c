@@ -84,7 +84,8 @@ static int write_refusal(ravel_db *db)
 ** to stop every writer meanwhile (write_stall.c).  Returns RAVEL_OK when
 ** there is room, RAVEL_BUSY at once for a NO_SLOWDOWN group, or the
 ** refusal once writes are stopped (a failed flush, among others). */
-static int write_wait_for_room(ravel_db *db, int no_slowdown)
+static int write_wait_for_room(ravel_db *db, int no_slowdown,
+                               struct rv_writer *last)
 {
     int waited = 0, rc = RAVEL_OK;
     uint64_t start = 0;
@@ -104,6 +105,8 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown)
             db->memtables_full = 1;
             rv_write_stall_update_locked(db);
         }
+        /* none of those queued behind that must not wait does */
+        rv_write_stall_fail_no_slowdown(db, last);
         /* Timed: a failure recorded by the WAL writer's own thread does
         ** not broadcast flush_cv. */
         struct timespec until;
@@ -128,20 +131,19 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown)
         atomic_fetch_add_explicit(&db->stat_stop_micros[RV_CAUSE_MEMTABLES],
                                   took, memory_order_relaxed);
     }
-    if (rc == RAVEL_BUSY) {
-        atomic_fetch_add_explicit(&db->stat_busy, 1, memory_order_relaxed);
+    if (rc == RAVEL_BUSY) /* counted by the writers refused */
         return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): "
                         "%s has max_write_buffer_number=%d memtables full, "
                         "waiting for a flush", db->dir,
                         db->options.max_write_buffer_number);
-    }
     return rc == RAVEL_OK ? RAVEL_OK : write_refusal(db);
 }
 
 /* Replaces a full memtable by a fresh one with its own WAL segment. */
-static int write_switch_memtable(ravel_db *db, int no_slowdown)
+static int write_switch_memtable(ravel_db *db, int no_slowdown,
+                                 struct rv_writer *last)
 {
-    int rc = write_wait_for_room(db, no_slowdown);
+    int rc = write_wait_for_room(db, no_slowdown, last);
     if (rc)
         return rc;
     /* unordered modes: the memtable being switched out must be complete
@@ -262,13 +264,13 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     ** writes nothing it could hold back) */
     int no_slowdown = g->leader->flags & RAVEL_NO_SLOWDOWN;
     int rc = write_group_has_entries(g)
-                 ? rv_write_stall_admit(db, g->bytes, no_slowdown)
+                 ? rv_write_stall_admit(db, g->bytes, no_slowdown, g->last)
                  : RAVEL_OK;
     rv_memtable *mem = rv_db_active_memtable(db);
     if (rc == RAVEL_OK &&
         (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||
          (write_group_wants_flush(g) && !rv_db_memtable_is_empty(mem))))
-        rc = write_switch_memtable(db, no_slowdown);
+        rc = write_switch_memtable(db, no_slowdown, g->last);
     if (rc == RAVEL_BUSY)
         return rc; /* nothing of the group is written; writes go on */
     if (rc != RAVEL_OK)
@@ -452,12 +454,24 @@ static void write_join(ravel_db *db, struct rv_writer *w)
         write_member_insert(db, w);
 }
 
+/* RAVEL_BUSY for a RAVEL_NO_SLOWDOWN write the controller would hold. */
+static int write_busy(ravel_db *db)
+{
+    atomic_fetch_add_explicit(&db->stat_busy, 1, memory_order_relaxed);
+    return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): the write "
+                    "controller of %s would make it wait (a slowdown or a "
+                    "stop: ravel.stats says why); nothing of it was written",
+                    db->dir);
+}
+
 /* Joins a write group with B and waits for the outcome, then for
 ** durability when RAVEL_SYNC was asked. */
 static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 {
     if (rv_stop_code(&db->stop))
         return write_refusal(db);
+    if ((flags & RAVEL_NO_SLOWDOWN) && rv_write_stall_blocks_no_slowdown(db))
+        return write_busy(db);
 
     struct rv_writer w;
     memset(&w, 0, sizeof w);
@@ -471,9 +485,7 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     if (w.status == RAVEL_READONLY)
         return write_refusal(db);
     if (w.status == RAVEL_BUSY) /* born in the leader's thread */
-        return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): the "
-                        "write controller of %s would make it wait (a "
-                        "slowdown or a stop: ravel.stats says why)", db->dir);
+        return write_busy(db);
     if (w.status != RAVEL_OK) /* the message was born in another thread */
         return rv_stop_error(&db->stop, w.status, "write failed");
     if (!(flags & RAVEL_SYNC))

@@ -263,8 +263,16 @@ static void wc_sleep_until(struct ravel_write_controller *wc, uint64_t until)
     pthread_mutex_unlock(&wc->mu);
 }
 
+enum rv_wc_state rv_wc_enforced_hint(const struct rv_wc_member *m)
+{
+    /* relaxed: a hint; admission decides under the lock */
+    return (enum rv_wc_state)atomic_load_explicit(&m->wc->enforced,
+                                                  memory_order_relaxed);
+}
+
 int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
-                struct rv_stop *stop, struct rv_wc_wait *w)
+                struct rv_stop *stop, struct rv_wc_wait *w,
+                rv_wc_wait_fn before_wait, void *ctx)
 {
     struct ravel_write_controller *wc = m->wc;
     w->state = RV_WC_NONE;
@@ -304,6 +312,8 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
         if (s == RV_WC_STOP || wc->head != &me) {
             if (s == RV_WC_STOP)
                 wc_note(w, s, wc_cause_for(wc, m));
+            if (before_wait)
+                before_wait(ctx);
             wc_wait_locked(wc);
             continue;
         }
@@ -311,8 +321,11 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
         uint64_t now = rv_now_micros();
         slot = wc->next_slot > now ? wc->next_slot : now;
         wc->next_slot = slot + bytes * 1000000u / wc->rate;
-        if (slot > now)
+        if (slot > now) {
             wc_note(w, s, wc_cause_for(wc, m));
+            if (before_wait)
+                before_wait(ctx);
+        }
         break;
     }
     wc_dequeue_locked(wc, &me);

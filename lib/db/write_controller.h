@@ -99,12 +99,24 @@ RAVEL_PRIVATE int rv_wc_set(struct rv_wc_member *m, enum rv_wc_state state,
 RAVEL_PRIVATE enum rv_wc_state rv_wc_enforced(struct rv_wc_member *m,
                                               uint64_t *rate);
 
+/* Called, with the controller's lock held, each time an admission is
+** about to wait (the caller's writers that must not wait are failed
+** then); it may take only leaf locks. */
+typedef void (*rv_wc_wait_fn)(void *ctx);
+
 /* Admits a write group of BYTES bytes of member M: returns RAVEL_OK once
 ** it may go; RAVEL_BUSY at once (nothing waited) if it would have to wait
 ** and NO_SLOWDOWN is set; RAVEL_READONLY if STOP records a failure while
-** it waits (the caller reports the stop).  *W says what it waited for. */
+** it waits (the caller reports the stop).  *W says what it waited for.
+** BEFORE_WAIT (may be NULL) is called with CTX before every wait. */
 RAVEL_PRIVATE int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes,
                               int no_slowdown, struct rv_stop *stop,
-                              struct rv_wc_wait *w);
+                              struct rv_wc_wait *w, rv_wc_wait_fn before_wait,
+                              void *ctx);
+
+/* What is enforced now, without the lock (a hint: it may change at
+** once). */
+RAVEL_PRIVATE enum rv_wc_state rv_wc_enforced_hint(
+    const struct rv_wc_member *m);
 
 #endif /* RAVEL_WRITE_CONTROLLER_H */

@@ -232,6 +232,37 @@ void rv_write_group_complete(struct rv_write_queue *q,
     atomic_store_explicit(&self->state, RV_WRITER_DONE, memory_order_relaxed);
 }
 
+int rv_write_queue_fail_flagged(struct rv_write_queue *q,
+                                struct rv_writer *last, int flag, int status)
+{
+    struct rv_writer *failed = NULL;
+    int sync = 0;
+    pthread_mutex_lock(&q->mu);
+    struct rv_writer *prev = last;
+    for (struct rv_writer *w = last->next; w;) {
+        struct rv_writer *next = w->next;
+        if (w->flags & flag) {
+            prev->next = next;
+            if (q->tail == w)
+                q->tail = prev;
+            w->status = status;
+            w->next = failed; /* the list of those to wake */
+            failed = w;
+            sync += (w->flags & RAVEL_SYNC) != 0;
+        } else {
+            prev = w;
+        }
+        w = next;
+    }
+    pthread_mutex_unlock(&q->mu);
+    while (failed) {
+        struct rv_writer *next = failed->next;
+        group_set_state(failed, RV_WRITER_DONE); /* may vanish now */
+        failed = next;
+    }
+    return sync;
+}
+
 int rv_write_queue_waiting(struct rv_write_queue *q)
 {
     int n = 0;

@@ -126,6 +126,16 @@ RAVEL_PRIVATE void rv_write_group_complete(struct rv_write_queue *q,
                                            struct rv_write_group *g,
                                            struct rv_writer *self);
 
+/* Takes out of Q every writer queued behind LAST (the last member of the
+** group being prepared) whose flags include FLAG, gives each STATUS and
+** wakes it as done: nothing of it is written.  Returns how many had
+** RAVEL_SYNC among them (for the WAL's count of sync writers inbound).
+** The write controller's stall uses it for RAVEL_NO_SLOWDOWN writers, so
+** that none waits behind a stalled leader (RocksDB's BeginWriteStall). */
+RAVEL_PRIVATE int rv_write_queue_fail_flagged(struct rv_write_queue *q,
+                                              struct rv_writer *last,
+                                              int flag, int status);
+
 /* The writers in Q behind the current leader (for tests and stats). */
 RAVEL_PRIVATE int rv_write_queue_waiting(struct rv_write_queue *q);
 

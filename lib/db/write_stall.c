@@ -25,6 +25,11 @@
 ** start rate x (1 - f x 63/64), f being how far the worst cause is from its
 ** slowdown point (0) to its stop point (1).  Never below 16 KiB/s.
 **
+** While a group's leader waits (a stop, or a slowdown's slot), the
+** writers queued behind it with RAVEL_NO_SLOWDOWN are failed at once
+** with RAVEL_BUSY, and such writers arriving meanwhile do not queue
+** (RocksDB's BeginWriteStall): none of them waits.
+**
 ** Updates happen under db->mu wherever the state changes: a version
 ** installed (flush, compaction, memtable switch) and a leader starting or
 ** ending its wait for room.  Each entry into and exit from a stop or a
@@ -182,24 +187,52 @@ void rv_write_stall_update_locked(ravel_db *db)
     db->stall_since = now;
 }
 
-int rv_write_stall_admit(ravel_db *db, uint64_t bytes, int no_slowdown)
+/* The writers behind a stalled group that must not wait: failed with
+** RAVEL_BUSY, nothing of them written. */
+struct stall_queue {
+    ravel_db *db;
+    struct rv_writer *last;
+};
+
+static void stall_fail_queued(void *ctx)
+{
+    struct stall_queue *q = ctx;
+    rv_write_stall_fail_no_slowdown(q->db, q->last);
+}
+
+void rv_write_stall_fail_no_slowdown(ravel_db *db, struct rv_writer *last)
+{
+    int sync = rv_write_queue_fail_flagged(&db->queue, last,
+                                           RAVEL_NO_SLOWDOWN, RAVEL_BUSY);
+    if (sync && db->wal)
+        rv_wal_inbound(db->wal, -sync);
+}
+
+int rv_write_stall_blocks_no_slowdown(ravel_db *db)
+{
+    return db->wc_member.wc &&
+           rv_wc_enforced_hint(&db->wc_member) != RV_WC_NONE;
+}
+
+int rv_write_stall_admit(ravel_db *db, uint64_t bytes, int no_slowdown,
+                         struct rv_writer *last)
 {
     struct rv_wc_wait w;
-    int rc = rv_wc_admit(&db->wc_member, bytes, no_slowdown, &db->stop, &w);
+    struct stall_queue q = {db, last};
+    int rc = rv_wc_admit(&db->wc_member, bytes, no_slowdown, &db->stop, &w,
+                         stall_fail_queued, &q);
     if (w.state == RV_WC_STOP)
         atomic_fetch_add_explicit(&db->stat_stop_micros[w.cause], w.micros,
                                   memory_order_relaxed);
     else if (w.state == RV_WC_DELAY)
         atomic_fetch_add_explicit(&db->stat_delay_micros[w.cause], w.micros,
                                   memory_order_relaxed);
-    if (rc == RAVEL_BUSY) {
-        atomic_fetch_add_explicit(&db->stat_busy, 1, memory_order_relaxed);
+    if (rc == RAVEL_BUSY) /* counted by the writers refused */
         return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): "
                         "writes to %s are %s by the write controller "
                         "(cause: %s)", db->dir,
                         w.state == RV_WC_STOP ? "stopped" : "slowed down",
                         rv_stall_cause_name(w.cause));
-    }
     if (rc == RAVEL_READONLY)
         return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s "
                              "refuses writes until reopened", db->dir);

@@ -72,27 +72,27 @@ static void test_no_slowdown_busy(void **state)
     struct rv_stop stop;
     rv_stop_init(&stop);
     struct rv_wc_wait w;
-    assert_int_equal(rv_wc_admit(&b, 100, 1, &stop, &w), RAVEL_OK);
+    assert_int_equal(rv_wc_admit(&b, 100, 1, &stop, &w, NULL, NULL), RAVEL_OK);
     assert_int_equal(w.state, RV_WC_NONE);
 
     rv_wc_set(&a, RV_WC_STOP, RV_CAUSE_MEMTABLES, 0);
-    assert_int_equal(rv_wc_admit(&b, 100, 1, &stop, &w), RAVEL_BUSY);
+    assert_int_equal(rv_wc_admit(&b, 100, 1, &stop, &w, NULL, NULL), RAVEL_BUSY);
     assert_int_equal(w.state, RV_WC_STOP);
     assert_int_equal(w.cause, RV_CAUSE_OTHER_DB);
-    assert_int_equal(rv_wc_admit(&a, 100, 1, &stop, &w), RAVEL_BUSY);
+    assert_int_equal(rv_wc_admit(&a, 100, 1, &stop, &w, NULL, NULL), RAVEL_BUSY);
     assert_int_equal(w.cause, RV_CAUSE_MEMTABLES);
 
     /* a slow delay: the first write may take the free slot, the next one
     ** would have to wait */
     rv_wc_set(&a, RV_WC_DELAY, RV_CAUSE_LEVEL0, 1024);
-    assert_int_equal(rv_wc_admit(&b, 1 << 20, 1, &stop, &w), RAVEL_OK);
-    assert_int_equal(rv_wc_admit(&b, 100, 1, &stop, &w), RAVEL_BUSY);
+    assert_int_equal(rv_wc_admit(&b, 1 << 20, 1, &stop, &w, NULL, NULL), RAVEL_OK);
+    assert_int_equal(rv_wc_admit(&b, 100, 1, &stop, &w, NULL, NULL), RAVEL_BUSY);
     assert_int_equal(w.state, RV_WC_DELAY);
 
     /* a failure recorded while waiting ends the wait */
     rv_wc_set(&a, RV_WC_STOP, RV_CAUSE_LEVEL0, 0);
     rv_stop_set(&stop, RAVEL_IOERR, "test failure");
-    assert_int_equal(rv_wc_admit(&b, 100, 0, &stop, &w), RAVEL_READONLY);
+    assert_int_equal(rv_wc_admit(&b, 100, 0, &stop, &w, NULL, NULL), RAVEL_READONLY);
     rv_stop_destroy(&stop);
     rv_wc_detach(&a);
     rv_wc_detach(&b);
@@ -110,7 +110,7 @@ static void *waiter_main(void *p)
 {
     struct waiter *wt = p;
     struct rv_wc_wait w;
-    wt->rc = rv_wc_admit(wt->m, 100, 0, wt->stop, &w);
+    wt->rc = rv_wc_admit(wt->m, 100, 0, wt->stop, &w, NULL, NULL);
     atomic_store(&wt->done, 1);
     return NULL;
 }
@@ -161,7 +161,7 @@ static void *turn_main(void *p)
     struct turn_ctx *c = p;
     while (atomic_load(c->go)) {
         struct rv_wc_wait w;
-        assert_int_equal(rv_wc_admit(c->m, 1000, 0, c->stop, &w), RAVEL_OK);
+        assert_int_equal(rv_wc_admit(c->m, 1000, 0, c->stop, &w, NULL, NULL), RAVEL_OK);
         atomic_fetch_add(c->admitted, 1);
         atomic_fetch_add(c->total, 1);
     }
