@@ -46,8 +46,12 @@ struct rv_table_builder {
     char *zbuf;             /* compressed data block */
     size_t zcap;
     struct rv_bloom_builder bloom;
-    char *last_key;         /* the last key added (the index separator) */
+    char *last_key;         /* the last key added */
     size_t last_len, last_cap;
+    /* The handle of the block just written, whose index entry waits for
+    ** the next key: its separator is chosen between the two. */
+    int index_pending;
+    struct rv_table_handle pending_h;
     char *first_key;
     size_t first_len;
     struct rv_table_props props;
@@ -140,7 +144,54 @@ static int table_compress_block(rv_table_builder *tb, const char **contents,
     return RAVEL_OK;
 }
 
-/* Writes the current data block and its index entry. */
+/* Into OUT (room for ALEN bytes), a short internal key K with A <= K < B
+** (LevelDB's shortest separator: the user keys' common prefix and the
+** next byte of A's raised by one, with the tag that sorts first).
+** Returns its length, or 0 when no shorter key fits between them. */
+static size_t table_separator(const char *a, size_t alen, const char *b,
+                              size_t blen, char *out)
+{
+    size_t ua = alen - RV_TAG_SIZE, ub = blen - RV_TAG_SIZE;
+    size_t n = ua < ub ? ua : ub, diff = 0;
+    while (diff < n && a[diff] == b[diff])
+        diff++;
+    if (diff >= n || diff + 1 >= ua)
+        return 0; /* a prefix of the other, or no shorter */
+    unsigned char c = (unsigned char)a[diff];
+    if (c == 0xff || c + 1 >= (unsigned char)b[diff])
+        return 0;
+    memcpy(out, a, diff);
+    out[diff] = (char)(c + 1);
+    rv_put_fixed64(out + diff + 1, rv_pack_tag(RV_MAX_SEQUENCE, RV_TYPE_PUT));
+    return diff + 1 + RV_TAG_SIZE;
+}
+
+/* Adds the index entry of the block written last: its key is a separator
+** between that block's last key and NEXT (NULL at the end of the file:
+** the last key itself).  Smaller index blocks than the blocks' last keys
+** give (RocksDB and LevelDB do the same), so a seek's binary search
+** touches less memory. */
+static int table_add_pending_index(rv_table_builder *tb, const char *next,
+                                   size_t nlen)
+{
+    if (!tb->index_pending)
+        return RAVEL_OK;
+    tb->index_pending = 0;
+    char hv[RV_TABLE_HANDLE_SIZE];
+    table_put_handle(hv, &tb->pending_h);
+    char sep[64];
+    size_t slen = next && tb->last_len <= sizeof sep
+                      ? table_separator(tb->last_key, tb->last_len, next, nlen,
+                                        sep)
+                      : 0;
+    if (slen)
+        return rv_block_builder_add(&tb->index, sep, slen, hv, sizeof hv);
+    return rv_block_builder_add(&tb->index, tb->last_key, tb->last_len, hv,
+                                sizeof hv);
+}
+
+/* Writes the current data block; its index entry follows with the next
+** key (table_add_pending_index). */
 static int table_cut_block(rv_table_builder *tb)
 {
     if (tb->data.entries == 0)
@@ -149,19 +200,15 @@ static int table_cut_block(rv_table_builder *tb)
     size_t len;
     int type;
     struct rv_table_handle h;
-    char hv[RV_TABLE_HANDLE_SIZE];
     int rc = rv_block_builder_finish(&tb->data, &contents, &len);
     if (rc == RAVEL_OK)
         rc = table_compress_block(tb, &contents, &len, &type);
     if (rc == RAVEL_OK)
         rc = table_write_block(tb, contents, len, type, &h);
-    if (rc == RAVEL_OK) {
-        table_put_handle(hv, &h);
-        rc = rv_block_builder_add(&tb->index, tb->last_key, tb->last_len, hv,
-                                  sizeof hv);
-    }
     if (rc)
         return tb->status = rc;
+    tb->index_pending = 1;
+    tb->pending_h = h;
     tb->props.data_size += len + RV_TABLE_BLOCK_TRAILER;
     tb->props.data_blocks++;
     rv_block_builder_reset(&tb->data);
@@ -214,7 +261,9 @@ int rv_table_builder_add(rv_table_builder *tb, const char *ikey, size_t klen,
     if (klen < RV_TAG_SIZE)
         return tb->status = rv_error(RAVEL_INVALID, "%s: internal key of %zu "
                                      "bytes", tb->path, klen);
-    int rc = rv_block_builder_add(&tb->data, ikey, klen, val, vlen);
+    int rc = table_add_pending_index(tb, ikey, klen);
+    if (rc == RAVEL_OK)
+        rc = rv_block_builder_add(&tb->data, ikey, klen, val, vlen);
     if (rc == RAVEL_OK && tb->o.bloom_bits_per_key > 0)
         rc = rv_bloom_add(&tb->bloom, ikey, klen - RV_TAG_SIZE);
     if (rc == RAVEL_OK && klen > tb->last_cap) {
@@ -341,6 +390,9 @@ int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
     size_t len;
     if (tb->status || table_cut_block(tb))
         return tb->status;
+    int pending = table_add_pending_index(tb, NULL, 0);
+    if (pending)
+        return tb->status = pending;
     tb->props.creation_time = (uint64_t)time(NULL);
     if (tb->props.entries == 0)
         tb->props.smallest_seq = 0;
