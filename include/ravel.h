@@ -136,7 +136,7 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** that does not parse or is out of range is RAVEL_INVALID with a message
 ** naming it (and, for a name close to a known one, "did you mean ...?").
 ** RocksDB options for features ravel has not built yet
-** (level0_slowdown_writes_trigger, paranoid_checks, ...) are RAVEL_INVALID
+** (max_subcompactions, paranoid_checks, ...) are RAVEL_INVALID
 ** with a message saying so, so that nobody believes a setting took effect.
 **
 **   create_if_missing=false     create the directory/database if absent
