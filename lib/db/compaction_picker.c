@@ -187,7 +187,8 @@ static int picker_add(struct rv_file ***list, int *n, struct rv_file *f)
     return 0;
 }
 
-/* Sets C's key range to cover INPUTS[0] and INPUTS[1]. */
+/* Sets C's key range to cover INPUTS[0] and INPUTS[1] (replacing the
+** one it had). */
 static int picker_set_range(struct rv_compaction *c)
 {
     const char *s = NULL, *l = NULL;
@@ -207,6 +208,8 @@ static int picker_set_range(struct rv_compaction *c)
                 ll = b;
             }
         }
+    free(c->smallest);
+    free(c->largest);
     c->smallest = malloc(sl ? sl : 1);
     c->largest = malloc(ll ? ll : 1);
     if (!c->smallest || !c->largest)
@@ -285,9 +288,6 @@ static int picker_complete(struct rv_compaction *c, struct rv_files *fs,
             if (picker_add(&c->inputs[1], &c->n_inputs[1], f))
                 return -1;
         }
-        free(c->smallest);
-        free(c->largest);
-        c->smallest = c->largest = NULL;
         if (picker_set_range(c))
             return -1;
     }
@@ -503,6 +503,18 @@ struct rv_compaction *rv_compaction_pick(const struct ravel_options *o,
     return NULL;
 }
 
+/* Adds F to C's inputs of its level, unless it is one already: 0, 1 if F
+** is being compacted, -1 on OOM. */
+static int picker_take(struct rv_compaction *c, struct rv_file *f)
+{
+    for (int k = 0; k < c->n_inputs[0]; k++)
+        if (c->inputs[0][k] == f)
+            return 0;
+    if (f->compacting)
+        return 1;
+    return picker_add(&c->inputs[0], &c->n_inputs[0], f);
+}
+
 struct rv_compaction *
 rv_compaction_pick_range(const struct ravel_options *o, struct rv_files *fs,
                          const struct rv_compaction *running, int level,
@@ -510,72 +522,36 @@ rv_compaction_pick_range(const struct ravel_options *o, struct rv_files *fs,
                          const char *end, size_t elen, uint64_t min_number,
                          int allow_move, int *busy)
 {
-    *busy = 0;
-    struct rv_compaction *c = NULL;
-    for (int i = 0; i < fs->n[level]; i++) {
+    struct rv_compaction *c = picker_new(o, fs, level, output_level);
+    int rc = c ? 0 : -1;
+    for (int i = 0; rc == 0 && i < fs->n[level]; i++) {
         struct rv_file *f = fs->level[level][i];
-        if (f->meta.number >= min_number ||
-            !picker_file_overlaps(f, begin, blen, end, elen))
-            continue;
-        if (f->compacting) {
-            *busy = 1;
-            rv_compaction_release(c);
-            return NULL;
-        }
-        if (!c)
-            c = picker_new(o, fs, level, output_level);
-        if (!c || picker_add(&c->inputs[0], &c->n_inputs[0], f)) {
-            *busy = -1;
-            rv_compaction_release(c);
-            return NULL;
-        }
+        if (f->meta.number < min_number &&
+            picker_file_overlaps(f, begin, blen, end, elen))
+            rc = picker_take(c, f);
     }
-    if (!c)
+    if (rc == 0 && c->n_inputs[0] == 0) {
+        rv_compaction_release(c); /* nothing of the range here */
+        *busy = 0;
         return NULL;
-    if (level == 0) {
-        /* with every level 0 file overlapping them, until none is left
-        ** out: no older version of a key may stay behind in level 0 */
-        int grew = 1;
-        while (grew) {
-            grew = 0;
-            free(c->smallest);
-            free(c->largest);
-            c->smallest = c->largest = NULL;
-            if (picker_set_range(c)) {
-                *busy = -1;
-                rv_compaction_release(c);
-                return NULL;
-            }
-            for (int i = 0; i < fs->n[0]; i++) {
-                struct rv_file *f = fs->level[0][i];
-                int have = 0;
-                for (int k = 0; k < c->n_inputs[0]; k++)
-                    have |= c->inputs[0][k] == f;
-                if (have || !picker_file_overlaps(f, c->smallest,
-                                                  c->smallest_len, c->largest,
-                                                  c->largest_len))
-                    continue;
-                if (f->compacting) {
-                    *busy = 1;
-                    rv_compaction_release(c);
-                    return NULL;
-                }
-                if (picker_add(&c->inputs[0], &c->n_inputs[0], f)) {
-                    *busy = -1;
-                    rv_compaction_release(c);
-                    return NULL;
-                }
-                grew = 1;
-            }
-        }
-        free(c->smallest);
-        free(c->largest);
-        c->smallest = c->largest = NULL;
     }
-    int rc = picker_complete(c, fs, running);
+    /* level 0: with every file overlapping the chosen ones, until none is
+    ** left out: no older version of a key may stay behind in level 0 */
+    for (int grew = level == 0; rc == 0 && grew;) {
+        int before = c->n_inputs[0];
+        rc = picker_set_range(c);
+        for (int i = 0; rc == 0 && i < fs->n[0]; i++)
+            if (picker_file_overlaps(fs->level[0][i], c->smallest,
+                                     c->smallest_len, c->largest,
+                                     c->largest_len))
+                rc = picker_take(c, fs->level[0][i]);
+        grew = c->n_inputs[0] > before;
+    }
+    if (rc == 0)
+        rc = picker_complete(c, fs, running);
+    *busy = rc;
     if (rc != 0) {
-        *busy = rc;
-        rv_compaction_release(c);
+        rv_compaction_release(c); /* marks nothing it did not set */
         return NULL;
     }
     if (allow_move)

@@ -27,15 +27,14 @@
 #include "util/filename.h"
 #include "util/lockfile.h"
 #include "util/log.h"
+#include "util/futex.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *ravel_libversion(void)
@@ -111,8 +110,7 @@ void rv_db_leave(ravel_db *db)
     uint32_t old = atomic_fetch_sub_explicit(&db->gate, 1,
                                              memory_order_release);
     if (old == (DB_GATE_CLOSING | 1))
-        syscall(SYS_futex, (uint32_t *)&db->gate, FUTEX_WAKE_PRIVATE,
-                INT_MAX, NULL, NULL, 0);
+        rv_futex_wake_all(&db->gate);
 }
 
 #ifdef RAVEL_TEST_HOOKS
@@ -143,8 +141,7 @@ static int db_gate_close(ravel_db *db)
                         "already being closed by another thread");
     v |= DB_GATE_CLOSING;
     while (v != DB_GATE_CLOSING) {
-        syscall(SYS_futex, (uint32_t *)&db->gate, FUTEX_WAIT_PRIVATE, v,
-                NULL, NULL, 0);
+        rv_futex_wait(&db->gate, v, NULL);
         /* acquire: pairs with rv_db_leave's release */
         v = atomic_load_explicit(&db->gate, memory_order_acquire);
     }

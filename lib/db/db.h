@@ -29,7 +29,7 @@
 #include "db/table_cache.h"
 #include "db/version.h"
 #include "db/visibility.h"
-#include "db/write_controller.h"
+#include "util/write_controller.h"
 #include "db/write_group.h"
 #include "memtable/memtable.h"
 #include "util/options.h"
@@ -280,18 +280,20 @@ RAVEL_PRIVATE void rv_write_stall_update_locked(ravel_db *db);
 
 /* Admits a write group of BYTES whose last member is LAST
 ** (write_stall.c): waits as the write controller says, or returns
-** RAVEL_BUSY for NO_SLOWDOWN; RAVEL_READONLY (message set) if writes stop
-** meanwhile.  Before waiting, fails the RAVEL_NO_SLOWDOWN writers queued
-** behind LAST (rv_write_stall_fail_no_slowdown). */
+** RAVEL_BUSY (no message: the writers refused report it) for
+** NO_SLOWDOWN; RAVEL_READONLY (message set) if writes stop meanwhile.
+** Before waiting, fails the RAVEL_NO_SLOWDOWN writers queued behind LAST
+** (rv_write_stall_fail_no_slowdown). */
 RAVEL_PRIVATE int rv_write_stall_admit(ravel_db *db, uint64_t bytes,
                                        int no_slowdown,
                                        struct rv_writer *last);
 RAVEL_PRIVATE void rv_write_stall_fail_no_slowdown(ravel_db *db,
                                                    struct rv_writer *last);
 
-/* 1 if a RAVEL_NO_SLOWDOWN write arriving now would be held: it is then
-** refused before it queues. */
-RAVEL_PRIVATE int rv_write_stall_blocks_no_slowdown(ravel_db *db);
+/* 1 if the write controller holds writes back now (a slowdown or a stop;
+** one relaxed load, a hint): a group is admitted only then, and a
+** RAVEL_NO_SLOWDOWN write is refused before it queues. */
+RAVEL_PRIVATE int rv_write_stall_active(ravel_db *db);
 
 /* Text of the compaction properties (compaction_stats.c), malloc'd or
 ** NULL on OOM: ravel.levelstats, the compaction and write-controller

@@ -131,11 +131,8 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown,
         atomic_fetch_add_explicit(&db->stat_stop_micros[RV_CAUSE_MEMTABLES],
                                   took, memory_order_relaxed);
     }
-    if (rc == RAVEL_BUSY) /* counted by the writers refused */
-        return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): "
-                        "%s has max_write_buffer_number=%d memtables full, "
-                        "waiting for a flush", db->dir,
-                        db->options.max_write_buffer_number);
+    if (rc == RAVEL_BUSY) /* each writer refused reports it (write_busy) */
+        return RAVEL_BUSY;
     return rc == RAVEL_OK ? RAVEL_OK : write_refusal(db);
 }
 
@@ -263,7 +260,7 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     ** (a group without any -- ravel_flush's request, empty batches --
     ** writes nothing it could hold back) */
     int no_slowdown = g->leader->flags & RAVEL_NO_SLOWDOWN;
-    int rc = write_group_has_entries(g)
+    int rc = rv_write_stall_active(db) && write_group_has_entries(g)
                  ? rv_write_stall_admit(db, g->bytes, no_slowdown, g->last)
                  : RAVEL_OK;
     rv_memtable *mem = rv_db_active_memtable(db);
@@ -470,7 +467,8 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 {
     if (rv_stop_code(&db->stop))
         return write_refusal(db);
-    if ((flags & RAVEL_NO_SLOWDOWN) && rv_write_stall_blocks_no_slowdown(db))
+    /* refused before it queues: none waits behind a stalled leader */
+    if ((flags & RAVEL_NO_SLOWDOWN) && rv_write_stall_active(db))
         return write_busy(db);
 
     struct rv_writer w;

@@ -52,9 +52,9 @@ static int level_iter_open(struct level_iter *it, int at)
     return 1;
 }
 
-/* From the current position forward: while the current file is done,
-** the next file's first entry. */
-static void level_iter_skip_forward(struct level_iter *it)
+/* While the current file is done, the next file's first entry (STEP 1)
+** or the previous file's last (STEP -1). */
+static void level_iter_skip(struct level_iter *it, int step)
 {
     while (it->cur && !it->cur->ops->valid(it->cur)) {
         if (it->cur->ops->status(it->cur)) {
@@ -62,23 +62,12 @@ static void level_iter_skip_forward(struct level_iter *it)
             level_iter_close_file(it);
             return;
         }
-        if (!level_iter_open(it, it->at + 1))
+        if (!level_iter_open(it, it->at + step))
             return;
-        it->cur->ops->seek_to_first(it->cur);
-    }
-}
-
-static void level_iter_skip_backward(struct level_iter *it)
-{
-    while (it->cur && !it->cur->ops->valid(it->cur)) {
-        if (it->cur->ops->status(it->cur)) {
-            it->status = it->cur->ops->status(it->cur);
-            level_iter_close_file(it);
-            return;
-        }
-        if (!level_iter_open(it, it->at - 1))
-            return;
-        it->cur->ops->seek_to_last(it->cur);
+        if (step > 0)
+            it->cur->ops->seek_to_first(it->cur);
+        else
+            it->cur->ops->seek_to_last(it->cur);
     }
 }
 
@@ -94,7 +83,7 @@ static void level_iter_seek_to_first(struct rv_iter *base)
     if (!level_iter_open(it, 0))
         return;
     it->cur->ops->seek_to_first(it->cur);
-    level_iter_skip_forward(it);
+    level_iter_skip(it, 1);
 }
 
 static void level_iter_seek_to_last(struct rv_iter *base)
@@ -103,7 +92,7 @@ static void level_iter_seek_to_last(struct rv_iter *base)
     if (!level_iter_open(it, it->n - 1))
         return;
     it->cur->ops->seek_to_last(it->cur);
-    level_iter_skip_backward(it);
+    level_iter_skip(it, -1);
 }
 
 static void level_iter_seek(struct rv_iter *base, const char *target,
@@ -123,7 +112,7 @@ static void level_iter_seek(struct rv_iter *base, const char *target,
     if (!level_iter_open(it, lo))
         return;
     it->cur->ops->seek(it->cur, target, tlen);
-    level_iter_skip_forward(it);
+    level_iter_skip(it, 1);
 }
 
 static void level_iter_seek_for_prev(struct rv_iter *base, const char *target,
@@ -143,21 +132,21 @@ static void level_iter_seek_for_prev(struct rv_iter *base, const char *target,
     if (!level_iter_open(it, lo - 1))
         return;
     it->cur->ops->seek_for_prev(it->cur, target, tlen);
-    level_iter_skip_backward(it);
+    level_iter_skip(it, -1);
 }
 
 static void level_iter_next(struct rv_iter *base)
 {
     struct level_iter *it = (struct level_iter *)base;
     it->cur->ops->next(it->cur);
-    level_iter_skip_forward(it);
+    level_iter_skip(it, 1);
 }
 
 static void level_iter_prev(struct rv_iter *base)
 {
     struct level_iter *it = (struct level_iter *)base;
     it->cur->ops->prev(it->cur);
-    level_iter_skip_backward(it);
+    level_iter_skip(it, -1);
 }
 
 static const char *level_iter_key(const struct rv_iter *base, size_t *len)

@@ -7,12 +7,11 @@
 ** waking sleepers, happens outside it.
 */
 #include "db/write_group.h"
+#include "util/futex.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Spins before sleeping.  Short: on a 2-core machine with dozens of
@@ -32,18 +31,6 @@ static void group_cpu_relax(void)
 #endif
 }
 
-static void group_futex_wait(_Atomic uint32_t *word, uint32_t expected)
-{
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL,
-            NULL, 0);
-}
-
-static void group_futex_wake(_Atomic uint32_t *word)
-{
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
-            NULL, 0);
-}
-
 /* Moves W to STATE, waking it if it sleeps.  W may return (and its stack
 ** vanish) as soon as the store lands: the caller must not touch W after. */
 static void group_set_state(struct rv_writer *w, uint32_t state)
@@ -53,7 +40,7 @@ static void group_set_state(struct rv_writer *w, uint32_t state)
     uint32_t old = atomic_exchange_explicit(&w->state, state,
                                             memory_order_acq_rel);
     if (old == RV_WRITER_SLEEPING)
-        group_futex_wake(&w->state);
+        rv_futex_wake_all(&w->state);
 }
 
 /* Waits until W's state is at least MIN (states only move forward, except
@@ -67,7 +54,7 @@ static uint32_t group_await(struct rv_writer *w, uint32_t min)
         if (s >= min)
             return s;
         if (s == RV_WRITER_SLEEPING) {
-            group_futex_wait(&w->state, RV_WRITER_SLEEPING);
+            rv_futex_wait(&w->state, RV_WRITER_SLEEPING, NULL);
             continue;
         }
         if (spins < GROUP_SPIN_LIMIT) {
@@ -209,24 +196,30 @@ static void group_pass_leadership(struct rv_write_queue *q,
         group_set_state(next_leader, RV_WRITER_LEADER);
 }
 
-void rv_write_group_complete(struct rv_write_queue *q,
-                             struct rv_write_group *g, struct rv_writer *self)
+/* Hands Q's leadership on, then moves every member of G but SELF to
+** STATE.  A member moved may return, or join another queue (overwriting
+** its next link), at once: each link is read before its writer moves. */
+static void group_hand_off(struct rv_write_queue *q, struct rv_write_group *g,
+                           struct rv_writer *self, uint32_t state)
 {
-    struct rv_writer *first = g->leader;
+    struct rv_writer *w = g->leader;
     struct rv_writer *last = g->last;
-
     /* The next group may start at once. */
     group_pass_leadership(q, g);
-
-    struct rv_writer *w = first;
     for (;;) {
         struct rv_writer *next = w == last ? NULL : w->next;
         if (w != self)
-            group_set_state(w, RV_WRITER_DONE);
+            group_set_state(w, state);
         if (!next)
             break;
         w = next;
     }
+}
+
+void rv_write_group_complete(struct rv_write_queue *q,
+                             struct rv_write_group *g, struct rv_writer *self)
+{
+    group_hand_off(q, g, self, RV_WRITER_DONE);
     /* SELF may be in the middle of the list: its own state is set last,
     ** so the group (possibly on the leader's stack) outlives our use. */
     atomic_store_explicit(&self->state, RV_WRITER_DONE, memory_order_relaxed);
@@ -276,20 +269,7 @@ int rv_write_queue_waiting(struct rv_write_queue *q)
 void rv_write_group_release(struct rv_write_queue *q,
                             struct rv_write_group *g, struct rv_writer *self)
 {
-    struct rv_writer *first = g->leader;
-    struct rv_writer *last = g->last;
-    group_pass_leadership(q, g);
-    /* A member released may join another queue at once (overwriting its
-    ** next link): read the link before releasing it. */
-    struct rv_writer *w = first;
-    for (;;) {
-        struct rv_writer *next = w == last ? NULL : w->next;
-        if (w != self)
-            group_set_state(w, RV_WRITER_INSERT);
-        if (!next)
-            break;
-        w = next;
-    }
+    group_hand_off(q, g, self, RV_WRITER_INSERT);
 }
 
 void rv_writer_set_done(struct rv_writer *w)

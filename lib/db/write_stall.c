@@ -208,7 +208,7 @@ void rv_write_stall_fail_no_slowdown(ravel_db *db, struct rv_writer *last)
         rv_wal_inbound(db->wal, -sync);
 }
 
-int rv_write_stall_blocks_no_slowdown(ravel_db *db)
+int rv_write_stall_active(ravel_db *db)
 {
     return db->wc_member.wc &&
            rv_wc_enforced_hint(&db->wc_member) != RV_WC_NONE;
@@ -227,14 +227,8 @@ int rv_write_stall_admit(ravel_db *db, uint64_t bytes, int no_slowdown,
     else if (w.state == RV_WC_DELAY)
         atomic_fetch_add_explicit(&db->stat_delay_micros[w.cause], w.micros,
                                   memory_order_relaxed);
-    if (rc == RAVEL_BUSY) /* counted by the writers refused */
-        return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): "
-                        "writes to %s are %s by the write controller "
-                        "(cause: %s)", db->dir,
-                        w.state == RV_WC_STOP ? "stopped" : "slowed down",
-                        rv_stall_cause_name(w.cause));
     if (rc == RAVEL_READONLY)
         return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s "
                              "refuses writes until reopened", db->dir);
-    return rc;
+    return rc; /* RAVEL_BUSY: each writer refused reports it */
 }

@@ -25,12 +25,11 @@
 #include "db/dbformat.h"
 #include "util/error.h"
 #include "util/fault.h"
+#include "util/futex.h"
 
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdint.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,18 +131,6 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
 
 /* ------------------------------------------------ counting inserts */
 
-static void unordered_futex_wait(_Atomic uint32_t *word, uint32_t expected)
-{
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL,
-            NULL, 0);
-}
-
-static void unordered_futex_wake(_Atomic uint32_t *word)
-{
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
-            NULL, 0);
-}
-
 void rv_write_wait_for_inserts(ravel_db *db)
 {
     uint32_t n = atomic_load(&db->pending_inserts);
@@ -153,7 +140,7 @@ void rv_write_wait_for_inserts(ravel_db *db)
                               memory_order_relaxed);
     atomic_store(&db->switch_waiting, 1);
     while ((n = atomic_load(&db->pending_inserts)) != 0)
-        unordered_futex_wait(&db->pending_inserts, n);
+        rv_futex_wait(&db->pending_inserts, n, NULL);
     atomic_store(&db->switch_waiting, 0);
 }
 
@@ -162,7 +149,7 @@ static void unordered_insert_done(ravel_db *db)
 {
     if (atomic_fetch_sub(&db->pending_inserts, 1) == 1 &&
         atomic_load(&db->switch_waiting))
-        unordered_futex_wake(&db->pending_inserts);
+        rv_futex_wake_all(&db->pending_inserts);
 }
 
 /* ---------------------------------------------------- the release */

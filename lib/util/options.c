@@ -19,7 +19,7 @@
 */
 #include "util/options.h"
 #include "util/cache.h"
-#include "db/write_controller.h"
+#include "util/write_controller.h"
 #include "db/version_edit.h"
 #include "util/error.h"
 

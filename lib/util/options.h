@@ -96,7 +96,7 @@ struct ravel_options {
     int disable_auto_compactions;        /* false */
     enum rv_compaction_pri compaction_pri; /* min_overlapping_ratio */
 
-    /* The write controller (db/write_controller.h). */
+    /* The write controller (util/write_controller.h). */
     int level0_slowdown_writes_trigger;  /* 20 */
     int level0_stop_writes_trigger;      /* 36 */
     uint64_t soft_pending_compaction_bytes_limit; /* 64 GiB; 0: none */

@@ -7,13 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* vasprintf into a new string; NULL on OOM. */
+static char *text_vformat(const char *fmt, va_list ap)
+{
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    return s;
+}
+
 char *rv_text_format(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
+    char *s = text_vformat(fmt, ap);
     va_end(ap);
     return s;
 }
@@ -24,9 +31,7 @@ void rv_text_append(char **text, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    char *add = NULL;
-    if (vasprintf(&add, fmt, ap) < 0)
-        add = NULL;
+    char *add = text_vformat(fmt, ap);
     va_end(ap);
     char *joined = add ? rv_text_format("%s%s", *text, add) : NULL;
     free(add);

@@ -60,6 +60,7 @@
 #include "util/sync_journal.h"
 #include "util/stop.h"
 #include "wal/wal_format.h"
+#include "util/futex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,10 +70,8 @@
 #include <string.h>
 #include <poll.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -194,16 +193,14 @@ static void wal_sync_wake_locked(rv_wal *w)
     atomic_store_explicit(&w->synced_atomic, w->synced, memory_order_release);
     /* release: a waiter that sees the new generation sees synced/failed */
     atomic_fetch_add_explicit(&w->sync_gen, 1, memory_order_release);
-    syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAKE_PRIVATE, INT_MAX,
-            NULL, NULL, 0);
+    rv_futex_wake_all(&w->sync_gen);
 }
 
 /* Like wal_sync_sleep, for at most NS nanoseconds. */
 static void wal_sync_sleep_for(rv_wal *w, uint32_t gen, long ns)
 {
     struct timespec ts = {.tv_sec = 0, .tv_nsec = ns};
-    syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAIT_PRIVATE, gen,
-            &ts, NULL, 0);
+    rv_futex_wait(&w->sync_gen, gen, &ts);
 }
 
 /* Sleeps until the generation moves past GEN (read before the caller
@@ -211,8 +208,7 @@ static void wal_sync_sleep_for(rv_wal *w, uint32_t gen, long ns)
 ** and returns with sync_mu released. */
 static void wal_sync_sleep(rv_wal *w, uint32_t gen)
 {
-    syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAIT_PRIVATE, gen,
-            NULL, NULL, 0);
+    rv_futex_wait(&w->sync_gen, gen, NULL);
 }
 
 /* ------------------------------------------------------------- failures */
@@ -576,8 +572,7 @@ void rv_wal_inbound(rv_wal *w, int delta)
     if (delta < 0 && now <= 0 &&
         atomic_load_explicit(&w->gathering, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&w->sync_gen, 1, memory_order_release);
-        syscall(SYS_futex, (uint32_t *)&w->sync_gen, FUTEX_WAKE_PRIVATE,
-                INT_MAX, NULL, NULL, 0);
+        rv_futex_wake_all(&w->sync_gen);
     }
 }
 

@@ -1,5 +1,5 @@
 /*
-** test_write_controller.c -- the write controller (db/write_controller.h)
+** test_write_controller.c -- the write controller (util/write_controller.h)
 ** on its own: the most restrictive requirement of its members is enforced,
 ** a detached member's requirement goes with it, RAVEL_BUSY for writes
 ** that must not wait, a stop holds writers until it clears, and leaders of
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db/write_controller.h"
+#include "util/write_controller.h"
 
 static struct ravel_write_controller *wc_new(uint64_t rate)
 {

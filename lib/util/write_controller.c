@@ -3,7 +3,7 @@
 ** members' requirements, the one enforced, and the queue of leaders it
 ** admits in arrival order through a token bucket.
 */
-#include "db/write_controller.h"
+#include "util/write_controller.h"
 #include "util/error.h"
 #include "util/clock.h"
 
