@@ -9,6 +9,8 @@
 **              checksum:fixed64            XXH3_64 of the first 32 bytes
 **   record  := checksum:fixed64  length:fixed32  type:u8  zero:u8[3]
 **              payload[length]  zero padding to a multiple of 8 bytes
+** and version 3 (wal_format.h): a 48-byte header with the block size,
+** records tagged with the segment number's low 24 bits, skip records.
 **
 ** Owns: only the bytes.  Writing them (wal_writer.c) and judging what was
 ** read back (wal_reader.c) live elsewhere.  A record's checksum is seeded
@@ -35,10 +37,38 @@ void rv_wal_encode_segment_header(char *dst, uint64_t number,
     rv_put_fixed64(dst + 32, XXH3_64bits(dst, 32));
 }
 
+void rv_wal_encode_v3_header(char *dst, uint64_t number, uint64_t prev_end,
+                             uint32_t block_size)
+{
+    rv_put_fixed64(dst, RV_WAL_MAGIC);
+    rv_put_fixed32(dst + 8, RV_WAL_DIRECT_VERSION);
+    rv_put_fixed32(dst + 12, RV_WAL_V3_HEADER_SIZE);
+    rv_put_fixed64(dst + 16, number);
+    rv_put_fixed64(dst + 24, prev_end);
+    rv_put_fixed32(dst + 32, block_size);
+    rv_put_fixed32(dst + 36, 0);
+    rv_put_fixed64(dst + 40, XXH3_64bits(dst, 40));
+}
+
 void rv_wal_encode_seal(char *dst, uint64_t segment_number, uint64_t offset)
 {
     rv_put_fixed64(dst + RV_WAL_RECORD_HEADER_SIZE, offset);
     rv_wal_seal_record(dst, segment_number, RV_WAL_SEAL, RV_WAL_SEAL_PAYLOAD);
+}
+
+void rv_wal_encode_v3_seal(char *dst, uint64_t segment_number,
+                           uint64_t offset)
+{
+    rv_put_fixed64(dst + RV_WAL_RECORD_HEADER_SIZE, offset);
+    rv_wal_seal_tagged(dst, segment_number, rv_wal_tag(segment_number),
+                       RV_WAL_SEAL, RV_WAL_SEAL_PAYLOAD);
+}
+
+void rv_wal_encode_skip(char *dst, uint64_t segment_number, uint64_t data_end)
+{
+    rv_put_fixed64(dst + RV_WAL_RECORD_HEADER_SIZE, data_end);
+    rv_wal_seal_tagged(dst, segment_number, rv_wal_tag(segment_number),
+                       RV_WAL_SKIP, RV_WAL_SKIP_PAYLOAD);
 }
 
 uint64_t rv_wal_record_checksum(uint64_t segment_number, const char *hdr,
@@ -61,10 +91,18 @@ uint64_t rv_wal_record_checksum(uint64_t segment_number, const char *hdr,
 size_t rv_wal_seal_record(char *dst, uint64_t segment_number, int type,
                           size_t len)
 {
+    return rv_wal_seal_tagged(dst, segment_number, 0, type, len);
+}
+
+size_t rv_wal_seal_tagged(char *dst, uint64_t segment_number, uint32_t tag,
+                          int type, size_t len)
+{
     size_t size = rv_wal_record_size(len);
     rv_put_fixed32(dst + 8, (uint32_t)len);
     dst[12] = (char)type;
-    dst[13] = dst[14] = dst[15] = 0;
+    dst[13] = (char)(tag & 0xff);
+    dst[14] = (char)((tag >> 8) & 0xff);
+    dst[15] = (char)((tag >> 16) & 0xff);
     memset(dst + RV_WAL_RECORD_HEADER_SIZE + len, 0,
            size - RV_WAL_RECORD_HEADER_SIZE - len);
     rv_put_fixed64(dst, rv_wal_record_checksum(segment_number, dst,

@@ -96,7 +96,10 @@ struct wal_segment {
     const char *data;  /* the mapped file; NULL when it is empty */
     size_t size;
     int is_last;
-    size_t header_size;/* 40 (version 2) or 32 (version 1) */
+    size_t header_size;/* 48 (version 3), 40 (version 2), 32 (version 1) */
+    int version;       /* the header's version, once checked */
+    uint32_t tag;      /* version 3: what its records' tag bytes hold */
+    uint32_t block;    /* version 3: the block size it was written in */
     uint64_t prev_end; /* version 2: where the predecessor's data ended */
     int sealed;        /* the segment ends with a seal record */
     int after_seal;    /* the walk has passed the seal: only zeros may
@@ -243,13 +246,20 @@ static int wal_reader_cut(struct wal_replay *r, struct wal_segment *s)
 
 /* ---------------------------------------------------------- classifying */
 
+/* Whether the record header H carries the tag records of S carry (zero
+** bytes before version 3). */
+static int wal_reader_tag_ok(const struct wal_segment *s, const char *h)
+{
+    return rv_wal_record_tag(h) == (s->version == 3 ? s->tag : 0);
+}
+
 /* 1 if a record whose checksum verifies starts at OFF. */
 static int wal_reader_verifies(const struct wal_segment *s, size_t off)
 {
     if (off > s->size || s->size - off < RV_WAL_RECORD_HEADER_SIZE)
         return 0;
     const char *h = s->data + off;
-    if (h[12] == 0 || h[13] || h[14] || h[15])
+    if (h[12] == 0 || !wal_reader_tag_ok(s, h))
         return 0; /* cheap filter: zeros and junk rarely get this far */
     uint32_t len = rv_get_fixed32(h + 8);
     if (len > s->size - off - RV_WAL_RECORD_HEADER_SIZE)
@@ -289,10 +299,14 @@ static void wal_reader_classify(const struct wal_segment *s,
     pb->kind = WAL_TORN;
 }
 
-/* Which header layout verifies at the start of S: 2, 1, or 0 if none. */
+/* Which header layout verifies at the start of S: 3, 2, 1, or 0 if
+** none. */
 static int wal_reader_header_layout(const struct wal_segment *s)
 {
     const char *h = s->data;
+    if (s->size >= RV_WAL_V3_HEADER_SIZE &&
+        rv_get_fixed64(h + 40) == XXH3_64bits(h, 40))
+        return 3;
     if (s->size >= RV_WAL_HEADER_SIZE &&
         rv_get_fixed64(h + 32) == XXH3_64bits(h, 32))
         return 2;
@@ -300,6 +314,11 @@ static int wal_reader_header_layout(const struct wal_segment *s)
         rv_get_fixed64(h + 24) == XXH3_64bits(h, 24))
         return 1;
     return 0;
+}
+
+static int wal_reader_block_ok(uint32_t block)
+{
+    return block >= 512 && block <= 65536 && (block & (block - 1)) == 0;
 }
 
 /* 1 if the segment header is good (setting s->header_size, s->prev_end);
@@ -322,8 +341,9 @@ static int wal_reader_check_header(struct wal_segment *s,
         return 0;
     }
     /* The checksum verified: whatever is wrong now was written so. */
-    size_t expect_size = layout == 2 ? RV_WAL_HEADER_SIZE
-                                     : RV_WAL_V1_HEADER_SIZE;
+    size_t expect_size = layout == 3   ? RV_WAL_V3_HEADER_SIZE
+                         : layout == 2 ? RV_WAL_HEADER_SIZE
+                                       : RV_WAL_V1_HEADER_SIZE;
     uint64_t magic = rv_get_fixed64(h);
     uint32_t version = rv_get_fixed32(h + 8);
     uint32_t hsize = rv_get_fixed32(h + 12);
@@ -333,8 +353,8 @@ static int wal_reader_check_header(struct wal_segment *s,
                        "(not a ravel WAL segment)", (unsigned long long)magic);
     else if (version != (uint32_t)layout)
         wal_reader_why(pb, 0, expect_size, "unsupported WAL version %u (this "
-                       "ravel reads versions 1 and %d)", version,
-                       RV_WAL_VERSION);
+                       "ravel reads versions 1 to %d)", version,
+                       RV_WAL_DIRECT_VERSION);
     else if (hsize != expect_size)
         wal_reader_why(pb, 0, expect_size, "bad segment header size %u "
                        "(expected %zu)", hsize, expect_size);
@@ -343,9 +363,16 @@ static int wal_reader_check_header(struct wal_segment *s,
                        "but the file name says %llu",
                        (unsigned long long)number,
                        (unsigned long long)s->number);
+    else if (layout == 3 && !wal_reader_block_ok(rv_get_fixed32(h + 32)))
+        wal_reader_why(pb, 0, expect_size, "bad block size %u in a version "
+                       "3 segment header (a power of two from 512 to 64K "
+                       "expected)", rv_get_fixed32(h + 32));
     else {
         s->header_size = expect_size;
-        s->prev_end = layout == 2 ? rv_get_fixed64(h + 24) : 0;
+        s->version = layout;
+        s->prev_end = layout >= 2 ? rv_get_fixed64(h + 24) : 0;
+        s->tag = rv_wal_tag(s->number);
+        s->block = layout == 3 ? rv_get_fixed32(h + 32) : 0;
         return 1;
     }
     pb->in_header = 1;
@@ -383,7 +410,7 @@ static int wal_reader_deliver(struct wal_replay *r,
     uint64_t seq, count;
 
     *bad = 1;
-    if ((unsigned char)h[12] == RV_WAL_SEAL && !h[13] && !h[14] && !h[15]) {
+    if ((unsigned char)h[12] == RV_WAL_SEAL && wal_reader_tag_ok(s, h)) {
         if (len != RV_WAL_SEAL_PAYLOAD ||
             rv_get_fixed64(p) != (uint64_t)off) {
             wal_reader_why(pb, off, extent, "seal record of %u bytes does "
@@ -394,7 +421,13 @@ static int wal_reader_deliver(struct wal_replay *r,
         s->after_seal = 1;
         return 0;
     }
-    if ((unsigned char)h[12] != RV_WAL_BATCH || h[13] || h[14] || h[15]) {
+    if ((unsigned char)h[12] == RV_WAL_SKIP && s->version == 3 &&
+        len == RV_WAL_SKIP_PAYLOAD && rv_get_fixed64(p) == (uint64_t)off &&
+        off % s->block == 0) {
+        *bad = 0; /* the data before it ended right here: nothing skipped */
+        return 0;
+    }
+    if ((unsigned char)h[12] != RV_WAL_BATCH || !wal_reader_tag_ok(s, h)) {
         wal_reader_why(pb, off, extent, "unknown record type %u (reserved "
                        "bytes %02x %02x %02x)", (unsigned char)h[12],
                        (unsigned char)h[13], (unsigned char)h[14],
@@ -430,6 +463,32 @@ static int wal_reader_deliver(struct wal_replay *r,
     return 0;
 }
 
+/* Version 3: whether the data ends at AT -- a zero record header, or at a
+** block boundary a header with another segment's tag (a record of the
+** file's earlier life) -- returning 1 with *OFF = AT, or continues after
+** a skip record at the next block boundary that names AT (returning 1
+** with *OFF past it).  0: a header that belongs here (good or damaged). */
+static int wal_reader_v3_end(const struct wal_segment *s, size_t at,
+                             size_t *off)
+{
+    const char *h = s->data + at;
+    int zero = wal_reader_zero(h, RV_WAL_RECORD_HEADER_SIZE);
+    if (!zero && !(at % s->block == 0 && h[12] != 0 &&
+                   rv_wal_record_tag(h) != s->tag))
+        return 0;
+    *off = at;
+    size_t b = (at + s->block - 1) / s->block * s->block;
+    if (zero && b > at && b <= s->size && s->size - b >= RV_WAL_SKIP_SIZE &&
+        wal_reader_verifies(s, b)) {
+        const char *k = s->data + b;
+        if ((unsigned char)k[12] == RV_WAL_SKIP &&
+            rv_get_fixed32(k + 8) == RV_WAL_SKIP_PAYLOAD &&
+            rv_get_fixed64(k + RV_WAL_RECORD_HEADER_SIZE) == (uint64_t)at)
+            *off = b + RV_WAL_SKIP_SIZE;
+    }
+    return 1;
+}
+
 /* Reads the record at *OFF.  On a good record: delivers it, advances *OFF
 ** and sets *STATUS to 1.  At a clean end: *STATUS = 0.  On a bad record:
 ** *STATUS = -1 and *pb says what and where.  Returns only a callback's
@@ -459,6 +518,9 @@ static int wal_reader_step(struct wal_replay *r, struct wal_segment *s,
         wal_reader_why(pb, at, SIZE_MAX, "record header truncated: %zu of "
                        "%d bytes before the end of the file", avail,
                        RV_WAL_RECORD_HEADER_SIZE);
+    } else if (s->version == 3 && wal_reader_v3_end(s, at, off)) {
+        *status = *off == at ? 0 : 1;
+        return 0;
     } else if (wal_reader_zero(h, RV_WAL_RECORD_HEADER_SIZE)) {
         if (wal_reader_zero(h + RV_WAL_RECORD_HEADER_SIZE,
                             avail - RV_WAL_RECORD_HEADER_SIZE)) {
@@ -712,6 +774,57 @@ static int wal_reader_check_numbers(struct wal_replay *r)
     return RAVEL_OK;
 }
 
+/* Whether the segment file PATH is a spare (wal_format.h): its first
+** RV_WAL_V3_HEADER_SIZE bytes, or all it has if fewer, are zero.  Sets
+** *SIZE to the file's size. */
+static int wal_reader_is_spare(const char *path, uint64_t *size, int *err)
+{
+    char h[RV_WAL_V3_HEADER_SIZE];
+    *err = 0;
+    int fd = rv_open(path, O_RDONLY, 0);
+    if (fd < 0) {
+        *err = errno;
+        return 0;
+    }
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 ? pread(fd, h, sizeof h, 0) : -1;
+    if (n < 0)
+        *err = errno;
+    close(fd);
+    *size = n < 0 ? 0 : (uint64_t)st.st_size;
+    return n >= 0 && wal_reader_zero(h, (size_t)n);
+}
+
+/* Drops the spares at the end of the log from the N segments (deleting
+** them unless READ_ONLY): a spare was never started, so it holds nothing
+** and must not be taken for the log's last segment. */
+static int wal_reader_drop_spares(struct wal_replay *r, int *n)
+{
+    while (*n > 0) {
+        char path[RV_PATH_MAX];
+        uint64_t size;
+        int err, rc = rv_wal_segment_path(path, r->dir, r->numbers[*n - 1]);
+        if (rc)
+            return rc;
+        if (!wal_reader_is_spare(path, &size, &err)) {
+            if (err)
+                return rv_error_errno(RAVEL_IOERR, err, "read %s", path);
+            return RAVEL_OK;
+        }
+        if (!r->read_only) {
+            if (unlink(path) < 0 && errno != ENOENT)
+                return rv_error_errno(RAVEL_IOERR, errno, "unlink the "
+                                      "unused spare segment %s", path);
+            rc = rv_sync_dir(r->dir);
+            if (rc)
+                return rc;
+        }
+        r->result->spares++;
+        (*n)--;
+    }
+    return RAVEL_OK;
+}
+
 int rv_wal_replay(const char *dir, uint64_t first_number,
                   const uint64_t *numbers, int n,
                   enum rv_recovery_mode mode, int read_only,
@@ -735,11 +848,14 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
         .n = n, .mode = mode,
         .read_only = read_only, .fn = fn, .ctx = ctx, .result = result,
     };
-    int rc = wal_reader_check_numbers(&r);
+    int rc = wal_reader_drop_spares(&r, &n);
+    r.n = n;
+    if (rc == RAVEL_OK)
+        rc = wal_reader_check_numbers(&r);
     for (int i = 0; i < n && !r.stop && rc == RAVEL_OK; i++) {
         struct wal_segment s = {
             .number = numbers[i], .is_last = i == n - 1, .cut = WAL_NO_CUT,
-            .header_size = RV_WAL_HEADER_SIZE,
+            .header_size = RV_WAL_HEADER_SIZE, .version = 2,
         };
         rc = rv_wal_segment_path(s.path, dir, s.number);
         if (!rc)

@@ -47,6 +47,9 @@ struct rv_wal_replay_result {
     uint64_t records_dropped;/* skipped, or cut away with a tail */
     uint64_t bytes_truncated;/* tail bytes cut off */
     uint64_t holes;          /* holes passed over (skip mode only) */
+    uint64_t spares;         /* spare segments at the end, never started
+                             ** (wal_format.h): ignored, deleted unless
+                             ** read-only */
     uint64_t highest_segment;/* highest segment number listed (0 if none) */
     uint64_t last_segment;   /* the last segment kept (0 if none): the next
                              ** one must be last_segment + 1 ... */

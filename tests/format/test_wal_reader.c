@@ -277,6 +277,22 @@ static void expect_skip(struct layout *L, const uint64_t *seqs, int n,
         o->size[i] = L->size[i];
 }
 
+/* MODE keeps SEQS and deletes segment SEG, a spare (wal_format.h: its
+** header is all zeros), without counting it as damage. */
+static void expect_spare(struct layout *L, int mode, const uint64_t *seqs,
+                         int n, int seg)
+{
+    struct outcome *o = &L->out[mode];
+    memset(o, 0, sizeof *o);
+    o->rc = RAVEL_OK;
+    o->nseq = n;
+    if (n)
+        memcpy(o->seqs, seqs, sizeof *seqs * (size_t)n);
+    for (int i = 0; i < L->nseg; i++)
+        o->size[i] = L->size[i];
+    o->size[seg] = -1;
+}
+
 #define TOL RV_RECOVERY_TOLERATE_CORRUPTED_TAIL
 #define ABS RV_RECOVERY_ABSOLUTE_CONSISTENCY
 #define PIT RV_RECOVERY_POINT_IN_TIME
@@ -562,8 +578,7 @@ static void build_bad_header_number(struct layout *L)
 }
 
 /* The last segment is shorter than its header: a crash right after it
-** was created.  Same for a zero-length one and a preallocated one whose
-** header was never written. */
+** was created, or a header half written. */
 static void build_torn_segment_header(struct layout *L, size_t keep,
                                       size_t zeros)
 {
@@ -589,14 +604,34 @@ static void build_header_cut(struct layout *L)
     build_torn_segment_header(L, 20, 0);
 }
 
+/* A zero-length last segment, or a preallocated one whose header was
+** never written: a spare (wal_format.h), which held nothing, so every
+** mode deletes it and keeps the rest, absolute_consistency included. */
+static void build_spare_segment(struct layout *L, size_t zeros)
+{
+    struct seg a, b;
+    seg_begin(&a, 1);
+    seg_add(&a, 1);
+    layout_add(L, &a, a.len);
+    seg_write(&a);
+    seg_begin(&b, 2);
+    memset(b.buf, 0, RV_WAL_HEADER_SIZE);
+    b.len = 0;
+    seg_zeros(&b, zeros);
+    layout_add(L, &b, b.len);
+    seg_write(&b);
+    for (int mode = 0; mode < 4; mode++)
+        expect_spare(L, mode, (uint64_t[]){1}, 1, 1);
+}
+
 static void build_header_empty(struct layout *L)
 {
-    build_torn_segment_header(L, 0, 0);
+    build_spare_segment(L, 0);
 }
 
 static void build_header_never_written(struct layout *L)
 {
-    build_torn_segment_header(L, 0, 4096);
+    build_spare_segment(L, 4096);
 }
 
 static void build_header_half_written(struct layout *L)
