@@ -58,14 +58,14 @@ const char *tu_wal_io(void)
 void tu_skip_if_no_uring(int rc)
 {
     const char *io = tu_wal_io();
-    if (!io || strcmp(io, "uring") != 0)
+    if (!io || (strcmp(io, "uring") != 0 && strcmp(io, "direct") != 0))
         return;
     if (rc != RAVEL_IOERR && rc != RAVEL_INVALID)
         return;
     const char *msg = ravel_errmsg();
-    if (strcasestr(msg, "uring") == NULL)
+    if (strcasestr(msg, "uring") == NULL && strstr(msg, "O_DIRECT") == NULL)
         return;
-    printf("SKIP: wal_io=uring: io_uring cannot be set up here: %s (%s)\n",
+    printf("SKIP: wal_io=%s cannot be used here: %s (%s)\n", io,
            msg, ravel_errstr(rc));
     fflush(stdout);
     exit(77);

@@ -58,14 +58,16 @@ ravel_options *tu_options(const char *extra);
 int tu_options_try(const char *extra, ravel_options **out);
 
 /* Opens DIR with tu_options(EXTRA).  Returns the result code; exits 77 if
-** the run asked for wal_io=uring and io_uring cannot be set up. */
+** the run asked for wal_io=uring or direct and cannot have it
+** (tu_skip_if_no_uring). */
 int tu_open(const char *dir, const char *extra, ravel_db **db);
 
 /* Same, and fails the test unless it returns RAVEL_OK. */
 ravel_db *tu_open_ok(const char *dir, const char *extra);
 
 /* Exits 77 (after printing why) if RC/ravel_errmsg() from an open with
-** wal_io=uring say io_uring could not be set up. */
+** wal_io=uring or direct say io_uring could not be set up, or the file
+** system refuses O_DIRECT. */
 void tu_skip_if_no_uring(int rc);
 
 /* A property, malloc'd by ravel (free with ravel_free); fails the test if

@@ -342,12 +342,10 @@ static int db_attach_write_controller(ravel_db *db)
 static void db_log_open(ravel_db *db)
 {
     const char *why = "";
-    int uring = db->wal && rv_wal_uses_uring(db->wal, &why);
+    const char *io = db->wal ? rv_wal_io_mode(db->wal, &why) : "none";
     rv_db_log(db, "opened %s%s; WAL I/O: %s%s%s; write ordering: %s",
-              db->dir, db->options.read_only ? " read-only" : "",
-              db->wal ? (uring ? "io_uring" : "pwrite+fdatasync") : "none",
-              uring || !db->wal ? "" : " -- ", uring || !db->wal ? "" : why,
-              rv_write_ordering_name(db->ordering));
+              db->dir, db->options.read_only ? " read-only" : "", io,
+              *why ? " -- " : "", why, rv_write_ordering_name(db->ordering));
 }
 
 int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)

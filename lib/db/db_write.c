@@ -16,6 +16,13 @@
 **      group, so the next group may form.
 ** Sync waiters then wait, outside the group, for an fdatasync that covers
 ** their record (rv_wal_sync_to): the next group is already under way.
+** With wal_io=direct, step 3 only submits the write: the group goes on
+** while it is in flight (so may the next groups: several writes in
+** flight), and every WAL member then waits, outside the group, for its
+** write to complete (rv_wal_wait_written) or be durable (rv_wal_sync_to)
+** before it returns.  A reader may so see a group before its write
+** completes; if that write fails, its writers get RAVEL_IOERR and writes
+** stop, as when an fdatasync fails after step 5.
 **
 ** Failures.  Every failure stops writes for good: it is recorded in the
 ** database's rv_stop (util/stop.h; the first one wins) before the group
@@ -196,7 +203,7 @@ static int write_assign_sequences(ravel_db *db, struct rv_write_group *g,
 
 /* Encodes the WAL members' batches, with their sequences, into BUF. */
 static void write_encode_records(struct rv_write_group *g, char *buf,
-                                 uint64_t segment)
+                                 uint64_t segment, uint32_t tag)
 {
     char *p = buf;
     struct rv_writer *w = g->leader;
@@ -205,7 +212,8 @@ static void write_encode_records(struct rv_write_group *g, char *buf,
             char *payload = p + RV_WAL_RECORD_HEADER_SIZE;
             memcpy(payload, w->batch->rep, w->batch->len);
             rv_put_fixed64(payload, w->first_seq);
-            p += rv_wal_seal_record(p, segment, RV_WAL_BATCH, w->batch->len);
+            p += rv_wal_seal_tagged(p, segment, tag, RV_WAL_BATCH,
+                                    w->batch->len);
         }
         if (w == g->last)
             break;
@@ -293,7 +301,8 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
                       wal_bytes);
         goto out;
     }
-    write_encode_records(g, buf, rv_wal_segment_number(db->wal));
+    write_encode_records(g, buf, rv_wal_segment_number(db->wal),
+                         rv_wal_segment_tag(db->wal));
     uint64_t end = 0;
     rc = rv_wal_append(db->wal, wal_bytes, want_sync, &end);
     if (rc != RAVEL_OK)
@@ -486,9 +495,17 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
         return write_busy(db);
     if (w.status != RAVEL_OK) /* the message was born in another thread */
         return rv_stop_error(&db->stop, w.status, "write failed");
-    if (!(flags & RAVEL_SYNC))
-        return RAVEL_OK;
-    int rc = rv_wal_sync_to(db->wal, w.wal_end);
+    int rc;
+    if (!(flags & RAVEL_SYNC)) {
+        /* wal_io=direct: acknowledged once its write has completed */
+        if (flags & RAVEL_NO_WAL)
+            return RAVEL_OK;
+        rc = rv_wal_wait_written(db->wal, w.wal_end);
+        if (rc != RAVEL_OK)
+            rv_db_stop_writes(db, rc, rv_errmsg_get());
+        return rc;
+    }
+    rc = rv_wal_sync_to(db->wal, w.wal_end);
     if (rc != RAVEL_OK)
         rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;

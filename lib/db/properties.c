@@ -73,6 +73,32 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
     return s;
 }
 
+/* The "wal direct:" line of ravel.stats (wal_io=direct), with its
+** newline, into BUF; empty in the other modes. */
+static void properties_wal_direct(const struct rv_wal_stats *ws, char *buf,
+                                  size_t cap)
+{
+    if (!ws->direct) {
+        buf[0] = 0;
+        return;
+    }
+    snprintf(buf, cap, "wal direct: %u-byte blocks, sync by %s, %llu DSYNC "
+             "writes, at most %llu writes in flight, %llu waits for a write "
+             "slot, %llu writes moved to a new block (%llu bytes skipped); "
+             "segments: %llu created, %llu recycled, %llu pooled, %llu "
+             "switches waited for one\n",
+             ws->block, ws->dsync ? "RWF_DSYNC writes" : "fdatasync",
+             (unsigned long long)ws->dsync_writes,
+             (unsigned long long)ws->max_inflight,
+             (unsigned long long)ws->slot_waits,
+             (unsigned long long)ws->skips,
+             (unsigned long long)ws->skip_bytes,
+             (unsigned long long)ws->spares_created,
+             (unsigned long long)ws->spares_recycled,
+             (unsigned long long)ws->pooled,
+             (unsigned long long)ws->spare_waits);
+}
+
 /* The "wal buffer:" line of ravel.stats (manual_wal_flush) into BUF. */
 static void properties_wal_buffer(const struct rv_wal_stats *ws,
                                   const char *why_none, char *buf, size_t cap)
@@ -104,11 +130,10 @@ static char *properties_stats(ravel_db *db)
                                               memory_order_relaxed);
     struct rv_wal_stats ws;
     memset(&ws, 0, sizeof ws);
-    const char *why = "opened read-only";
-    int uring = 0;
+    const char *why = "opened read-only", *io = "none";
     if (db->wal) {
         rv_wal_get_stats(db->wal, &ws);
-        uring = rv_wal_uses_uring(db->wal, &why);
+        io = rv_wal_io_mode(db->wal, &why);
     }
     struct rv_version *v = rv_db_ref_version(db);
     size_t mem_bytes = rv_memtable_memory_usage(v->mem);
@@ -124,11 +149,14 @@ static char *properties_stats(ravel_db *db)
                           "group is written before it is acknowledged"
                           : "opened read-only", wal_buffer,
                           sizeof wal_buffer);
+    char wal_direct[512];
+    properties_wal_direct(&ws, wal_direct, sizeof wal_direct);
     char *s = rv_text_format(
         "write groups: %llu formed, %llu writers, mean size %.2f, max size "
         "%llu\n"
-        "wal: io=%s%s%s, %llu bytes, %llu appends, %llu segments created\n"
+        "wal: io=%s -- %s, %llu bytes, %llu appends, %llu segments created\n"
         "%s\n"
+        "%s"
         "fsync: %llu issued, %llu sync writers acknowledged, %.2f writers "
         "per fsync\n"
         "writes without wal: %llu\n"
@@ -139,9 +167,9 @@ static char *properties_stats(ravel_db *db)
         (unsigned long long)groups, (unsigned long long)writers,
         groups ? (double)writers / (double)groups : 0.0,
         (unsigned long long)max_group,
-        uring ? "uring" : "sync", uring ? "" : " -- ", uring ? "" : why,
+        io, why,
         (unsigned long long)ws.bytes, (unsigned long long)ws.appends,
-        (unsigned long long)ws.segments, wal_buffer,
+        (unsigned long long)ws.segments, wal_buffer, wal_direct,
         (unsigned long long)ws.fsyncs,
         (unsigned long long)ws.sync_acks,
         ws.fsyncs ? (double)ws.sync_acks / (double)ws.fsyncs : 0.0,
@@ -193,9 +221,10 @@ static char *properties_active_size(ravel_db *db)
 static char *properties_wal_io(ravel_db *db)
 {
     const char *why = "opened read-only";
-    if (db->wal && rv_wal_uses_uring(db->wal, &why))
-        return rv_text_format("uring");
-    return rv_text_format("sync (%s)", why);
+    if (!db->wal)
+        return rv_text_format("none (%s)", why);
+    const char *io = rv_wal_io_mode(db->wal, &why);
+    return rv_text_format("%s (%s)", io, why);
 }
 
 static char *properties_read_only_reason(ravel_db *db)

@@ -420,6 +420,8 @@ void rv_db_delete_wal_segments(ravel_db *db, uint64_t from, uint64_t to)
 {
     for (uint64_t n = from; n < to; n++) {
         char path[RV_PATH_MAX];
+        if (db->wal && rv_wal_recycle(db->wal, n))
+            continue; /* kept for reuse (recycle_log_file_num) */
         if (rv_wal_segment_path(path, db->dir, n) != 0)
             continue;
         if (unlink(path) == 0)

@@ -18,6 +18,7 @@
 #ifdef RAVEL_TEST_HOOKS
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -159,6 +160,60 @@ void rv_test_insert_delay_here(void)
     struct timespec t = {.tv_sec = us / 1000000,
                          .tv_nsec = (long)(us % 1000000) * 1000};
     nanosleep(&t, NULL);
+}
+
+/* The held write completion (rv_test_wal_hold): armed, then held with
+** what to call to deliver it.  Under fault_hold_mu. */
+static pthread_mutex_t fault_hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int armed;
+    int held;
+    void (*deliver)(void *ctx, int res);
+    void *ctx;
+    int res;
+} fault_hold;
+
+void rv_test_wal_hold_arm(void)
+{
+    pthread_mutex_lock(&fault_hold_mu);
+    fault_hold.armed = 1;
+    pthread_mutex_unlock(&fault_hold_mu);
+}
+
+int rv_test_wal_hold_waiting(void)
+{
+    pthread_mutex_lock(&fault_hold_mu);
+    int held = fault_hold.held;
+    pthread_mutex_unlock(&fault_hold_mu);
+    return held;
+}
+
+void rv_test_wal_hold_release(int res)
+{
+    pthread_mutex_lock(&fault_hold_mu);
+    int held = fault_hold.held;
+    void (*deliver)(void *, int) = fault_hold.deliver;
+    void *ctx = fault_hold.ctx;
+    int real = fault_hold.res;
+    fault_hold.armed = fault_hold.held = 0;
+    pthread_mutex_unlock(&fault_hold_mu);
+    if (held)
+        deliver(ctx, res ? res : real);
+}
+
+int rv_test_wal_hold(void (*deliver)(void *ctx, int res), void *ctx, int res)
+{
+    pthread_mutex_lock(&fault_hold_mu);
+    int take = fault_hold.armed && !fault_hold.held;
+    if (take) {
+        fault_hold.armed = 0;
+        fault_hold.held = 1;
+        fault_hold.deliver = deliver;
+        fault_hold.ctx = ctx;
+        fault_hold.res = res;
+    }
+    pthread_mutex_unlock(&fault_hold_mu);
+    return take;
 }
 
 void rv_pause_here(enum rv_pause_point point)

@@ -107,6 +107,22 @@ RAVEL_PRIVATE void rv_test_insert_delay(unsigned every, unsigned micros);
 /* Called by the write path between a batch's first and second entry. */
 RAVEL_PRIVATE void rv_test_insert_delay_here(void);
 
+/* wal_io=direct: holds back the completion of one group write.  Once
+** armed, the next write completion the WAL reaps is not applied: the
+** write stays "in flight" for the WAL while later ones complete, until
+** rv_test_wal_hold_release delivers it -- with the kernel's result when
+** RES is 0, else with RES (a negative errno) as if the write had failed.
+** One held write at a time. */
+RAVEL_PRIVATE void rv_test_wal_hold_arm(void);
+/* Whether a completion is held now. */
+RAVEL_PRIVATE int rv_test_wal_hold_waiting(void);
+RAVEL_PRIVATE void rv_test_wal_hold_release(int res);
+/* Called by the WAL with a reaped completion RES of the write CTX: 1 if
+** the hook keeps it (and calls DELIVER(CTX, res) from
+** rv_test_wal_hold_release), 0 if the WAL applies it now. */
+RAVEL_PRIVATE int rv_test_wal_hold(void (*deliver)(void *ctx, int res),
+                                   void *ctx, int res);
+
 #else
 
 static inline int rv_fault_check(enum rv_fault_point point)
@@ -130,6 +146,15 @@ static inline void rv_pause_here_key(enum rv_pause_point point,
 
 static inline void rv_test_insert_delay_here(void)
 {
+}
+
+static inline int rv_test_wal_hold(void (*deliver)(void *ctx, int res),
+                                   void *ctx, int res)
+{
+    (void)deliver;
+    (void)ctx;
+    (void)res;
+    return 0;
 }
 
 #endif /* RAVEL_TEST_HOOKS */

@@ -51,6 +51,7 @@ static const struct options_enum_name options_wal_io_names[] = {
     {"auto", RV_WAL_IO_AUTO},
     {"uring", RV_WAL_IO_URING},
     {"sync", RV_WAL_IO_SYNC},
+    {"direct", RV_WAL_IO_DIRECT},
     {NULL, 0},
 };
 
@@ -125,6 +126,8 @@ static const struct options_def options_table[] = {
      0, 0, NULL},
     {"manual_wal_flush", OPTIONS_BOOL, OPTIONS_FIELD(manual_wal_flush),
      0, 0, NULL},
+    {"recycle_log_file_num", OPTIONS_INT, OPTIONS_FIELD(recycle_log_file_num),
+     0, 64, NULL},
     {"unordered_write", OPTIONS_BOOL, OPTIONS_FIELD(unordered_write),
      0, 0, NULL},
     {"two_write_queues", OPTIONS_BOOL, OPTIONS_FIELD(two_write_queues),
@@ -215,7 +218,6 @@ static const char *const options_not_built[] = {
     "max_total_wal_size",
     "wal_bytes_per_sync",
     "bytes_per_sync",
-    "recycle_log_file_num",
     "use_fsync",
     "enable_write_thread_adaptive_yield",
     "write_thread_max_yield_usec",

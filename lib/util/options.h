@@ -9,7 +9,12 @@
 
 #include "ravel_int.h"
 
-enum rv_wal_io { RV_WAL_IO_AUTO = 0, RV_WAL_IO_URING = 1, RV_WAL_IO_SYNC = 2 };
+enum rv_wal_io {
+    RV_WAL_IO_AUTO = 0,
+    RV_WAL_IO_URING = 1,
+    RV_WAL_IO_SYNC = 2,
+    RV_WAL_IO_DIRECT = 3,
+};
 
 /* RocksDB's TxnDBWritePolicy names, for the plain database: write_prepared
 ** orders unordered writes by a commit table (db/commit_table.h). */
@@ -67,6 +72,9 @@ struct ravel_options {
     enum rv_wal_io wal_io;               /* auto */
     enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
     int wal_preallocate;                 /* true */
+    int recycle_log_file_num;            /* 0, 0 .. 64: flushed WAL
+                                         ** segments kept for reuse
+                                         ** (wal_io=direct) */
     int manual_wal_flush;                /* false: each group is written
                                          ** to the WAL file before it is
                                          ** acknowledged; true: buffered in

@@ -52,7 +52,7 @@
 ** file offset, the fd and the io_uring write completion have one user at
 ** a time.  Lock order: write_mu, then sync_mu (then sq_mu / cq_mu).
 */
-#include "wal/wal_writer.h"
+#include "wal/wal_writer_int.h"
 #include "util/file.h"
 #include "util/filename.h"
 #include "util/error.h"
@@ -79,106 +79,22 @@
 # include <liburing.h>
 #endif
 
-#define WAL_RING_ENTRIES 16
+#define WAL_RING_ENTRIES 64 /* direct: 16 writes in flight, an fdatasync,
+                            ** the completion thread's stop marker */
+/* wal_io=auto: a plain direct write may cost at most this many times a
+** pwrite (wal_auto_pick). */
+#define WAL_AUTO_DIRECT_PLAIN 2
 #define WAL_FAIL_MSG_MAX 384
-#define WAL_PROBE_WRITES 16
 #define WAL_GATHER_NS 200000        /* at most 200 us */
 #define WAL_GATHER_SLICE_NS 50000
-#define WAL_PROBE_BYTES 128
 /* manual_wal_flush's buffer: RocksDB's writable_file_max_buffer_size
 ** default.  A group larger than it is written directly. */
 #define WAL_MANUAL_BUFFER_BYTES (1u << 20)
 
-/* Why the manual_wal_flush buffer was written (ravel.stats). */
-enum wal_flush_cause {
-    WAL_FLUSH_FULL = 0,   /* the next group did not fit */
-    WAL_FLUSH_SYNC = 1,   /* a group with a RAVEL_SYNC member, or a sync
-                          ** waiter whose record was still buffered */
-    WAL_FLUSH_CALL = 2,   /* rv_wal_flush (ravel_flush_wal) */
-    WAL_FLUSH_SEGMENT = 3,/* the segment is finished (switch, close) */
-    WAL_FLUSH_CAUSES
-};
-
-/* A request whose result a thread waits for. */
-struct wal_completion {
-    _Atomic int done; /* 0 until res is set; release/acquire publishes res */
-    _Atomic int res;  /* bytes or -errno; atomic (relaxed) because the
-                      ** reset before submission and the set after the
-                      ** CQE are ordered through the kernel, which thread
-                      ** sanitizers cannot see */
-};
-
-struct rv_wal {
-    char *dir;
-    struct rv_stop *stop;     /* the database's: where I/O failures are
-                              ** recorded and read (set at open) */
-    int use_uring;
-    const char *why_not_uring; /* static text, when use_uring == 0 */
-
-    /* The segment file; written under write_mu, which every write to
-    ** the file holds (the leader's appends, with manual_wal_flush any
-    ** thread's buffer flush, segment switches, close). */
-    pthread_mutex_t write_mu;
-    int fd;                   /* current segment; also read by syncers under sync_mu */
-    uint64_t number;          /* current segment number */
-    uint64_t file_off;        /* next write offset in the segment */
-    uint64_t seg_start;       /* logical offset of the segment's first
-                              ** record; written under sync_mu too, where
-                              ** a finished fdatasync reads it */
-    uint64_t preallocated;    /* bytes reserved in the segment file */
-    uint64_t prealloc_chunk;  /* 0: preallocation off */
-
-    /* manual_wal_flush's buffer: records appended, not yet written.
-    ** pend, pend_len under write_mu; manual set at open. */
-    int manual;
-    char *pend;               /* WAL_MANUAL_BUFFER_BYTES, or NULL */
-    size_t pend_len;
-
-    /* Leader-only state (write groups serialise leaders). */
-    uint64_t logical_end;     /* logical offset after the last append
-                              ** (buffered records included) */
-    char *buf;                /* where the leader encodes a group */
-    size_t buf_cap;
-
-#ifndef RAVEL_OMIT_IO_URING
-    struct io_uring ring;
-    struct wal_completion write_done; /* the leader's write in flight */
-#endif
-    pthread_mutex_t sq_mu;    /* serialises SQE preparation + submit */
-    pthread_mutex_t cq_mu;    /* serialises consuming the CQ ring */
-    int event_fd;             /* signalled on async completions, or -1 */
-
-    /* Batched fsync state; all fields under sync_mu. */
-    pthread_mutex_t sync_mu;
-    uint64_t written;         /* logical end of completed writes to the
-                              ** file; also written under write_mu, so a
-                              ** holder of write_mu may read it alone */
-    uint64_t synced;          /* logical offset known durable */
-    _Atomic uint64_t synced_atomic; /* copy of synced for lock-free checks;
-                              ** stored (release) under sync_mu */
-    _Atomic int inbound;      /* sync writers whose records are not yet
-                              ** appended (rv_wal_inbound); a hint */
-    _Atomic uint32_t sync_gen;/* futex word: bumped (release) under sync_mu
-                              ** when an fdatasync finishes or fails */
-    int fsync_inflight;
-    int fsync_watched;        /* a thread is waiting for the fsync's end */
-    _Atomic int gathering;    /* sync waiters waiting for inbound writers */
-    uint64_t fsync_target;    /* what the in-flight fsync covers */
-    struct wal_completion fsync_done;
-
-    /* Statistics: relaxed atomics, read by ravel_property. */
-    _Atomic uint64_t stat_bytes;
-    _Atomic uint64_t stat_appends;
-    _Atomic uint64_t stat_fsyncs;
-    _Atomic uint64_t stat_sync_acks;
-    _Atomic uint64_t stat_segments;
-    _Atomic uint64_t stat_buffered;   /* pend_len's last value */
-    _Atomic uint64_t stat_buffer_writes[WAL_FLUSH_CAUSES];
-};
 
 /* ------------------------------------------------------ sync sleeping */
 
-static uint64_t wal_now_ns(void)
+uint64_t rv_wal_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -188,7 +104,7 @@ static uint64_t wal_now_ns(void)
 
 /* Wakes every thread sleeping in wal_sync_sleep or wal_sync_sleep_for.
 ** sync_mu held. */
-static void wal_sync_wake_locked(rv_wal *w)
+void rv_wal_sync_wake_locked(rv_wal *w)
 {
     atomic_store_explicit(&w->synced_atomic, w->synced, memory_order_release);
     /* release: a waiter that sees the new generation sees synced/failed */
@@ -213,70 +129,43 @@ static void wal_sync_sleep(rv_wal *w, uint32_t gen)
 
 /* ------------------------------------------------------------- failures */
 
-/* Whether an I/O failure has been recorded: nothing more may be appended
-** or acknowledged as durable.  Read under sync_mu, where the WAL records
-** its failures, or after the failure's wake-up. */
-static int wal_io_failed(rv_wal *w)
-{
-    return rv_stop_io_failed(w->stop);
-}
-
 /* Records REASON as an I/O failure and wakes every sync waiter, who then
 ** sees it.  sync_mu held. */
-static void wal_fail_reason_locked(rv_wal *w, const char *reason)
+void rv_wal_fail_reason_locked(rv_wal *w, const char *reason)
 {
-    if (wal_io_failed(w))
+    if (rv_wal_io_failed(w))
         return;
     rv_stop_set(w->stop, RAVEL_IOERR, reason);
-    wal_sync_wake_locked(w);
+    rv_wal_sync_wake_locked(w);
 }
 
 /* Records the failure of WHAT with errno ERR.  sync_mu held. */
-static void wal_fail_locked(rv_wal *w, int err, const char *what)
+void rv_wal_fail_locked(rv_wal *w, int err, const char *what)
 {
-    if (wal_io_failed(w))
+    if (rv_wal_io_failed(w))
         return;
     err = err ? err : EIO;
     char buf[128], reason[WAL_FAIL_MSG_MAX];
     snprintf(reason, sizeof reason, "%s %s/wal-%08llu.log: %s (errno %d)",
              what, w->dir, (unsigned long long)w->number,
              strerror_r(err, buf, sizeof buf), err);
-    wal_fail_reason_locked(w, reason);
+    rv_wal_fail_reason_locked(w, reason);
 }
 
 static void wal_fail(rv_wal *w, int err, const char *what)
 {
     pthread_mutex_lock(&w->sync_mu);
-    wal_fail_locked(w, err, what);
+    rv_wal_fail_locked(w, err, what);
     pthread_mutex_unlock(&w->sync_mu);
 }
 
 /* Sets the calling thread's message from the recorded failure. */
-static int wal_failure_rc(rv_wal *w)
+int rv_wal_failure_rc(rv_wal *w)
 {
     return rv_stop_error(w->stop, RAVEL_IOERR, NULL);
 }
 
 /* ------------------------------------------------------------ io_uring */
-
-static void wal_completion_reset(struct wal_completion *c)
-{
-    atomic_store_explicit(&c->res, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->done, 0, memory_order_relaxed);
-}
-
-static void wal_completion_set(struct wal_completion *c, int res)
-{
-    atomic_store_explicit(&c->res, res, memory_order_relaxed);
-    /* release: a waiter that sees done reads res */
-    atomic_store_explicit(&c->done, 1, memory_order_release);
-}
-
-static int wal_completion_is_done(const struct wal_completion *c)
-{
-    /* acquire: pairs with wal_completion_set */
-    return atomic_load_explicit(&c->done, memory_order_acquire);
-}
 
 #ifndef RAVEL_OMIT_IO_URING
 
@@ -286,9 +175,9 @@ static void wal_uring_drain(rv_wal *w)
     struct io_uring_cqe *cqe;
     unsigned head, n = 0;
     io_uring_for_each_cqe(&w->ring, head, cqe) {
-        struct wal_completion *c = io_uring_cqe_get_data(cqe);
+        struct rv_wal_completion *c = io_uring_cqe_get_data(cqe);
         if (c)
-            wal_completion_set(c, cqe->res);
+            rv_wal_completion_set(c, cqe->res);
         n++;
     }
     io_uring_cq_advance(&w->ring, n);
@@ -297,13 +186,13 @@ static void wal_uring_drain(rv_wal *w)
 /* Waits until C is done, draining the ring; may block in the kernel while
 ** holding cq_mu, so only for a completion that is due soon (a write).
 ** Returns 0, or -errno if waiting on the ring itself failed. */
-static int wal_uring_wait(rv_wal *w, struct wal_completion *c)
+static int wal_uring_wait(rv_wal *w, struct rv_wal_completion *c)
 {
     int err = 0;
     pthread_mutex_lock(&w->cq_mu);
     for (;;) {
         wal_uring_drain(w);
-        if (wal_completion_is_done(c))
+        if (rv_wal_completion_is_done(c))
             break;
         struct io_uring_cqe *cqe;
         int r = io_uring_wait_cqe(&w->ring, &cqe);
@@ -320,13 +209,13 @@ static int wal_uring_wait(rv_wal *w, struct wal_completion *c)
 ** asleep: sleeps on the eventfd, drains under cq_mu.  The poll timeout
 ** only bounds the cost of a wake-up that could be missed if the kernel
 ** completed the fdatasync inline (it does not today). */
-static void wal_uring_watch(rv_wal *w, struct wal_completion *c)
+static void wal_uring_watch(rv_wal *w, struct rv_wal_completion *c)
 {
     for (;;) {
         pthread_mutex_lock(&w->cq_mu);
         wal_uring_drain(w);
         pthread_mutex_unlock(&w->cq_mu);
-        if (wal_completion_is_done(c))
+        if (rv_wal_completion_is_done(c))
             return;
         struct pollfd pfd = {.fd = w->event_fd, .events = POLLIN};
         if (poll(&pfd, 1, 10) > 0) {
@@ -340,7 +229,7 @@ static void wal_uring_watch(rv_wal *w, struct wal_completion *c)
 /* Submits a write of LEN bytes at OFF, with an fdatasync linked behind it
 ** when LINK_SYNC (its completion goes to w->fsync_done). */
 static int wal_uring_submit_write(rv_wal *w, const char *p, size_t len,
-                                  uint64_t off, struct wal_completion *c,
+                                  uint64_t off, struct rv_wal_completion *c,
                                   int link_sync)
 {
     pthread_mutex_lock(&w->sq_mu);
@@ -368,11 +257,11 @@ static int wal_uring_submit_write(rv_wal *w, const char *p, size_t len,
     pthread_mutex_unlock(&w->sq_mu);
     /* Not submitted: the linked fdatasync will never complete by itself. */
     if (r < 0 && link_sync)
-        wal_completion_set(&w->fsync_done, -ECANCELED);
+        rv_wal_completion_set(&w->fsync_done, -ECANCELED);
     return r;
 }
 
-static int wal_uring_submit_fsync(rv_wal *w)
+int rv_wal_uring_submit_fsync(rv_wal *w)
 {
     pthread_mutex_lock(&w->sq_mu);
     struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
@@ -395,8 +284,8 @@ static int wal_uring_write_once(rv_wal *w, const char *p, size_t len,
     /* In the WAL, not on the stack: if waiting on the ring fails, a late
     ** completion must not land in a dead stack frame (the WAL is failed
     ** for good then, so no later write can mistake it for its own). */
-    struct wal_completion *c = &w->write_done;
-    wal_completion_reset(c);
+    struct rv_wal_completion *c = &w->write_done;
+    rv_wal_completion_reset(c);
     int r = wal_uring_submit_write(w, p, len, off, c, link_sync);
     if (r < 0)
         return r;
@@ -406,9 +295,9 @@ static int wal_uring_write_once(rv_wal *w, const char *p, size_t len,
 
 /* Checks that this kernel lets us use io_uring for WAL writes.  Returns 0
 ** or sets *why. */
-static int wal_uring_setup(rv_wal *w, const char **why)
+int rv_wal_uring_setup(rv_wal *w, unsigned entries, const char **why)
 {
-    int r = io_uring_queue_init(WAL_RING_ENTRIES, &w->ring, 0);
+    int r = io_uring_queue_init(entries, &w->ring, 0);
     if (r < 0) {
         *why = r == -ENOSYS   ? "io_uring_setup: not implemented by this kernel"
                : r == -EPERM  ? "io_uring_setup: not permitted (io_uring_disabled or seccomp)"
@@ -451,7 +340,7 @@ static int wal_pwrite_once(rv_wal *w, const char *p, size_t len, uint64_t off)
 /* ------------------------------------------------------------- syncing */
 
 /* Applies the in-flight fdatasync's result.  sync_mu held. */
-static void wal_fsync_finished_locked(rv_wal *w)
+void rv_wal_fsync_finished_locked(rv_wal *w)
 {
     int res = atomic_load_explicit(&w->fsync_done.res, memory_order_relaxed);
     if (res == 0) {
@@ -460,47 +349,47 @@ static void wal_fsync_finished_locked(rv_wal *w)
         /* An fdatasync in flight is always on the current segment:
         ** switching waits for it (wal_finish_segment). */
         rv_sync_journal_file(w->fd, w->fsync_target - w->seg_start +
-                                        RV_WAL_HEADER_SIZE);
+                                        w->header_size);
     } else if (res != -ECANCELED) {
         /* -ECANCELED: a short write broke the link; not durable, the next
         ** sync waiter issues a fresh fdatasync. */
-        wal_fail_locked(w, -res, "fdatasync");
+        rv_wal_fail_locked(w, -res, "fdatasync");
     }
     w->fsync_inflight = 0;
-    wal_sync_wake_locked(w);
+    rv_wal_sync_wake_locked(w);
 }
 
 /* Marks an fdatasync as in flight, covering TARGET.  Returns 1 if the
 ** caller must issue it, 0 if a fault hook already completed it as failed.
 ** sync_mu held. */
-static int wal_fsync_begin_locked(rv_wal *w, uint64_t target)
+int rv_wal_fsync_begin_locked(rv_wal *w, uint64_t target)
 {
     w->fsync_inflight = 1;
     w->fsync_target = target;
-    wal_completion_reset(&w->fsync_done);
+    rv_wal_completion_reset(&w->fsync_done);
     atomic_fetch_add_explicit(&w->stat_fsyncs, 1, memory_order_relaxed);
     int fault = rv_fault_check(RV_FAULT_WAL_SYNC);
     if (fault) {
-        wal_completion_set(&w->fsync_done, fault);
+        rv_wal_completion_set(&w->fsync_done, fault);
         return 0;
     }
     return 1;
 }
 
-/* Issues the fdatasync begun by wal_fsync_begin_locked.  Called without
+/* Issues the fdatasync begun by rv_wal_fsync_begin_locked.  Called without
 ** sync_mu; returns with the completion set (sync path) or submitted. */
 static void wal_fsync_issue(rv_wal *w, int fd)
 {
 #ifndef RAVEL_OMIT_IO_URING
     if (w->use_uring) {
-        int r = wal_uring_submit_fsync(w);
+        int r = rv_wal_uring_submit_fsync(w);
         if (r < 0)
-            wal_completion_set(&w->fsync_done, r);
+            rv_wal_completion_set(&w->fsync_done, r);
         return;
     }
 #endif
     int r = fdatasync(fd) == 0 ? 0 : -errno;
-    wal_completion_set(&w->fsync_done, r);
+    rv_wal_completion_set(&w->fsync_done, r);
 }
 
 /* Watches the in-flight fdatasync until it ends and applies its result.
@@ -508,8 +397,8 @@ static void wal_fsync_issue(rv_wal *w, int fd)
 ** watching (the caller then sleeps instead). */
 static int wal_fsync_watch_locked(rv_wal *w)
 {
-    if (wal_completion_is_done(&w->fsync_done)) {
-        wal_fsync_finished_locked(w);
+    if (rv_wal_completion_is_done(&w->fsync_done)) {
+        rv_wal_fsync_finished_locked(w);
         return 1;
     }
 #ifndef RAVEL_OMIT_IO_URING
@@ -522,13 +411,13 @@ static int wal_fsync_watch_locked(rv_wal *w)
         w->fsync_watched = 0;
         /* Another thread may have applied it and started the next one
         ** meanwhile: apply only a completion that is really there. */
-        if (w->fsync_inflight && wal_completion_is_done(&w->fsync_done))
-            wal_fsync_finished_locked(w);
+        if (w->fsync_inflight && rv_wal_completion_is_done(&w->fsync_done))
+            rv_wal_fsync_finished_locked(w);
         else if (w->fsync_inflight)
             /* That next fdatasync's waiters went to sleep counting on this
             ** watcher, which may now leave: wake them, so that one of them
             ** watches it. */
-            wal_sync_wake_locked(w);
+            rv_wal_sync_wake_locked(w);
         return 1;
     }
 #endif
@@ -554,14 +443,14 @@ static void wal_fsync_wait_locked(rv_wal *w)
 static void wal_fsync_start_locked(rv_wal *w)
 {
     int fd = w->fd;
-    int must_issue = wal_fsync_begin_locked(w, w->written);
+    int must_issue = rv_wal_fsync_begin_locked(w, w->written);
     pthread_mutex_unlock(&w->sync_mu);
     if (must_issue)
         wal_fsync_issue(w, fd);
     pthread_mutex_lock(&w->sync_mu);
     if (!w->use_uring && w->fsync_inflight &&
-        wal_completion_is_done(&w->fsync_done))
-        wal_fsync_finished_locked(w);
+        rv_wal_completion_is_done(&w->fsync_done))
+        rv_wal_fsync_finished_locked(w);
 }
 
 void rv_wal_inbound(rv_wal *w, int delta)
@@ -585,7 +474,7 @@ static int wal_fsync_gather(rv_wal *w, uint64_t *since)
 {
     if (atomic_load_explicit(&w->inbound, memory_order_relaxed) <= 0)
         return 0;
-    uint64_t now = wal_now_ns();
+    uint64_t now = rv_wal_now_ns();
     if (!*since)
         *since = now;
     return now - *since < WAL_GATHER_NS;
@@ -595,8 +484,10 @@ static int wal_flush_to(rv_wal *w, uint64_t end);
 
 int rv_wal_sync_to(rv_wal *w, uint64_t end)
 {
+    if (w->dio)
+        return rv_wal_direct_wait(w, end, 1);
     uint64_t gather_since = 0;
-    /* acquire: pairs with wal_sync_wake_locked's release */
+    /* acquire: pairs with rv_wal_sync_wake_locked's release */
     if (w->manual &&
         atomic_load_explicit(&w->synced_atomic, memory_order_acquire) < end) {
         int rc = wal_flush_to(w, end);
@@ -604,7 +495,7 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
             return rc;
     }
     for (;;) {
-        /* acquire: pairs with wal_sync_wake_locked's release */
+        /* acquire: pairs with rv_wal_sync_wake_locked's release */
         if (atomic_load_explicit(&w->synced_atomic, memory_order_acquire) >=
             end) {
             atomic_fetch_add_explicit(&w->stat_sync_acks, 1,
@@ -613,9 +504,9 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
         }
         uint32_t gen = atomic_load_explicit(&w->sync_gen, memory_order_acquire);
         pthread_mutex_lock(&w->sync_mu);
-        if (wal_io_failed(w)) {
+        if (rv_wal_io_failed(w)) {
             pthread_mutex_unlock(&w->sync_mu);
-            return wal_failure_rc(w);
+            return rv_wal_failure_rc(w);
         }
         int progressed = 1;
         if (w->synced >= end) {
@@ -637,8 +528,24 @@ int rv_wal_sync_to(rv_wal *w, uint64_t end)
     }
 }
 
+/* The logical end of everything appended so far (any thread). */
+static uint64_t wal_appended_end(rv_wal *w)
+{
+    pthread_mutex_lock(&w->write_mu);
+    uint64_t end = w->logical_end;
+    pthread_mutex_unlock(&w->write_mu);
+    return end;
+}
+
+int rv_wal_wait_written(rv_wal *w, uint64_t end)
+{
+    return w->dio ? rv_wal_direct_wait(w, end, 0) : RAVEL_OK;
+}
+
 int rv_wal_sync_all(rv_wal *w)
 {
+    if (w->dio)
+        return rv_wal_direct_wait(w, wal_appended_end(w), 1);
     int rc = rv_wal_flush(w);
     if (rc != RAVEL_OK)
         return rc;
@@ -652,6 +559,8 @@ int rv_wal_sync_all(rv_wal *w)
 
 char *rv_wal_reserve(rv_wal *w, size_t len)
 {
+    if (w->dio)
+        return rv_wal_direct_reserve(w, len);
     if (len > w->buf_cap) {
         size_t cap = w->buf_cap ? w->buf_cap : 64 * 1024;
         while (cap < len)
@@ -668,6 +577,11 @@ char *rv_wal_reserve(rv_wal *w, size_t len)
 uint64_t rv_wal_segment_number(const rv_wal *w)
 {
     return w->number;
+}
+
+uint32_t rv_wal_segment_tag(const rv_wal *w)
+{
+    return w->dio ? rv_wal_tag(w->number) : 0;
 }
 
 /* Grows the segment's reserved space ahead of a write that would pass it:
@@ -707,7 +621,7 @@ static int wal_write_all(rv_wal *w, const char *p, size_t len, uint64_t off,
         } else if (link_sync) {
             /* The injected failure stands for the write; its linked
             ** fdatasync would be cancelled. */
-            wal_completion_set(&w->fsync_done, -ECANCELED);
+            rv_wal_completion_set(&w->fsync_done, -ECANCELED);
         }
         link_sync = 0;
         if (r == -EINTR || r == -EAGAIN)
@@ -727,21 +641,21 @@ static int wal_write_locked(rv_wal *w, const char *p, size_t len,
                             int want_sync)
 {
     pthread_mutex_lock(&w->sync_mu);
-    if (wal_io_failed(w)) {
+    if (rv_wal_io_failed(w)) {
         pthread_mutex_unlock(&w->sync_mu);
-        return wal_failure_rc(w);
+        return rv_wal_failure_rc(w);
     }
     uint64_t end = w->written + len;
     int link = 0;
     if (want_sync && w->use_uring && !w->fsync_inflight)
-        link = wal_fsync_begin_locked(w, end);
+        link = rv_wal_fsync_begin_locked(w, end);
     pthread_mutex_unlock(&w->sync_mu);
 
     wal_preallocate(w, w->file_off + len);
     int err = wal_write_all(w, p, len, w->file_off, link);
     if (err) {
         wal_fail(w, err, "write");
-        return wal_failure_rc(w);
+        return rv_wal_failure_rc(w);
     }
     w->file_off += len;
     pthread_mutex_lock(&w->sync_mu);
@@ -778,8 +692,8 @@ static int wal_append_buffered(rv_wal *w, size_t len, int want_sync)
     pthread_mutex_lock(&w->write_mu);
     /* Under write_mu, where a flusher records its failure: nothing is
     ** buffered, and so acknowledged, after a failed buffer write. */
-    if (wal_io_failed(w))
-        rc = wal_failure_rc(w);
+    if (rv_wal_io_failed(w))
+        rc = rv_wal_failure_rc(w);
     else if (w->pend_len + len > WAL_MANUAL_BUFFER_BYTES)
         rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_FULL);
     if (rc == RAVEL_OK && len >= WAL_MANUAL_BUFFER_BYTES) {
@@ -804,6 +718,12 @@ static int wal_append_buffered(rv_wal *w, size_t len, int want_sync)
 int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 {
     int rc;
+    if (w->dio) {
+        pthread_mutex_lock(&w->write_mu);
+        rc = rv_wal_direct_append(w, len, want_sync, end);
+        pthread_mutex_unlock(&w->write_mu);
+        return rc;
+    }
     if (w->manual) {
         rc = wal_append_buffered(w, len, want_sync);
     } else {
@@ -822,10 +742,12 @@ int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 
 int rv_wal_flush(rv_wal *w)
 {
+    if (w->dio) /* in flight: wait for the writes to complete */
+        return rv_wal_direct_wait(w, wal_appended_end(w), 0);
     if (!w->manual) /* nothing buffered: no need to wait for a write */
-        return wal_io_failed(w) ? wal_failure_rc(w) : RAVEL_OK;
+        return rv_wal_io_failed(w) ? rv_wal_failure_rc(w) : RAVEL_OK;
     pthread_mutex_lock(&w->write_mu);
-    int rc = wal_io_failed(w) ? wal_failure_rc(w)
+    int rc = rv_wal_io_failed(w) ? rv_wal_failure_rc(w)
              : wal_flush_pending_locked(w, 0, WAL_FLUSH_CALL);
     pthread_mutex_unlock(&w->write_mu);
     return rc;
@@ -897,26 +819,26 @@ static int wal_finish_segment(rv_wal *w)
     ** the io_uring probe wrote even with preallocation off.  The file
     ** must end right after the data, so that a seal is found at its end. */
     struct stat st;
-    if (!wal_io_failed(w) && fstat(w->fd, &st) != 0)
+    if (!rv_wal_io_failed(w) && fstat(w->fd, &st) != 0)
         err = errno;
-    else if (!wal_io_failed(w) && (uint64_t)st.st_size > w->file_off &&
+    else if (!rv_wal_io_failed(w) && (uint64_t)st.st_size > w->file_off &&
              ftruncate(w->fd, (off_t)w->file_off) != 0)
         err = errno;
-    if (!wal_io_failed(w) && !err) {
+    if (!rv_wal_io_failed(w) && !err) {
         if (fdatasync(w->fd) != 0)
             err = errno;
         else
             rv_sync_journal_file(w->fd, w->file_off);
     }
     if (err)
-        wal_fail_locked(w, err, "finishing segment");
-    int failed = wal_io_failed(w);
+        rv_wal_fail_locked(w, err, "finishing segment");
+    int failed = rv_wal_io_failed(w);
     if (!failed) {
         w->synced = w->written;
-        wal_sync_wake_locked(w);
+        rv_wal_sync_wake_locked(w);
     }
     pthread_mutex_unlock(&w->sync_mu);
-    return failed ? wal_failure_rc(w) : RAVEL_OK;
+    return failed ? rv_wal_failure_rc(w) : RAVEL_OK;
 }
 
 /* Appends the seal record (wal_format.h) to a finished segment and makes
@@ -934,7 +856,7 @@ static int wal_seal_segment(rv_wal *w)
         err = errno;
     if (err) {
         wal_fail(w, err, "sealing");
-        return wal_failure_rc(w);
+        return rv_wal_failure_rc(w);
     }
     w->file_off += sizeof seal;
     rv_sync_journal_file(w->fd, w->file_off);
@@ -957,7 +879,7 @@ static int wal_switch_segment_locked(rv_wal *w, uint64_t number)
         /* Stay on the old segment, but refuse further writes (the
         ** database stops them too), recording the creation's message. */
         pthread_mutex_lock(&w->sync_mu);
-        wal_fail_reason_locked(w, rv_errmsg_get());
+        rv_wal_fail_reason_locked(w, rv_errmsg_get());
         pthread_mutex_unlock(&w->sync_mu);
         return rc;
     }
@@ -971,7 +893,8 @@ static int wal_switch_segment_locked(rv_wal *w, uint64_t number)
 int rv_wal_switch_segment(rv_wal *w, uint64_t number)
 {
     pthread_mutex_lock(&w->write_mu);
-    int rc = wal_switch_segment_locked(w, number);
+    int rc = w->dio ? rv_wal_direct_switch(w, number)
+                    : wal_switch_segment_locked(w, number);
     pthread_mutex_unlock(&w->write_mu);
     return rc;
 }
@@ -980,6 +903,8 @@ int rv_wal_switch_segment(rv_wal *w, uint64_t number)
 
 static void wal_destroy(rv_wal *w)
 {
+    if (w->dio)
+        rv_wal_direct_destroy(w);
 #ifndef RAVEL_OMIT_IO_URING
     if (w->use_uring)
         io_uring_queue_exit(&w->ring);
@@ -999,57 +924,6 @@ static void wal_destroy(rv_wal *w)
 }
 
 #ifndef RAVEL_OMIT_IO_URING
-/* wal_io=auto keeps io_uring only where it pays.  Where the file system
-** cannot do a buffered write without blocking, io_uring hands each write
-** to a kernel worker thread and an append costs two thread wake-ups
-** (~30 us on the reference machine against ~1 us for pwrite; see
-** docs/performance.md).  The probe times small appends both ways and
-** keeps io_uring only if its median is not slower.  It writes runs of
-** zero bytes where the next records will go: a zero record header reads
-** as the end of the log until records overwrite it (wal_format.h). */
-static int wal_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* One probe append through the ring; its duration in ns, 0 on failure. */
-static uint64_t wal_probe_uring(rv_wal *w, const char *p, size_t len,
-                                uint64_t off)
-{
-    uint64_t t0 = wal_now_ns();
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
-    if (!sqe)
-        return 0;
-    io_uring_prep_write(sqe, w->fd, p, (unsigned)len, off);
-    io_uring_sqe_set_data(sqe, NULL);
-    struct io_uring_cqe *cqe;
-    if (io_uring_submit(&w->ring) < 0 || io_uring_wait_cqe(&w->ring, &cqe) < 0)
-        return 0;
-    int res = cqe->res;
-    io_uring_cqe_seen(&w->ring, cqe);
-    return res == (int)len ? wal_now_ns() - t0 + 1 : 0;
-}
-
-static int wal_uring_pays(rv_wal *w)
-{
-    static const char zeros[WAL_PROBE_BYTES];
-    uint64_t ring_ns[WAL_PROBE_WRITES], pwrite_ns[WAL_PROBE_WRITES];
-    for (int i = 0; i < WAL_PROBE_WRITES; i++) {
-        uint64_t off = w->file_off + (uint64_t)i * 2 * sizeof zeros;
-        ring_ns[i] = wal_probe_uring(w, zeros, sizeof zeros, off);
-        uint64_t t0 = wal_now_ns();
-        ssize_t n = pwrite(w->fd, zeros, sizeof zeros,
-                           (off_t)(off + sizeof zeros));
-        pwrite_ns[i] = wal_now_ns() - t0;
-        if (!ring_ns[i] || n != (ssize_t)sizeof zeros)
-            return 0;
-    }
-    qsort(ring_ns, WAL_PROBE_WRITES, sizeof ring_ns[0], wal_cmp_u64);
-    qsort(pwrite_ns, WAL_PROBE_WRITES, sizeof pwrite_ns[0], wal_cmp_u64);
-    return ring_ns[WAL_PROBE_WRITES / 2] <= pwrite_ns[WAL_PROBE_WRITES / 2];
-}
-
 static void wal_uring_teardown(rv_wal *w, const char *why)
 {
     io_uring_queue_exit(&w->ring);
@@ -1058,30 +932,125 @@ static void wal_uring_teardown(rv_wal *w, const char *why)
     w->use_uring = 0;
     w->why_not_uring = why;
 }
+
+/* wal_io=auto: the rule (docs/performance.md has the measurements behind
+** it).  direct where O_DIRECT works, a direct RWF_DSYNC write costs no
+** more than a write and an fdatasync (a RAVEL_SYNC write is then no
+** slower), AND a plain direct write costs no more than
+** WAL_AUTO_DIRECT_PLAIN times a pwrite: a write without RAVEL_SYNC waits
+** for its direct write to complete on the device, where pwrite only
+** copies to the page cache, and the default, unsynced, writes must not
+** become slow.  On disks measured so far the last test fails (tens of
+** microseconds against one), so auto keeps the buffered modes there and
+** says so: wal_io=direct is for databases whose writes are mostly
+** RAVEL_SYNC.  Otherwise io_uring where buffered writes complete
+** inline, else pwrite. */
+static enum rv_wal_io wal_auto_pick(rv_wal *w, const struct rv_wal_probe *p)
+{
+    char costs[240];
+    snprintf(costs, sizeof costs, "direct+DSYNC %.0f us vs pwrite+fdatasync "
+             "%.0f us, direct %.0f us vs pwrite %.1f us",
+             (double)p->direct_sync_ns / 1e3,
+             (double)p->pwrite_sync_ns / 1e3, (double)p->direct_ns / 1e3,
+             (double)p->pwrite_ns / 1e3);
+    if (p->direct_ok && p->direct_sync_ns <= p->pwrite_sync_ns &&
+        p->direct_ns <= WAL_AUTO_DIRECT_PLAIN * p->pwrite_ns) {
+        snprintf(w->io_why, sizeof w->io_why, "wal_io=auto on %s: %s",
+                 p->fs, costs);
+        return RV_WAL_IO_DIRECT;
+    }
+    const char *not_direct = !p->direct_ok ? p->why_not_direct
+        : p->direct_sync_ns > p->pwrite_sync_ns
+            ? "a synced direct write costs more than pwrite+fdatasync"
+            : "writes without RAVEL_SYNC would wait for the device; "
+              "wal_io=direct pays where most writes are RAVEL_SYNC";
+    enum rv_wal_io io = p->uring_inline ? RV_WAL_IO_URING : RV_WAL_IO_SYNC;
+    snprintf(w->io_why, sizeof w->io_why, "wal_io=auto on %s: not direct "
+             "(%s%s%s); %s", p->fs, not_direct, p->direct_ok ? ": " : "",
+             p->direct_ok ? costs : "",
+             io == RV_WAL_IO_URING
+                 ? "io_uring completes buffered writes inline"
+                 : "io_uring completes buffered writes in kernel worker "
+                   "threads here, slower than pwrite");
+    return io;
+}
 #endif
 
-static int wal_choose_io(rv_wal *w, enum rv_wal_io mode)
+/* Decides the mode (w->io, w->io_why) and sets up the ring it needs.
+** *BLOCK gets the direct block size when the probe found it. */
+static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
+                         uint32_t *block)
 {
+    enum rv_wal_io mode = o->wal_io;
+    *block = 0;
+    if (mode == RV_WAL_IO_DIRECT && o->manual_wal_flush)
+        return rv_error(RAVEL_INVALID, "wal_io=direct cannot be combined "
+                        "with manual_wal_flush=true (direct writes go out "
+                        "at once; use wal_io=sync or uring with it)");
+    if (o->recycle_log_file_num > 0 &&
+        (mode == RV_WAL_IO_SYNC || mode == RV_WAL_IO_URING))
+        return rv_error(RAVEL_INVALID, "recycle_log_file_num=%d needs "
+                        "wal_io=direct (or auto where it picks direct): "
+                        "wal_io=%s trims each segment to its data",
+                        o->recycle_log_file_num,
+                        mode == RV_WAL_IO_SYNC ? "sync" : "uring");
     if (mode == RV_WAL_IO_SYNC) {
+        w->io = RV_WAL_IO_SYNC;
         w->why_not_uring = "wal_io=sync was requested";
+        snprintf(w->io_why, sizeof w->io_why, "wal_io=sync was requested");
         return RAVEL_OK;
     }
 #ifdef RAVEL_OMIT_IO_URING
+    w->io = RV_WAL_IO_SYNC;
     w->why_not_uring = "built without io_uring (RAVEL_OMIT_IO_URING)";
-    if (mode == RV_WAL_IO_URING)
-        return rv_error(RAVEL_INVALID, "wal_io=uring: this build of ravel "
-                        "has no io_uring support (RAVEL_OMIT_IO_URING)");
+    snprintf(w->io_why, sizeof w->io_why, "%s", w->why_not_uring);
+    if (mode != RV_WAL_IO_AUTO)
+        return rv_error(RAVEL_INVALID, "wal_io=%s: this build of ravel "
+                        "has no io_uring support (RAVEL_OMIT_IO_URING)",
+                        mode == RV_WAL_IO_DIRECT ? "direct" : "uring");
     return RAVEL_OK;
 #else
     const char *why = NULL;
-    int r = wal_uring_setup(w, &why);
-    if (r == 0) {
-        w->use_uring = 1;
+    int r = rv_wal_uring_setup(w, WAL_RING_ENTRIES, &why);
+    if (r != 0) {
+        w->io = RV_WAL_IO_SYNC;
+        w->why_not_uring = why;
+        snprintf(w->io_why, sizeof w->io_why, "%s", why);
+        if (mode != RV_WAL_IO_AUTO)
+            return rv_error_errno(RAVEL_IOERR, -r, "wal_io=%s: %s",
+                                  mode == RV_WAL_IO_DIRECT ? "direct"
+                                                           : "uring", why);
         return RAVEL_OK;
     }
-    w->why_not_uring = why;
-    if (mode == RV_WAL_IO_URING)
-        return rv_error_errno(RAVEL_IOERR, -r, "wal_io=uring: %s", why);
+    w->use_uring = 1;
+    if (mode != RV_WAL_IO_AUTO) {
+        w->io = mode;
+        snprintf(w->io_why, sizeof w->io_why, "wal_io=%s was requested",
+                 mode == RV_WAL_IO_DIRECT ? "direct" : "uring");
+        return RAVEL_OK;
+    }
+    struct rv_wal_probe p;
+    rv_wal_probe_run(w, &p);
+    w->io = o->manual_wal_flush && p.uring_inline ? RV_WAL_IO_URING
+            : o->manual_wal_flush ? RV_WAL_IO_SYNC
+                                  : wal_auto_pick(w, &p);
+    if (o->manual_wal_flush)
+        snprintf(w->io_why, sizeof w->io_why, "wal_io=auto with "
+                 "manual_wal_flush on %s: io_uring %s", p.fs,
+                 p.uring_inline ? "completes buffered writes inline"
+                                : "is slower than pwrite here");
+    *block = p.block;
+    if (w->io != RV_WAL_IO_DIRECT && o->recycle_log_file_num > 0) {
+        size_t n = strlen(w->io_why);
+        snprintf(w->io_why + n, sizeof w->io_why - n, "; "
+                 "recycle_log_file_num=%d has no effect without direct",
+                 o->recycle_log_file_num);
+    }
+    if (w->io == RV_WAL_IO_SYNC)
+        wal_uring_teardown(w, "wal_io=auto: io_uring completes buffered "
+                           "writes to this file system in kernel worker "
+                           "threads, slower than pwrite here (wal_io=uring "
+                           "forces it)");
     return RAVEL_OK;
 #endif
 }
@@ -1117,21 +1086,17 @@ int rv_wal_open(const char *dir, uint64_t number, uint64_t prev_end,
         w->prealloc_chunk = chunk > (256u << 20) ? (256u << 20) : chunk;
     }
 
-    int rc = wal_choose_io(w, o->wal_io);
-    if (rc == RAVEL_OK)
+    w->header_size = RV_WAL_HEADER_SIZE;
+    uint32_t block = 0;
+    int rc = wal_choose_io(w, o, &block);
+    if (rc == RAVEL_OK && w->io == RV_WAL_IO_DIRECT)
+        rc = rv_wal_direct_open(w, number, prev_end, o, block, 1);
+    else if (rc == RAVEL_OK)
         rc = wal_create_segment(w, number, prev_end);
     if (rc != RAVEL_OK) {
         wal_destroy(w);
         return rc;
     }
-#ifndef RAVEL_OMIT_IO_URING
-    if (o->wal_io == RV_WAL_IO_AUTO && w->use_uring &&
-        !wal_uring_pays(w))
-        wal_uring_teardown(w, "wal_io=auto: io_uring completes buffered "
-                           "writes to this file system in kernel worker "
-                           "threads, slower than pwrite here (wal_io=uring "
-                           "forces it)");
-#endif
     *out = w;
     return RAVEL_OK;
 }
@@ -1143,10 +1108,15 @@ int rv_wal_close(rv_wal *w)
     /* A failure already reported to writers is not reported again: the
     ** handle is going away and nothing new went wrong. */
     int rc = RAVEL_OK;
+    if (w->dio) {
+        rc = rv_wal_direct_close(w);
+        wal_destroy(w);
+        return rc;
+    }
     pthread_mutex_lock(&w->write_mu);
-    if (!wal_io_failed(w))
+    if (!rv_wal_io_failed(w))
         rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_SEGMENT);
-    if (!wal_io_failed(w)) {
+    if (!rv_wal_io_failed(w)) {
         rc = wal_finish_segment(w);
         if (rc == RAVEL_OK)
             rc = wal_seal_segment(w);
@@ -1156,11 +1126,17 @@ int rv_wal_close(rv_wal *w)
     return rc;
 }
 
-int rv_wal_uses_uring(const rv_wal *w, const char **why)
+const char *rv_wal_io_mode(const rv_wal *w, const char **why)
 {
     if (why)
-        *why = w->use_uring ? "" : w->why_not_uring;
-    return w->use_uring;
+        *why = w->io_why;
+    return w->io == RV_WAL_IO_DIRECT ? "direct"
+           : w->io == RV_WAL_IO_URING ? "uring" : "sync";
+}
+
+int rv_wal_recycle(rv_wal *w, uint64_t number)
+{
+    return w->dio ? rv_wal_direct_recycle(w, number) : 0;
 }
 
 void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s)
@@ -1183,4 +1159,6 @@ void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s)
         &w->stat_buffer_writes[WAL_FLUSH_CALL], memory_order_relaxed);
     s->writes_segment_end = atomic_load_explicit(
         &w->stat_buffer_writes[WAL_FLUSH_SEGMENT], memory_order_relaxed);
+    if (w->dio)
+        rv_wal_direct_stats(w, s);
 }

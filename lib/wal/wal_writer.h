@@ -48,6 +48,20 @@ struct rv_wal_stats {
     uint64_t writes_sync;   /* ... for a sync writer or sync waiter */
     uint64_t writes_flush_wal; /* ... by rv_wal_flush (ravel_flush_wal) */
     uint64_t writes_segment_end; /* ... before a segment switch or close */
+    /* wal_io=direct (wal_direct.c) */
+    int direct;             /* the mode is in force */
+    uint32_t block;         /* direct I/O block size */
+    int dsync;              /* sync groups are written with RWF_DSYNC */
+    uint64_t dsync_writes;  /* writes that carried RWF_DSYNC */
+    uint64_t skips;         /* writes that began at the next block because
+                            ** the tail's block was in flight */
+    uint64_t skip_bytes;    /* bytes those skipped, skip records included */
+    uint64_t max_inflight;  /* most group writes in flight at once */
+    uint64_t slot_waits;    /* leaders that waited for a free write slot */
+    uint64_t spares_created;/* segments prepared from new files */
+    uint64_t spares_recycled;/* ... from flushed segments */
+    uint64_t spare_waits;   /* switches that waited for the spare */
+    uint64_t pooled;        /* flushed segments kept for recycling now */
 };
 
 /* Opens the WAL in DIR, creating segment NUMBER (which must not exist)
@@ -76,10 +90,17 @@ RAVEL_PRIVATE char *rv_wal_reserve(rv_wal *w, size_t len);
 /* The segment number records must be sealed with (rv_wal_seal_record). */
 RAVEL_PRIVATE uint64_t rv_wal_segment_number(const rv_wal *w);
 
+/* The tag records of the current segment carry (rv_wal_seal_tagged):
+** 0, or the segment number's low 24 bits in version 3 (wal_io=direct). */
+RAVEL_PRIVATE uint32_t rv_wal_segment_tag(const rv_wal *w);
+
 /* Leader only.  Writes the LEN reserved bytes at the end of the current
 ** segment, in one submission; when WANT_SYNC and no fdatasync is in
 ** flight, links one behind the write.  Returns once the write is complete
 ** (not necessarily durable) with *end = the logical offset after it.
+** wal_io=direct: returns once the write is SUBMITTED (several may be in
+** flight); a writer waits for its completion with rv_wal_wait_written or
+** rv_wal_sync_to, and a write that fails is reported there.
 ** With manual_wal_flush, copies them into the buffer instead, writing the
 ** buffer (one submission) first if they do not fit, and after them if
 ** WANT_SYNC.  RAVEL_IOERR if a write fails, or if an I/O failure was
@@ -92,6 +113,12 @@ RAVEL_PRIVATE int rv_wal_append(rv_wal *w, size_t len, int want_sync,
 ** RAVEL_IOERR once an I/O failure is recorded (a failed fdatasync is
 ** never retried as if nothing happened). */
 RAVEL_PRIVATE int rv_wal_sync_to(rv_wal *w, uint64_t end);
+
+/* Returns once everything up to logical offset END is written to the
+** file (a kill -9 cannot lose it), or RAVEL_IOERR if a write at or before
+** END failed.  Only wal_io=direct has writes in flight when rv_wal_append
+** returns; the other modes return at once.  Any thread. */
+RAVEL_PRIVATE int rv_wal_wait_written(rv_wal *w, uint64_t end);
 
 /* Counts sync writers on their way to an append (DELTA > 0 when one
 ** starts, < 0 once its group's append is done or failed).
@@ -114,8 +141,14 @@ RAVEL_PRIVATE int rv_wal_sync_all(rv_wal *w);
 ** current segment durable, closes it, and starts segment NUMBER. */
 RAVEL_PRIVATE int rv_wal_switch_segment(rv_wal *w, uint64_t number);
 
-/* 1 if io_uring is in use; *why (static text) says why not otherwise. */
-RAVEL_PRIVATE int rv_wal_uses_uring(const rv_wal *w, const char **why);
+/* The mode in force, "sync", "uring" or "direct"; *WHY (valid as long as
+** the WAL) says why it was chosen. */
+RAVEL_PRIVATE const char *rv_wal_io_mode(const rv_wal *w, const char **why);
+
+/* Offers flushed segment NUMBER for reuse (recycle_log_file_num,
+** wal_io=direct): 1 if the WAL keeps the file, 0 if the caller deletes
+** it.  Any thread. */
+RAVEL_PRIVATE int rv_wal_recycle(rv_wal *w, uint64_t number);
 
 RAVEL_PRIVATE void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s);
 

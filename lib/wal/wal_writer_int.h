@@ -1,0 +1,229 @@
+/*
+** wal_writer_int.h -- the WAL writer's state, shared by the files of the
+** writer: wal_writer.c (buffered writes: pwrite or io_uring, batched
+** fdatasync, manual_wal_flush), wal_direct.c (wal_io=direct),
+** wal_spare.c (segments prepared in advance) and wal_probe.c (what
+** wal_io=auto picks).  Nothing outside lib/wal/ includes it.
+**
+** Locks: write_mu (every write to the segment file; the leader's
+** appends, segment switches, close), then sync_mu (durability state,
+** failures), then sq_mu / cq_mu (the ring's two queues).
+*/
+#ifndef RAVEL_WAL_WRITER_INT_H
+#define RAVEL_WAL_WRITER_INT_H
+
+#include "wal/wal_writer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#ifndef RAVEL_OMIT_IO_URING
+# include <liburing.h>
+#endif
+
+#define RV_WAL_WHY_MAX 640
+
+/* Why the manual_wal_flush buffer was written (ravel.stats). */
+enum wal_flush_cause {
+    WAL_FLUSH_FULL = 0,   /* the next group did not fit */
+    WAL_FLUSH_SYNC = 1,   /* a group with a RAVEL_SYNC member, or a sync
+                          ** waiter whose record was still buffered */
+    WAL_FLUSH_CALL = 2,   /* rv_wal_flush (ravel_flush_wal) */
+    WAL_FLUSH_SEGMENT = 3,/* the segment is finished (switch, close) */
+    WAL_FLUSH_CAUSES
+};
+
+/* A request whose result a thread waits for. */
+struct rv_wal_completion {
+    _Atomic int done; /* 0 until res is set; release/acquire publishes res */
+    _Atomic int res;  /* bytes or -errno; atomic (relaxed) because the
+                      ** reset before submission and the set after the
+                      ** CQE are ordered through the kernel, which thread
+                      ** sanitizers cannot see */
+};
+
+struct rv_wal {
+    char *dir;
+    struct rv_stop *stop;     /* the database's: where I/O failures are
+                              ** recorded and read (set at open) */
+    int use_uring;            /* the ring is set up (buffered or direct) */
+    const char *why_not_uring; /* static text, when use_uring == 0 */
+    enum rv_wal_io io;        /* the mode in force: sync, uring or direct */
+    char io_why[RV_WAL_WHY_MAX]; /* why it is in force (ravel.wal_io) */
+    struct rv_wal_direct *dio;/* wal_io=direct's state (wal_direct.c), or
+                              ** NULL */
+    size_t header_size;       /* the current segment's header: 40, or 48
+                              ** (version 3, direct) */
+
+    /* The segment file; written under write_mu, which every write to
+    ** the file holds (the leader's appends, with manual_wal_flush any
+    ** thread's buffer flush, segment switches, close). */
+    pthread_mutex_t write_mu;
+    int fd;                   /* current segment; also read by syncers under sync_mu */
+    uint64_t number;          /* current segment number */
+    uint64_t file_off;        /* next write offset in the segment */
+    uint64_t seg_start;       /* logical offset of the segment's first
+                              ** record; written under sync_mu too, where
+                              ** a finished fdatasync reads it */
+    uint64_t preallocated;    /* bytes reserved in the segment file */
+    uint64_t prealloc_chunk;  /* 0: preallocation off */
+
+    /* manual_wal_flush's buffer: records appended, not yet written.
+    ** pend, pend_len under write_mu; manual set at open. */
+    int manual;
+    char *pend;               /* WAL_MANUAL_BUFFER_BYTES, or NULL */
+    size_t pend_len;
+
+    /* Leader-only state (write groups serialise leaders). */
+    uint64_t logical_end;     /* logical offset after the last append
+                              ** (buffered records included) */
+    char *buf;                /* where the leader encodes a group */
+    size_t buf_cap;
+
+#ifndef RAVEL_OMIT_IO_URING
+    struct io_uring ring;
+    struct rv_wal_completion write_done; /* the leader's write in flight */
+#endif
+    pthread_mutex_t sq_mu;    /* serialises SQE preparation + submit */
+    pthread_mutex_t cq_mu;    /* serialises consuming the CQ ring */
+    int event_fd;             /* signalled on async completions, or -1 */
+
+    /* Batched fsync state; all fields under sync_mu. */
+    pthread_mutex_t sync_mu;
+    uint64_t written;         /* logical end of completed writes to the
+                              ** file; also written under write_mu, so a
+                              ** holder of write_mu may read it alone */
+    _Atomic uint64_t written_atomic; /* direct: copy of written for
+                              ** lock-free checks; stored (release) under
+                              ** sync_mu */
+    uint64_t synced;          /* logical offset known durable */
+    _Atomic uint64_t synced_atomic; /* copy of synced for lock-free checks;
+                              ** stored (release) under sync_mu */
+    _Atomic int inbound;      /* sync writers whose records are not yet
+                              ** appended (rv_wal_inbound); a hint */
+    _Atomic uint32_t sync_gen;/* futex word: bumped (release) under sync_mu
+                              ** when an fdatasync finishes or fails */
+    int fsync_inflight;
+    int fsync_watched;        /* a thread is waiting for the fsync's end */
+    _Atomic int gathering;    /* sync waiters waiting for inbound writers */
+    uint64_t fsync_target;    /* what the in-flight fsync covers */
+    struct rv_wal_completion fsync_done;
+
+    /* Statistics: relaxed atomics, read by ravel_property. */
+    _Atomic uint64_t stat_bytes;
+    _Atomic uint64_t stat_appends;
+    _Atomic uint64_t stat_fsyncs;
+    _Atomic uint64_t stat_sync_acks;
+    _Atomic uint64_t stat_segments;
+    _Atomic uint64_t stat_buffered;   /* pend_len's last value */
+    _Atomic uint64_t stat_buffer_writes[WAL_FLUSH_CAUSES];
+};
+
+static inline void rv_wal_completion_reset(struct rv_wal_completion *c)
+{
+    atomic_store_explicit(&c->res, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->done, 0, memory_order_relaxed);
+}
+
+static inline void rv_wal_completion_set(struct rv_wal_completion *c, int res)
+{
+    atomic_store_explicit(&c->res, res, memory_order_relaxed);
+    /* release: a waiter that sees done reads res */
+    atomic_store_explicit(&c->done, 1, memory_order_release);
+}
+
+static inline int rv_wal_completion_is_done(const struct rv_wal_completion *c)
+{
+    /* acquire: pairs with rv_wal_completion_set */
+    return atomic_load_explicit(&c->done, memory_order_acquire);
+}
+
+/* Whether an I/O failure has been recorded: nothing more may be appended
+** or acknowledged as durable.  Read under sync_mu, where the WAL records
+** its failures, or after the failure's wake-up. */
+static inline int rv_wal_io_failed(rv_wal *w)
+{
+    return rv_stop_io_failed(w->stop);
+}
+
+RAVEL_PRIVATE uint64_t rv_wal_now_ns(void);
+
+/* Wakes every thread sleeping on sync_gen.  sync_mu held. */
+RAVEL_PRIVATE void rv_wal_sync_wake_locked(rv_wal *w);
+
+/* Records REASON (or the failure of WHAT with errno ERR) as an I/O
+** failure and wakes every sync waiter.  sync_mu held. */
+RAVEL_PRIVATE void rv_wal_fail_reason_locked(rv_wal *w, const char *reason);
+RAVEL_PRIVATE void rv_wal_fail_locked(rv_wal *w, int err, const char *what);
+
+/* Sets the calling thread's message from the recorded failure; returns
+** its code. */
+RAVEL_PRIVATE int rv_wal_failure_rc(rv_wal *w);
+
+/* Marks an fdatasync covering TARGET as in flight: 1 if the caller must
+** issue it, 0 if a fault hook already completed it as failed.  And
+** applies its result once done.  sync_mu held. */
+RAVEL_PRIVATE int rv_wal_fsync_begin_locked(rv_wal *w, uint64_t target);
+RAVEL_PRIVATE void rv_wal_fsync_finished_locked(rv_wal *w);
+
+#ifndef RAVEL_OMIT_IO_URING
+/* Sets up the ring with ENTRIES entries (an eventfd signalled on
+** asynchronous completions); 0, or -errno with *why set. */
+RAVEL_PRIVATE int rv_wal_uring_setup(rv_wal *w, unsigned entries,
+                                     const char **why);
+/* Submits an fdatasync whose completion goes to w->fsync_done. */
+RAVEL_PRIVATE int rv_wal_uring_submit_fsync(rv_wal *w);
+#endif
+
+/* ---- wal_direct.c: wal_io=direct */
+
+/* Sets up direct I/O on the ring already set up: the completion thread,
+** the spare segments; then creates segment NUMBER (after PREV_END) and
+** makes it current.  BLOCK: the direct I/O block size (0: find it out);
+** USE_DSYNC: sync groups are written with RWF_DSYNC.  On failure the WAL
+** is left for the caller to destroy. */
+RAVEL_PRIVATE int rv_wal_direct_open(rv_wal *w, uint64_t number,
+                                     uint64_t prev_end,
+                                     const struct ravel_options *o,
+                                     uint32_t block, int use_dsync);
+RAVEL_PRIVATE char *rv_wal_direct_reserve(rv_wal *w, size_t len);
+RAVEL_PRIVATE int rv_wal_direct_append(rv_wal *w, size_t len, int want_sync,
+                                       uint64_t *end);
+/* Waits until everything up to logical offset END is written (DURABLE:
+** durable). */
+RAVEL_PRIVATE int rv_wal_direct_wait(rv_wal *w, uint64_t end, int durable);
+RAVEL_PRIVATE int rv_wal_direct_switch(rv_wal *w, uint64_t number);
+/* Syncs and seals the segment (unless an I/O failure was recorded), stops
+** the threads; the caller then destroys the WAL. */
+RAVEL_PRIVATE int rv_wal_direct_close(rv_wal *w);
+/* Frees what rv_wal_direct_open set up (after close, or a failed open). */
+RAVEL_PRIVATE void rv_wal_direct_destroy(rv_wal *w);
+RAVEL_PRIVATE int rv_wal_direct_recycle(rv_wal *w, uint64_t number);
+RAVEL_PRIVATE void rv_wal_direct_stats(rv_wal *w, struct rv_wal_stats *s);
+
+/* ---- wal_probe.c: what wal_io=auto picks */
+
+struct rv_wal_probe {
+    int direct_ok;          /* O_DIRECT writes work in the directory */
+    int uring_inline;       /* a buffered io_uring write completes inline */
+    uint64_t direct_sync_ns;/* median direct RWF_DSYNC block write */
+    uint64_t direct_ns;     /* median direct block write, no DSYNC */
+    uint64_t pwrite_sync_ns;/* median pwrite + fdatasync */
+    uint64_t pwrite_ns;     /* median pwrite */
+    uint32_t block;         /* the direct I/O block size */
+    char fs[32];            /* the file system's name */
+    char why_not_direct[160];
+};
+
+/* The file system holding DIR: its name into FS (SIZE bytes). */
+RAVEL_PRIVATE void rv_wal_probe_fs(const char *dir, char *fs, size_t size);
+
+/* The block size direct writes to FD must be aligned to (offset, length
+** and memory), or 0 if FD refuses direct I/O. */
+RAVEL_PRIVATE uint32_t rv_wal_direct_block(int fd);
+
+/* Times direct and buffered synced writes in a scratch file in W's
+** directory (the ring must be set up), filling *P. */
+RAVEL_PRIVATE void rv_wal_probe_run(rv_wal *w, struct rv_wal_probe *p);
+
+#endif /* RAVEL_WAL_WRITER_INT_H */
