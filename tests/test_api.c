@@ -1531,7 +1531,8 @@ static void test_properties(void **state)
     t = tu_prop(db, "ravel.wal_io");
     if (io && strncmp(t, io, strlen(io)) != 0)
         fail_msg("ravel.wal_io is \"%s\", opened with wal_io=%s", t, io);
-    if (strncmp(t, "uring", 5) != 0 && strncmp(t, "sync", 4) != 0)
+    if (strncmp(t, "uring (", 7) != 0 && strncmp(t, "sync (", 6) != 0 &&
+        strncmp(t, "direct (", 8) != 0)
         fail_msg("ravel.wal_io is \"%s\"", t);
     ravel_free(t);
 

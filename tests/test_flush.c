@@ -11,12 +11,14 @@
 #include "util/fault.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #define SMALL "write_buffer_size=64K;target_file_size_base=64K"
@@ -43,19 +45,27 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Files of DIR whose names end with SUFFIX (or begin with PREFIX). */
-static int count_files(const char *dir, const char *prefix,
-                       const char *suffix)
+/* WAL segments of DIR that were started: a spare (wal_io=direct makes the
+** next segment ahead; its header is all zeros until its first write) is
+** not one. */
+static int count_started_segments(const char *dir)
 {
     DIR *d = opendir(dir);
     assert_non_null(d);
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name), sl = strlen(suffix);
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && len >= sl &&
-            strcmp(e->d_name + len - sl, suffix) == 0)
-            n++;
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "wal-", 4) != 0 || len < 4 ||
+            strcmp(e->d_name + len - 4, ".log") != 0)
+            continue;
+        char path[4096], magic[8] = {0};
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        ssize_t r = pread(fd, magic, sizeof magic, 0);
+        close(fd);
+        n += r == (ssize_t)sizeof magic && memcmp(magic, "RAVELWAL", 8) == 0;
     }
     closedir(d);
     return n;
@@ -155,7 +165,12 @@ static void test_flush_and_read(void **state)
     expect_scan(db, NULL, 0, 3000, 1);
     TU_OK(ravel_verify(db));
     /* everything is in files: only the active memtable's segment stays */
-    assert_int_equal(count_files(dir, "wal-", ".log"), 1);
+    /* (with wal_io=direct that segment may not be started yet: its header
+    ** goes out with its first write) */
+    int started = count_started_segments(dir);
+    const char *io = tu_wal_io();
+    assert_true(started == 1 ||
+                (started == 0 && io && strcmp(io, "direct") == 0));
     /* a missing key is not found, through filters and files */
     char *val = NULL;
     size_t vlen = 0;

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SEG_HEADER 40
+#define SEG_HEADER 40    /* version 2; version 3 (wal_io=direct): 48 */
 #define REC_HEADER 16
 #define PER_SEG 10
 #define MAX_SEGS 16
@@ -109,7 +109,8 @@ static int parse_records(const char *path, struct rec *recs)
     assert_true(len >= SEG_HEADER);
     assert_memory_equal(data, "RAVELWAL", 8);
     int n = 0;
-    size_t off = SEG_HEADER;
+    size_t off = get32(p + 12); /* the header's size */
+    assert_true(off == SEG_HEADER || off == 48);
     while (off + REC_HEADER <= len) {
         static const unsigned char zero[REC_HEADER];
         if (memcmp(p + off, zero, REC_HEADER) == 0 || p[off + 12] == 2)

@@ -409,10 +409,15 @@ char *rv_wal_direct_reserve(rv_wal *w, size_t len)
 }
 
 /* Submits slot S (laid out and filled); a submission that fails, or a
-** fault injected by a test, completes it at once with that result. */
+** fault injected by a test (RV_FAULT_WAL_WRITE, and RV_FAULT_WAL_SYNC for
+** an RWF_DSYNC write, which is its own sync), completes it at once with
+** that result. */
 static void dio_submit(rv_wal *w, struct dio_slot *s)
 {
+    /* An RWF_DSYNC write is also the sync: the sync fault fails it too. */
     int fault = rv_fault_check(RV_FAULT_WAL_WRITE);
+    if (!fault && s->dsync)
+        fault = rv_fault_check(RV_FAULT_WAL_SYNC);
     if (fault) {
         dio_deliver(s, fault);
         return;

@@ -472,12 +472,17 @@ static int wal_reader_v3_end(const struct wal_segment *s, size_t at,
                              size_t *off)
 {
     const char *h = s->data + at;
-    int zero = wal_reader_zero(h, RV_WAL_RECORD_HEADER_SIZE);
+    size_t b = (at + s->block - 1) / s->block * s->block;
+    /* Zeros to the end of the block end the data even when fewer than a
+    ** header's 16 bytes are left in it: what follows the boundary was
+    ** written by another write (a skip record, or nothing). */
+    size_t n = b > at && b - at < RV_WAL_RECORD_HEADER_SIZE
+                   ? b - at : RV_WAL_RECORD_HEADER_SIZE;
+    int zero = wal_reader_zero(h, n);
     if (!zero && !(at % s->block == 0 && h[12] != 0 &&
                    rv_wal_record_tag(h) != s->tag))
         return 0;
     *off = at;
-    size_t b = (at + s->block - 1) / s->block * s->block;
     if (zero && b > at && b <= s->size && s->size - b >= RV_WAL_SKIP_SIZE &&
         wal_reader_verifies(s, b)) {
         const char *k = s->data + b;
