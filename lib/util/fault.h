@@ -118,7 +118,7 @@ RAVEL_PRIVATE void rv_test_wal_hold_arm(void);
 RAVEL_PRIVATE int rv_test_wal_hold_waiting(void);
 RAVEL_PRIVATE void rv_test_wal_hold_release(int res);
 /* Called by the WAL with a reaped completion RES of the write CTX: 1 if
-** the hook keeps it (and calls DELIVER(CTX, res) from
+** the hook keeps it (and hands CTX and the result to DELIVER from
 ** rv_test_wal_hold_release), 0 if the WAL applies it now. */
 RAVEL_PRIVATE int rv_test_wal_hold(void (*deliver)(void *ctx, int res),
                                    void *ctx, int res);

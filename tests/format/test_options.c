@@ -400,7 +400,7 @@ static void test_describe(void **state)
         lines++;
         line = nl + 1;
     }
-    assert_int_equal(lines, 40);
+    assert_int_equal(lines, 41);
     assert_memory_equal(copy, o, sizeof *o);
     free(text);
     ravel_options_free(copy);
