@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ struct rv_wal_spares {
     pthread_cond_t cv;         /* the thread's work, and its results */
     pthread_t thread;
     int stop;
+    _Atomic int abort;         /* closing: stop zeroing at once */
     uint64_t want;             /* number to prepare next, 0: none */
     uint64_t busy;             /* number being prepared now, 0: none */
     uint64_t ready;            /* number of the prepared spare, 0: none */
@@ -68,6 +70,12 @@ static int spare_write_zeros(struct rv_wal_spares *sp, int fd, uint64_t off,
     memset(zeros, 0, chunk);
     int rc = RAVEL_OK;
     while (len > 0 && rc == RAVEL_OK) {
+        /* relaxed: a hint; the spare is deleted if zeroing stops */
+        if (atomic_load_explicit(&sp->abort, memory_order_relaxed)) {
+            rc = rv_error(RAVEL_IOERR, "%s: not zeroed, the WAL is closing",
+                          path);
+            break;
+        }
         size_t n = len < chunk ? (size_t)len : chunk;
         ssize_t w = pwrite(fd, zeros, n, (off_t)off);
         if (w != (ssize_t)n)
@@ -265,6 +273,7 @@ void rv_wal_spares_free(struct rv_wal_spares *sp)
         return;
     pthread_mutex_lock(&sp->mu);
     sp->stop = 1;
+    atomic_store_explicit(&sp->abort, 1, memory_order_relaxed);
     pthread_cond_broadcast(&sp->cv);
     pthread_mutex_unlock(&sp->mu);
     pthread_join(sp->thread, NULL);
@@ -314,8 +323,10 @@ int rv_wal_spares_take(struct rv_wal_spares *sp, uint64_t number, int *fd)
     int recycled;
     rc = spare_prepare(sp, number, fd, &recycled);
     pthread_mutex_lock(&sp->mu);
-    if (rc == RAVEL_OK)
-        recycled ? sp->stat_recycled++ : sp->stat_created++;
+    if (rc == RAVEL_OK && recycled)
+        sp->stat_recycled++;
+    else if (rc == RAVEL_OK)
+        sp->stat_created++;
     pthread_mutex_unlock(&sp->mu);
     return rc;
 }
