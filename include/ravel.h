@@ -152,13 +152,29 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               members of a write group insert their own
 **                               batches in parallel (false: the leader
 **                               inserts the whole group)
-**   wal_io=auto                 auto | uring | sync: how the WAL is written.
-**                               uring: io_uring (fails the open where it
-**                               cannot be set up); sync: pwrite +
-**                               fdatasync; auto: io_uring where buffered
-**                               writes complete inline on the WAL's file
-**                               system (probed at open), else sync, with
-**                               the reason in ravel.wal_io and the LOG
+**   wal_io=auto                 auto | uring | sync | direct: how the WAL
+**                               is written.  uring: io_uring (fails the
+**                               open where it cannot be set up); sync:
+**                               pwrite + fdatasync; direct: O_DIRECT
+**                               block writes through io_uring, several in
+**                               flight, RAVEL_SYNC groups written with
+**                               RWF_DSYNC instead of an fdatasync,
+**                               segments zeroed ahead in the background
+**                               (RAVEL_INVALID where the file system
+**                               refuses O_DIRECT).  A write without
+**                               RAVEL_SYNC then returns once its direct
+**                               write has completed on the device (tens
+**                               of microseconds, where pwrite takes one):
+**                               direct is for databases whose writes are
+**                               mostly RAVEL_SYNC.  auto: probes at open
+**                               (file system, O_DIRECT, the costs of a
+**                               synced write each way, inline completion
+**                               of buffered io_uring writes) and picks
+**                               direct only where neither kind of write
+**                               gets slower, else uring where buffered
+**                               writes complete inline, else sync; the
+**                               choice and the numbers are in
+**                               ravel.wal_io and the LOG
 **   wal_recovery_mode=tolerate_corrupted_tail_records
 **                               | absolute_consistency | point_in_time
 **                               | skip_any_corrupted_records
@@ -174,6 +190,12 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               RAVEL_CORRUPT; docs/formats.md has the
 **                               exact rules
 **   wal_preallocate=true        reserve each WAL segment's space up front
+**                               (direct: write it as zeros)
+**   recycle_log_file_num=0      0 .. 64: flushed WAL segments kept and
+**                               reused for new ones instead of deleted,
+**                               so their space is already written (only
+**                               with wal_io=direct: RAVEL_INVALID with
+**                               sync or uring)
 **   manual_wal_flush=false      true: a write's WAL record is kept in
 **                               ravel's own 1 MiB buffer instead of being
 **                               written at once; the buffer is written
@@ -592,7 +614,8 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 **   ravel.last_visible_sequence   last sequence number visible to reads
 **   ravel.num_immutable_mem_table memtables switched out, still in memory
 **   ravel.cur_size_active_mem_table  bytes in the active memtable
-**   ravel.wal_io                  "uring" or "sync" (and why, if fallen back)
+**   ravel.wal_io                  "sync", "uring" or "direct", and in
+**                                 parentheses why (auto: the probe's costs)
 **   ravel.read_only_reason        why writes are refused ("" if they are not)
 **   ravel.options                 the options in force, "name=value" lines
 **   ravel.sstables                one line per table file: level, number,

@@ -2,6 +2,9 @@
 ** testutil.c -- helpers shared by the end-to-end tests; see testutil.h.
 */
 #include "testutil.h"
+#ifdef RAVEL_TEST_HOOKS
+# include "util/fault.h"
+#endif
 
 #include <dirent.h>
 #include <errno.h>
@@ -208,6 +211,11 @@ int tu_options_try(const char *extra, ravel_options **out)
     if (rc)
         return rc;
     rc = ravel_options_set(o, "create_if_missing", "true");
+#ifdef RAVEL_TEST_HOOKS
+    /* wal_io=direct syncing with fdatasync (tests/meson.build) */
+    const char *fd_sync = getenv("RAVEL_TEST_DIRECT_FDATASYNC");
+    rv_test_wal_direct_fdatasync(fd_sync && strcmp(fd_sync, "1") == 0);
+#endif
     if (!rc && tu_wal_io())
         rc = ravel_options_set(o, "wal_io", tu_wal_io());
     /* the run's ordering mode (tests/meson.build runs some suites in

@@ -216,6 +216,18 @@ int rv_test_wal_hold(void (*deliver)(void *ctx, int res), void *ctx, int res)
     return take;
 }
 
+static _Atomic int fault_direct_fdatasync;
+
+void rv_test_wal_direct_fdatasync(int on)
+{
+    atomic_store_explicit(&fault_direct_fdatasync, on, memory_order_relaxed);
+}
+
+int rv_test_wal_direct_fdatasync_forced(void)
+{
+    return atomic_load_explicit(&fault_direct_fdatasync, memory_order_relaxed);
+}
+
 void rv_pause_here(enum rv_pause_point point)
 {
     int armed = PAUSE_ARMED;

@@ -123,6 +123,13 @@ RAVEL_PRIVATE void rv_test_wal_hold_release(int res);
 RAVEL_PRIVATE int rv_test_wal_hold(void (*deliver)(void *ctx, int res),
                                    void *ctx, int res);
 
+/* wal_io=direct: when ON, WALs opened afterwards make RAVEL_SYNC writes
+** durable with an fdatasync (linked behind the write where it can be)
+** instead of RWF_DSYNC, whatever the probe found: the path a device
+** whose DSYNC writes are slow takes, tested on any device. */
+RAVEL_PRIVATE void rv_test_wal_direct_fdatasync(int on);
+RAVEL_PRIVATE int rv_test_wal_direct_fdatasync_forced(void);
+
 #else
 
 static inline int rv_fault_check(enum rv_fault_point point)
@@ -154,6 +161,11 @@ static inline int rv_test_wal_hold(void (*deliver)(void *ctx, int res),
     (void)deliver;
     (void)ctx;
     (void)res;
+    return 0;
+}
+
+static inline int rv_test_wal_direct_fdatasync_forced(void)
+{
     return 0;
 }
 

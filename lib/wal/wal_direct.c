@@ -408,11 +408,12 @@ char *rv_wal_direct_reserve(rv_wal *w, size_t len)
     return s->buf + head + lead;
 }
 
-/* Submits slot S (laid out and filled); a submission that fails, or a
+/* Submits slot S (laid out and filled), with an fdatasync linked behind
+** it when LINK_SYNC (begun by dio_link_sync); a submission that fails, or a
 ** fault injected by a test (RV_FAULT_WAL_WRITE, and RV_FAULT_WAL_SYNC for
 ** an RWF_DSYNC write, which is its own sync), completes it at once with
 ** that result. */
-static void dio_submit(rv_wal *w, struct dio_slot *s)
+static void dio_submit(rv_wal *w, struct dio_slot *s, int link_sync)
 {
     /* An RWF_DSYNC write is also the sync: the sync fault fails it too. */
     int fault = rv_fault_check(RV_FAULT_WAL_WRITE);
@@ -423,18 +424,49 @@ static void dio_submit(rv_wal *w, struct dio_slot *s)
         return;
     }
     pthread_mutex_lock(&w->sq_mu);
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+    struct io_uring_sqe *sqe = NULL, *sync_sqe = NULL;
+    if (io_uring_sq_space_left(&w->ring) >= (unsigned)(link_sync ? 2 : 1)) {
+        sqe = io_uring_get_sqe(&w->ring);
+        if (link_sync)
+            sync_sqe = io_uring_get_sqe(&w->ring);
+    }
     int r = -EBUSY;
-    if (sqe) {
+    if (sqe && (!link_sync || sync_sqe)) {
         io_uring_prep_write(sqe, w->fd, s->buf, (unsigned)s->len,
                             s->file_off);
         sqe->rw_flags = s->dsync ? RWF_DSYNC : 0;
         io_uring_sqe_set_data(sqe, s);
+        if (link_sync) {
+            sqe->flags |= IOSQE_IO_LINK;
+            io_uring_prep_fsync(sync_sqe, w->fd, IORING_FSYNC_DATASYNC);
+            io_uring_sqe_set_data(sync_sqe, &w->fsync_done);
+        }
         r = io_uring_submit(&w->ring);
     }
     pthread_mutex_unlock(&w->sq_mu);
+    if (r < 0 && link_sync) {
+        /* never submitted: it completes as cancelled (not durable) */
+        rv_wal_completion_set(&w->fsync_done, -ECANCELED);
+    }
     if (r < 0)
         dio_deliver(s, r);
+}
+
+/* Without RWF_DSYNC: whether to link an fdatasync behind S, a sync group's
+** write.  Only when no fdatasync is in flight and every earlier write has
+** completed, so that it covers everything up to S's end; other sync
+** waiters issue theirs (rv_wal_direct_wait). */
+static int dio_link_sync(rv_wal *w, struct dio_slot *s)
+{
+    pthread_mutex_lock(&w->sync_mu);
+    int link = !w->fsync_inflight && w->written == s->start &&
+               !rv_wal_io_failed(w);
+    if (link && !rv_wal_fsync_begin_locked(w, s->end)) {
+        rv_wal_fsync_finished_locked(w); /* the fault hook failed it */
+        link = 0;
+    }
+    pthread_mutex_unlock(&w->sync_mu);
+    return link;
 }
 
 int rv_wal_direct_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
@@ -493,7 +525,7 @@ int rv_wal_direct_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
                                         memory_order_relaxed))
         atomic_store_explicit(&d->stat_max_inflight, inflight,
                               memory_order_relaxed);
-    dio_submit(w, s);
+    dio_submit(w, s, want_sync && !d->use_dsync && dio_link_sync(w, s));
     return RAVEL_OK;
 }
 

@@ -10,9 +10,11 @@
 **     pays for buffered writes only where the file system completes them
 **     inline (XFS, btrfs); elsewhere (ext4) a kernel worker thread runs
 **     each one, about 30x slower;
-**   - a direct one-block write with RWF_DSYNC, and without, against a
-**     128-byte pwrite followed by fdatasync: what a RAVEL_SYNC write costs
-**     each way, and what a plain one costs in the direct mode.
+**   - a direct one-block write with RWF_DSYNC, without, and followed by
+**     an fdatasync, against a 128-byte pwrite followed by fdatasync: what
+**     a RAVEL_SYNC write costs each way, whether the direct mode should
+**     sync with RWF_DSYNC or an fdatasync, and what a plain write costs
+**     in the direct mode.
 ** It also names the file system (statfs) and finds the block size direct
 ** writes need (statx STATX_DIOALIGN), or that O_DIRECT is refused (tmpfs
 ** before Linux 6.6).  The scratch writes overwrite zeros already made
@@ -155,7 +157,7 @@ static void probe_direct(rv_wal *w, const char *path, struct rv_wal_probe *p)
     }
     p->block = rv_wal_direct_block(fd);
     void *buf = NULL;
-    if (!p->block || 2 * p->block * PROBE_ROUNDS > PROBE_FILE_BYTES / 2 ||
+    if (!p->block || 3 * p->block * PROBE_ROUNDS > PROBE_FILE_BYTES / 2 ||
         posix_memalign(&buf, p->block, p->block)) {
         snprintf(p->why_not_direct, sizeof p->why_not_direct,
                  "direct I/O on the %s file system has no usable block "
@@ -164,18 +166,23 @@ static void probe_direct(rv_wal *w, const char *path, struct rv_wal_probe *p)
         return;
     }
     memset(buf, 0, p->block);
-    uint64_t dsync[PROBE_ROUNDS], plain[PROBE_ROUNDS];
+    uint64_t dsync[PROBE_ROUNDS], plain[PROBE_ROUNDS], fsynced[PROBE_ROUNDS];
     int ok = 1;
     for (int i = 0; i < PROBE_ROUNDS && ok; i++) {
-        uint64_t off = PROBE_FILE_BYTES / 2 + (uint64_t)i * 2 * p->block;
+        uint64_t off = PROBE_FILE_BYTES / 2 + (uint64_t)i * 3 * p->block;
         dsync[i] = probe_ring_write(w, fd, buf, p->block, off, RWF_DSYNC);
         plain[i] = probe_ring_write(w, fd, buf, p->block, off + p->block, 0);
-        ok = dsync[i] && plain[i];
+        uint64_t t0 = rv_wal_now_ns();
+        ok = dsync[i] && plain[i] &&
+             probe_ring_write(w, fd, buf, p->block, off + 2 * p->block, 0) &&
+             fdatasync(fd) == 0;
+        fsynced[i] = rv_wal_now_ns() - t0;
     }
     if (ok) {
         p->direct_ok = 1;
         p->direct_sync_ns = probe_median(dsync, PROBE_ROUNDS);
         p->direct_ns = probe_median(plain, PROBE_ROUNDS);
+        p->direct_fsync_ns = probe_median(fsynced, PROBE_ROUNDS);
     } else {
         snprintf(p->why_not_direct, sizeof p->why_not_direct,
                  "a direct write through io_uring failed on the %s file "

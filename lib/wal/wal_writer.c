@@ -976,13 +976,32 @@ static enum rv_wal_io wal_auto_pick(rv_wal *w, const struct rv_wal_probe *p)
 }
 #endif
 
+/* wal_io=direct, asked for: the probe must find O_DIRECT working; it
+** also says whether RWF_DSYNC beats a write and an fdatasync (*DSYNC). */
+static int wal_direct_check(rv_wal *w, const struct rv_wal_probe *p,
+                            int *dsync)
+{
+    if (!p->direct_ok)
+        return rv_error(RAVEL_INVALID, "wal_io=direct: %s in %s",
+                        p->why_not_direct, w->dir);
+    *dsync = p->direct_sync_ns <= p->direct_fsync_ns;
+    snprintf(w->io_why, sizeof w->io_why, "wal_io=direct was requested; "
+             "on %s, sync by %s: direct+DSYNC %.0f us vs direct+fdatasync "
+             "%.0f us", p->fs, *dsync ? "RWF_DSYNC" : "fdatasync",
+             (double)p->direct_sync_ns / 1e3,
+             (double)p->direct_fsync_ns / 1e3);
+    return RAVEL_OK;
+}
+
 /* Decides the mode (w->io, w->io_why) and sets up the ring it needs.
-** *BLOCK gets the direct block size when the probe found it. */
+** For direct: *BLOCK gets the block size the probe found, *DSYNC whether
+** sync groups are written with RWF_DSYNC. */
 static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
-                         uint32_t *block)
+                         uint32_t *block, int *dsync)
 {
     enum rv_wal_io mode = o->wal_io;
     *block = 0;
+    *dsync = 1;
     if (mode == RV_WAL_IO_DIRECT && o->manual_wal_flush)
         return rv_error(RAVEL_INVALID, "wal_io=direct cannot be combined "
                         "with manual_wal_flush=true (direct writes go out "
@@ -1023,14 +1042,18 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
         return RAVEL_OK;
     }
     w->use_uring = 1;
-    if (mode != RV_WAL_IO_AUTO) {
+    if (mode == RV_WAL_IO_URING) {
         w->io = mode;
-        snprintf(w->io_why, sizeof w->io_why, "wal_io=%s was requested",
-                 mode == RV_WAL_IO_DIRECT ? "direct" : "uring");
+        snprintf(w->io_why, sizeof w->io_why, "wal_io=uring was requested");
         return RAVEL_OK;
     }
     struct rv_wal_probe p;
     rv_wal_probe_run(w, &p);
+    *block = p.block;
+    if (mode == RV_WAL_IO_DIRECT) {
+        w->io = mode;
+        return wal_direct_check(w, &p, dsync);
+    }
     w->io = o->manual_wal_flush && p.uring_inline ? RV_WAL_IO_URING
             : o->manual_wal_flush ? RV_WAL_IO_SYNC
                                   : wal_auto_pick(w, &p);
@@ -1039,7 +1062,8 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
                  "manual_wal_flush on %s: io_uring %s", p.fs,
                  p.uring_inline ? "completes buffered writes inline"
                                 : "is slower than pwrite here");
-    *block = p.block;
+    if (w->io == RV_WAL_IO_DIRECT)
+        *dsync = p.direct_sync_ns <= p.direct_fsync_ns;
     if (w->io != RV_WAL_IO_DIRECT && o->recycle_log_file_num > 0) {
         size_t n = strlen(w->io_why);
         snprintf(w->io_why + n, sizeof w->io_why - n, "; "
@@ -1088,9 +1112,12 @@ int rv_wal_open(const char *dir, uint64_t number, uint64_t prev_end,
 
     w->header_size = RV_WAL_HEADER_SIZE;
     uint32_t block = 0;
-    int rc = wal_choose_io(w, o, &block);
+    int dsync = 1;
+    int rc = wal_choose_io(w, o, &block, &dsync);
+    if (rv_test_wal_direct_fdatasync_forced())
+        dsync = 0;
     if (rc == RAVEL_OK && w->io == RV_WAL_IO_DIRECT)
-        rc = rv_wal_direct_open(w, number, prev_end, o, block, 1);
+        rc = rv_wal_direct_open(w, number, prev_end, o, block, dsync);
     else if (rc == RAVEL_OK)
         rc = wal_create_segment(w, number, prev_end);
     if (rc != RAVEL_OK) {

@@ -208,6 +208,7 @@ struct rv_wal_probe {
     int uring_inline;       /* a buffered io_uring write completes inline */
     uint64_t direct_sync_ns;/* median direct RWF_DSYNC block write */
     uint64_t direct_ns;     /* median direct block write, no DSYNC */
+    uint64_t direct_fsync_ns;/* median direct block write + fdatasync */
     uint64_t pwrite_sync_ns;/* median pwrite + fdatasync */
     uint64_t pwrite_ns;     /* median pwrite */
     uint32_t block;         /* the direct I/O block size */
