@@ -119,7 +119,7 @@ static int spare_create(struct rv_wal_spares *sp, uint64_t number, int *out)
 /* Segment NUMBER made from the pooled file of segment OLD: first block
 ** zeroed and durable, then renamed, then the directory fsynced.  Returns
 ** RAVEL_NOTFOUND (nothing changed but OLD deleted) when the file is too
-** small to be worth it. */
+** small to be worth it, or RAVEL_NOTFOUND when it does not exist. */
 static int spare_reuse(struct rv_wal_spares *sp, uint64_t old,
                        uint64_t number, int *out)
 {
@@ -130,6 +130,8 @@ static int spare_reuse(struct rv_wal_spares *sp, uint64_t old,
     if (rc)
         return rc;
     int fd = rv_open(from, O_RDWR | O_DIRECT, 0);
+    if (fd < 0 && errno == ENOENT)
+        return RAVEL_NOTFOUND; /* gone (never created): nothing to reuse */
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s to recycle it",
                               from);
