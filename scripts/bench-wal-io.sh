@@ -184,7 +184,9 @@ bench() {
 # result LOG: "ops secs p50 p99 fsyncs acks io" from a run's output: the
 # result line "name : x micros/op N ops/sec S seconds ...", the first
 # "Percentiles: P50: a P75: b P99: c ..." and, from ravel.stats,
-# "wal: io=X..." and "fsync: N issued, M sync writers acknowledged, ...".
+# "wal: io=X..." and "fsync: N issued, M sync writers acknowledged, ...";
+# with wal_io=direct the RWF_DSYNC writes ("wal direct: ... N DSYNC
+# writes") count as syncs too.
 result() {
     awk '
         $2 == ":" && $6 == "ops/sec" && ops == "" { ops = $5; secs = $7 }
@@ -196,7 +198,11 @@ result() {
         }
         /^wal: io=/ { io = $2; sub(/^io=/, "", io); sub(/,$/, "", io) }
         /^fsync: / && $3 == "issued," { fsyncs = $2; acks = $4 }
+        /^wal direct: / {
+            for (i = 3; i < NF; i++) if ($(i + 1) == "DSYNC") dsync = $i
+        }
         END {
+            if (dsync != "") fsyncs += dsync # direct: a DSYNC write is a sync
             if (ops == "") exit 1
             print ops, secs, (p50 == "" ? "-" : p50), (p99 == "" ? "-" : p99),
                   (fsyncs == "" ? "-" : fsyncs), (acks == "" ? "-" : acks),
