@@ -83,6 +83,7 @@ uint32_t rv_wal_direct_block(int fd)
     return block <= 65536 ? block : 0;
 }
 
+#ifndef RAVEL_OMIT_IO_URING
 static int probe_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -95,7 +96,6 @@ static uint64_t probe_median(uint64_t *v, int n)
     return v[n / 2];
 }
 
-#ifndef RAVEL_OMIT_IO_URING
 /* One write through the ring, waited for: its duration in ns, 0 if it
 ** failed. */
 static uint64_t probe_ring_write(rv_wal *w, int fd, const void *p, size_t len,

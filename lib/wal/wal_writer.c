@@ -974,7 +974,6 @@ static enum rv_wal_io wal_auto_pick(rv_wal *w, const struct rv_wal_probe *p)
                    "threads here, slower than pwrite");
     return io;
 }
-#endif
 
 /* Whether RAVEL_SYNC groups should be written with RWF_DSYNC rather than
 ** followed by an fdatasync: one operation instead of two, so it is kept
@@ -1001,6 +1000,7 @@ static int wal_direct_check(rv_wal *w, const struct rv_wal_probe *p,
              (double)p->direct_fsync_ns / 1e3);
     return RAVEL_OK;
 }
+#endif
 
 /* Decides the mode (w->io, w->io_why) and sets up the ring it needs.
 ** For direct: *BLOCK gets the block size the probe found, *DSYNC whether
