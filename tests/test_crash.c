@@ -37,7 +37,15 @@
 #include <unistd.h>
 
 #define SYNC_THREADS 4
-#define CHILD_OPTS "write_buffer_size=256K"
+/* RAVEL_TEST_CRASH_OPTS replaces them (tests/meson.build: recycled WAL
+** segments want smaller memtables) */
+#define CHILD_OPTS child_opts()
+
+static const char *child_opts(void)
+{
+    const char *o = getenv("RAVEL_TEST_CRASH_OPTS");
+    return o && o[0] ? o : "write_buffer_size=256K";
+}
 #define BATCH_KEYS 6
 #define MAX_ROUNDS 200
 
