@@ -25,7 +25,12 @@
 **                    power loss may keep a later page of the unsynced tail
 **                    and lose an earlier one.
 **
-** RAVEL_TEST_POWERLOSS_ROUNDS (default 4) rounds per pattern;
+** Every reopen also checks that replay kept a prefix of the log: per
+** writer thread, no put is there after one that is missing.
+**
+** RAVEL_TEST_OPTIONS adds options to the children's (recycled segments:
+** tests/meson.build).  RAVEL_TEST_POWERLOSS_ROUNDS (default 4) rounds per
+** pattern;
 ** RAVEL_TEST_SEED replays a run.
 */
 #include "powerloss.h"
@@ -157,6 +162,9 @@ static int child_main(char **argv)
         rc = ravel_options_set(o, "wal_io", tu_wal_io());
     if (!rc) /* small memtables: segment switches happen too */
         rc = ravel_options_set(o, "write_buffer_size", "128K");
+    const char *extra = getenv("RAVEL_TEST_OPTIONS"); /* tests/meson.build */
+    if (!rc && extra && extra[0])
+        rc = ravel_options_parse(o, extra);
     ravel_db *db = NULL;
     if (!rc)
         rc = ravel_open(dir, o, &db);
@@ -305,9 +313,45 @@ static uint32_t check_phase(ravel_db *db, const struct acked *a,
     return present;
 }
 
+/* What a phase's child wrote: PUTS puts split evenly between THREADS
+** threads, each writing its share in order. */
+struct phase_shape {
+    uint32_t puts;
+    int threads;
+};
+
+/* Replay keeps a prefix of the log: within each writer thread of the
+** phase, whose puts went to the log in order, a put present means every
+** earlier put of that thread is present too. */
+static void check_prefix(ravel_db *db, uint32_t phase,
+                         const struct phase_shape *shape, const char *what)
+{
+    uint32_t per = shape->puts / (uint32_t)shape->threads;
+    for (int t = 0; t < shape->threads; t++) {
+        uint32_t gap = UINT32_MAX;
+        for (uint32_t i = (uint32_t)t * per; i < (uint32_t)(t + 1) * per;
+             i++) {
+            char key[32];
+            key_of(key, sizeof key, phase, i);
+            void *v = NULL;
+            size_t got;
+            int here = ravel_get(db, NULL, key, strlen(key), &v, &got) ==
+                       RAVEL_OK;
+            ravel_free(v);
+            if (!here && gap == UINT32_MAX)
+                gap = i;
+            if (here && gap != UINT32_MAX)
+                fail_msg("%s: phase %u, thread %d: put %u is there but its "
+                         "earlier put %u is not: replay kept more than a "
+                         "prefix of the log", what, phase, t, i, gap);
+        }
+    }
+}
+
 /* Opens DIR in MODE after the power loss (it must open) and checks. */
 static void reopen_and_check(const char *dir, const char *mode,
                              const struct acked *a, int phases, uint32_t puts,
+                             const struct phase_shape *shapes,
                              int phase0_all, const char *what)
 {
     char opts[128], label[256];
@@ -323,6 +367,7 @@ static void reopen_and_check(const char *dir, const char *mode,
                                  phase0_all, label);
         printf("#   %s: phase %d: %u of %u puts present\n", label, p, n,
                puts);
+        check_prefix(db, (uint32_t)p, &shapes[p], label);
     }
     TU_OK(ravel_close(db));
 }
@@ -361,7 +406,8 @@ static void round_begin(struct round *rd, const char *what, int p, int r)
 ** PHASE0_ALL).  Frees the round. */
 static void round_power_loss(struct round *rd, const char *what,
                              enum tu_power_loss_pattern p, uint64_t *rng,
-                             int phases, uint32_t puts, int phase0_all)
+                             int phases, uint32_t puts,
+                             const struct phase_shape *shapes, int phase0_all)
 {
     tu_power_loss(rd->dir, rd->journal, p, rng);
     size_t n = strlen(rd->dir) + 5;
@@ -370,9 +416,9 @@ static void round_power_loss(struct round *rd, const char *what,
     snprintf(copy, n, "%s.pit", rd->dir);
     copy_dir(rd->dir, copy);
     reopen_and_check(rd->dir, "tolerate_corrupted_tail_records", rd->a,
-                     phases, puts, phase0_all, what);
-    reopen_and_check(copy, "point_in_time", rd->a, phases, puts, phase0_all,
-                     what);
+                     phases, puts, shapes, phase0_all, what);
+    reopen_and_check(copy, "point_in_time", rd->a, phases, puts, shapes,
+                     phase0_all, what);
     tu_rm_rf(rd->dir);
     tu_rm_rf(copy);
     unlink(rd->journal);
@@ -403,8 +449,10 @@ static void test_after_recovery(void **state)
                 fail_msg("the second process read back %u of the %u puts "
                          "of the first after recovery", rd.a->seen[0], puts);
             /* Everything phase 1 recovered (all of phase 0) survives. */
+            const struct phase_shape shapes[2] = {{puts, 1}, {puts / 4, 2}};
             round_power_loss(&rd, "after_recovery",
-                             (enum tu_power_loss_pattern)p, &rng, 2, puts, 1);
+                             (enum tu_power_loss_pattern)p, &rng, 2, puts,
+                             shapes, 1);
         }
     }
 }
@@ -425,8 +473,9 @@ static void test_torn_tail(void **state)
                    tu_power_loss_name((enum tu_power_loss_pattern)p), r,
                    kill_ms);
             run_child(rd.dir, rd.journal, rd.a, 0, puts, 7, 2, 0, kill_ms);
+            const struct phase_shape shapes[1] = {{puts, 2}};
             round_power_loss(&rd, "torn_tail", (enum tu_power_loss_pattern)p,
-                             &rng, 1, puts, 0);
+                             &rng, 1, puts, shapes, 0);
         }
     }
 }
