@@ -420,34 +420,13 @@ static void dio_submit(rv_wal *w, struct dio_slot *s, int link_sync)
     if (!fault && s->dsync)
         fault = rv_fault_check(RV_FAULT_WAL_SYNC);
     if (fault) {
+        if (link_sync) /* never submitted: not durable */
+            rv_wal_completion_set(&w->fsync_done, -ECANCELED);
         dio_deliver(s, fault);
         return;
     }
-    pthread_mutex_lock(&w->sq_mu);
-    struct io_uring_sqe *sqe = NULL, *sync_sqe = NULL;
-    if (io_uring_sq_space_left(&w->ring) >= (unsigned)(link_sync ? 2 : 1)) {
-        sqe = io_uring_get_sqe(&w->ring);
-        if (link_sync)
-            sync_sqe = io_uring_get_sqe(&w->ring);
-    }
-    int r = -EBUSY;
-    if (sqe && (!link_sync || sync_sqe)) {
-        io_uring_prep_write(sqe, w->fd, s->buf, (unsigned)s->len,
-                            s->file_off);
-        sqe->rw_flags = s->dsync ? RWF_DSYNC : 0;
-        io_uring_sqe_set_data(sqe, s);
-        if (link_sync) {
-            sqe->flags |= IOSQE_IO_LINK;
-            io_uring_prep_fsync(sync_sqe, w->fd, IORING_FSYNC_DATASYNC);
-            io_uring_sqe_set_data(sync_sqe, &w->fsync_done);
-        }
-        r = io_uring_submit(&w->ring);
-    }
-    pthread_mutex_unlock(&w->sq_mu);
-    if (r < 0 && link_sync) {
-        /* never submitted: it completes as cancelled (not durable) */
-        rv_wal_completion_set(&w->fsync_done, -ECANCELED);
-    }
+    int r = rv_wal_uring_submit_write(w, s->buf, s->len, s->file_off, s,
+                                      s->dsync ? RWF_DSYNC : 0, link_sync);
     if (r < 0)
         dio_deliver(s, r);
 }

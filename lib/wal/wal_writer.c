@@ -226,11 +226,9 @@ static void wal_uring_watch(rv_wal *w, struct rv_wal_completion *c)
     }
 }
 
-/* Submits a write of LEN bytes at OFF, with an fdatasync linked behind it
-** when LINK_SYNC (its completion goes to w->fsync_done). */
-static int wal_uring_submit_write(rv_wal *w, const char *p, size_t len,
-                                  uint64_t off, struct rv_wal_completion *c,
-                                  int link_sync)
+int rv_wal_uring_submit_write(rv_wal *w, const void *p, size_t len,
+                              uint64_t off, void *data, int rw_flags,
+                              int link_sync)
 {
     pthread_mutex_lock(&w->sq_mu);
     /* Take SQEs only when all of them fit: a half-prepared pair would be
@@ -244,7 +242,8 @@ static int wal_uring_submit_write(rv_wal *w, const char *p, size_t len,
     int r = -EBUSY;
     if (sqe && (!link_sync || sync_sqe)) {
         io_uring_prep_write(sqe, w->fd, p, (unsigned)len, off);
-        io_uring_sqe_set_data(sqe, c);
+        sqe->rw_flags = rw_flags;
+        io_uring_sqe_set_data(sqe, data);
         if (link_sync) {
             sqe->flags |= IOSQE_IO_LINK;
             io_uring_prep_fsync(sync_sqe, w->fd, IORING_FSYNC_DATASYNC);
@@ -286,7 +285,7 @@ static int wal_uring_write_once(rv_wal *w, const char *p, size_t len,
     ** for good then, so no later write can mistake it for its own). */
     struct rv_wal_completion *c = &w->write_done;
     rv_wal_completion_reset(c);
-    int r = wal_uring_submit_write(w, p, len, off, c, link_sync);
+    int r = rv_wal_uring_submit_write(w, p, len, off, c, 0, link_sync);
     if (r < 0)
         return r;
     r = wal_uring_wait(w, c);

@@ -171,6 +171,14 @@ RAVEL_PRIVATE void rv_wal_fsync_finished_locked(rv_wal *w);
 ** asynchronous completions); 0, or -errno with *why set. */
 RAVEL_PRIVATE int rv_wal_uring_setup(rv_wal *w, unsigned entries,
                                      const char **why);
+/* Submits a write of LEN bytes from P at OFF whose completion carries
+** DATA, with RW_FLAGS (RWF_DSYNC or 0), and an fdatasync linked behind it
+** when LINK_SYNC (its completion goes to w->fsync_done; set to -ECANCELED
+** if the pair could not be submitted).  0 or -errno. */
+RAVEL_PRIVATE int rv_wal_uring_submit_write(rv_wal *w, const void *p,
+                                            size_t len, uint64_t off,
+                                            void *data, int rw_flags,
+                                            int link_sync);
 /* Submits an fdatasync whose completion goes to w->fsync_done. */
 RAVEL_PRIVATE int rv_wal_uring_submit_fsync(rv_wal *w);
 #endif
