@@ -137,7 +137,7 @@ static int probe_buffered(rv_wal *w, int fd, struct rv_wal_probe *p)
             return -1;
     }
     /* before probe_median sorts PLAIN: both are medians, order-free */
-    p->uring_inline = probe_median(ring, PROBE_ROUNDS) <=
+    p->uring_pays = probe_median(ring, PROBE_ROUNDS) <=
                       probe_median(plain, PROBE_ROUNDS);
     p->pwrite_sync_ns = probe_median(synced, PROBE_ROUNDS);
     p->pwrite_ns = probe_median(plain, PROBE_ROUNDS);

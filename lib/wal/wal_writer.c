@@ -963,14 +963,15 @@ static enum rv_wal_io wal_auto_pick(rv_wal *w, const struct rv_wal_probe *p)
             ? "a synced direct write costs more than pwrite+fdatasync"
             : "writes without RAVEL_SYNC would wait for the device; "
               "wal_io=direct pays where most writes are RAVEL_SYNC";
-    enum rv_wal_io io = p->uring_inline ? RV_WAL_IO_URING : RV_WAL_IO_SYNC;
+    enum rv_wal_io io = p->uring_pays ? RV_WAL_IO_URING : RV_WAL_IO_SYNC;
     snprintf(w->io_why, sizeof w->io_why, "wal_io=auto on %s: not direct "
              "(%s%s%s); %s", p->fs, not_direct, p->direct_ok ? ": " : "",
              p->direct_ok ? costs : "",
              io == RV_WAL_IO_URING
-                 ? "io_uring completes buffered writes inline"
-                 : "io_uring completes buffered writes in kernel worker "
-                   "threads here, slower than pwrite");
+                 ? "a buffered io_uring write costs no more than pwrite"
+                 : "a buffered io_uring write costs more than pwrite here "
+                   "(a kernel worker thread runs it where the file system "
+                   "cannot complete it inline, as ext4)");
     return io;
 }
 
@@ -1062,14 +1063,14 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
         w->io = mode;
         return wal_direct_check(w, &p, dsync);
     }
-    w->io = o->manual_wal_flush && p.uring_inline ? RV_WAL_IO_URING
+    w->io = o->manual_wal_flush && p.uring_pays ? RV_WAL_IO_URING
             : o->manual_wal_flush ? RV_WAL_IO_SYNC
                                   : wal_auto_pick(w, &p);
     if (o->manual_wal_flush)
         snprintf(w->io_why, sizeof w->io_why, "wal_io=auto with "
                  "manual_wal_flush on %s: io_uring %s", p.fs,
-                 p.uring_inline ? "completes buffered writes inline"
-                                : "is slower than pwrite here");
+                 p.uring_pays ? "costs no more than pwrite"
+                              : "is slower than pwrite here");
     if (w->io == RV_WAL_IO_DIRECT)
         *dsync = wal_dsync_pays(&p);
     if (w->io != RV_WAL_IO_DIRECT && o->recycle_log_file_num > 0) {
@@ -1079,9 +1080,8 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
                  o->recycle_log_file_num);
     }
     if (w->io == RV_WAL_IO_SYNC)
-        wal_uring_teardown(w, "wal_io=auto: io_uring completes buffered "
-                           "writes to this file system in kernel worker "
-                           "threads, slower than pwrite here (wal_io=uring "
+        wal_uring_teardown(w, "wal_io=auto: a buffered io_uring write "
+                           "costs more than pwrite here (wal_io=uring "
                            "forces it)");
     return RAVEL_OK;
 #endif

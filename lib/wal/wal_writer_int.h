@@ -213,7 +213,8 @@ RAVEL_PRIVATE void rv_wal_direct_stats(rv_wal *w, struct rv_wal_stats *s);
 
 struct rv_wal_probe {
     int direct_ok;          /* O_DIRECT writes work in the directory */
-    int uring_inline;       /* a buffered io_uring write completes inline */
+    int uring_pays;         /* a buffered io_uring write costs no more than
+                            ** pwrite (it completes inline: XFS, btrfs) */
     uint64_t direct_sync_ns;/* median direct RWF_DSYNC block write */
     uint64_t direct_ns;     /* median direct block write, no DSYNC */
     uint64_t direct_fsync_ns;/* median direct block write + fdatasync */
