@@ -968,6 +968,25 @@ static size_t seg_add_until(struct seg *s, uint64_t seq, size_t end)
     return off;
 }
 
+/* Appends a batch whose last value is VLEN bytes of 'x' but for a zero
+** byte at file offset ZERO_AT. */
+static size_t seg_add_zero_at(struct seg *s, uint64_t seq, size_t vlen,
+                              size_t zero_at)
+{
+    char *v = malloc(vlen);
+    assert_non_null(v);
+    memset(v, 'x', vlen);
+    struct ravel_batch b;
+    batch_make(&b, seq, v, vlen);
+    size_t value_at = s->len + RV_WAL_RECORD_HEADER_SIZE + b.len - vlen;
+    rv_batch_release(&b);
+    assert_true(zero_at >= value_at && zero_at < value_at + vlen);
+    v[zero_at - value_at] = 0;
+    size_t off = seg_add_value(s, seq, v, vlen);
+    free(v);
+    return off;
+}
+
 /* S's file is a recycled one whose earlier life was OLD: after the new
 ** data (and the zeros to the end of its block), OLD's bytes to its end. */
 static void seg_recycled_from(struct seg *s, const struct seg *old)
@@ -1238,6 +1257,55 @@ static void build_v3_recycled_boundary_not_last(struct layout *L)
     build_v3_recycled(L, 1, 1);
 }
 
+/* A recycled file whose new data ends exactly at a block boundary (8192)
+** where the earlier life has the middle of a record's payload: 16 bytes
+** that are not a record header, not zero, with a zero byte where a
+** header's type would be.  That is not data of segment 7 (its writer
+** never wrote there); the data ends at 8192 in every mode, as at a stale
+** header.  NOT_LAST: segment 8 follows with prev_end 8192. */
+static void build_v3_recycled_payload(struct layout *L, int not_last)
+{
+    struct seg n, o, b;
+    seg_begin_v3(&n, 7, BLK);
+    seg_add(&n, 1);
+    seg_add_big(&n, 3, 3000);
+    seg_add_until(&n, 5, 2 * BLK);
+    seg_begin_v3(&o, 3, BLK);
+    seg_add(&o, 101);
+    seg_add_big(&o, 103, 3000);
+    seg_add_zero_at(&o, 105, 6000, 2 * BLK + 12); /* across 8192 */
+    seg_add(&o, 107);
+    seg_pad_block(&o);
+    const char *h = o.buf + 2 * BLK;
+    assert_int_equal(h[12], 0);
+    assert_int_not_equal(h[0], 0);
+    seg_recycled_from(&n, &o);
+    seg_free(&o);
+    layout_add(L, &n, n.len);
+    seg_write(&n);
+    if (not_last) {
+        seg_begin_v3(&b, 8, BLK);
+        seg_add(&b, 7);
+        seg_pad_block(&b);
+        layout_add(L, &b, b.len);
+        seg_write(&b);
+        expect_all_ok(L, (uint64_t[]){1, 3, 5, 7}, 4);
+        return;
+    }
+    expect_all_ok(L, (uint64_t[]){1, 3, 5}, 3);
+    expect_last_end(L, 2 * BLK);
+}
+
+static void build_v3_recycled_payload_last(struct layout *L)
+{
+    build_v3_recycled_payload(L, 0);
+}
+
+static void build_v3_recycled_payload_not_last(struct layout *L)
+{
+    build_v3_recycled_payload(L, 1);
+}
+
 /* A lost in-flight write in a recycled file: records 1, 3 (write 1) end
 ** in block 0; write A (5, across 4096) was lost, so block 1 still holds
 ** the earlier life; write B (a skip record at 8192 naming A's end, then
@@ -1403,6 +1471,74 @@ static void build_v3_sealed_damaged(struct layout *L)
     expect_cut(L, PIT, (uint64_t[]){1, 3, 5}, 3, 0, r7, 1);
     L->out[PIT].dropped = 3; /* the bad record, 9 and the seal */
     expect_skip(L, (uint64_t[]){1, 3, 5, 9}, 4, 1);
+}
+
+/* A sealed version-3 segment whose block 1 reads back as zeros; a record
+** began at 4096.  The seal says everything before it was durable, so the
+** zero header at 4096 is damage, not the end of the data: records 9, 11
+** and the seal after it are there.  Corruption at 4096. */
+static void build_v3_sealed_zeroed_block(struct layout *L)
+{
+    struct seg a;
+    seg_begin_v3(&a, 1, BLK);
+    seg_add(&a, 1);
+    seg_add_big(&a, 3, 3000);
+    seg_add_until(&a, 5, BLK);
+    seg_add_until(&a, 7, 2 * BLK);
+    seg_add(&a, 9);
+    seg_add(&a, 11);
+    seg_seal(&a);
+    memset(a.buf + BLK, 0, BLK);
+    layout_add(L, &a, a.len);
+    seg_write(&a);
+    expect_corrupt(L, TOL, 0, BLK);
+    expect_corrupt(L, ABS, 0, BLK);
+    expect_cut(L, PIT, (uint64_t[]){1, 3, 5}, 3, 0, BLK, 1);
+    L->out[PIT].dropped = 4; /* the zeroed record, 9, 11 and the seal */
+    expect_skip(L, (uint64_t[]){1, 3, 5, 9, 11}, 5, 1);
+}
+
+/* A recycled segment sealed at close, the process killed between the
+** write of the seal's block and the trim after it (dio_seal): zeros to
+** the end of that block, then the earlier life.  The data ends at the
+** seal; what follows is not this segment's: clean in every mode, whether
+** last or followed by segment 8 (prev_end = the seal's end). */
+static void build_v3_sealed_untrimmed(struct layout *L, int not_last)
+{
+    struct seg n, o, b;
+    seg_begin_v3(&n, 7, BLK);
+    seg_add(&n, 1);
+    seg_add_big(&n, 3, 3000);
+    seg_add_big(&n, 5, 2000);
+    seg_seal(&n);
+    size_t end = n.data_end;
+    old_life(&o, 3, end);
+    seg_recycled_from(&n, &o);
+    seg_free(&o);
+    layout_add(L, &n, n.len);
+    seg_write(&n);
+    if (not_last) {
+        seg_begin_v3(&b, 8, BLK);
+        assert_int_equal(rv_get_fixed64(b.buf + 24), end);
+        seg_add(&b, 7);
+        seg_pad_block(&b);
+        layout_add(L, &b, b.len);
+        seg_write(&b);
+        expect_all_ok(L, (uint64_t[]){1, 3, 5, 7}, 4);
+        return;
+    }
+    expect_all_ok(L, (uint64_t[]){1, 3, 5}, 3);
+    expect_last_end(L, end);
+}
+
+static void build_v3_sealed_untrimmed_last(struct layout *L)
+{
+    build_v3_sealed_untrimmed(L, 0);
+}
+
+static void build_v3_sealed_untrimmed_not_last(struct layout *L)
+{
+    build_v3_sealed_untrimmed(L, 1);
 }
 
 /* A version-3 segment, then a spare (wal_format.h: first 48 bytes zero)
@@ -1776,6 +1912,8 @@ SCENARIO(v3_recycled_last)
 SCENARIO(v3_recycled_not_last)
 SCENARIO(v3_recycled_boundary_last)
 SCENARIO(v3_recycled_boundary_not_last)
+SCENARIO(v3_recycled_payload_last)
+SCENARIO(v3_recycled_payload_not_last)
 SCENARIO(v3_recycled_lost_write)
 SCENARIO(v3_torn_checksum)
 SCENARIO(v3_torn_block)
@@ -1783,6 +1921,9 @@ SCENARIO(v3_torn_recycled)
 SCENARIO(v3_corrupt_not_last)
 SCENARIO(v3_sealed)
 SCENARIO(v3_sealed_damaged)
+SCENARIO(v3_sealed_zeroed_block)
+SCENARIO(v3_sealed_untrimmed_last)
+SCENARIO(v3_sealed_untrimmed_not_last)
 SCENARIO(v3_spare_empty)
 SCENARIO(v3_spare_zeroed)
 SCENARIO(v3_spare_recycled)
@@ -2004,6 +2145,8 @@ int main(void)
         cmocka_unit_test(test_v3_recycled_not_last),
         cmocka_unit_test(test_v3_recycled_boundary_last),
         cmocka_unit_test(test_v3_recycled_boundary_not_last),
+        cmocka_unit_test(test_v3_recycled_payload_last),
+        cmocka_unit_test(test_v3_recycled_payload_not_last),
         cmocka_unit_test(test_v3_recycled_lost_write),
         cmocka_unit_test(test_v3_torn_checksum),
         cmocka_unit_test(test_v3_torn_block),
@@ -2011,6 +2154,9 @@ int main(void)
         cmocka_unit_test(test_v3_corrupt_not_last),
         cmocka_unit_test(test_v3_sealed),
         cmocka_unit_test(test_v3_sealed_damaged),
+        cmocka_unit_test(test_v3_sealed_zeroed_block),
+        cmocka_unit_test(test_v3_sealed_untrimmed_last),
+        cmocka_unit_test(test_v3_sealed_untrimmed_not_last),
         cmocka_unit_test(test_v3_spare_empty),
         cmocka_unit_test(test_v3_spare_zeroed),
         cmocka_unit_test(test_v3_spare_recycled),
