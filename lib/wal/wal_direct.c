@@ -100,6 +100,8 @@ struct rv_wal_direct {
     char *tail;                /* the partial last block (zeros past the
                                ** data); leader only */
     struct dio_slot *tail_slot;/* the last write of that block, or NULL */
+    int header_pending;        /* the segment's header is in the tail only:
+                               ** no write has taken it to the file yet */
     /* What rv_wal_direct_reserve laid out for rv_wal_direct_append. */
     struct dio_slot *pending;
     uint64_t pending_off;      /* where the write starts in the file */
@@ -169,9 +171,20 @@ static void dio_retire_locked(rv_wal *w)
         d->retired++;
         moved = 1;
     }
+    /* An fdatasync is applied once the writes it covers are retired (a
+    ** linked one may complete before its write is reaped): durable never
+    ** runs ahead of written, and after a failure it makes nothing
+    ** durable. */
     if (w->fsync_inflight && rv_wal_completion_is_done(&w->fsync_done)) {
-        rv_wal_fsync_finished_locked(w); /* wakes */
-        moved = 1;
+        int res = atomic_load_explicit(&w->fsync_done.res,
+                                       memory_order_relaxed);
+        if (rv_wal_io_failed(w)) {
+            w->fsync_inflight = 0;
+            moved = 1;
+        } else if (res != 0 || w->written >= w->fsync_target) {
+            rv_wal_fsync_finished_locked(w); /* wakes */
+            moved = 1;
+        }
     }
     if (moved) {
         atomic_store_explicit(&w->written_atomic, w->written,
@@ -490,6 +503,7 @@ int rv_wal_direct_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
     w->logical_end = s->end;
     *end = s->end;
     d->submitted++;
+    d->header_pending = 0; /* block 0 goes out with this write, or went */
     /* release: the completion thread that sees busy sees the slot */
     atomic_store_explicit(&s->busy, 1, memory_order_release);
 
@@ -527,13 +541,42 @@ static void dio_start_segment(rv_wal *w, int fd, uint64_t number,
     memset(d->tail, 0, d->block);
     rv_wal_encode_v3_header(d->tail, number, prev_end, d->block);
     d->tail_slot = NULL;
+    d->header_pending = 1;
     atomic_fetch_add_explicit(&w->stat_segments, 1, memory_order_relaxed);
+}
+
+/* Writes the current segment's header, and makes it durable, when no
+** write has carried it: a segment switched away from before any record
+** reached it (a flush with only RAVEL_NO_WAL writes) must not stay a
+** spare in the middle of the log.  Leader, nothing in flight. */
+static int dio_write_pending_header(rv_wal *w)
+{
+    struct rv_wal_direct *d = w->dio;
+    if (!d->header_pending)
+        return RAVEL_OK;
+    int err = 0;
+    if (pwrite(w->fd, d->tail, d->block, 0) != (ssize_t)d->block)
+        err = errno ? errno : EIO;
+    else if (fdatasync(w->fd) != 0)
+        err = errno;
+    pthread_mutex_lock(&w->sync_mu);
+    if (err)
+        rv_wal_fail_locked(w, err, "writing the header of");
+    else
+        rv_sync_journal_file(w->fd, w->header_size);
+    pthread_mutex_unlock(&w->sync_mu);
+    if (err)
+        return rv_wal_failure_rc(w);
+    d->header_pending = 0;
+    return RAVEL_OK;
 }
 
 int rv_wal_direct_switch(rv_wal *w, uint64_t number)
 {
     struct rv_wal_direct *d = w->dio;
     int rc = dio_settle(w);
+    if (rc == RAVEL_OK)
+        rc = dio_write_pending_header(w);
     if (rc != RAVEL_OK)
         return rc;
     int fd = -1;
@@ -625,6 +668,7 @@ static int dio_first_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
     if (rc != RAVEL_OK)
         return rc;
     dio_start_segment(w, fd, number, prev_end);
+    d->header_pending = 0;
     if (pwrite(fd, d->tail, d->block, 0) != (ssize_t)d->block ||
         fdatasync(fd) != 0) {
         char path[RV_PATH_MAX];

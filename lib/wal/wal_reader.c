@@ -351,6 +351,11 @@ static int wal_reader_check_header(struct wal_segment *s,
     if (magic != RV_WAL_MAGIC)
         wal_reader_why(pb, 0, expect_size, "bad segment magic 0x%016llx "
                        "(not a ravel WAL segment)", (unsigned long long)magic);
+    else if (version >= 1 && version <= RV_WAL_DIRECT_VERSION &&
+             version != (uint32_t)layout)
+        wal_reader_why(pb, 0, expect_size, "WAL version %u in the %zu-byte "
+                       "header layout of version %d", version, expect_size,
+                       layout);
     else if (version != (uint32_t)layout)
         wal_reader_why(pb, 0, expect_size, "unsupported WAL version %u (this "
                        "ravel reads versions 1 to %d)", version,
@@ -464,10 +469,13 @@ static int wal_reader_deliver(struct wal_replay *r,
 }
 
 /* Version 3: whether the data ends at AT -- a zero record header, or at a
-** block boundary a header with another segment's tag (a record of the
-** file's earlier life) -- returning 1 with *OFF = AT, or continues after
-** a skip record at the next block boundary that names AT (returning 1
-** with *OFF past it).  0: a header that belongs here (good or damaged). */
+** block boundary 16 bytes whose tag is not this segment's (the file's
+** earlier life, whatever those bytes were there: a header or the middle
+** of a payload) -- returning 1 with *OFF = AT, or continues after a skip
+** record at the next block boundary that names AT (returning 1 with *OFF
+** past it).  0: a header that belongs here (good or damaged).  In a
+** sealed segment only a skip record may continue the data before the
+** seal: an end there is damage (0), since all of it was durable. */
 static int wal_reader_v3_end(const struct wal_segment *s, size_t at,
                              size_t *off)
 {
@@ -479,8 +487,7 @@ static int wal_reader_v3_end(const struct wal_segment *s, size_t at,
     size_t n = b > at && b - at < RV_WAL_RECORD_HEADER_SIZE
                    ? b - at : RV_WAL_RECORD_HEADER_SIZE;
     int zero = wal_reader_zero(h, n);
-    if (!zero && !(at % s->block == 0 && h[12] != 0 &&
-                   rv_wal_record_tag(h) != s->tag))
+    if (!zero && !(at % s->block == 0 && rv_wal_record_tag(h) != s->tag))
         return 0;
     *off = at;
     if (zero && b > at && b <= s->size && s->size - b >= RV_WAL_SKIP_SIZE &&
@@ -491,7 +498,7 @@ static int wal_reader_v3_end(const struct wal_segment *s, size_t at,
             rv_get_fixed64(k + RV_WAL_RECORD_HEADER_SIZE) == (uint64_t)at)
             *off = b + RV_WAL_SKIP_SIZE;
     }
-    return 1;
+    return *off != at || !s->sealed;
 }
 
 /* Reads the record at *OFF.  On a good record: delivers it, advances *OFF
@@ -505,7 +512,10 @@ static int wal_reader_step(struct wal_replay *r, struct wal_segment *s,
     const char *h = s->data + at;
 
     if (s->after_seal) {
-        if (wal_reader_zero(h, avail)) {
+        /* Version 3: a kill -9 between the seal's block write and the
+        ** trim leaves the rest of the block and, in a recycled file, its
+        ** earlier life after the seal: not data. */
+        if (s->version == 3 || wal_reader_zero(h, avail)) {
             *status = 0;
             return 0;
         }
