@@ -44,6 +44,17 @@
 ** tails, so it opens every database a power loss can produce without
 ** losing a synced write, and refuses corruption and holes.
 **
+** Version 3 segments (wal_io=direct; wal_format.h) end their data
+** differently: at a zero record header (or zeros to the end of the block),
+** or at a block boundary at bytes whose tag is another segment's, unless
+** a skip record at the next boundary names that very offset -- and what
+** follows the end is not read, since a recycled file keeps its earlier
+** lives there and a crash may keep writes that completed after one that
+** was lost (wal_reader_v3_end).  In a sealed one, only a skip record may
+** continue the data before the seal; an end there is damage.  Spares (an
+** all-zero header) at the end of the log are dropped in every mode
+** (wal_reader_drop_spares).
+**
 ** Files are modified only after the segment is unmapped, and never when
 ** READ_ONLY.  point_in_time deletes the later segments before truncating
 ** the damaged one, highest first with a directory fsync after each: if it
