@@ -683,38 +683,13 @@ static int dio_first_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
     return RAVEL_OK;
 }
 
-/* Checks that DIR's file system takes direct writes, returning the block
-** size, or 0 with the message set. */
-static uint32_t dio_probe_block(const char *dir)
-{
-    char path[RV_PATH_MAX];
-    if (rv_path_join(path, dir, "wal-direct.tmp") != RAVEL_OK)
-        return 0;
-    int fd = rv_open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
-    if (fd < 0) {
-        char fs[32];
-        rv_wal_probe_fs(dir, fs, sizeof fs);
-        rv_error_errno(RAVEL_INVALID, errno, "wal_io=direct: the %s file "
-                       "system of %s refuses O_DIRECT", fs, dir);
-        return 0;
-    }
-    uint32_t block = rv_wal_direct_block(fd);
-    close(fd);
-    unlink(path);
-    if (!block)
-        rv_error(RAVEL_INVALID, "wal_io=direct: direct I/O on %s reports no "
-                 "usable alignment", dir);
-    return block;
-}
-
 int rv_wal_direct_open(rv_wal *w, uint64_t number, uint64_t prev_end,
                        const struct ravel_options *o, uint32_t block,
                        int use_dsync)
 {
-    if (!block)
-        block = dio_probe_block(w->dir);
-    if (!block)
-        return RAVEL_INVALID;
+    if (!block) /* the probe found the size before the mode was chosen */
+        return rv_error(RAVEL_INVALID, "wal_io=direct: no direct I/O block "
+                        "size for %s", w->dir);
     struct rv_wal_direct *d = calloc(1, sizeof *d);
     if (!d)
         return rv_error(RAVEL_NOMEM, "out of memory opening the WAL");

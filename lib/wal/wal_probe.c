@@ -3,7 +3,7 @@
 ** written (wal_writer.c applies the rule; docs/performance.md has the
 ** numbers behind it).
 **
-** In a scratch file "wal-probe.tmp" of the database directory (created,
+** In a scratch file RV_WAL_PROBE_FILE of the database directory (created,
 ** zeroed, fsynced, then deleted), the probe times, WAL_PROBE_ROUNDS times
 ** each, taking medians:
 **   - a buffered 128-byte write through io_uring against pwrite: io_uring
@@ -201,7 +201,7 @@ void rv_wal_probe_run(rv_wal *w, struct rv_wal_probe *p)
              "the probe could not run");
 #ifndef RAVEL_OMIT_IO_URING
     char path[RV_PATH_MAX];
-    if (rv_path_join(path, w->dir, "wal-probe.tmp") != RAVEL_OK)
+    if (rv_path_join(path, w->dir, RV_WAL_PROBE_FILE) != RAVEL_OK)
         return;
     int fd = rv_open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)

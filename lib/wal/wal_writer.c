@@ -1119,6 +1119,9 @@ int rv_wal_open(const char *dir, uint64_t number, uint64_t prev_end,
     }
 
     w->header_size = RV_WAL_HEADER_SIZE;
+    char scratch[RV_PATH_MAX]; /* a probe's, left by a crash during one */
+    if (rv_path_join(scratch, dir, RV_WAL_PROBE_FILE) == RAVEL_OK)
+        (void)unlink(scratch);
     uint32_t block = 0;
     int dsync = 1;
     int rc = wal_choose_io(w, o, &block, &dsync);
