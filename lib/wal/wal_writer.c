@@ -923,13 +923,12 @@ static void wal_destroy(rv_wal *w)
 }
 
 #ifndef RAVEL_OMIT_IO_URING
-static void wal_uring_teardown(rv_wal *w, const char *why)
+static void wal_uring_teardown(rv_wal *w)
 {
     io_uring_queue_exit(&w->ring);
     close(w->event_fd);
     w->event_fd = -1;
     w->use_uring = 0;
-    w->why_not_uring = why;
 }
 
 /* wal_io=auto: the rule (docs/performance.md has the measurements behind
@@ -1024,14 +1023,13 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
                         mode == RV_WAL_IO_SYNC ? "sync" : "uring");
     if (mode == RV_WAL_IO_SYNC) {
         w->io = RV_WAL_IO_SYNC;
-        w->why_not_uring = "wal_io=sync was requested";
         snprintf(w->io_why, sizeof w->io_why, "wal_io=sync was requested");
         return RAVEL_OK;
     }
 #ifdef RAVEL_OMIT_IO_URING
     w->io = RV_WAL_IO_SYNC;
-    w->why_not_uring = "built without io_uring (RAVEL_OMIT_IO_URING)";
-    snprintf(w->io_why, sizeof w->io_why, "%s", w->why_not_uring);
+    snprintf(w->io_why, sizeof w->io_why, "built without io_uring "
+             "(RAVEL_OMIT_IO_URING)");
     if (mode != RV_WAL_IO_AUTO)
         return rv_error(RAVEL_INVALID, "wal_io=%s: this build of ravel "
                         "has no io_uring support (RAVEL_OMIT_IO_URING)",
@@ -1042,7 +1040,6 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
     int r = rv_wal_uring_setup(w, WAL_RING_ENTRIES, &why);
     if (r != 0) {
         w->io = RV_WAL_IO_SYNC;
-        w->why_not_uring = why;
         snprintf(w->io_why, sizeof w->io_why, "%s", why);
         if (mode != RV_WAL_IO_AUTO)
             return rv_error_errno(RAVEL_IOERR, -r, "wal_io=%s: %s",
@@ -1080,9 +1077,7 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
                  o->recycle_log_file_num);
     }
     if (w->io == RV_WAL_IO_SYNC)
-        wal_uring_teardown(w, "wal_io=auto: a buffered io_uring write "
-                           "costs more than pwrite here (wal_io=uring "
-                           "forces it)");
+        wal_uring_teardown(w); /* io_why says why */
     return RAVEL_OK;
 #endif
 }

@@ -47,7 +47,6 @@ struct rv_wal {
     struct rv_stop *stop;     /* the database's: where I/O failures are
                               ** recorded and read (set at open) */
     int use_uring;            /* the ring is set up (buffered or direct) */
-    const char *why_not_uring; /* static text, when use_uring == 0 */
     enum rv_wal_io io;        /* the mode in force: sync, uring or direct */
     char io_why[RV_WAL_WHY_MAX]; /* why it is in force (ravel.wal_io) */
     struct rv_wal_direct *dio;/* wal_io=direct's state (wal_direct.c), or
