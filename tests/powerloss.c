@@ -194,6 +194,16 @@ uint64_t tu_power_loss(const char *dir, const char *journal,
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
+        /* The killed process's direct writes may still be in flight
+        ** (wal_io=direct): let them land before the damage, as the power
+        ** loss would have come after them. */
+        int qfd = open(path, O_WRONLY);
+        if (qfd >= 0) {
+            (void)fallocate(qfd, FALLOC_FL_KEEP_SIZE, 0, 1);
+            close(qfd);
+        }
+        if (stat(path, &sb) != 0)
+            continue;
         int gone = !pl_entry_durable(st, sb.st_ino) &&
                    (pattern == TU_PL_TRUNCATE || (tu_rand(rng) & 1));
         if (gone) {

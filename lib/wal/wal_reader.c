@@ -190,6 +190,23 @@ out:
     return rc;
 }
 
+/* Waits until no direct write is in flight on PATH.  A process killed
+** with direct WAL writes in flight (wal_io=direct) is reaped before the
+** kernel has finished them: they may land after the next open has begun
+** reading the file, and collide with its page cache.  fallocate waits for
+** the direct I/O in flight on the inode (ext4, XFS); the range asked for
+** (the first byte, the size kept) is already allocated, so it changes
+** nothing.  Best effort: where fallocate is not supported there is no
+** such wait to be had. */
+static void wal_reader_quiesce(const char *path)
+{
+    int fd = rv_open(path, O_WRONLY, 0);
+    if (fd < 0)
+        return;
+    (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1);
+    close(fd);
+}
+
 static void wal_reader_unmap(struct wal_segment *s)
 {
     if (s->data)
@@ -884,6 +901,8 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
             .header_size = RV_WAL_HEADER_SIZE, .version = 2,
         };
         rc = rv_wal_segment_path(s.path, dir, s.number);
+        if (!rc && !read_only)
+            wal_reader_quiesce(s.path);
         if (!rc)
             rc = wal_reader_map(&s);
         if (rc)
