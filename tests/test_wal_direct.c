@@ -19,9 +19,14 @@
 **                 takes them away) while the later writes are: replay must
 **                 stop before A in every recovery mode; the later writes
 **                 must be in blocks of their own.
+**   boundary_failed_flush
+**                 a recycled segment whose data ends exactly at a block
+**                 boundary, with its earlier life's bytes right after; a
+**                 switch to the next segment, then the flush fails (the
+**                 manifest write): closed and reopened in every recovery
+**                 mode, with every acknowledged write.
 ** With child processes killed by SIGKILL:
-**   boundary      a recycled segment whose data ends exactly at a block
-**                 boundary, with its earlier life's bytes right after,
+**   boundary_*    the same segment, the last one or switched away from,
 **                 replayed after kill -9 in every recovery mode.
 **   kill9         rounds of writers (puts, deletes, batches, synced or
 **                 not, every value unique) into recycled segments, killed
@@ -803,41 +808,32 @@ HELD_TEST(hole_on_disk_slots, SCENE_SLOTS, HELD_EIO_HOLE, 0)
 
 /* ==================================== a recycled segment's block boundary */
 
-/* The child of test_boundary_*: makes the current segment a recycled file
-** (segments written with patterned values, flushed, recycled), then writes
-** one record sized so that the segment's data ends exactly at a block
-** boundary behind which the file's earlier life left bytes that are not a
-** record header (byte 12, the type, zero; others not).  With SWITCH, a
-** memtable flush then switches to the next segment and stops before the
-** manifest names its table (so the segment stays in the log), and one
-** more write goes to the new segment.  Reports "READY" and waits for its
-** kill. */
+/* How test_boundary_* make a recycled segment end at a block boundary:
+** the current segment is made a recycled file (segments written with
+** patterned values, flushed, recycled), then one record is written, sized
+** so that the segment's data ends exactly at a block boundary behind which
+** the file's earlier life left bytes that are not a record header (byte
+** 12, the type, zero; others not zero).  Then the segment is ended:
+**   last      it stays the last segment; the process is killed;
+**   switched  a memtable flush switches to the next segment and is held
+**             before the manifest names its table (so the segment stays in
+**             the log), one more write goes to the new segment; killed;
+**   failed    the same switch, then the manifest write fails (EIO): the
+**             flush fails, writes stop, the database is closed -- no crash
+**             at all.
+** Every mode must then open with every acknowledged write. */
+enum boundary_end { BOUNDARY_LAST, BOUNDARY_SWITCHED, BOUNDARY_FAILED };
+
 #define LIFE_VALUE 12000
 
-static void boundary_send(int fd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+struct boundary_info {
+    int lives;          /* life-LL-J and tick-LL keys written, LL < lives */
+    uint64_t number;    /* the recycled segment */
+    size_t target;      /* the block boundary where its data ends */
+};
 
-static void boundary_send(int fd, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    line[n++] = '\n';
-    if (write(fd, line, (size_t)n) != n)
-        _exit(3);
-}
-
-static void boundary_die(int fd, const char *what, int rc)
-{
-    boundary_send(fd, "ERROR %s: %s: %s", what, ravel_errstr(rc),
-                  ravel_errmsg());
-    _exit(2);
-}
-
-/* Whether the 16 bytes at P would end version 3 data for the format, or
-** are what this test wants: not zero, type byte zero. */
+/* Whether the 16 bytes at P are what the test wants after the data: not
+** zero, type byte zero (so not a record header of another life either). */
 static int boundary_misleading(const unsigned char *p)
 {
     return !all_zero(p, RV_WAL_RECORD_HEADER_SIZE) && p[12] == 0;
@@ -861,40 +857,33 @@ static int boundary_put(ravel_db *db, size_t size)
     return rc;
 }
 
-static int boundary_child(const char *dir, int fd, int with_switch)
+/* Writes until the current segment of DB (in DIR) is a recycled file and
+** its data ends at a block boundary with misleading bytes behind.  0, or
+** -1 with ERR set. */
+static int boundary_setup(ravel_db *db, const char *dir,
+                          struct boundary_info *bi, char *err, size_t n)
 {
-    ravel_options *o = NULL;
-    int rc = tu_options_try("wal_io=direct;recycle_log_file_num=4;"
-                            "write_buffer_size=8M", &o);
-    if (rc)
-        boundary_die(fd, "options", rc);
-    ravel_db *db = NULL;
-    rc = ravel_open(dir, o, &db);
-    ravel_options_free(o);
-    if (rc)
-        boundary_die(fd, "open", rc);
     char *val = malloc(LIFE_VALUE);
+    assert_non_null(val);
     for (size_t i = 0; i < LIFE_VALUE; i++)
         val[i] = i % 16 == 0 ? 0x5a : 0;
     struct seg s = {0};
     size_t end = 0, target = 0;
-    int life;
-    for (life = 0; life < 16 && !target; life++) {
+    int rc = RAVEL_OK, life;
+    for (life = 0; life < 16 && !target && !rc; life++) {
         char key[32];
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < 3 && !rc; j++) {
             snprintf(key, sizeof key, "life-%02d-%d", life, j);
             rc = ravel_put(db, RAVEL_SYNC, key, strlen(key), val, LIFE_VALUE);
-            if (rc)
-                boundary_die(fd, "put", rc);
         }
-        rc = ravel_flush(db, 0);
-        if (rc)
-            boundary_die(fd, "flush", rc);
+        if (!rc)
+            rc = ravel_flush(db, 0);
         /* the new segment's first write (its header goes with it) */
         snprintf(key, sizeof key, "tick-%02d", life);
-        rc = ravel_put(db, RAVEL_SYNC, key, strlen(key), "t", 1);
+        if (!rc)
+            rc = ravel_put(db, RAVEL_SYNC, key, strlen(key), "t", 1);
         if (rc)
-            boundary_die(fd, "put", rc);
+            break;
         seg_free(&s);
         seg_current(dir, &s);
         end = seg_walk(&s, NULL, NULL);
@@ -906,41 +895,144 @@ static int boundary_child(const char *dir, int fd, int with_switch)
                 target = b;
     }
     free(val);
-    if (!target)
-        boundary_die(fd, "no recycled segment with stale bytes at a block "
-                     "boundary", 0);
-    rc = boundary_put(db, target - end);
-    if (rc)
-        boundary_die(fd, "boundary put", rc);
-    uint64_t number = s.number;
+    bi->lives = life;
+    bi->number = s.number;
+    bi->target = target;
     seg_free(&s);
-    seg_load(dir, number, &s);
+    if (rc) {
+        snprintf(err, n, "writing: %s: %s", ravel_errstr(rc), ravel_errmsg());
+        return -1;
+    }
+    if (!target) {
+        snprintf(err, n, "no recycled segment with stale bytes at a block "
+                 "boundary");
+        return -1;
+    }
+    rc = boundary_put(db, target - end);
+    if (rc) {
+        snprintf(err, n, "boundary put: %s: %s", ravel_errstr(rc),
+                 ravel_errmsg());
+        return -1;
+    }
+    seg_load(dir, bi->number, &s);
     size_t now = seg_walk(&s, NULL, NULL);
     seg_free(&s);
     if (now != target) {
-        boundary_send(fd, "ERROR the data of segment %llu ends at %zu, not "
-                      "at %zu", (unsigned long long)number, now, target);
-        _exit(2);
+        snprintf(err, n, "the data of segment %llu ends at %zu, not at %zu",
+                 (unsigned long long)bi->number, now, target);
+        return -1;
     }
-    if (with_switch) {
-        rv_pause_arm(RV_PAUSE_FLUSH_TABLES_WRITTEN);
-        rc = ravel_flush(db, RAVEL_FLUSH_NO_WAIT);
-        if (rc)
-            boundary_die(fd, "flush", rc);
+    return 0;
+}
+
+/* Switches DB to its next segment by a flush held before the manifest
+** names its table, and writes "after-switch" there.  0, or -1 with ERR. */
+static int boundary_switch(ravel_db *db, char *err, size_t n)
+{
+    rv_pause_arm(RV_PAUSE_FLUSH_TABLES_WRITTEN);
+    int rc = ravel_flush(db, RAVEL_FLUSH_NO_WAIT);
+    if (!rc) {
         while (!rv_pause_waiting(RV_PAUSE_FLUSH_TABLES_WRITTEN))
             nap_ms(1);
         rc = ravel_put(db, RAVEL_SYNC, "after-switch", 12, "a", 1);
-        if (rc)
-            boundary_die(fd, "put", rc);
     }
-    boundary_send(fd, "READY %d %llu %zu %llu", life,
-                  (unsigned long long)number, target,
-                  (unsigned long long)direct_stat(db, " recycled"));
+    if (rc) {
+        snprintf(err, n, "switch: %s: %s", ravel_errstr(rc), ravel_errmsg());
+        return -1;
+    }
+    return 0;
+}
+
+#define BOUNDARY_OPTS "recycle_log_file_num=4;write_buffer_size=8M"
+
+/* The child of test_boundary_last_segment and _switched_segment: sets up,
+** reports "READY lives number target recycled" (or "ERROR why") and waits
+** for its kill. */
+static int boundary_child(const char *dir, int fd, int with_switch)
+{
+    char line[600], err[512] = "";
+    ravel_options *o = NULL;
+    ravel_db *db = NULL;
+    struct boundary_info bi;
+    int rc = tu_options_try("wal_io=direct;" BOUNDARY_OPTS, &o);
+    if (!rc)
+        rc = ravel_open(dir, o, &db);
+    ravel_options_free(o);
+    if (rc)
+        snprintf(err, sizeof err, "open: %s: %s", ravel_errstr(rc),
+                 ravel_errmsg());
+    else if (boundary_setup(db, dir, &bi, err, sizeof err) == 0 &&
+             with_switch)
+        boundary_switch(db, err, sizeof err);
+    int n = err[0]
+        ? snprintf(line, sizeof line, "ERROR %s\n", err)
+        : snprintf(line, sizeof line, "READY %d %llu %zu %llu\n", bi.lives,
+                   (unsigned long long)bi.number, bi.target,
+                   (unsigned long long)direct_stat(db, " recycled"));
+    if (write(fd, line, (size_t)n) != n || err[0])
+        _exit(2);
     for (;;)
         pause();
 }
 
-static void boundary_run(int with_switch)
+/* Opens copies of DIR in every recovery mode and counts the modes that do
+** not open or lose an acknowledged write of BI (and "after-switch" with
+** AFTER). */
+static int boundary_check(const char *dir, const struct boundary_info *bi,
+                          int after, const char *how)
+{
+    int failures = 0;
+    for (int m = 0; m < 4; m++) {
+        char *copy = tu_path("boundary-copy-%d-%d", db_counter, m);
+        copy_dir(dir, copy);
+        char opts[160];
+        snprintf(opts, sizeof opts, "wal_recovery_mode=%s;" BOUNDARY_OPTS,
+                 recovery_modes[m]);
+        ravel_db *db = NULL;
+        int rc = tu_open(copy, opts, &db);
+        if (rc != RAVEL_OK) {
+            printf("# FAIL: %s: the database does not open after %s: "
+                   "%s: %s\n", recovery_modes[m], how, ravel_errstr(rc),
+                   ravel_errmsg());
+            failures++;
+        } else {
+            char key[32];
+            int missing = 0;
+            for (int l = 0; l < bi->lives; l++) {
+                for (int j = 0; j < 4; j++) {
+                    if (j < 3)
+                        snprintf(key, sizeof key, "life-%02d-%d", l, j);
+                    else
+                        snprintf(key, sizeof key, "tick-%02d", l);
+                    char *v = get_str(db, key);
+                    missing += v == NULL;
+                    free(v);
+                }
+            }
+            for (int j = 0; j < 1 + after; j++) {
+                char *v = get_str(db, j ? "after-switch" : "boundary");
+                if (!v)
+                    printf("# %s: %s is missing\n", recovery_modes[m],
+                           j ? "after-switch" : "boundary");
+                missing += v == NULL;
+                free(v);
+            }
+            printf("# %s: opens, %d acknowledged keys missing\n",
+                   recovery_modes[m], missing);
+            if (missing) {
+                printf("# FAIL: %s: %d acknowledged keys missing after %s\n",
+                       recovery_modes[m], missing, how);
+                failures++;
+            }
+            TU_OK(ravel_close(db));
+        }
+        tu_rm_rf(copy);
+        free(copy);
+    }
+    return failures;
+}
+
+static void boundary_killed(int with_switch)
 {
     char *dir = tu_path("boundary-%d", db_counter++);
     int fds[2];
@@ -956,7 +1048,7 @@ static void boundary_run(int with_switch)
         _exit(127);
     }
     close(fds[1]);
-    char line[512];
+    char line[600];
     size_t have = 0;
     while (have < sizeof line - 1) {
         struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
@@ -977,68 +1069,18 @@ static void boundary_run(int with_switch)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     close(fds[0]);
-    int lives = 0;
+    struct boundary_info bi;
     unsigned long long number = 0, recycled = 0;
-    size_t target = 0;
-    if (sscanf(line, "READY %d %llu %zu %llu", &lives, &number, &target,
-               &recycled) != 4)
+    if (sscanf(line, "READY %d %llu %zu %llu", &bi.lives, &number,
+               &bi.target, &recycled) != 4)
         fail_msg("the child failed: %s", line);
+    bi.number = number;
     printf("# segment %llu (a recycled file; %llu recycled) ends at block "
            "boundary %zu with its earlier life's bytes behind; %s; "
-           "killed\n", number, recycled, target,
+           "killed\n", number, recycled, bi.target,
            with_switch ? "switched to the next segment, its flush held"
                        : "the last segment");
-    int failures = 0;
-    for (int m = 0; m < 4; m++) {
-        char *copy = tu_path("boundary-copy-%d-%d", db_counter, m);
-        copy_dir(dir, copy);
-        char opts[160];
-        snprintf(opts, sizeof opts, "wal_recovery_mode=%s;"
-                 "recycle_log_file_num=4", recovery_modes[m]);
-        ravel_db *db = NULL;
-        int rc = tu_open(copy, opts, &db);
-        if (rc != RAVEL_OK) {
-            printf("# FAIL: %s: the database does not open after kill -9: "
-                   "%s: %s\n", recovery_modes[m], ravel_errstr(rc),
-                   ravel_errmsg());
-            failures++;
-        } else {
-            char key[32];
-            int missing = 0;
-            for (int l = 0; l < lives; l++) {
-                for (int j = 0; j < 3; j++) {
-                    snprintf(key, sizeof key, "life-%02d-%d", l, j);
-                    char *v = get_str(db, key);
-                    missing += v == NULL;
-                    free(v);
-                }
-                snprintf(key, sizeof key, "tick-%02d", l);
-                char *v = get_str(db, key);
-                missing += v == NULL;
-                free(v);
-            }
-            char *v = get_str(db, "boundary");
-            missing += v == NULL;
-            free(v);
-            if (with_switch) {
-                v = get_str(db, "after-switch");
-                missing += v == NULL;
-                free(v);
-            }
-            char *st = tu_prop(db, "ravel.stats");
-            printf("# %s: opens, %d acknowledged keys missing\n",
-                   recovery_modes[m], missing);
-            ravel_free(st);
-            if (missing) {
-                printf("# FAIL: %s: %d acknowledged keys missing\n",
-                       recovery_modes[m], missing);
-                failures++;
-            }
-            TU_OK(ravel_close(db));
-        }
-        tu_rm_rf(copy);
-        free(copy);
-    }
+    int failures = boundary_check(dir, &bi, with_switch, "kill -9");
     tu_rm_rf(dir);
     free(dir);
     if (failures)
@@ -1046,16 +1088,55 @@ static void boundary_run(int with_switch)
                  failures);
 }
 
+static void test_boundary_failed_flush(void **state)
+{
+    (void)state;
+    char *dir = tu_path("boundary-%d", db_counter++);
+    ravel_db *db = open_direct(dir, BOUNDARY_OPTS);
+    struct boundary_info bi;
+    char err[512];
+    if (boundary_setup(db, dir, &bi, err, sizeof err) != 0 ||
+        boundary_switch(db, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    rv_fault_arm(RV_FAULT_MANIFEST_WRITE, 0, EIO);
+    rv_pause_release(RV_PAUSE_FLUSH_TABLES_WRITTEN);
+    /* The flush fails and stops writes; wait for it. */
+    uint64_t limit = now_ms() + 60000;
+    for (;;) {
+        char *why = tu_prop(db, "ravel.read_only_reason");
+        int stopped = why[0] != 0;
+        if (stopped)
+            printf("# the flush failed: %s\n", why);
+        ravel_free(why);
+        if (stopped)
+            break;
+        if (now_ms() > limit)
+            fail_msg("the flush with a failing manifest write never failed");
+        nap_ms(1);
+    }
+    rv_fault_arm(RV_FAULT_MANIFEST_WRITE, -1, 0);
+    ravel_close(db);
+    printf("# segment %llu (a recycled file) ends at block boundary %zu "
+           "with its earlier life's bytes behind; switched; the flush "
+           "failed; closed\n", (unsigned long long)bi.number, bi.target);
+    int failures = boundary_check(dir, &bi, 1, "a failed flush and a close");
+    tu_rm_rf(dir);
+    free(dir);
+    if (failures)
+        fail_msg("%d of 4 recovery modes failed after a failed flush and a "
+                 "close (above)", failures);
+}
+
 static void test_boundary_last_segment(void **state)
 {
     (void)state;
-    boundary_run(0);
+    boundary_killed(0);
 }
 
 static void test_boundary_switched_segment(void **state)
 {
     (void)state;
-    boundary_run(1);
+    boundary_killed(1);
 }
 
 /* ====================================== writers with a checkable past */
@@ -1889,6 +1970,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hole_on_disk_slots),
         cmocka_unit_test(test_boundary_last_segment),
         cmocka_unit_test(test_boundary_switched_segment),
+        cmocka_unit_test(test_boundary_failed_flush),
         cmocka_unit_test(test_kill9_recycled_every_mode),
         cmocka_unit_test(test_powerloss_recycled),
     };
