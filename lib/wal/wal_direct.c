@@ -121,7 +121,6 @@ struct rv_wal_direct {
     _Atomic uint64_t stat_skip_bytes;
     _Atomic uint64_t stat_max_inflight;
     _Atomic uint64_t stat_slot_waits;
-    _Atomic uint64_t stat_recycle_offered;
 };
 
 static size_t dio_round_up(size_t n, size_t block)
@@ -545,30 +544,35 @@ static void dio_start_segment(rv_wal *w, int fd, uint64_t number,
     atomic_fetch_add_explicit(&w->stat_segments, 1, memory_order_relaxed);
 }
 
+/* Writes block 0 of the current segment -- its header, nothing else yet
+** -- and makes it durable.  0, or the errno of the write or fdatasync. */
+static int dio_write_header(rv_wal *w)
+{
+    struct rv_wal_direct *d = w->dio;
+    if (pwrite(w->fd, d->tail, d->block, 0) != (ssize_t)d->block)
+        return errno ? errno : EIO;
+    if (fdatasync(w->fd) != 0)
+        return errno;
+    rv_sync_journal_file(w->fd, w->header_size);
+    d->header_pending = 0;
+    return 0;
+}
+
 /* Writes the current segment's header, and makes it durable, when no
 ** write has carried it: a segment switched away from before any record
 ** reached it (a flush with only RAVEL_NO_WAL writes) must not stay a
 ** spare in the middle of the log.  Leader, nothing in flight. */
 static int dio_write_pending_header(rv_wal *w)
 {
-    struct rv_wal_direct *d = w->dio;
-    if (!d->header_pending)
+    if (!w->dio->header_pending)
         return RAVEL_OK;
-    int err = 0;
-    if (pwrite(w->fd, d->tail, d->block, 0) != (ssize_t)d->block)
-        err = errno ? errno : EIO;
-    else if (fdatasync(w->fd) != 0)
-        err = errno;
+    int err = dio_write_header(w);
+    if (!err)
+        return RAVEL_OK;
     pthread_mutex_lock(&w->sync_mu);
-    if (err)
-        rv_wal_fail_locked(w, err, "writing the header of");
-    else
-        rv_sync_journal_file(w->fd, w->header_size);
+    rv_wal_fail_locked(w, err, "writing the header of");
     pthread_mutex_unlock(&w->sync_mu);
-    if (err)
-        return rv_wal_failure_rc(w);
-    d->header_pending = 0;
-    return RAVEL_OK;
+    return rv_wal_failure_rc(w);
 }
 
 int rv_wal_direct_switch(rv_wal *w, uint64_t number)
@@ -650,8 +654,6 @@ int rv_wal_direct_close(rv_wal *w)
 
 int rv_wal_direct_recycle(rv_wal *w, uint64_t number)
 {
-    atomic_fetch_add_explicit(&w->dio->stat_recycle_offered, 1,
-                              memory_order_relaxed);
     return rv_wal_spares_recycle(w->dio->spares, number);
 }
 
@@ -668,18 +670,15 @@ static int dio_first_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
     if (rc != RAVEL_OK)
         return rc;
     dio_start_segment(w, fd, number, prev_end);
-    d->header_pending = 0;
-    if (pwrite(fd, d->tail, d->block, 0) != (ssize_t)d->block ||
-        fdatasync(fd) != 0) {
-        char path[RV_PATH_MAX];
-        int err = errno ? errno : EIO;
+    int err = dio_write_header(w);
+    if (err) {
+        char path[RV_PATH_MAX]; /* a torn header must not stay behind */
         if (rv_wal_segment_path(path, w->dir, number) == RAVEL_OK)
             unlink(path);
         return rv_error_errno(RAVEL_IOERR, err, "writing the header of WAL "
                               "segment %llu (O_DIRECT) in %s",
                               (unsigned long long)number, w->dir);
     }
-    rv_sync_journal_file(fd, RV_WAL_V3_HEADER_SIZE);
     return RAVEL_OK;
 }
 
