@@ -32,6 +32,14 @@
 **     own, as applications sharing one disk do, which is the situation the
 **     shared write controller is for (--use_shared_write_controller: one
 **     ravel_write_controller for all N, Speedb's global delayed write).
+**   - on a terminal, each thread prints db_bench's progress line
+**     "... finished N ops" to standard error, on db_bench's schedule
+**     (--progress_reports=false turns it off);
+**   - --stats_interval=N (operations) and --stats_interval_seconds=S make
+**     each thread print db_bench's interval line to standard error, and
+**     --stats_per_interval adds ravel.stats (thread 0);
+**   - --statistics prints ravel.stats at the end, once: not again when a
+**     `stats` benchmark printed it and nothing ran since.
 ** After each benchmark that wrote, ravel-bench prints its write
 ** amplification: the bytes flushes and compactions wrote to table files
 ** during it (from ravel.stats) over the key and value bytes it put.
@@ -93,6 +101,10 @@ static struct {
     int64_t num_multi_db; /* <= 1: one database at --db */
     int use_shared_write_controller;
     int64_t report_interval_seconds; /* 0: no report file */
+    int progress_reports;            /* "... finished N ops" on a tty */
+    int64_t stats_interval;          /* ops between interval lines; 0: none */
+    int64_t stats_interval_seconds;  /* seconds between them; 0: none */
+    int stats_per_interval;          /* ravel.stats with each line */
     const char *report_file;
     const char *db;
 } FLAGS = {
@@ -107,6 +119,7 @@ static struct {
     .compression_ratio = 0.5,
     .ops_between_duration_checks = 1000,
     .report_file = "report.csv",
+    .progress_reports = 1,
 };
 
 enum flag_type { FLAG_I64, FLAG_BOOL, FLAG_STR, FLAG_F64 };
@@ -145,7 +158,8 @@ static const struct flag bench_flags[] = {
      "keep the database; fill benchmarks are skipped"},
     {"histogram", FLAG_BOOL, &FLAGS.histogram, "print latency histograms"},
     {"statistics", FLAG_BOOL, &FLAGS.statistics,
-     "print the ravel.stats property at the end"},
+     "print the ravel.stats property at the end (once: not again if a "
+     "stats benchmark just printed it)"},
     {"transaction_db", FLAG_BOOL, &FLAGS.transaction_db,
      "with --unordered_write=1: WritePrepared ordering, as db_bench sets up "
      "its TransactionDB then (two_write_queues=true, write_policy="
@@ -163,6 +177,17 @@ static const struct flag bench_flags[] = {
     {"report_file", FLAG_STR, &FLAGS.report_file,
      "CSV of --report_interval_seconds: secs_elapsed,interval_qps, then "
      "interval_qps_db0, _db1 ... with --num_multi_db"},
+    {"progress_reports", FLAG_BOOL, &FLAGS.progress_reports,
+     "\"... finished N ops\" progress on standard error when it is a "
+     "terminal"},
+    {"stats_interval", FLAG_I64, &FLAGS.stats_interval,
+     "each thread prints its interval line every this many operations "
+     "(0: never, unless --stats_interval_seconds)"},
+    {"stats_interval_seconds", FLAG_I64, &FLAGS.stats_interval_seconds,
+     "each thread prints its interval line (ops and ops/s in the interval "
+     "and since the start) on standard error every this many seconds"},
+    {"stats_per_interval", FLAG_BOOL, &FLAGS.stats_per_interval,
+     "thread 0 prints ravel.stats with each interval line"},
     {"db", FLAG_STR, &FLAGS.db,
      "database directory (default $TEST_TMPDIR/dbbench, "
      "else /tmp/ravelbench-<uid>)"},
@@ -175,9 +200,7 @@ static const struct flag bench_flags[] = {
 ** db_bench command line runs unchanged, and always listed as ignored. */
 static const char *const dbbench_only_flags[] = {
     "optimistic_transaction_db",
-    "statistics_string", "stats_interval", "stats_interval_seconds",
-    "stats_per_interval", "stats_dump_period_sec", "perf_level",
-    "progress_reports",
+    "statistics_string", "stats_dump_period_sec", "perf_level",
     "enable_numa", "dump_malloc_stats",
     "mmap_read", "mmap_write", "subcompactions", "use_tailing_iterator",
     "benchmark_write_rate_limit", "benchmark_read_rate_limit",
@@ -662,6 +685,14 @@ struct stats {
     _Atomic uint64_t *report_ops;
     char message[100];
     struct hist hist;
+    /* Progress and interval lines (db_bench's FinishedOps): the thread,
+    ** its database, the count at which to print or look at the clock
+    ** next, and the count and time of the last interval line. */
+    int tid;
+    ravel_db *db;
+    uint64_t next_progress, next_interval_check;
+    uint64_t interval_done;
+    double interval_start;
 };
 
 struct thread {
@@ -703,6 +734,60 @@ static void fail(const struct bench *b, const char *call, int rc)
     die("%s: %s: %s: %s", b->name, call, ravel_errstr(rc), ravel_errmsg());
 }
 
+/* Set by main: --progress_reports and standard error is a terminal. */
+static int show_progress;
+
+/* db_bench's progress schedule: every 100 operations up to 1000, then
+** every 500, 1000, 5000, 10000, 50000 and 100000. */
+static uint64_t progress_step(uint64_t at)
+{
+    return at < 1000 ? 100 : at < 5000 ? 500 : at < 10000 ? 1000 :
+           at < 50000 ? 5000 : at < 100000 ? 10000 : at < 500000 ? 50000 :
+           100000;
+}
+
+static void print_stats_of(ravel_db *db, FILE *out);
+
+/* db_bench's interval line, on standard error:
+**   2026/11/23-16:05:01 ... thread 0: (INTERVAL,TOTAL) ops and
+**   (INTERVAL,TOTAL) ops/second in (INTERVAL,TOTAL) seconds */
+static void print_interval(struct stats *st, double now)
+{
+    char when[32];
+    time_t secs = time(NULL); /* now is CLOCK_MONOTONIC */
+    struct tm tm;
+    strftime(when, sizeof when, "%Y/%m/%d-%H:%M:%S", localtime_r(&secs, &tm));
+    double interval = (now - st->interval_start) / 1e6;
+    double total = (now - st->start) / 1e6;
+    uint64_t ops = st->done - st->interval_done;
+    fprintf(stderr, "%s ... thread %d: (%" PRIu64 ",%" PRIu64 ") ops and "
+            "(%.1f,%.1f) ops/second in (%.6f,%.6f) seconds\n", when, st->tid,
+            ops, st->done, interval > 0 ? (double)ops / interval : 0.0,
+            total > 0 ? (double)st->done / total : 0.0, interval, total);
+    if (FLAGS.stats_per_interval && st->tid == 0 && st->db)
+        print_stats_of(st->db, stderr);
+    st->interval_done = st->done;
+    st->interval_start = now;
+}
+
+/* Every this many operations, --stats_interval_seconds looks at the clock
+** (unless --stats_interval says how often). */
+#define INTERVAL_CLOCK_CHECK 100
+
+static void maybe_print_interval(struct stats *st)
+{
+    if (st->done < st->next_interval_check)
+        return;
+    int64_t every = FLAGS.stats_interval > 0 ? FLAGS.stats_interval
+                                             : INTERVAL_CLOCK_CHECK;
+    st->next_interval_check = st->done + (uint64_t)every;
+    double now = now_micros();
+    if (FLAGS.stats_interval_seconds > 0 &&
+        now - st->interval_start < (double)FLAGS.stats_interval_seconds * 1e6)
+        return;
+    print_interval(st, now);
+}
+
 static void finished_ops(struct stats *st, uint64_t n)
 {
     st->done += n;
@@ -713,6 +798,13 @@ static void finished_ops(struct stats *st, uint64_t n)
         hist_add(&st->hist, now - st->last_op);
         st->last_op = now;
     }
+    if (show_progress && st->done >= st->next_progress) {
+        while (st->next_progress <= st->done)
+            st->next_progress += progress_step(st->next_progress);
+        fprintf(stderr, "... finished %" PRIu64 " ops%30s\r", st->done, "");
+    }
+    if (FLAGS.stats_interval > 0 || FLAGS.stats_interval_seconds > 0)
+        maybe_print_interval(st);
 }
 
 /* The database thread T works on: with --num_multi_db, thread i's is
@@ -1139,7 +1231,10 @@ static void *thread_run(void *arg)
     struct thread_start *s = arg;
     struct stats *st = &s->t->st;
     pthread_barrier_wait(&s->b->barrier);
-    st->start = st->last_op = now_micros();
+    st->start = st->last_op = st->interval_start = now_micros();
+    st->next_progress = progress_step(0);
+    st->next_interval_check =
+        FLAGS.stats_interval > 0 ? (uint64_t)FLAGS.stats_interval : 1;
     s->b->fn(s->b, s->t);
     st->finish = now_micros();
     /* relaxed: a count (see struct bench) */
@@ -1173,6 +1268,8 @@ static uint64_t run_threads(struct bench *b)
         th[i].rng = seed_base + ++threads_started;
         hist_clear(&th[i].st.hist);
         th[i].st.report_ops = reporter_counter(&rep, i);
+        th[i].st.tid = i;
+        th[i].st.db = thread_db(b, &th[i]);
         starts[i] = (struct thread_start){b, &th[i]};
         int err = pthread_create(&th[i].handle, NULL, thread_run, &starts[i]);
         if (err)
@@ -1184,6 +1281,8 @@ static uint64_t run_threads(struct bench *b)
     }
     pthread_barrier_destroy(&b->barrier);
     reporter_stop(&rep);
+    if (show_progress) /* rub out the progress line */
+        fprintf(stderr, "\r%60s\r", "");
 
     /* Merge as db_bench's Stats::Merge: the earliest start, the latest
     ** finish, the sum of the threads' times, the first thread's message;
@@ -1450,22 +1549,34 @@ static int find_bench(const char *name)
     return -1;
 }
 
+/* The ravel.stats property of DB, to OUT. */
+static void print_stats_of(ravel_db *db, FILE *out)
+{
+    char *text = NULL;
+    int rc = ravel_property(db, "ravel.stats", &text);
+    if (rc)
+        die("ravel_property ravel.stats: %s: %s", ravel_errstr(rc),
+            ravel_errmsg());
+    fprintf(out, "%s%s", text,
+            text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
+    ravel_free(text);
+}
+
+/* 1 when the stats were printed and no benchmark ran since: --statistics
+** then does not print the same text a second time at the end. */
+static int stats_current;
+
 static void print_stats(void)
 {
     for (int i = 0; i < ndbs; i++) {
-        char *text = NULL;
-        int rc = ravel_property(dbs[i], "ravel.stats", &text);
-        if (rc)
-            die("ravel_property ravel.stats: %s: %s", ravel_errstr(rc),
-                ravel_errmsg());
         if (ndbs > 1)
             printf("ravel.stats of %s:\n", db_paths[i]);
         else
             printf("ravel.stats:\n");
-        printf("%s%s", text,
-               text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
-        ravel_free(text);
+        print_stats_of(dbs[i], stdout);
     }
+    fflush(stdout);
+    stats_current = 1;
 }
 
 /* db_bench's flush: the memtables to table files, waiting for it. */
@@ -1633,6 +1744,10 @@ static void check_flags(void)
         die("--num_multi_db=%" PRId64 " with --threads=%" PRId64 ": thread i "
             "works on database i %% num_multi_db, so some databases would "
             "have no thread", FLAGS.num_multi_db, FLAGS.threads);
+    if (FLAGS.stats_interval < 0 || FLAGS.stats_interval_seconds < 0)
+        die("--stats_interval=%" PRId64 ", --stats_interval_seconds=%" PRId64
+            ": must not be negative", FLAGS.stats_interval,
+            FLAGS.stats_interval_seconds);
     if (FLAGS.report_interval_seconds < 0)
         die("--report_interval_seconds=%" PRId64 ": must not be negative",
             FLAGS.report_interval_seconds);
@@ -1717,6 +1832,7 @@ int main(int argc, char **argv)
         printf("Set seed to %" PRId64 " because --seed was 0\n", FLAGS.seed);
     }
     seed_base = (uint64_t)FLAGS.seed;
+    show_progress = FLAGS.progress_reports && isatty(STDERR_FILENO);
     hist_limits_init();
     value_data_init();
     print_header();
@@ -1732,6 +1848,8 @@ int main(int argc, char **argv)
     for (char *save, *name = strtok_r(list, ",", &save); name;
          name = strtok_r(NULL, ",", &save)) {
         int i = find_bench(name);
+        if (bench_table[i].kind != BENCH_STATS)
+            stats_current = 0; /* whatever runs now changes them */
         if (bench_table[i].kind == BENCH_STATS) {
             print_stats();
             continue;
@@ -1781,7 +1899,7 @@ int main(int argc, char **argv)
     }
     free(list);
 
-    if (FLAGS.statistics)
+    if (FLAGS.statistics && !stats_current)
         print_stats();
     db_close();
     ravel_options_free(open_opts);
