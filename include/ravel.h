@@ -21,6 +21,30 @@
 **   - All functions taking a ravel_db are safe to call from many threads at
 **     once.  A ravel_batch, ravel_iter or ravel_options object must be used
 **     by one thread at a time.
+**
+** Compatibility (the ABI policy; README.md "ABI and compatibility")
+**   - Within a major version (libravel.so.0 now), a program built against
+**     one release runs unchanged, without recompiling, against any later
+**     one.  A minor release may ADD functions, options (ravel_options_set
+**     names), properties, result codes and flags.  Callers must treat an
+**     unknown result code as a failure (ravel_errstr names it "unknown
+**     result code") and must not assume the list of properties or options
+**     is closed.
+**   - It NEVER changes or removes: a function's name, parameters or return
+**     type; the value of a result code, flag or limit defined here; the
+**     meaning of an existing option name or its default, except to fix a
+**     bug named in the changelog; the layout of anything callers allocate
+**     (they allocate nothing: every handle is opaque).
+**   - On-disk formats never change without a new version number in the
+**     file (docs/formats.md): a release reads every format an earlier
+**     release of the same major version wrote.
+**   - The shared library exports exactly the functions declared here, with
+**     symbol versions (lib/ravel.map: RAVEL_0.1, then one node per minor
+**     release that adds functions).  lib/ravel.abi records every function's
+**     prototype and every constant's value, and tools/check-abi.py, run by
+**     the test suite, fails if any of them changes or disappears.
+**   - Anything not declared in this file (the rv_ internals, the static
+**     library's other symbols, test hooks) may change in any release.
 */
 #ifndef RAVEL_H
 #define RAVEL_H

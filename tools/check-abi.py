@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""check-abi.py -- the ABI only grows.
+
+usage: check-abi.py SRCDIR [--lib LIBRAVEL.so] [--update]
+
+The ABI of libravel is written down in lib/ravel.abi, one line per item:
+
+    RAVEL_0.1 func int ravel_open(const char *, const ravel_options *, ravel_db **)
+    - const RAVEL_NOTFOUND 1
+
+A function line names the version node of lib/ravel.map that exports it and
+its prototype with the parameter names dropped (they are not part of the
+ABI); a constant line gives the value of a #define of include/ravel.h (the
+result codes, flags and limits callers compile into their binaries; the
+version macros, which change at each release, are not in it).
+
+The check fails when:
+  - an item of lib/ravel.abi is gone or changed: a function removed, its
+    prototype or version node changed, a constant's value changed.  This
+    is an ABI break and is never allowed;
+  - an earlier committed version of lib/ravel.abi (git history) holds an
+    item the current one lacks or holds differently, so the list cannot be
+    edited to hide a break;
+  - include/ravel.h and lib/ravel.map disagree: every RAVEL_API function
+    is exported by exactly one version node, and the map exports nothing
+    else;
+  - with --lib, the shared library exports anything but the map's
+    functions, or exports one under another version node;
+  - include/ravel.h has items lib/ravel.abi lacks: new functions or
+    constants are allowed, but must be recorded (rerun with --update,
+    which adds them, and commit the list).
+"""
+import os
+import re
+import subprocess
+import sys
+
+ABI_FILE = os.path.join('lib', 'ravel.abi')
+MAP_FILE = os.path.join('lib', 'ravel.map')
+HEADER = os.path.join('include', 'ravel.h')
+# Macros whose value is expected to change from release to release.
+NOT_ABI_MACROS = {'RAVEL_H', 'RAVEL_API', 'RAVEL_VERSION',
+                  'RAVEL_VERSION_NUMBER'}
+
+
+def strip_comments(text):
+    text = re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)
+    return re.sub(r'//[^\n]*', ' ', text)
+
+
+def normalize_param(param):
+    """'const void *key' -> 'const void *'; 'void' -> 'void'."""
+    param = ' '.join(param.split())
+    m = re.match(r'^(.*?[\s*])([A-Za-z_]\w*)$', param)
+    if m and m.group(1).strip() not in ('', 'const', 'struct', 'unsigned',
+                                        'signed'):
+        param = m.group(1)
+    param = re.sub(r'\s*\*\s*', ' *', param).strip()
+    return re.sub(r'\* +\*', '**', re.sub(r'\*\s+\*', '**', param))
+
+
+def header_items(srcdir):
+    """{name: ('func', prototype) or ('const', value)} of include/ravel.h."""
+    with open(os.path.join(srcdir, HEADER), encoding='utf-8') as f:
+        raw = f.read()
+    text = strip_comments(raw)
+    code = re.sub(r'^\s*#[^\n]*', ' ', text, flags=re.M)  # no directives
+    items = {}
+    for m in re.finditer(r'RAVEL_API\s+([^;{]*?)\(([^;{]*?)\)\s*;', code):
+        head = ' '.join(m.group(1).split())
+        name_m = re.search(r'([A-Za-z_]\w*)$', head)
+        if not name_m:
+            raise SystemExit('%s: cannot read the declaration %r'
+                             % (HEADER, m.group(0)))
+        name = name_m.group(1)
+        ret = re.sub(r'\s*\*\s*', ' *', head[:name_m.start()]).strip()
+        params = [normalize_param(p) for p in m.group(2).split(',')]
+        sep = '' if ret.endswith('*') else ' '
+        items[name] = ('func', '%s%s%s(%s)' % (ret, sep, name,
+                                               ', '.join(params)))
+    for m in re.finditer(r'^#\s*define\s+(RAVEL_\w+)\s+(.+)$', text, re.M):
+        name, value = m.group(1), ' '.join(m.group(2).split())
+        if name in NOT_ABI_MACROS:
+            continue
+        items[name] = ('const', value)
+    return items
+
+
+def map_nodes(srcdir):
+    """{function: version node} of lib/ravel.map."""
+    with open(os.path.join(srcdir, MAP_FILE), encoding='utf-8') as f:
+        text = re.sub(r'#[^\n]*', ' ', f.read())
+    exported = {}
+    for node in re.finditer(r'(\w[\w.]*)\s*\{(.*?)\}\s*[\w.]*\s*;', text,
+                            re.S):
+        body = node.group(2)
+        glob = re.search(r'global\s*:(.*?)(local\s*:|$)', body, re.S)
+        if not glob:
+            continue
+        for sym in re.findall(r'([A-Za-z_]\w*)\s*;', glob.group(1)):
+            if sym in exported:
+                raise SystemExit('%s: %s is in two version nodes (%s, %s)'
+                                 % (MAP_FILE, sym, exported[sym],
+                                    node.group(1)))
+            exported[sym] = node.group(1)
+    return exported
+
+
+def format_item(name, item, node):
+    kind, value = item
+    if kind == 'func':
+        return '%s func %s' % (node, value)
+    return '- const %s %s' % (name, value)
+
+
+def parse_abi(text, where):
+    """{name: line} of an abi file's text."""
+    items = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith('#'):
+            continue
+        parts = line.split(' ', 2)
+        if len(parts) < 3 or parts[1] not in ('func', 'const'):
+            raise SystemExit('%s: bad line %r' % (where, line))
+        if parts[1] == 'func':
+            name = re.search(r'([A-Za-z_]\w*)\(', parts[2]).group(1)
+        else:
+            name = parts[2].split(' ', 1)[0]
+        items[name] = line
+    return items
+
+
+def git_history(srcdir):
+    """[(commit, text)] of every committed version of lib/ravel.abi."""
+    try:
+        commits = subprocess.run(
+            ['git', '-C', srcdir, 'log', '--format=%H', '--', ABI_FILE],
+            capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    out = []
+    for c in commits:
+        r = subprocess.run(['git', '-C', srcdir, 'show', '%s:%s' % (c, ABI_FILE)],
+                           capture_output=True, text=True)
+        if r.returncode == 0:  # absent in a commit that deleted it
+            out.append((c, r.stdout))
+    return out
+
+
+def library_exports(lib):
+    """{symbol: version node} the shared library exports (defined, dynamic)."""
+    r = subprocess.run(['readelf', '--dyn-syms', '--wide', lib],
+                       capture_output=True, text=True, check=True)
+    exported = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        # UND: imported; ABS: the version node's own definition symbol
+        if len(f) < 8 or f[6] in ('UND', 'ABS') or \
+                f[4] not in ('GLOBAL', 'WEAK'):
+            continue
+        if f[3] not in ('FUNC', 'OBJECT', 'NOTYPE', 'IFUNC'):
+            continue
+        name, _, node = f[7].partition('@')
+        node = node.lstrip('@')
+        exported[name] = node
+    return exported
+
+
+def main():
+    args = sys.argv[1:]
+    update = '--update' in args
+    lib = None
+    if '--lib' in args:
+        lib = args[args.index('--lib') + 1]
+    positional = [a for i, a in enumerate(args)
+                  if not a.startswith('--') and (i == 0 or args[i - 1] != '--lib')]
+    srcdir = positional[0] if positional else '.'
+    errors = []
+
+    header = header_items(srcdir)
+    nodes = map_nodes(srcdir)
+    funcs = {n for n, it in header.items() if it[0] == 'func'}
+    for n in sorted(funcs - set(nodes)):
+        errors.append('%s declares %s but %s does not export it'
+                      % (HEADER, n, MAP_FILE))
+    for n in sorted(set(nodes) - funcs):
+        errors.append('%s exports %s, which %s does not declare'
+                      % (MAP_FILE, n, HEADER))
+
+    current = {n: format_item(n, it, nodes.get(n, '?'))
+               for n, it in header.items()}
+    abi_path = os.path.join(srcdir, ABI_FILE)
+    with open(abi_path, encoding='utf-8') as f:
+        abi_text = f.read()
+    committed = parse_abi(abi_text, ABI_FILE)
+    for n, line in sorted(committed.items()):
+        if n not in current:
+            errors.append('ABI break: %s is gone (was: %s)' % (n, line))
+        elif current[n] != line:
+            errors.append('ABI break: %s changed\n    was: %s\n    now: %s'
+                          % (n, line, current[n]))
+    history = git_history(srcdir)
+    if history is None:
+        print('check-abi: not a git checkout; earlier lists not compared')
+    for commit, text in history or []:
+        for n, line in parse_abi(text, '%s:%s' % (commit[:10], ABI_FILE)).items():
+            if committed.get(n) != line:
+                errors.append('%s at %s had %r, which the current list %s'
+                              % (ABI_FILE, commit[:10], line,
+                                 'lacks' if n not in committed
+                                 else 'holds differently'))
+
+    if lib:
+        exports = library_exports(lib)
+        for n in sorted(set(exports) - set(nodes)):
+            errors.append('%s exports %s, which %s does not name'
+                          % (lib, n, MAP_FILE))
+        for n in sorted(set(nodes) - set(exports)):
+            errors.append('%s does not export %s' % (lib, n))
+        for n in sorted(set(nodes) & set(exports)):
+            if exports[n] != nodes[n]:
+                errors.append('%s exports %s under version %r, not %s'
+                              % (lib, n, exports[n], nodes[n]))
+
+    added = sorted(set(current) - set(committed))
+    if added and update and not errors:
+        with open(abi_path, 'a', encoding='utf-8') as f:
+            for n in added:
+                f.write(current[n] + '\n')
+        print('check-abi: recorded %d new item(s) in %s: %s'
+              % (len(added), ABI_FILE, ', '.join(added)))
+    elif added:
+        errors.append('%d new item(s) not yet in %s (run tools/check-abi.py '
+                      '--update and commit it): %s'
+                      % (len(added), ABI_FILE, ', '.join(added)))
+
+    for e in errors:
+        print('check-abi: ' + e, file=sys.stderr)
+    if errors:
+        return 1
+    print('check-abi: %d functions, %d constants; the ABI only grew'
+          % (len(funcs), len(current) - len(funcs)))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
