@@ -1,11 +1,12 @@
 /*
 ** commands.c -- the command table: names, usage, help, and dispatch data.
 **
-** This table is the one place a command is described.  `.help`, `.help
-** CMD`, `ravel -help` (which ends with the text of `.help`), tab completion
-** and the "did you mean" suggestion are all generated from it, so they
-** cannot disagree.  The README's "The shell" section holds a copy of
-** `ravel -help`, which tests/shell checks.
+** These tables are the one place a command, a command-line option and the
+** byte string syntax are described.  `.help`, `.help CMD`, `ravel -help`
+** (which ends with the text of `.help`), the manual page ravel(1)
+** (manpage.c), tab completion and the "did you mean" suggestion are all
+** generated from them, so they cannot disagree.  The README's "The shell"
+** section holds a copy of `ravel -help`, which tests/shell checks.
 */
 #include <ctype.h>
 #include <string.h>
@@ -214,15 +215,74 @@ const char *shell_command_suggest(const char *name)
     return best_d <= limit ? best : NULL;
 }
 
+const char shell_description[] =
+    "Opens the ravel database in directory DIR, creating it if needed, and\n"
+    "runs commands: the COMMANDs given as arguments, else the lines of\n"
+    "standard input -- interactively (prompt, line editing, history in\n"
+    "~/.ravel_history) when it is a terminal.";
+
+const struct shell_option shell_options[] = {
+    {"-bail", "", "stop at the first error"},
+    {"-batch", "", "no prompts or banner, even on a terminal"},
+    {"-interactive", "", "prompts and banner, even from a pipe"},
+    {"-readonly", "", "open the database read-only"},
+    {"-o", "NAME=VALUE", "set a database option (see ravel.h),\n"
+                         "e.g. -o wal_io=sync; repeatable"},
+    {"-version", "", "print the version and exit"},
+    {"-manpage", "", "print the manual page ravel(1) (roff) and exit"},
+    {"-help", "", "print this text and exit"},
+    {NULL, NULL, NULL},
+};
+
+const char shell_exit_status[] = "The exit code is 1 if a command failed, "
+                                 "else 0.";
+
+const struct shell_syntax shell_syntaxes[] = {
+    {"word", "a word without blanks, taken literally"},
+    {"\"a b\\n\\x00\"", "C escapes: \\n \\t \\r \\0 \\\\ \\\" \\xHH \\NNN"},
+    {"'it''s'", "SQL quoting, taken literally"},
+    {"x'68656c6c6f'", "hex bytes"},
+    {NULL, NULL},
+};
+
+const char shell_syntax_notes[] =
+    "Output escapes bytes that are not printable.  Lines starting with\n"
+    "# or -- are comments.  \".help CMD\" tells more about one command.";
+
+/* "  HEAD                    TEXT", TEXT's later lines under its first. */
+static void commands_two_columns(FILE *f, const char *head, const char *text)
+{
+    if (strlen(head) <= 22)
+        fprintf(f, "  %-22s  ", head);
+    else
+        fprintf(f, "  %s\n  %-22s  ", head, "");
+    for (const char *p = text; *p; p++) {
+        fputc(*p, f);
+        if (*p == '\n')
+            fprintf(f, "%26s", "");
+    }
+    fputc('\n', f);
+}
+
+void shell_usage(FILE *f)
+{
+    fprintf(f, "Usage: ravel [OPTIONS] DIR [COMMAND ...]\n\n%s\n\nOptions:\n",
+            shell_description);
+    for (const struct shell_option *o = shell_options; o->name; o++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s", o->name, o->arg[0] ? " " : "",
+                 o->arg);
+        commands_two_columns(f, head, o->help);
+    }
+    fprintf(f, "%s\n\n", shell_exit_status);
+}
+
 static void commands_help_line(FILE *f, const struct shell_command *c)
 {
     char head[96];
     snprintf(head, sizeof head, "%s%s%s", c->name, c->args[0] ? " " : "",
              c->args);
-    if (strlen(head) <= 22)
-        fprintf(f, "  %-22s  %s\n", head, c->summary);
-    else
-        fprintf(f, "  %s\n  %-22s  %s\n", head, "", c->summary);
+    commands_two_columns(f, head, c->summary);
 }
 
 void shell_help_all(FILE *f)
@@ -234,17 +294,10 @@ void shell_help_all(FILE *f)
     fputs("\nDot commands (the session, and checks of the files):\n", f);
     for (; c->name; c++)
         commands_help_line(f, c);
-    fputs("\n"
-          "Keys and values are byte strings, written as:\n"
-          "  word                    a word without blanks, taken literally\n"
-          "  \"a b\\n\\x00\"             C escapes: \\n \\t \\r \\0 \\\\ \\\""
-          " \\xHH \\NNN\n"
-          "  'it''s'                 SQL quoting, taken literally\n"
-          "  x'68656c6c6f'           hex bytes\n"
-          "Output escapes bytes that are not printable.  Lines starting with\n"
-          "# or -- are comments.  \".help CMD\" tells more about one "
-          "command.\n",
-          f);
+    fputs("\nKeys and values are byte strings, written as:\n", f);
+    for (const struct shell_syntax *x = shell_syntaxes; x->form; x++)
+        commands_two_columns(f, x->form, x->meaning);
+    fprintf(f, "%s\n", shell_syntax_notes);
 }
 
 int shell_help_one(FILE *f, const char *name)

@@ -20,26 +20,6 @@
 
 #include "shell.h"
 
-static const char main_usage[] =
-    "Usage: ravel [OPTIONS] DIR [COMMAND ...]\n"
-    "\n"
-    "Opens the ravel database in directory DIR, creating it if needed, and\n"
-    "runs commands: the COMMANDs given as arguments, else the lines of\n"
-    "standard input -- interactively (prompt, line editing, history in\n"
-    "~/.ravel_history) when it is a terminal.\n"
-    "\n"
-    "Options:\n"
-    "  -bail                   stop at the first error\n"
-    "  -batch                  no prompts or banner, even on a terminal\n"
-    "  -interactive            prompts and banner, even from a pipe\n"
-    "  -readonly               open the database read-only\n"
-    "  -o NAME=VALUE           set a database option (see ravel.h),\n"
-    "                          e.g. -o wal_io=sync; repeatable\n"
-    "  -version                print the version and exit\n"
-    "  -help                   print this text and exit\n"
-    "The exit code is 1 if a command failed, else 0.\n"
-    "\n";
-
 struct main_args {
     const char *dir;
     char **commands;
@@ -108,8 +88,11 @@ static int main_parse(int argc, char **argv, struct main_args *a)
         }
         const char *o = arg + (arg[1] == '-' ? 2 : 1);
         if (strcmp(o, "help") == 0 || strcmp(o, "h") == 0) {
-            fputs(main_usage, stdout);
+            shell_usage(stdout);
             shell_help_all(stdout);
+            return 1;
+        } else if (strcmp(o, "manpage") == 0) {
+            shell_print_manpage(stdout);
             return 1;
         } else if (strcmp(o, "version") == 0) {
             printf("ravel %s (library %s)\n", RAVEL_VERSION,

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""test_man.py -- the manual pages are complete, render cleanly, and
+ravel(3)'s example runs.
+
+usage: test_man.py RAVEL.3 RAVEL.1 RAVEL_H INCLUDE_DIR LIBRAVEL CC [CC_ARG...]
+
+- ravel(3) names every function and every RAVEL_ constant (but the version
+  macros) include/ravel.h declares;
+- ravel(1), which `ravel -manpage` generates at build time, names every
+  command-line option and every command of the shell's tables (it is
+  generated from them; this catches a generator that drops some);
+- both render without a warning (groff -ww), where groff is installed;
+- the EXAMPLE of ravel(3) compiles without warnings against the built
+  library, runs, and prints the value it wrote.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+
+
+def fail(msg):
+    FAILURES.append(msg)
+    print('FAIL:', msg)
+
+
+def roff_plain(text):
+    """The words of a roff page, escapes undone enough to search in."""
+    text = text.replace('\\-', '-').replace('\\e', '\\').replace('\\&', '')
+    return re.sub(r'\\f[BIRP]', '', text)
+
+
+def header_names(ravel_h):
+    with open(ravel_h, encoding='utf-8') as f:
+        text = re.sub(r'/\*.*?\*/', ' ', f.read(), flags=re.S)
+    funcs = re.findall(r'RAVEL_API\s+[^;(]*?\b(ravel_\w+)\s*\(', text)
+    consts = [c for c in re.findall(r'^#\s*define\s+(RAVEL_\w+)', text, re.M)
+              if c not in ('RAVEL_H', 'RAVEL_API')]
+    return funcs, consts
+
+
+def check_render(path):
+    if not shutil.which('groff'):
+        print('groff not installed: rendering of %s not checked' % path)
+        return
+    r = subprocess.run(['groff', '-man', '-Tutf8', '-ww', '-z', path],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or r.stderr.strip():
+        fail('%s: groff warns:\n%s' % (path, r.stderr))
+
+
+def check_man3(man3, ravel_h):
+    with open(man3, encoding='utf-8') as f:
+        page = roff_plain(f.read())
+    funcs, consts = header_names(ravel_h)
+    if len(funcs) < 40:
+        fail('only %d functions read from %s' % (len(funcs), ravel_h))
+    for name in funcs + consts:
+        if not re.search(r'\b%s\b' % name, page):
+            fail('ravel(3) does not name %s' % name)
+
+
+def check_man1(man1, shell_sources):
+    with open(man1, encoding='utf-8') as f:
+        page = roff_plain(f.read())
+    if '.TH RAVEL 1' not in page:
+        fail('ravel(1) has no .TH RAVEL 1 header')
+    with open(shell_sources, encoding='utf-8') as f:
+        src = f.read()
+    options = re.findall(r'^\s*\{"(-[a-z]+)", "', src, re.M)
+    commands = re.findall(r'^\s*\{"(\.?[a-z][-a-z]*)", "[^"]*", "', src, re.M)
+    if len(options) < 5 or len(commands) < 20:
+        fail('read only %d options and %d commands from %s'
+             % (len(options), len(commands), shell_sources))
+    for name in options + commands:
+        if not re.search(r'^\\fB%s\\fR' % re.escape(name), roff_source(man1),
+                         re.M):
+            fail('ravel(1) has no entry for %s' % name)
+
+
+def roff_source(path):
+    with open(path, encoding='utf-8') as f:
+        return f.read().replace('\\-', '-').replace('\\&', '')
+
+
+def check_example(man3, include, lib, cc):
+    with open(man3, encoding='utf-8') as f:
+        text = f.read()
+    m = re.search(r'^\.SH EXAMPLE\n\.nf\n(.*?)^\.fi', text, re.S | re.M)
+    if not m:
+        fail('ravel(3) has no EXAMPLE in .nf/.fi')
+        return
+    source = m.group(1).replace('\\e', '\\').replace('\\-', '-')
+    with tempfile.TemporaryDirectory() as tmp:
+        app = os.path.join(tmp, 'app.c')
+        with open(app, 'w') as f:
+            f.write(source)
+        exe = os.path.join(tmp, 'app')
+        libdir = os.path.dirname(os.path.abspath(lib))
+        cmd = cc + ['-std=c11', '-Wall', '-Wextra', '-Werror', '-I', include,
+                    app, os.path.abspath(lib), '-Wl,-rpath,' + libdir,
+                    '-o', exe]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            fail('the ravel(3) example does not compile:\n%s' % r.stderr)
+            return
+        r = subprocess.run([exe], cwd=tmp, capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 0 or 'k = v' not in r.stdout:
+            fail('the ravel(3) example exited %d, printing:\n%s%s'
+                 % (r.returncode, r.stdout, r.stderr))
+
+
+def main():
+    man3, man1, ravel_h, shell_tables, include, lib = sys.argv[1:7]
+    cc = sys.argv[7:]
+    check_man3(man3, ravel_h)
+    check_man1(man1, shell_tables)
+    check_render(man3)
+    check_render(man1)
+    check_example(man3, include, lib, cc)
+    sys.exit(1 if FAILURES else 0)
+
+
+if __name__ == '__main__':
+    main()
