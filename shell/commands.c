@@ -3,7 +3,7 @@
 **
 ** These tables are the one place a command, a command-line option and the
 ** byte string syntax are described.  `.help`, `.help CMD`, `ravel -help`
-** (which ends with the text of `.help`), the manual page ravel(1)
+** (which ends with the text of `.help`), the manual page ravel.1
 ** (manpage.c), tab completion and the "did you mean" suggestion are all
 ** generated from them, so they cannot disagree.  The README's "The shell"
 ** section holds a copy of `ravel -help`, which tests/shell checks.

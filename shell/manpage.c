@@ -1,5 +1,5 @@
 /*
-** manpage.c -- the manual page ravel(1), written in roff by
+** manpage.c -- the manual page ravel.1, written in roff by
 ** `ravel -manpage` from the tables of commands.c: the command-line options,
 ** every command with its details, and the byte string syntax are the same
 ** text -help and .help print, so the page cannot drift from them.  The

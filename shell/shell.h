@@ -17,7 +17,7 @@
 **   commands.c   the tables of commands, command-line options and byte
 **                string syntax (the one source of .help, -help and the
 **                manual page), lookup and "did you mean"
-**   manpage.c    ravel(1), generated from those tables (ravel -manpage)
+**   manpage.c    ravel.1 (the manual page), generated from those tables (ravel -manpage)
 **   cmd_data.c   the database commands: put get del scan count batch ...
 **   cmd_dot.c    the dot commands that set up the session
 **   cmd_files.c  the files on disk: flush, compact, files, .verify, .sst
@@ -187,14 +187,14 @@ extern const struct shell_command shell_commands[];
 const struct shell_command *shell_command_find(const char *name);
 /* The closest command name to NAME, or NULL if none is close. */
 const char *shell_command_suggest(const char *name);
-/* A command-line option of `ravel`, for -help and ravel(1). */
+/* A command-line option of `ravel`, for -help and the manual page. */
 struct shell_option {
     const char *name; /* "-bail" */
     const char *arg;  /* "NAME=VALUE", or "" */
     const char *help; /* may hold newlines */
 };
 
-/* A way of writing a byte string, for .help and ravel(1). */
+/* A way of writing a byte string, for .help and the manual page. */
 struct shell_syntax {
     const char *form;    /* an example */
     const char *meaning;
@@ -210,7 +210,7 @@ extern const char shell_exit_status[];
 void shell_usage(FILE *f);
 /* The text of .help (and of the end of -help). */
 void shell_help_all(FILE *f);
-/* ravel(1) in roff, from the tables above (manpage.c). */
+/* The manual page ravel.1 in roff, from the tables above (manpage.c). */
 void shell_print_manpage(FILE *f);
 int shell_help_one(FILE *f, const char *name);
 /* Reports "usage: NAME ARGS" as an error. */
