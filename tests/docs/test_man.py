@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from test_readme_example import compile_example
+
 FAILURES = []
 
 
@@ -96,17 +98,9 @@ def check_example(man3, include, lib, cc):
         return
     source = m.group(1).replace('\\e', '\\').replace('\\-', '-')
     with tempfile.TemporaryDirectory() as tmp:
-        app = os.path.join(tmp, 'app.c')
-        with open(app, 'w') as f:
-            f.write(source)
-        exe = os.path.join(tmp, 'app')
-        libdir = os.path.dirname(os.path.abspath(lib))
-        cmd = cc + ['-std=c11', '-Wall', '-Wextra', '-Werror', '-I', include,
-                    app, os.path.abspath(lib), '-Wl,-rpath,' + libdir,
-                    '-o', exe]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            fail('the ravel(3) example does not compile:\n%s' % r.stderr)
+        exe, error = compile_example(source, tmp, include, lib, cc)
+        if error:
+            fail('the ravel(3) example does not compile:\n' + error)
             return
         r = subprocess.run([exe], cwd=tmp, capture_output=True, text=True,
                            timeout=60)

@@ -25,24 +25,33 @@ def first_c_block(readme):
     return m.group(1)
 
 
+def compile_example(source, tmp, include, lib, cc):
+    """Compiles SOURCE in TMP (-Wall -Wextra -Werror) against INCLUDE and
+    the shared library LIB; returns (program, None) or (None, the
+    compiler's command and output)."""
+    app = os.path.join(tmp, 'app.c')
+    with open(app, 'w') as f:
+        f.write(source)
+    exe = os.path.join(tmp, 'app')
+    libdir = os.path.dirname(os.path.abspath(lib))
+    cmd = cc + ['-std=c11', '-Wall', '-Wextra', '-Werror',
+                '-I', include, app, os.path.abspath(lib),
+                '-Wl,-rpath,' + libdir, '-o', exe]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        return None, '$ %s\n%s' % (' '.join(cmd), r.stdout)
+    return exe, None
+
+
 def main():
     readme, include, lib = sys.argv[1:4]
     cc = sys.argv[4:]
     source = first_c_block(readme)
     with tempfile.TemporaryDirectory() as tmp:
-        app = os.path.join(tmp, 'app.c')
-        with open(app, 'w') as f:
-            f.write(source)
-        exe = os.path.join(tmp, 'app')
-        libdir = os.path.dirname(os.path.abspath(lib))
-        cmd = cc + ['-std=c11', '-Wall', '-Wextra', '-Werror',
-                    '-I', include, app, os.path.abspath(lib),
-                    '-Wl,-rpath,' + libdir, '-o', exe]
-        r = subprocess.run(cmd, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-        if r.returncode != 0:
-            print('the README example does not compile:\n$ %s\n%s'
-                  % (' '.join(cmd), r.stdout))
+        exe, error = compile_example(source, tmp, include, lib, cc)
+        if error:
+            print('the README example does not compile:\n' + error)
             return 1
         for run in (1, 2):  # the second run reopens the database
             r = subprocess.run([exe], cwd=tmp, stdout=subprocess.PIPE,
