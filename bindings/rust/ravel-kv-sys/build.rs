@@ -63,10 +63,7 @@ fn build_bundled() {
 /// crate) or the repository's amalgamation/ (a checkout).
 fn amalgamation_dir() -> PathBuf {
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
-    let candidates = [
-        manifest.join("amalgamation"),
-        manifest.join("../../../amalgamation"),
-    ];
+    let candidates = [manifest.join("amalgamation"), manifest.join("../../../amalgamation")];
     for dir in &candidates {
         if dir.join("ravel.c").is_file() {
             return dir.clone();
@@ -82,10 +79,7 @@ fn amalgamation_dir() -> PathBuf {
 /// Fails the build with a clear message if the C compiler cannot find
 /// xxhash.h, which the amalgamation includes (header-only).
 fn require_xxhash(build: &cc::Build) {
-    if let Ok(lib) = pkg_config::Config::new()
-        .cargo_metadata(false)
-        .probe("libxxhash")
-    {
+    if let Ok(lib) = pkg_config::Config::new().cargo_metadata(false).probe("libxxhash") {
         for path in lib.include_paths {
             println!("cargo:rerun-if-changed={}", path.join("xxhash.h").display());
         }
@@ -112,7 +106,9 @@ fn use_io_uring(build: &mut cc::Build) -> bool {
     // Probe without printing link lines first, so a header that does not
     // compile leaves no -luring behind.
     let Ok(lib) = pkg_config::Config::new().cargo_metadata(false).probe("liburing") else {
-        println!("cargo:warning=ravel-kv-sys: liburing not found (pkg-config liburing), building without io_uring");
+        println!(
+            "cargo:warning=ravel-kv-sys: liburing not found (pkg-config liburing), building without io_uring"
+        );
         return false;
     };
     build.includes(&lib.include_paths);
@@ -120,9 +116,7 @@ fn use_io_uring(build: &mut cc::Build) -> bool {
         println!("cargo:warning=ravel-kv-sys: liburing.h does not compile, building without io_uring");
         return false;
     }
-    pkg_config::Config::new()
-        .probe("liburing")
-        .expect("liburing was found a moment ago");
+    pkg_config::Config::new().probe("liburing").expect("liburing was found a moment ago");
     true
 }
 

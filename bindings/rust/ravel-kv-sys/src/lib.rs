@@ -15,6 +15,7 @@
 //! returned memory, which objects may be used from several threads, NULL
 //! only with a zero length) are the ones documented in `ravel.h`.
 #![no_std]
+#![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
@@ -89,19 +90,17 @@ pub struct ravel_options {
 }
 
 extern "C" {
+    /// A new options object holding the defaults, in `*out`.
     pub fn ravel_options_new(out: *mut *mut ravel_options) -> c_int;
+    /// Frees an options object (NULL: no-op).
     pub fn ravel_options_free(opts: *mut ravel_options);
-    pub fn ravel_options_set(
-        opts: *mut ravel_options,
-        name: *const c_char,
-        value: *const c_char,
-    ) -> c_int;
+    /// Sets one option by name; RAVEL_INVALID naming an unknown name or bad value.
+    pub fn ravel_options_set(opts: *mut ravel_options, name: *const c_char, value: *const c_char) -> c_int;
+    /// Sets several options from `"name=value;name=value"`, stopping at the first error.
     pub fn ravel_options_parse(opts: *mut ravel_options, text: *const c_char) -> c_int;
-    pub fn ravel_options_get(
-        opts: *const ravel_options,
-        name: *const c_char,
-        out: *mut *mut c_char,
-    ) -> c_int;
+    /// An option's current value as text in `*out` (free with ravel_free).
+    pub fn ravel_options_get(opts: *const ravel_options, name: *const c_char, out: *mut *mut c_char)
+        -> c_int;
 }
 
 // -------------------------------------------------------- block cache
@@ -114,10 +113,15 @@ pub struct ravel_cache {
 }
 
 extern "C" {
+    /// A new shared block cache of CAPACITY bytes, one reference held by the caller.
     pub fn ravel_cache_new(capacity: u64, out: *mut *mut ravel_cache) -> c_int;
+    /// Drops the caller's reference (NULL: no-op).
     pub fn ravel_cache_free(c: *mut ravel_cache);
+    /// Bytes of blocks the cache holds now (0 for NULL).
     pub fn ravel_cache_usage(c: *const ravel_cache) -> u64;
+    /// The capacity the cache was made with (0 for NULL).
     pub fn ravel_cache_capacity(c: *const ravel_cache) -> u64;
+    /// Makes databases opened with OPTS share cache C (NULL clears it).
     pub fn ravel_options_set_cache(opts: *mut ravel_options, c: *mut ravel_cache) -> c_int;
 }
 
@@ -131,11 +135,14 @@ pub struct ravel_write_controller {
 }
 
 extern "C" {
+    /// A new shared write controller, one reference held by the caller.
     pub fn ravel_write_controller_new(
         delayed_write_rate: u64,
         out: *mut *mut ravel_write_controller,
     ) -> c_int;
+    /// Drops the caller's reference (NULL: no-op).
     pub fn ravel_write_controller_free(wc: *mut ravel_write_controller);
+    /// Makes databases opened with OPTS share controller WC (NULL: each its own).
     pub fn ravel_options_set_write_controller(
         opts: *mut ravel_options,
         wc: *mut ravel_write_controller,
@@ -152,11 +159,9 @@ pub struct ravel_db {
 }
 
 extern "C" {
-    pub fn ravel_open(
-        dir: *const c_char,
-        opts: *const ravel_options,
-        out: *mut *mut ravel_db,
-    ) -> c_int;
+    /// Opens the database in directory DIR (OPTS may be NULL) into `*out`.
+    pub fn ravel_open(dir: *const c_char, opts: *const ravel_options, out: *mut *mut ravel_db) -> c_int;
+    /// Closes the database; RAVEL_INVALID (and still open) if snapshots or iterators are live.
     pub fn ravel_close(db: *mut ravel_db) -> c_int;
 }
 
@@ -177,8 +182,11 @@ pub struct ravel_batch {
 }
 
 extern "C" {
+    /// A new empty write batch in `*out`.
     pub fn ravel_batch_new(out: *mut *mut ravel_batch) -> c_int;
+    /// Frees a batch (NULL: no-op).
     pub fn ravel_batch_free(b: *mut ravel_batch);
+    /// Adds "set KEY to VAL" to the batch.
     pub fn ravel_batch_put(
         b: *mut ravel_batch,
         key: *const c_void,
@@ -186,11 +194,16 @@ extern "C" {
         val: *const c_void,
         vlen: usize,
     ) -> c_int;
+    /// Adds "delete KEY" to the batch.
     pub fn ravel_batch_delete(b: *mut ravel_batch, key: *const c_void, klen: usize) -> c_int;
+    /// Removes every operation from the batch.
     pub fn ravel_batch_clear(b: *mut ravel_batch) -> c_int;
+    /// Number of operations in the batch (0 for NULL).
     pub fn ravel_batch_count(b: *const ravel_batch) -> u32;
 
+    /// Applies a batch atomically with FLAGS (RAVEL_SYNC, RAVEL_NO_WAL, RAVEL_NO_SLOWDOWN).
     pub fn ravel_write(db: *mut ravel_db, flags: c_int, batch: *mut ravel_batch) -> c_int;
+    /// Sets KEY to VAL with FLAGS.
     pub fn ravel_put(
         db: *mut ravel_db,
         flags: c_int,
@@ -199,9 +212,10 @@ extern "C" {
         val: *const c_void,
         vlen: usize,
     ) -> c_int;
-    pub fn ravel_delete(db: *mut ravel_db, flags: c_int, key: *const c_void, klen: usize)
-        -> c_int;
+    /// Deletes KEY with FLAGS.
+    pub fn ravel_delete(db: *mut ravel_db, flags: c_int, key: *const c_void, klen: usize) -> c_int;
 
+    /// Makes the WAL reach the OS and, with SYNC non-zero, stable storage.
     pub fn ravel_flush_wal(db: *mut ravel_db, sync: c_int) -> c_int;
 }
 
@@ -209,7 +223,9 @@ extern "C" {
 pub const RAVEL_FLUSH_NO_WAIT: c_int = 0x1;
 
 extern "C" {
+    /// Writes the memtables to table files (RAVEL_FLUSH_NO_WAIT: without waiting).
     pub fn ravel_flush(db: *mut ravel_db, flags: c_int) -> c_int;
+    /// Compacts the keys from BEGIN to END, both included (NULL: unbounded).
     pub fn ravel_compact_range(
         db: *mut ravel_db,
         begin: *const c_void,
@@ -217,6 +233,7 @@ extern "C" {
         end: *const c_void,
         elen: usize,
     ) -> c_int;
+    /// Reads and checks every block of every table file.
     pub fn ravel_verify(db: *mut ravel_db) -> c_int;
 }
 
@@ -230,10 +247,14 @@ pub struct ravel_snapshot {
 }
 
 extern "C" {
+    /// A snapshot of the current state in `*out`.
     pub fn ravel_snapshot_acquire(db: *mut ravel_db, out: *mut *mut ravel_snapshot) -> c_int;
+    /// Releases a snapshot of DB.
     pub fn ravel_snapshot_release(db: *mut ravel_db, snap: *mut ravel_snapshot) -> c_int;
+    /// The sequence number a snapshot reads at (0 for NULL).
     pub fn ravel_snapshot_sequence(snap: *const ravel_snapshot) -> u64;
 
+    /// Looks KEY up as of SNAP (NULL: latest); the value in `*val` is freed with ravel_free.
     pub fn ravel_get(
         db: *mut ravel_db,
         snap: *const ravel_snapshot,
@@ -242,6 +263,7 @@ extern "C" {
         val: *mut *mut c_void,
         vlen: *mut usize,
     ) -> c_int;
+    /// As ravel_get, but copies the value into BUF; `*vlen` is the value's whole length.
     pub fn ravel_get_into(
         db: *mut ravel_db,
         snap: *const ravel_snapshot,
@@ -261,28 +283,36 @@ pub struct ravel_iter {
 }
 
 extern "C" {
-    pub fn ravel_iter_new(
-        db: *mut ravel_db,
-        snap: *const ravel_snapshot,
-        out: *mut *mut ravel_iter,
-    ) -> c_int;
-    pub fn ravel_iter_free(it: *mut ravel_iter);
-    pub fn ravel_iter_seek(it: *mut ravel_iter, key: *const c_void, klen: usize) -> c_int;
-    pub fn ravel_iter_seek_for_prev(it: *mut ravel_iter, key: *const c_void, klen: usize)
+    /// A new iterator over SNAP (NULL: the current state) in `*out`.
+    pub fn ravel_iter_new(db: *mut ravel_db, snap: *const ravel_snapshot, out: *mut *mut ravel_iter)
         -> c_int;
+    /// Frees an iterator (NULL: no-op).
+    pub fn ravel_iter_free(it: *mut ravel_iter);
+    /// Positions at the first key >= KEY.
+    pub fn ravel_iter_seek(it: *mut ravel_iter, key: *const c_void, klen: usize) -> c_int;
+    /// Positions at the last key <= KEY.
+    pub fn ravel_iter_seek_for_prev(it: *mut ravel_iter, key: *const c_void, klen: usize) -> c_int;
+    /// Positions at the first key.
     pub fn ravel_iter_seek_to_first(it: *mut ravel_iter) -> c_int;
+    /// Positions at the last key.
     pub fn ravel_iter_seek_to_last(it: *mut ravel_iter) -> c_int;
+    /// Moves to the next key; RAVEL_INVALID if not valid.
     pub fn ravel_iter_next(it: *mut ravel_iter) -> c_int;
+    /// Moves to the previous key; RAVEL_INVALID if not valid.
     pub fn ravel_iter_prev(it: *mut ravel_iter) -> c_int;
+    /// 1 if positioned at an entry, 0 otherwise (and for NULL).
     pub fn ravel_iter_valid(it: *const ravel_iter) -> c_int;
+    /// The current key (valid until the iterator moves); NULL with `*len = 0` if not valid.
     pub fn ravel_iter_key(it: *const ravel_iter, len: *mut usize) -> *const c_void;
+    /// The current value (valid until the iterator moves); NULL with `*len = 0` if not valid.
     pub fn ravel_iter_value(it: *const ravel_iter, len: *mut usize) -> *const c_void;
+    /// RAVEL_OK, or the error that stopped the iterator.
     pub fn ravel_iter_status(it: *const ravel_iter) -> c_int;
 }
 
 // ------------------------------------------------------ introspection
 
 extern "C" {
-    pub fn ravel_property(db: *mut ravel_db, name: *const c_char, text: *mut *mut c_char)
-        -> c_int;
+    /// Text about the database for property NAME in `*text` (free with ravel_free).
+    pub fn ravel_property(db: *mut ravel_db, name: *const c_char, text: *mut *mut c_char) -> c_int;
 }

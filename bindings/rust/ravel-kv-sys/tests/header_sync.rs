@@ -56,9 +56,8 @@ fn split_c_decl(decl: &str) -> (String, String) {
 /// removed; "" for a void return.
 fn rust_type_of_c(c_type: &str) -> String {
     let stars = c_type.matches('*').count();
-    let words: Vec<&str> = c_type.split(|c: char| c == '*' || c.is_whitespace())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> =
+        c_type.split(|c: char| c == '*' || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
     let is_const = words.contains(&"const");
     let base = *words.iter().rfind(|w| **w != "const").expect("type without a name");
     let mut ty = match base {
@@ -151,9 +150,8 @@ fn every_opaque_type_of_the_header_is_declared() {
     let rust = strip_comments(&rust_text());
     let mut count = 0;
     for line in header.lines() {
-        let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ';')
-            .filter(|w| !w.is_empty())
-            .collect();
+        let words: Vec<&str> =
+            line.split(|c: char| c.is_whitespace() || c == ';').filter(|w| !w.is_empty()).collect();
         if let ["typedef", "struct", tag, name] = words[..] {
             assert_eq!(tag, name);
             assert!(rust.contains(&format!("pub struct {name} {{")), "{name} missing");
@@ -219,8 +217,7 @@ fn every_constant_of_the_header_has_its_value() {
 fn the_linked_library_matches_the_header_version() {
     // SAFETY: both functions take nothing and return static data.
     let (number, text) = unsafe {
-        (ravel_sys::ravel_libversion_number(),
-         std::ffi::CStr::from_ptr(ravel_sys::ravel_libversion()))
+        (ravel_sys::ravel_libversion_number(), std::ffi::CStr::from_ptr(ravel_sys::ravel_libversion()))
     };
     assert_eq!(number, ravel_sys::RAVEL_VERSION_NUMBER);
     assert_eq!(text, ravel_sys::RAVEL_VERSION);

@@ -49,7 +49,9 @@ impl Batch {
         let (k, v) = (key.as_ref(), value.as_ref());
         // SAFETY: the batch is live and ours (&mut); K and V are valid for
         // their lengths (ravel copies them).
-        check(unsafe { sys::ravel_batch_put(self.raw.as_ptr(), bytes_ptr(k), k.len(), bytes_ptr(v), v.len()) })
+        check(unsafe {
+            sys::ravel_batch_put(self.raw.as_ptr(), bytes_ptr(k), k.len(), bytes_ptr(v), v.len())
+        })
     }
 
     /// Adds "delete KEY".

@@ -132,9 +132,7 @@ impl Db {
         let (k, v) = (key.as_ref(), value.as_ref());
         // SAFETY: the handle is live (borrowed); K and V are valid for
         // their lengths during the call.
-        check(unsafe {
-            sys::ravel_put(self.as_ptr(), flags.0, bytes_ptr(k), k.len(), bytes_ptr(v), v.len())
-        })
+        check(unsafe { sys::ravel_put(self.as_ptr(), flags.0, bytes_ptr(k), k.len(), bytes_ptr(v), v.len()) })
     }
 
     /// Deletes KEY (no error if it is absent).
@@ -279,7 +277,8 @@ impl Db {
         // SAFETY: the handle is live; SNAP is NULL or a live snapshot of
         // this db (a Snapshot borrowing it); KEY is valid for its length;
         // VAL and VLEN are valid out-pointers.
-        let rc = unsafe { sys::ravel_get(self.as_ptr(), snap, bytes_ptr(key), key.len(), &mut val, &mut vlen) };
+        let rc =
+            unsafe { sys::ravel_get(self.as_ptr(), snap, bytes_ptr(key), key.len(), &mut val, &mut vlen) };
         if rc == sys::RAVEL_NOTFOUND {
             return Ok(None);
         }

@@ -21,7 +21,7 @@ use crate::text::bytes_ptr;
 /// It borrows what it reads (the `Db` or the `Snapshot`), so it cannot
 /// outlive it:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0597
 /// # let dir = std::env::temp_dir().join(format!("ravel-doc-iter-{}", std::process::id()));
 /// let mut it = {
 ///     let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
@@ -35,7 +35,7 @@ use crate::text::bytes_ptr;
 /// returned by [`key`](Iter::key) and [`value`](Iter::value) cannot be
 /// held across a move:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0502
 /// # let dir = std::env::temp_dir().join(format!("ravel-doc-iter2-{}", std::process::id()));
 /// let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
 /// let mut it = db.iter()?;

@@ -33,7 +33,7 @@
 //!
 //! A closed database cannot be used: [`Db::close`] takes it by value.
 //!
-//! ```compile_fail
+//! ```compile_fail,E0382
 //! # let dir = std::env::temp_dir().join(format!("ravel-doc-closed-{}", std::process::id()));
 //! let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
 //! db.close()?;
@@ -57,28 +57,28 @@
 //! and an [`Options`] must be used by one thread at a time: they are
 //! `Send` but not `Sync`, so they cannot be shared between threads:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! let batch = ravel::Batch::new()?;
 //! std::thread::scope(|s| {
-//!     s.spawn(|| batch.count()); // error: `*mut ravel_batch` cannot be shared between threads safely
+//!     s.spawn(|| batch.count()); // error[E0277]: `NonNull<ravel_batch>` cannot be shared between threads safely
 //! });
 //! # Ok::<(), ravel::Error>(())
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! let opts = ravel::Options::new()?;
 //! std::thread::scope(|s| {
-//!     s.spawn(|| opts.get("block_size")); // error: cannot be shared between threads safely
+//!     s.spawn(|| opts.get("block_size")); // error[E0277]: cannot be shared between threads safely
 //! });
 //! # Ok::<(), ravel::Error>(())
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! # let dir = std::env::temp_dir().join(format!("ravel-doc-itersync-{}", std::process::id()));
 //! let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
 //! let it = db.iter()?;
 //! std::thread::scope(|s| {
-//!     s.spawn(|| it.valid()); // error: cannot be shared between threads safely
+//!     s.spawn(|| it.valid()); // error[E0277]: cannot be shared between threads safely
 //! });
 //! # Ok::<(), ravel::Error>(())
 //! ```

@@ -204,10 +204,7 @@ impl std::fmt::Debug for Options {
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cache")
-            .field("capacity", &self.capacity())
-            .field("usage", &self.usage())
-            .finish()
+        f.debug_struct("Cache").field("capacity", &self.capacity()).field("usage", &self.usage()).finish()
     }
 }
 

@@ -13,7 +13,7 @@ use crate::iter::{Iter, RangeIter};
 ///
 /// It borrows the `Db`, so the database cannot be closed while it lives:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0505
 /// # let dir = std::env::temp_dir().join(format!("ravel-doc-snap-{}", std::process::id()));
 /// let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
 /// let snap = db.snapshot()?;

@@ -18,9 +18,8 @@ pub(crate) fn c_string(what: &str, s: &str) -> Result<CString> {
 
 /// A NUL-terminated copy of PATH's bytes.
 pub(crate) fn c_path(path: &Path) -> Result<CString> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
-        Error::new(Code::Invalid, format!("path {} contains a NUL byte", path.display()))
-    })
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::new(Code::Invalid, format!("path {} contains a NUL byte", path.display())))
 }
 
 /// The pointer to hand C for the bytes of B (never NULL; C reads none of
