@@ -1,0 +1,49 @@
+#!/bin/sh
+# bindings/rust/ci.sh -- what the project's CI runs for the Rust binding,
+# from the repository root, with PKG_CONFIG_PATH and LD_LIBRARY_PATH
+# already pointing at a freshly built libravel (build/meson-uninstalled,
+# build/).  Installs what a fresh Debian machine might lack (apt-get, only
+# for what is missing), then builds the workspace and runs every test
+# twice: linked to that libravel, and with the bundled amalgamation.
+# Exits non-zero on any failure.  Build output goes to
+# bindings/rust/target/, which .gitignore covers.
+set -eu
+
+cd "$(dirname "$0")"
+
+apt_install() {
+    echo "ci.sh: installing $*" >&2
+    if [ -z "${APT_UPDATED:-}" ]; then
+        apt-get update -qq
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+command -v cargo >/dev/null || apt_install cargo
+command -v cc >/dev/null || apt_install gcc
+command -v pkg-config >/dev/null || apt_install pkg-config
+# the bundled build compiles ravel.c: xxhash.h always, liburing.h if present
+[ -f /usr/include/xxhash.h ] || pkg-config --exists libxxhash || apt_install libxxhash-dev
+pkg-config --exists liburing || apt_install liburing-dev
+
+# rust-version in Cargo.toml; Debian's own cargo may be older
+rustc_minor=$(rustc --version | sed -n 's/^rustc 1\.\([0-9]*\).*/\1/p')
+if [ "${rustc_minor:-0}" -lt 77 ]; then
+    echo "ci.sh: $(rustc --version) is too old: the binding needs Rust 1.77 or newer" >&2
+    exit 1
+fi
+
+pkg-config --exists ravel || {
+    echo "ci.sh: pkg-config finds no ravel: set PKG_CONFIG_PATH to build/meson-uninstalled" >&2
+    exit 1
+}
+
+echo "== cargo test (linked to $(pkg-config --variable=prefix ravel))"
+cargo test --locked --workspace
+echo "== cargo test --features bundled (the amalgamation, no libravel)"
+cargo test --locked --workspace --features bundled
+echo "== README example and a short benchmark run"
+cargo run --locked --quiet -p ravel-kv --example readme
+cargo run --locked --quiet -p ravel-kv-bench -- --num=20000 --seed=1
+echo "ci.sh: Rust binding OK"

@@ -1,0 +1,318 @@
+//! Raw FFI declarations of ravel's C API, `include/ravel.h`, written by hand.
+//!
+//! This crate owns nothing but declarations: every function, opaque type
+//! and constant of `ravel.h`, in the header's order, with the header's
+//! names.  It does no checking and has no safe wrappers; use the `ravel-kv`
+//! crate (`use ravel::Db`) for those.  `tests/header_sync.rs` parses
+//! `ravel.h` and fails if anything declared there is missing here or has a
+//! different signature or value, so the two cannot drift apart.
+//!
+//! Linking: by default the build script finds an installed libravel with
+//! pkg-config (`pkg-config ravel`); with the `bundled` feature it compiles
+//! the amalgamation (`amalgamation/ravel.c`) into the crate instead.
+//!
+//! Every function here is `unsafe` to call: the rules (ownership of
+//! returned memory, which objects may be used from several threads, NULL
+//! only with a zero length) are the ones documented in `ravel.h`.
+#![no_std]
+#![warn(missing_docs)]
+#![allow(non_camel_case_types)]
+
+use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use core::marker::{PhantomData, PhantomPinned};
+
+// ------------------------------------------------------------ version
+
+/// The version of the header these declarations were written from.
+pub const RAVEL_VERSION: &CStr = c"0.1.0";
+/// `major*1000000 + minor*1000 + patch` of the header.
+pub const RAVEL_VERSION_NUMBER: c_int = 1000;
+
+extern "C" {
+    /// The version of the library actually linked ("0.1.0").
+    pub fn ravel_libversion() -> *const c_char;
+    /// The linked library's version as `major*1000000 + minor*1000 + patch`.
+    pub fn ravel_libversion_number() -> c_int;
+}
+
+// ------------------------------------------------------- result codes
+
+/// Success.
+pub const RAVEL_OK: c_int = 0;
+/// The key is absent (ravel_get, ravel_property).
+pub const RAVEL_NOTFOUND: c_int = 1;
+/// Bad argument, bad option, or misuse.
+pub const RAVEL_INVALID: c_int = 2;
+/// An I/O call failed.
+pub const RAVEL_IOERR: c_int = 3;
+/// A file failed a checksum or format check.
+pub const RAVEL_CORRUPT: c_int = 4;
+/// An allocation failed.
+pub const RAVEL_NOMEM: c_int = 5;
+/// Would have to wait, and the caller said not to (RAVEL_NO_SLOWDOWN).
+pub const RAVEL_BUSY: c_int = 6;
+/// The database directory is open elsewhere.
+pub const RAVEL_LOCKED: c_int = 7;
+/// Writes refused after an earlier failure, or opened read-only.
+pub const RAVEL_READONLY: c_int = 8;
+
+extern "C" {
+    /// A static English description of a result code; never NULL.
+    pub fn ravel_errstr(rc: c_int) -> *const c_char;
+    /// The calling thread's most recent failure message; never NULL.
+    pub fn ravel_errmsg() -> *const c_char;
+    /// Copies the calling thread's message into `buf` (cut to fit, always
+    /// NUL-terminated when `size > 0`); returns its full length.
+    pub fn ravel_errmsg_r(buf: *mut c_char, size: usize) -> usize;
+}
+
+// ------------------------------------------------------------- limits
+
+/// Longest key accepted (1 MiB).
+pub const RAVEL_MAX_KEY_SIZE: c_uint = 1 << 20;
+/// Longest value accepted (256 MiB).
+pub const RAVEL_MAX_VALUE_SIZE: c_uint = 256 << 20;
+/// Largest encoded batch accepted (1 GiB).
+pub const RAVEL_MAX_BATCH_SIZE: c_uint = 1 << 30;
+
+extern "C" {
+    /// Frees memory returned by ravel (values, property and option text).
+    pub fn ravel_free(p: *mut c_void);
+}
+
+// ------------------------------------------------------------ options
+
+/// Opaque options object (`ravel_options`).
+#[repr(C)]
+pub struct ravel_options {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// A new options object holding the defaults, in `*out`.
+    pub fn ravel_options_new(out: *mut *mut ravel_options) -> c_int;
+    /// Frees an options object (NULL: no-op).
+    pub fn ravel_options_free(opts: *mut ravel_options);
+    /// Sets one option by name; RAVEL_INVALID naming an unknown name or bad value.
+    pub fn ravel_options_set(opts: *mut ravel_options, name: *const c_char, value: *const c_char) -> c_int;
+    /// Sets several options from `"name=value;name=value"`, stopping at the first error.
+    pub fn ravel_options_parse(opts: *mut ravel_options, text: *const c_char) -> c_int;
+    /// An option's current value as text in `*out` (free with ravel_free).
+    pub fn ravel_options_get(opts: *const ravel_options, name: *const c_char, out: *mut *mut c_char)
+        -> c_int;
+}
+
+// -------------------------------------------------------- block cache
+
+/// Opaque shared block cache (`ravel_cache`), reference-counted.
+#[repr(C)]
+pub struct ravel_cache {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// A new shared block cache of CAPACITY bytes, one reference held by the caller.
+    pub fn ravel_cache_new(capacity: u64, out: *mut *mut ravel_cache) -> c_int;
+    /// Drops the caller's reference (NULL: no-op).
+    pub fn ravel_cache_free(c: *mut ravel_cache);
+    /// Bytes of blocks the cache holds now (0 for NULL).
+    pub fn ravel_cache_usage(c: *const ravel_cache) -> u64;
+    /// The capacity the cache was made with (0 for NULL).
+    pub fn ravel_cache_capacity(c: *const ravel_cache) -> u64;
+    /// Makes databases opened with OPTS share cache C (NULL clears it).
+    pub fn ravel_options_set_cache(opts: *mut ravel_options, c: *mut ravel_cache) -> c_int;
+}
+
+// --------------------------------------------------- write controller
+
+/// Opaque shared write controller (`ravel_write_controller`).
+#[repr(C)]
+pub struct ravel_write_controller {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// A new shared write controller, one reference held by the caller.
+    pub fn ravel_write_controller_new(
+        delayed_write_rate: u64,
+        out: *mut *mut ravel_write_controller,
+    ) -> c_int;
+    /// Drops the caller's reference (NULL: no-op).
+    pub fn ravel_write_controller_free(wc: *mut ravel_write_controller);
+    /// Makes databases opened with OPTS share controller WC (NULL: each its own).
+    pub fn ravel_options_set_write_controller(
+        opts: *mut ravel_options,
+        wc: *mut ravel_write_controller,
+    ) -> c_int;
+}
+
+// ----------------------------------------------------------- database
+
+/// Opaque database handle (`ravel_db`).
+#[repr(C)]
+pub struct ravel_db {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// Opens the database in directory DIR (OPTS may be NULL) into `*out`.
+    pub fn ravel_open(dir: *const c_char, opts: *const ravel_options, out: *mut *mut ravel_db) -> c_int;
+    /// Closes the database; RAVEL_INVALID (and still open) if snapshots or iterators are live.
+    pub fn ravel_close(db: *mut ravel_db) -> c_int;
+}
+
+// ------------------------------------------------------------- writes
+
+/// Write flag: return only once the write is on stable storage.
+pub const RAVEL_SYNC: c_int = 0x1;
+/// Write flag: skip the write-ahead log.
+pub const RAVEL_NO_WAL: c_int = 0x2;
+/// Write flag: return RAVEL_BUSY instead of waiting for the write controller.
+pub const RAVEL_NO_SLOWDOWN: c_int = 0x4;
+
+/// Opaque write batch (`ravel_batch`).
+#[repr(C)]
+pub struct ravel_batch {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// A new empty write batch in `*out`.
+    pub fn ravel_batch_new(out: *mut *mut ravel_batch) -> c_int;
+    /// Frees a batch (NULL: no-op).
+    pub fn ravel_batch_free(b: *mut ravel_batch);
+    /// Adds "set KEY to VAL" to the batch.
+    pub fn ravel_batch_put(
+        b: *mut ravel_batch,
+        key: *const c_void,
+        klen: usize,
+        val: *const c_void,
+        vlen: usize,
+    ) -> c_int;
+    /// Adds "delete KEY" to the batch.
+    pub fn ravel_batch_delete(b: *mut ravel_batch, key: *const c_void, klen: usize) -> c_int;
+    /// Removes every operation from the batch.
+    pub fn ravel_batch_clear(b: *mut ravel_batch) -> c_int;
+    /// Number of operations in the batch (0 for NULL).
+    pub fn ravel_batch_count(b: *const ravel_batch) -> u32;
+
+    /// Applies a batch atomically with FLAGS (RAVEL_SYNC, RAVEL_NO_WAL, RAVEL_NO_SLOWDOWN).
+    pub fn ravel_write(db: *mut ravel_db, flags: c_int, batch: *mut ravel_batch) -> c_int;
+    /// Sets KEY to VAL with FLAGS.
+    pub fn ravel_put(
+        db: *mut ravel_db,
+        flags: c_int,
+        key: *const c_void,
+        klen: usize,
+        val: *const c_void,
+        vlen: usize,
+    ) -> c_int;
+    /// Deletes KEY with FLAGS.
+    pub fn ravel_delete(db: *mut ravel_db, flags: c_int, key: *const c_void, klen: usize) -> c_int;
+
+    /// Makes the WAL reach the OS and, with SYNC non-zero, stable storage.
+    pub fn ravel_flush_wal(db: *mut ravel_db, sync: c_int) -> c_int;
+}
+
+/// Flush flag: start the flush and return without waiting for it.
+pub const RAVEL_FLUSH_NO_WAIT: c_int = 0x1;
+
+extern "C" {
+    /// Writes the memtables to table files (RAVEL_FLUSH_NO_WAIT: without waiting).
+    pub fn ravel_flush(db: *mut ravel_db, flags: c_int) -> c_int;
+    /// Compacts the keys from BEGIN to END, both included (NULL: unbounded).
+    pub fn ravel_compact_range(
+        db: *mut ravel_db,
+        begin: *const c_void,
+        blen: usize,
+        end: *const c_void,
+        elen: usize,
+    ) -> c_int;
+    /// Reads and checks every block of every table file.
+    pub fn ravel_verify(db: *mut ravel_db) -> c_int;
+}
+
+// -------------------------------------------------------------- reads
+
+/// Opaque snapshot (`ravel_snapshot`).
+#[repr(C)]
+pub struct ravel_snapshot {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// A snapshot of the current state in `*out`.
+    pub fn ravel_snapshot_acquire(db: *mut ravel_db, out: *mut *mut ravel_snapshot) -> c_int;
+    /// Releases a snapshot of DB.
+    pub fn ravel_snapshot_release(db: *mut ravel_db, snap: *mut ravel_snapshot) -> c_int;
+    /// The sequence number a snapshot reads at (0 for NULL).
+    pub fn ravel_snapshot_sequence(snap: *const ravel_snapshot) -> u64;
+
+    /// Looks KEY up as of SNAP (NULL: latest); the value in `*val` is freed with ravel_free.
+    pub fn ravel_get(
+        db: *mut ravel_db,
+        snap: *const ravel_snapshot,
+        key: *const c_void,
+        klen: usize,
+        val: *mut *mut c_void,
+        vlen: *mut usize,
+    ) -> c_int;
+    /// As ravel_get, but copies the value into BUF; `*vlen` is the value's whole length.
+    pub fn ravel_get_into(
+        db: *mut ravel_db,
+        snap: *const ravel_snapshot,
+        key: *const c_void,
+        klen: usize,
+        buf: *mut c_void,
+        cap: usize,
+        vlen: *mut usize,
+    ) -> c_int;
+}
+
+/// Opaque iterator (`ravel_iter`).
+#[repr(C)]
+pub struct ravel_iter {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// A new iterator over SNAP (NULL: the current state) in `*out`.
+    pub fn ravel_iter_new(db: *mut ravel_db, snap: *const ravel_snapshot, out: *mut *mut ravel_iter)
+        -> c_int;
+    /// Frees an iterator (NULL: no-op).
+    pub fn ravel_iter_free(it: *mut ravel_iter);
+    /// Positions at the first key >= KEY.
+    pub fn ravel_iter_seek(it: *mut ravel_iter, key: *const c_void, klen: usize) -> c_int;
+    /// Positions at the last key <= KEY.
+    pub fn ravel_iter_seek_for_prev(it: *mut ravel_iter, key: *const c_void, klen: usize) -> c_int;
+    /// Positions at the first key.
+    pub fn ravel_iter_seek_to_first(it: *mut ravel_iter) -> c_int;
+    /// Positions at the last key.
+    pub fn ravel_iter_seek_to_last(it: *mut ravel_iter) -> c_int;
+    /// Moves to the next key; RAVEL_INVALID if not valid.
+    pub fn ravel_iter_next(it: *mut ravel_iter) -> c_int;
+    /// Moves to the previous key; RAVEL_INVALID if not valid.
+    pub fn ravel_iter_prev(it: *mut ravel_iter) -> c_int;
+    /// 1 if positioned at an entry, 0 otherwise (and for NULL).
+    pub fn ravel_iter_valid(it: *const ravel_iter) -> c_int;
+    /// The current key (valid until the iterator moves); NULL with `*len = 0` if not valid.
+    pub fn ravel_iter_key(it: *const ravel_iter, len: *mut usize) -> *const c_void;
+    /// The current value (valid until the iterator moves); NULL with `*len = 0` if not valid.
+    pub fn ravel_iter_value(it: *const ravel_iter, len: *mut usize) -> *const c_void;
+    /// RAVEL_OK, or the error that stopped the iterator.
+    pub fn ravel_iter_status(it: *const ravel_iter) -> c_int;
+}
+
+// ------------------------------------------------------ introspection
+
+extern "C" {
+    /// Text about the database for property NAME in `*text` (free with ravel_free).
+    pub fn ravel_property(db: *mut ravel_db, name: *const c_char, text: *mut *mut c_char) -> c_int;
+}
