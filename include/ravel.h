@@ -511,7 +511,8 @@ RAVEL_API uint32_t ravel_batch_count(const ravel_batch *b);
 ** were applied together with it get the same result.  After either, the
 ** database refuses writes with RAVEL_READONLY until reopened; reads go on.
 ** The batch is not modified and may be reused.  An empty batch is a no-op
-** that succeeds. */
+** that succeeds, except on a database opened read_only: RAVEL_READONLY,
+** as for every write there. */
 RAVEL_API int ravel_write(ravel_db *db, int flags, ravel_batch *batch);
 RAVEL_API int ravel_put(ravel_db *db, int flags, const void *key, size_t klen,
                         const void *val, size_t vlen);
