@@ -127,16 +127,6 @@ shim_status shim_write(ravel_db *db, int flags, ravel_batch *b)
 }
 
 /* RAVEL_NOTFOUND from a get sets no message: none is copied for it. */
-shim_value shim_get(ravel_db *db, const ravel_snapshot *snap,
-                    const void *key, size_t klen)
-{
-    shim_value v = {0, NULL, NULL, 0};
-    v.rc = ravel_get(db, snap, key, klen, &v.data, &v.len);
-    if (v.rc != RAVEL_OK && v.rc != RAVEL_NOTFOUND)
-        v.msg = message_copy();
-    return v;
-}
-
 shim_value shim_get_into(ravel_db *db, const ravel_snapshot *snap,
                          const void *key, size_t klen, void *buf,
                          size_t cap)

@@ -37,9 +37,9 @@ typedef struct shim_handle {
     void *handle;
 } shim_handle;
 
-/* The outcome of a call that returns bytes: ravel_get (DATA malloc'd by
-** ravel, freed with ravel_free), ravel_get_into (DATA unused, LEN the whole
-** value's length), ravel_property and ravel_options_get (DATA a string). */
+/* The outcome of a call that returns bytes: ravel_get_into (DATA unused,
+** LEN the whole value's length), ravel_property and ravel_options_get (DATA
+** a string allocated by ravel, freed with ravel_free). */
 typedef struct shim_value {
     int rc;
     char *msg;
@@ -91,8 +91,6 @@ shim_status shim_put(ravel_db *db, int flags, const void *key, size_t klen,
 shim_status shim_delete(ravel_db *db, int flags, const void *key,
                         size_t klen);
 shim_status shim_write(ravel_db *db, int flags, ravel_batch *b);
-shim_value shim_get(ravel_db *db, const ravel_snapshot *snap,
-                    const void *key, size_t klen);
 shim_value shim_get_into(ravel_db *db, const ravel_snapshot *snap,
                          const void *key, size_t klen, void *buf,
                          size_t cap);
