@@ -74,14 +74,14 @@ func (db *DB) NewIterator(opts *IterOptions) (*Iterator, error) {
 	}
 	var snap *C.ravel_snapshot
 	if s := opts.Snapshot; s != nil {
+		if err := s.enter("iterator new"); err != nil {
+			return nil, err
+		}
+		defer s.gate.leave()
 		if s.db != db {
 			return nil, misuseError("iterator new", "the snapshot belongs "+
 				"to database %s, not %s", s.db.path, db.path)
 		}
-		if !s.gate.enter() {
-			return nil, closedError("iterator new", "snapshot")
-		}
-		defer s.gate.leave()
 		snap = s.c
 	}
 	if !db.gate.enter() {

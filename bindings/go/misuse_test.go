@@ -173,3 +173,37 @@ func TestForgottenHandlesAreCleanedUp(t *testing.T) {
 	}
 	t.Fatalf("close after the handles became unreachable: %v", err)
 }
+
+// Values not made by the constructors are refused, not dereferenced.
+func TestZeroValues(t *testing.T) {
+	db, _ := openFresh(t, "")
+	var s ravel.Snapshot
+	if _, err := s.Get([]byte("k")); !errors.Is(err, ravel.ErrClosed) {
+		t.Fatalf("zero snapshot get: %v", err)
+	}
+	if _, err := db.NewIterator(&ravel.IterOptions{Snapshot: &s}); !errors.Is(err, ravel.ErrClosed) {
+		t.Fatalf("iterator on a zero snapshot: %v", err)
+	}
+	if err := s.Release(); !errors.Is(err, ravel.ErrClosed) {
+		t.Fatalf("zero snapshot release: %v", err)
+	}
+	var b ravel.Batch
+	if err := b.Put([]byte("k"), nil); !errors.Is(err, ravel.ErrClosed) {
+		t.Fatalf("zero batch put: %v", err)
+	}
+	if err := db.Write(&b); !errors.Is(err, ravel.ErrClosed) {
+		t.Fatalf("write of a zero batch: %v", err)
+	}
+	var it ravel.Iterator
+	if it.SeekToFirst() || !errors.Is(it.Err(), ravel.ErrClosed) {
+		t.Fatalf("zero iterator: %v", it.Err())
+	}
+	var zdb ravel.DB
+	if err := zdb.Put([]byte("k"), nil); !errors.Is(err, ravel.ErrInvalid) {
+		t.Fatalf("zero database put: %v", err)
+	}
+	var c ravel.Cache
+	if c.Usage() != 0 || c.Capacity() != 0 {
+		t.Fatal("zero cache reports a size")
+	}
+}

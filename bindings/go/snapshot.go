@@ -71,8 +71,8 @@ func (s *Snapshot) Sequence() uint64 {
 
 // Get is DB.Get as of the snapshot.
 func (s *Snapshot) Get(key []byte) ([]byte, error) {
-	if !s.gate.enter() {
-		return nil, closedError("get", "snapshot")
+	if err := s.enter("get"); err != nil {
+		return nil, err
 	}
 	defer s.gate.leave()
 	return getValue(s.cdb, s.c, key)
@@ -80,17 +80,35 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 
 // AppendGet is DB.AppendGet as of the snapshot.
 func (s *Snapshot) AppendGet(dst, key []byte) ([]byte, error) {
-	if !s.gate.enter() {
-		return dst, closedError("get", "snapshot")
+	if err := s.enter("get"); err != nil {
+		return dst, err
 	}
 	defer s.gate.leave()
 	return appendValue(s.cdb, s.c, dst, key)
+}
+
+// enter admits a call through the snapshot (the caller then calls
+// s.gate.leave): an error if it was released, or is a Snapshot not made by
+// NewSnapshot.
+func (s *Snapshot) enter(op string) error {
+	if !s.gate.enter() {
+		return closedError(op, "snapshot")
+	}
+	if s.c == nil {
+		s.gate.leave()
+		return closedError(op, "snapshot")
+	}
+	return nil
 }
 
 // Release unpins the snapshot, waiting for reads through it in progress.
 // A second Release returns an error matching ErrClosed.
 func (s *Snapshot) Release() error {
 	if !s.gate.lock() {
+		return closedError("snapshot release", "snapshot")
+	}
+	if s.c == nil { // a Snapshot not made by NewSnapshot
+		s.gate.unlock(true)
 		return closedError("snapshot release", "snapshot")
 	}
 	s.cleanup.Stop()

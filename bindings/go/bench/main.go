@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ var (
 	valueSize  = flag.Int("value_size", 100, "bytes per value")
 	seed       = flag.Int64("seed", 0, "random seed base (0: from the clock)")
 	dbPath     = flag.String("db", "", "database directory (default: a new one under $TMPDIR, removed at exit)")
+	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 )
 
 func main() {
@@ -46,6 +48,12 @@ func main() {
 	log.SetFlags(0)
 	if *keySize < 8 {
 		log.Fatal("--key_size must be at least 8")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
 	}
 	if *seed == 0 {
 		*seed = time.Now().UnixMicro()
