@@ -133,10 +133,10 @@ func (it *Iterator) Close() error {
 func (it *Iterator) move(op string, how C.int, key []byte) bool {
 	it.pos = C.shim_iter_move(it.c, how, bytesPtr(key), cSize(key))
 	if err := callError(op, it.pos.rc, it.pos.msg); err != nil {
-		it.pos.msg = nil
-		if it.err == nil {
-			it.err = err
-		}
+		// (a refused seek leaves ravel's iterator where it was: not
+		// where the caller asked, so not valid here)
+		it.pos = C.shim_position{}
+		return it.fail(err)
 	}
 	it.valid = it.pos.valid != 0 && it.inBounds(it.rawKey())
 	return it.valid

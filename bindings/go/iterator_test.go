@@ -208,9 +208,13 @@ func TestIteratorMisuse(t *testing.T) {
 	}
 	it.Next()
 	wantError(t, it.Err(), ravel.ErrInvalid)
-	// a key over the 1 MiB limit is refused by ravel, with its message
-	it.Seek(make([]byte, 1<<20+1))
-	wantError(t, it.Err(), ravel.ErrInvalid)
+	// a key over the 1 MiB limit is refused by ravel, with its message,
+	// and the iterator is not left valid where it was
+	it.SeekToFirst()
+	if it.Seek(make([]byte, 1<<20+1)) || it.Valid() || it.Key() != nil {
+		t.Fatal("a refused seek left the iterator valid")
+	}
+	wantError(t, it.Err(), ravel.ErrInvalid, "1048577")
 
 	if err := it.Close(); err != nil {
 		t.Fatal(err)
