@@ -1,0 +1,131 @@
+// bench_test.go -- micro-benchmarks of the binding's calls (go test
+// -bench .).  The fillrandom / readrandom figures comparable with C's
+// ravel-bench are made by the program in bench/.
+
+package ravel_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	ravel "github.com/ravel-kv/ravel/bindings/go"
+)
+
+const benchKeys = 10000
+
+// benchDB is a database holding benchKeys keys of 16 bytes with values of
+// VSIZE bytes, flushed to a table file.
+func benchDB(b *testing.B, vsize int) *ravel.DB {
+	db, _ := openFresh(b, "")
+	batch := ravel.NewBatch()
+	defer batch.Close()
+	value := make([]byte, vsize)
+	for i := 0; i < benchKeys; i++ {
+		batch.Put(benchKey(uint64(i)), value)
+		if batch.Count() == 100 {
+			db.Write(batch)
+			batch.Clear()
+		}
+	}
+	db.Write(batch)
+	db.Flush()
+	return db
+}
+
+// benchKey is db_bench's key: I big-endian in 8 bytes, padded with '0' to
+// 16.
+func benchKey(i uint64) []byte {
+	k := []byte("0000000000000000")
+	binary.BigEndian.PutUint64(k, i)
+	return k
+}
+
+func BenchmarkGet(b *testing.B) {
+	for _, vsize := range []int{100, 4000} {
+		b.Run(fmt.Sprint("value=", vsize), func(b *testing.B) {
+			db := benchDB(b, vsize)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := db.Get(benchKey(uint64(i % benchKeys))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAppendGet(b *testing.B) {
+	for _, vsize := range []int{100, 4000} {
+		b.Run(fmt.Sprint("value=", vsize), func(b *testing.B) {
+			db := benchDB(b, vsize)
+			var buf []byte
+			var err error
+			key := benchKey(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				binary.BigEndian.PutUint64(key, uint64(i%benchKeys))
+				if buf, err = db.AppendGet(buf[:0], key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGetMissing(b *testing.B) {
+	db := benchDB(b, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := db.Get(benchKey(uint64(benchKeys + i))); err != ravel.ErrNotFound {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPut(b *testing.B) {
+	db, _ := openFresh(b, "")
+	value := make([]byte, 100)
+	key := benchKey(0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		binary.BigEndian.PutUint64(key, uint64(i))
+		if err := db.Put(key, value); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBatchPut(b *testing.B) {
+	batch := ravel.NewBatch()
+	defer batch.Close()
+	value := make([]byte, 100)
+	key := benchKey(0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%1000 == 0 {
+			batch.Clear()
+		}
+		binary.BigEndian.PutUint64(key, uint64(i))
+		if err := batch.Put(key, value); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkIteratorScan(b *testing.B) {
+	db := benchDB(b, 100)
+	it, _ := db.NewIterator(nil)
+	defer it.Close()
+	b.ReportAllocs()
+	for valid := it.SeekToFirst(); b.Loop(); {
+		if !valid {
+			valid = it.SeekToFirst()
+		}
+		_ = it.Key()
+		valid = it.Next()
+	}
+}

@@ -1,0 +1,64 @@
+#!/bin/sh
+# ci.sh -- builds and tests the Go binding; what the project's CI runs.
+#
+# Run from the repository root, with the C library freshly built and
+#   PKG_CONFIG_PATH pointing at it (e.g. $PWD/build/meson-uninstalled)
+#   LD_LIBRARY_PATH pointing at its libravel.so (e.g. $PWD/build)
+# Installs what a fresh Debian machine may lack (a C compiler and
+# pkg-config, from apt; Go itself only if absent, which must then be 1.24
+# or later), then vets, tests (with -race), and smoke-runs the benchmark.
+# Exits non-zero on any failure.  Writes nothing into the source tree.
+set -eu
+
+here=bindings/go
+[ -f "$here/go.mod" ] || { echo "ci.sh: run me from the repository root" >&2; exit 2; }
+
+apt_install() {
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "ci.sh: $* missing and not root to install it" >&2
+        exit 1
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+command -v go >/dev/null 2>&1 || apt_install golang-go
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || apt_install gcc libc6-dev
+command -v pkg-config >/dev/null 2>&1 || apt_install pkg-config
+
+# Never fetch a toolchain: use the go on PATH, and say so if it is too old.
+export GOTOOLCHAIN=local
+export CGO_ENABLED=1
+go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+if [ -z "$go_minor" ] || [ "$go_minor" -lt 24 ]; then
+    echo "ci.sh: Go 1.24 or later is needed, found $(go env GOVERSION)" >&2
+    exit 1
+fi
+
+if ! pkg-config --exists ravel; then
+    echo "ci.sh: pkg-config does not find ravel; set PKG_CONFIG_PATH (see bindings/go/README.md)" >&2
+    exit 1
+fi
+
+cd "$here"
+echo "== go $(go env GOVERSION), ravel $(pkg-config --modversion ravel)"
+
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+    echo "ci.sh: not gofmt-formatted: $unformatted" >&2
+    exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 ./...
+
+echo "== go test (no race detector: the examples and cgocheck at full speed)"
+go test -count=1 ./...
+
+echo "== benchmark smoke run"
+go run ./bench --num=20000 --benchmarks=fillrandom,readrandom,readrandom_get --seed=1
+
+echo "== Go binding: all passed"

@@ -1,0 +1,331 @@
+// db.go -- DB: opening and closing a database, single writes, point reads,
+// and the maintenance calls (properties, flushes, compaction, verify).
+
+package ravel
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"slices"
+	"sync/atomic"
+	"unsafe"
+)
+
+// DB is an open database.  Its methods are safe for concurrent use by many
+// goroutines.  Close it when done: it holds the directory's LOCK and its
+// data until then (there is no finalizer for a DB).
+type DB struct {
+	gate gate
+	c    *C.ravel_db
+	path string
+
+	// snapshots and iterators not yet released, counted here so that
+	// Close can refuse to free the database under them
+	snapshots atomic.Int64
+	iterators atomic.Int64
+}
+
+// WriteFlags change how Put, Delete and Write write.  Several may be
+// given; they are combined.
+type WriteFlags int
+
+const (
+	// Sync returns only once the write is on stable storage: it survives
+	// kill -9 and power loss.
+	Sync WriteFlags = C.RAVEL_SYNC
+	// NoWAL skips the write-ahead log: the write is lost by a crash,
+	// kept by a flush (Flush, Close).
+	NoWAL WriteFlags = C.RAVEL_NO_WAL
+	// NoSlowdown makes a write the write controller would delay fail at
+	// once with ErrBusy instead, with nothing of it written.
+	NoSlowdown WriteFlags = C.RAVEL_NO_SLOWDOWN
+)
+
+// FlushFlags change how Flush works.
+type FlushFlags int
+
+// FlushNoWait starts the flush and returns without waiting for it.
+const FlushNoWait FlushFlags = C.RAVEL_FLUSH_NO_WAIT
+
+// LibVersion is the version of the ravel library linked, e.g. "0.1.0".
+func LibVersion() string {
+	return C.GoString(C.ravel_libversion())
+}
+
+// LibVersionNumber is the linked library's version as
+// major*1000000 + minor*1000 + patch.
+func LibVersionNumber() int {
+	return int(C.ravel_libversion_number())
+}
+
+// Open opens the database in the directory PATH with OPTS (nil: the
+// defaults, under which the database must already exist: set
+// create_if_missing to make it).  Fails with ErrLocked if PATH is open
+// elsewhere (in this process too), ErrCorrupt if recovery finds damage the
+// wal_recovery_mode does not tolerate, ErrInvalid if PATH holds no
+// database and create_if_missing is false or an option is inconsistent.
+func Open(path string, opts *Options) (*DB, error) {
+	copt, err := opts.build("open")
+	if err != nil {
+		return nil, err
+	}
+	defer C.ravel_options_free(copt)
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	h := C.shim_open(cpath, copt)
+	if err := callError("open", h.rc, h.msg); err != nil {
+		return nil, err
+	}
+	return &DB{c: (*C.ravel_db)(h.handle), path: path}, nil
+}
+
+// Path is the directory the database was opened in.
+func (db *DB) Path() string {
+	return db.path
+}
+
+// Close closes the database: it waits for the calls in progress on it,
+// flushes the memtables when worthwhile, makes the WAL durable and
+// releases the directory's LOCK.
+//
+// Every Snapshot and Iterator of the database must be released first.  If
+// any are still open, Close does nothing but return an *Error with Code
+// ErrInvalid saying how many; the database stays open and usable, and
+// Close may be called again once they are released.  (Closing them on the
+// caller's behalf could free an iterator another goroutine is reading.)
+//
+// An ErrIO error means the final sync failed; the database is closed all
+// the same.  Calls after Close, and a second Close, return an error
+// matching ErrClosed.
+func (db *DB) Close() error {
+	if !db.gate.lock() {
+		return closedError("close", "database "+db.path)
+	}
+	snaps, iters := db.snapshots.Load(), db.iterators.Load()
+	if snaps > 0 || iters > 0 {
+		db.gate.unlock(false)
+		return misuseError("close", "database %s still has %d snapshot(s) "+
+			"and %d iterator(s) open; release them first", db.path,
+			snaps, iters)
+	}
+	s := C.shim_close(db.c)
+	if s.rc == C.RAVEL_INVALID {
+		// ravel_close's one failure that leaves the database open
+		db.gate.unlock(false)
+		return statusError("close", s)
+	}
+	db.c = nil
+	db.gate.unlock(true)
+	return statusError("close", s)
+}
+
+// flagsOf combines write flags.
+func flagsOf(flags []WriteFlags) C.int {
+	var f WriteFlags
+	for _, x := range flags {
+		f |= x
+	}
+	return C.int(f)
+}
+
+// Put sets KEY to VALUE.  Keys are at most 1 MiB, values 256 MiB; empty
+// keys and values are allowed.
+func (db *DB) Put(key, value []byte, flags ...WriteFlags) error {
+	if !db.gate.enter() {
+		return closedError("put", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return statusError("put", C.shim_put(db.c, flagsOf(flags),
+		bytesPtr(key), cSize(key), bytesPtr(value), cSize(value)))
+}
+
+// Delete removes KEY (absent or not: deleting an absent key succeeds).
+func (db *DB) Delete(key []byte, flags ...WriteFlags) error {
+	if !db.gate.enter() {
+		return closedError("delete", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return statusError("delete", C.shim_delete(db.c, flagsOf(flags),
+		bytesPtr(key), cSize(key)))
+}
+
+// Write applies the batch B atomically: every reader sees all of it or
+// none of it.  B is not changed and may be written again.  After an ErrIO
+// or ErrNoMem failure the database refuses writes (ErrReadOnly) until it
+// is reopened.
+func (db *DB) Write(b *Batch, flags ...WriteFlags) error {
+	if b == nil || b.c == nil {
+		return closedError("write", "batch")
+	}
+	if !db.gate.enter() {
+		return closedError("write", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return statusError("write", C.shim_write(db.c, flagsOf(flags), b.c))
+}
+
+// Get returns a copy of KEY's value.  An absent (or deleted) key returns
+// the error ErrNotFound itself (err == ravel.ErrNotFound, and
+// errors.Is(err, ravel.ErrNotFound)); it is not an *Error, since ravel
+// has no message for it.  An empty value is a non-nil empty slice.
+func (db *DB) Get(key []byte) ([]byte, error) {
+	if !db.gate.enter() {
+		return nil, closedError("get", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return getValue(db.c, nil, key)
+}
+
+// AppendGet appends KEY's value to DST and returns the extended slice, as
+// the strconv.Append functions do: reading into DST[:0] again and again
+// reads values without allocating.  Errors are those of Get (DST is then
+// returned unchanged).
+func (db *DB) AppendGet(dst, key []byte) ([]byte, error) {
+	if !db.gate.enter() {
+		return dst, closedError("get", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return appendValue(db.c, nil, dst, key)
+}
+
+// smallValue is the size of the stack buffer Get reads into first: a
+// value that fits is copied once more into a slice of its exact size;
+// a longer one is read again into such a slice.
+const smallValue = 512
+
+// getValue reads KEY as of SNAP (nil: the latest state) into a new slice
+// of the value's size.
+func getValue(cdb *C.ravel_db, snap *C.ravel_snapshot, key []byte) ([]byte, error) {
+	var small [smallValue]byte
+	v := C.shim_get_into(cdb, snap, bytesPtr(key), cSize(key),
+		unsafe.Pointer(&small[0]), smallValue)
+	if err := getError(v); err != nil {
+		return nil, err
+	}
+	if v.len <= smallValue {
+		return append(make([]byte, 0, int(v.len)), small[:v.len]...), nil
+	}
+	// too long for the stack buffer: read again into a slice of its size
+	// (the value may change in between: read until one fits)
+	for {
+		out := make([]byte, int(v.len))
+		v = C.shim_get_into(cdb, snap, bytesPtr(key), cSize(key),
+			bytesPtr(out), cSize(out))
+		if err := getError(v); err != nil {
+			return nil, err
+		}
+		if int(v.len) <= len(out) {
+			return out[:v.len], nil
+		}
+	}
+}
+
+// appendValue appends KEY's value as of SNAP to DST.
+func appendValue(cdb *C.ravel_db, snap *C.ravel_snapshot, dst, key []byte) ([]byte, error) {
+	n := len(dst)
+	for {
+		room := dst[n:cap(dst)]
+		v := C.shim_get_into(cdb, snap, bytesPtr(key), cSize(key),
+			bytesPtr(room), cSize(room))
+		if err := getError(v); err != nil {
+			return dst[:n], err
+		}
+		if int(v.len) <= len(room) {
+			return dst[:n+int(v.len)], nil
+		}
+		// grow to fit and read again (the value may have changed in
+		// between: loop until it fits)
+		dst = slices.Grow(dst[:n], int(v.len))
+	}
+}
+
+// getError is the error of a get: the bare ErrNotFound for an absent key.
+func getError(v C.shim_value) error {
+	if v.rc == C.RAVEL_NOTFOUND {
+		return ErrNotFound
+	}
+	return callError("get", v.rc, v.msg)
+}
+
+// Property returns ravel's text about the database for NAME, such as
+// "ravel.stats", "ravel.estimate-num-keys" or "ravel.num-files-at-level0"
+// (the list is in ravel.h, above ravel_property).  An unknown name is an
+// *Error with Code ErrNotFound whose message lists the known names.
+func (db *DB) Property(name string) (string, error) {
+	if !db.gate.enter() {
+		return "", closedError("property", "database "+db.path)
+	}
+	defer db.gate.leave()
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	v := C.shim_property(db.c, cname)
+	if err := callError("property", v.rc, v.msg); err != nil {
+		return "", err
+	}
+	return takeCString(v.data, v.len), nil
+}
+
+// FlushWAL makes the WAL reach the operating system and, with SYNC,
+// stable storage: once it returns nil, every write acknowledged before
+// the call survives kill -9 (and power loss with SYNC).  It matters most
+// with manual_wal_flush=true.
+func (db *DB) FlushWAL(sync bool) error {
+	if !db.gate.enter() {
+		return closedError("flush wal", "database "+db.path)
+	}
+	defer db.gate.leave()
+	csync := C.int(0)
+	if sync {
+		csync = 1
+	}
+	return statusError("flush wal", C.shim_flush_wal(db.c, csync))
+}
+
+// Flush writes the memtables to table files and, without FlushNoWait,
+// waits until they are on stable storage and in the manifest.
+func (db *DB) Flush(flags ...FlushFlags) error {
+	if !db.gate.enter() {
+		return closedError("flush", "database "+db.path)
+	}
+	defer db.gate.leave()
+	var f FlushFlags
+	for _, x := range flags {
+		f |= x
+	}
+	return statusError("flush", C.shim_flush(db.c, C.int(f)))
+}
+
+// CompactRange compacts the keys from BEGIN to END, both included, down
+// to the last level holding data, and returns when it is done.  A nil
+// BEGIN means from the first key, a nil END to the last (an empty non-nil
+// slice is the empty key).
+func (db *DB) CompactRange(begin, end []byte) error {
+	if !db.gate.enter() {
+		return closedError("compact range", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return statusError("compact range", C.shim_compact_range(db.c,
+		bytesPtr(begin), cSize(begin), boolInt(begin != nil),
+		bytesPtr(end), cSize(end), boolInt(end != nil)))
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Verify reads every block of every table file and checks it: nil, or an
+// error with Code ErrCorrupt naming the first damaged file and offset
+// (ErrIO if a file cannot be read).
+func (db *DB) Verify() error {
+	if !db.gate.enter() {
+		return closedError("verify", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return statusError("verify", C.shim_verify(db.c))
+}

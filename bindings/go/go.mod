@@ -1,0 +1,3 @@
+module github.com/ravel-kv/ravel/bindings/go
+
+go 1.24

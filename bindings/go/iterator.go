@@ -1,0 +1,296 @@
+// iterator.go -- Iterator: ordered scans over a fixed state, with optional
+// bounds, and the range-over-func forms All and Backward.
+
+package ravel
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"iter"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+)
+
+// IterOptions choose what an iterator reads.  The zero value (or nil)
+// reads every key of the latest state.
+type IterOptions struct {
+	// Snapshot, if not nil, is the state read; else the latest state
+	// when the iterator is made.  The iterator does not need the snapshot
+	// afterwards: it may be released while the iterator lives.
+	Snapshot *Snapshot
+	// Start is the lower bound, included (nil: from the first key).
+	Start []byte
+	// Stop is the upper bound, excluded (nil: to the last key).  A
+	// non-nil empty Stop excludes every key.
+	Stop []byte
+}
+
+// Iterator reads the keys of a fixed state in order (bytewise, a shorter
+// key first on a common prefix), forward or backward, within the bounds
+// of its IterOptions.  It stays valid and unchanged while writes go on.
+//
+// The moves (SeekToFirst, Seek, Next, ...) return whether the iterator is
+// then positioned at an entry (Valid).  A move that fails leaves it
+// invalid and the error in Err, which stays until the next Seek; Next or
+// Prev on an invalid iterator is such an error (ErrInvalid).  The usual
+// loops:
+//
+//	for it.SeekToFirst(); it.Valid(); it.Next() { use(it.Key(), it.Value()) }
+//	for k, v := range it.All() { use(k, v) }
+//	if err := it.Err(); err != nil { ... }
+//
+// An Iterator is not safe for concurrent use: one goroutine at a time.
+// Close it when done: DB.Close refuses to close a database with iterators
+// still open.  (A finalizer frees a forgotten one, as a safety net only.)
+type Iterator struct {
+	c       *C.ravel_iter
+	db      *DB
+	start   []byte
+	stop    []byte
+	pos     C.shim_position
+	valid   bool // pos is an entry within the bounds
+	err     error
+	cleanup runtime.Cleanup
+}
+
+// iteratorRef is what the safety-net cleanup needs to free an iterator
+// nobody closed.
+type iteratorRef struct {
+	c     *C.ravel_iter
+	count *atomic.Int64
+}
+
+// NewIterator makes an iterator over the state OPTS chooses (nil: every
+// key of the latest state).  It starts unpositioned: call a Seek method or
+// range over All or Backward.
+func (db *DB) NewIterator(opts *IterOptions) (*Iterator, error) {
+	if opts == nil {
+		opts = &IterOptions{}
+	}
+	var snap *C.ravel_snapshot
+	if s := opts.Snapshot; s != nil {
+		if err := s.enter("iterator new"); err != nil {
+			return nil, err
+		}
+		defer s.gate.leave()
+		if s.db != db {
+			return nil, misuseError("iterator new", "the snapshot belongs "+
+				"to database %s, not %s", s.db.path, db.path)
+		}
+		snap = s.c
+	}
+	if !db.gate.enter() {
+		return nil, closedError("iterator new", "database "+db.path)
+	}
+	defer db.gate.leave()
+	h := C.shim_iter_new(db.c, snap)
+	if err := callError("iterator new", h.rc, h.msg); err != nil {
+		return nil, err
+	}
+	db.iterators.Add(1)
+	it := &Iterator{c: (*C.ravel_iter)(h.handle), db: db,
+		start: cloneBound(opts.Start), stop: cloneBound(opts.Stop)}
+	it.cleanup = runtime.AddCleanup(it, freeForgotten,
+		iteratorRef{c: it.c, count: &db.iterators})
+	return it, nil
+}
+
+// cloneBound copies a bound, keeping nil nil and empty empty.
+func cloneBound(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+// freeForgotten frees an iterator that became unreachable unclosed.
+func freeForgotten(r iteratorRef) {
+	C.ravel_iter_free(r.c)
+	r.count.Add(-1)
+}
+
+// Close frees the iterator.  A second Close returns an error matching
+// ErrClosed.
+func (it *Iterator) Close() error {
+	if it.c == nil {
+		return closedError("iterator close", "iterator")
+	}
+	it.cleanup.Stop()
+	C.ravel_iter_free(it.c)
+	it.c = nil
+	it.pos = C.shim_position{}
+	it.valid = false
+	it.db.iterators.Add(-1)
+	return nil
+}
+
+// move makes one C move and records where it landed.
+func (it *Iterator) move(op string, how C.int, key []byte) bool {
+	it.pos = C.shim_iter_move(it.c, how, bytesPtr(key), cSize(key))
+	if err := callError(op, it.pos.rc, it.pos.msg); err != nil {
+		// (a refused seek leaves ravel's iterator where it was: not
+		// where the caller asked, so not valid here)
+		it.pos = C.shim_position{}
+		return it.fail(err)
+	}
+	it.valid = it.pos.valid != 0 && it.inBounds(it.rawKey())
+	return it.valid
+}
+
+// seekMove starts a new positioning: it clears the error of earlier moves.
+func (it *Iterator) seekMove(op string, how C.int, key []byte) bool {
+	it.err = nil
+	if it.c == nil {
+		return it.fail(closedError(op, "iterator"))
+	}
+	return it.move(op, how, key)
+}
+
+// stepMove is Next or Prev, which need a valid iterator.
+func (it *Iterator) stepMove(op string, how C.int) bool {
+	if it.c == nil {
+		return it.fail(closedError(op, "iterator"))
+	}
+	if !it.valid {
+		return it.fail(misuseError(op, "the iterator is not positioned "+
+			"at an entry"))
+	}
+	return it.move(op, how, nil)
+}
+
+// fail records ERR (unless an earlier error is kept) and leaves the
+// iterator invalid.
+func (it *Iterator) fail(err error) bool {
+	if it.err == nil {
+		it.err = err
+	}
+	it.valid = false
+	return false
+}
+
+// inBounds reports whether KEY lies within [start, stop).
+func (it *Iterator) inBounds(key []byte) bool {
+	if it.start != nil && bytes.Compare(key, it.start) < 0 {
+		return false
+	}
+	if it.stop != nil && bytes.Compare(key, it.stop) >= 0 {
+		return false
+	}
+	return true
+}
+
+// SeekToFirst positions at the first key (within the bounds).
+func (it *Iterator) SeekToFirst() bool {
+	if it.start != nil {
+		return it.seekMove("iterator seek to first", C.SHIM_SEEK, it.start)
+	}
+	return it.seekMove("iterator seek to first", C.SHIM_SEEK_TO_FIRST, nil)
+}
+
+// SeekToLast positions at the last key (within the bounds).
+func (it *Iterator) SeekToLast() bool {
+	if it.stop == nil {
+		return it.seekMove("iterator seek to last", C.SHIM_SEEK_TO_LAST, nil)
+	}
+	return it.seekBefore("iterator seek to last", it.stop)
+}
+
+// seekBefore positions at the last key < KEY (KEY being the exclusive
+// stop bound).
+func (it *Iterator) seekBefore(op string, key []byte) bool {
+	if it.seekMove(op, C.SHIM_SEEK_FOR_PREV, key) || it.pos.valid == 0 {
+		return it.valid
+	}
+	// landed on KEY itself (excluded): step back once
+	if it.err == nil && bytes.Equal(it.rawKey(), key) {
+		return it.move(op, C.SHIM_PREV, nil)
+	}
+	return false
+}
+
+// Seek positions at the first key >= KEY (within the bounds).
+func (it *Iterator) Seek(key []byte) bool {
+	if it.start != nil && bytes.Compare(key, it.start) < 0 {
+		key = it.start
+	}
+	return it.seekMove("iterator seek", C.SHIM_SEEK, key)
+}
+
+// SeekForPrev positions at the last key <= KEY (within the bounds).
+func (it *Iterator) SeekForPrev(key []byte) bool {
+	if it.stop != nil && bytes.Compare(key, it.stop) >= 0 {
+		return it.seekBefore("iterator seek for prev", it.stop)
+	}
+	return it.seekMove("iterator seek for prev", C.SHIM_SEEK_FOR_PREV, key)
+}
+
+// Next moves to the next key.  On an invalid iterator it is an error.
+func (it *Iterator) Next() bool {
+	return it.stepMove("iterator next", C.SHIM_NEXT)
+}
+
+// Prev moves to the previous key.  On an invalid iterator it is an error.
+func (it *Iterator) Prev() bool {
+	return it.stepMove("iterator prev", C.SHIM_PREV)
+}
+
+// Valid reports whether the iterator is positioned at an entry.
+func (it *Iterator) Valid() bool {
+	return it.valid
+}
+
+// rawKey is a view of the current key in the iterator's C memory.
+func (it *Iterator) rawKey() []byte {
+	return cBytes(unsafe.Pointer(it.pos.key), it.pos.klen)
+}
+
+// Key returns a copy of the current key (nil if not Valid).
+func (it *Iterator) Key() []byte {
+	if !it.valid {
+		return nil
+	}
+	return append([]byte{}, it.rawKey()...)
+}
+
+// Value returns a copy of the current value (nil if not Valid).
+func (it *Iterator) Value() []byte {
+	if !it.valid {
+		return nil
+	}
+	return append([]byte{}, cBytes(unsafe.Pointer(it.pos.value), it.pos.vlen)...)
+}
+
+// Err is the error that stopped the iterator, or nil.  Check it after a
+// loop: an iteration ends both at the last key and at a failure.
+func (it *Iterator) Err() error {
+	return it.err
+}
+
+// All ranges over the entries from the first to the last (within the
+// bounds), yielding copies of each key and value.  Check Err afterwards.
+func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
+	return func(yield func(key, value []byte) bool) {
+		for ok := it.SeekToFirst(); ok; ok = it.Next() {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+		}
+	}
+}
+
+// Backward ranges over the entries from the last to the first (within the
+// bounds), yielding copies of each key and value.  Check Err afterwards.
+func (it *Iterator) Backward() iter.Seq2[[]byte, []byte] {
+	return func(yield func(key, value []byte) bool) {
+		for ok := it.SeekToLast(); ok; ok = it.Prev() {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+		}
+	}
+}

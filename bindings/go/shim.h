@@ -1,0 +1,119 @@
+/*
+** shim.h -- the C half of the Go binding: one small function per ravel call
+** that can fail.
+**
+** ravel keeps its detailed error message per OS thread, and a goroutine may
+** move to another OS thread between two cgo calls.  So each shim makes the
+** ravel call and, when it fails, copies the message (ravel_errmsg_r) inside
+** the same C call, before any other ravel call can run on this thread.  The
+** copy is malloc'd and returned in the result struct; the Go side turns it
+** into an *Error and frees it.  Results are returned by value so that no
+** Go pointer is needed for out-parameters.
+**
+** No shim keeps a pointer it was given after it returns, and none calls
+** back into Go (see the #cgo noescape / nocallback lines in cgo.go).
+*/
+#ifndef RAVEL_GO_SHIM_H
+#define RAVEL_GO_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ravel.h"
+
+/* The outcome of a call: its result code and, when RC is not RAVEL_OK, a
+** malloc'd copy of ravel's message (NULL if there was no memory for it, or
+** for a get's RAVEL_NOTFOUND, which has no message). */
+typedef struct shim_status {
+    int rc;
+    char *msg;
+} shim_status;
+
+/* The outcome of a call that makes a handle (a database, snapshot, ...). */
+typedef struct shim_handle {
+    int rc;
+    char *msg;
+    void *handle;
+} shim_handle;
+
+/* The outcome of a call that returns bytes: ravel_get_into (DATA unused,
+** LEN the whole value's length), ravel_property and ravel_options_get (DATA
+** a string allocated by ravel, freed with ravel_free). */
+typedef struct shim_value {
+    int rc;
+    char *msg;
+    void *data;
+    size_t len;
+} shim_value;
+
+/* Where an iterator stands after a move: the move's result code, and the
+** current entry if VALID (pointers into the iterator, good until it moves). */
+typedef struct shim_position {
+    int rc;
+    char *msg;
+    int valid;
+    const void *key;
+    size_t klen;
+    const void *value;
+    size_t vlen;
+} shim_position;
+
+/* The moves shim_iter_move makes. */
+enum shim_move {
+    SHIM_SEEK = 0,
+    SHIM_SEEK_FOR_PREV = 1,
+    SHIM_SEEK_TO_FIRST = 2,
+    SHIM_SEEK_TO_LAST = 3,
+    SHIM_NEXT = 4,
+    SHIM_PREV = 5
+};
+
+/* options */
+shim_handle shim_options_new(void);
+shim_status shim_options_set(ravel_options *o, const char *name,
+                             const char *value);
+shim_status shim_options_parse(ravel_options *o, const char *text);
+shim_value shim_options_get(const ravel_options *o, const char *name);
+shim_status shim_options_set_cache(ravel_options *o, ravel_cache *c);
+shim_status shim_options_set_write_controller(ravel_options *o,
+                                              ravel_write_controller *wc);
+
+/* shared objects */
+shim_handle shim_cache_new(uint64_t capacity);
+shim_handle shim_write_controller_new(uint64_t delayed_write_rate);
+
+/* database */
+shim_handle shim_open(const char *dir, const ravel_options *o);
+shim_status shim_close(ravel_db *db);
+shim_status shim_put(ravel_db *db, int flags, const void *key, size_t klen,
+                     const void *val, size_t vlen);
+shim_status shim_delete(ravel_db *db, int flags, const void *key,
+                        size_t klen);
+shim_status shim_write(ravel_db *db, int flags, ravel_batch *b);
+shim_value shim_get_into(ravel_db *db, const ravel_snapshot *snap,
+                         const void *key, size_t klen, void *buf,
+                         size_t cap);
+shim_status shim_flush_wal(ravel_db *db, int sync);
+shim_status shim_flush(ravel_db *db, int flags);
+shim_status shim_compact_range(ravel_db *db, const void *begin, size_t blen,
+                               int has_begin, const void *end, size_t elen,
+                               int has_end);
+shim_status shim_verify(ravel_db *db);
+shim_value shim_property(ravel_db *db, const char *name);
+
+/* batches */
+shim_handle shim_batch_new(void);
+shim_status shim_batch_put(ravel_batch *b, const void *key, size_t klen,
+                           const void *val, size_t vlen);
+shim_status shim_batch_delete(ravel_batch *b, const void *key, size_t klen);
+shim_status shim_batch_clear(ravel_batch *b);
+
+/* snapshots and iterators */
+shim_handle shim_snapshot_acquire(ravel_db *db);
+shim_status shim_snapshot_release(ravel_db *db, ravel_snapshot *snap);
+shim_handle shim_iter_new(ravel_db *db, const ravel_snapshot *snap);
+shim_position shim_iter_move(ravel_iter *it, int move, const void *key,
+                             size_t klen);
+
+#endif /* RAVEL_GO_SHIM_H */

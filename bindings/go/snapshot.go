@@ -1,0 +1,120 @@
+// snapshot.go -- Snapshot: a fixed state of the database to read from.
+
+package ravel
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Snapshot pins the database's state when it was made: reads through it
+// (Get, AppendGet, and iterators made with IterOptions.Snapshot) never
+// see later writes.  It is safe for concurrent use.  Release it when done:
+// DB.Close refuses to close a database with snapshots still open.  (A
+// finalizer releases a forgotten one, as a safety net only.)
+type Snapshot struct {
+	gate    gate
+	db      *DB
+	cdb     *C.ravel_db
+	c       *C.ravel_snapshot
+	seq     uint64
+	cleanup runtime.Cleanup
+}
+
+// snapshotRef is what the safety-net cleanup needs to release a snapshot
+// nobody released.
+type snapshotRef struct {
+	cdb   *C.ravel_db
+	c     *C.ravel_snapshot
+	count *atomic.Int64
+}
+
+// NewSnapshot pins the current state.
+func (db *DB) NewSnapshot() (*Snapshot, error) {
+	if !db.gate.enter() {
+		return nil, closedError("snapshot", "database "+db.path)
+	}
+	defer db.gate.leave()
+	h := C.shim_snapshot_acquire(db.c)
+	if err := callError("snapshot", h.rc, h.msg); err != nil {
+		return nil, err
+	}
+	c := (*C.ravel_snapshot)(h.handle)
+	db.snapshots.Add(1)
+	s := &Snapshot{db: db, cdb: db.c, c: c,
+		seq: uint64(C.ravel_snapshot_sequence(c))}
+	s.cleanup = runtime.AddCleanup(s, releaseForgotten,
+		snapshotRef{cdb: db.c, c: c, count: &db.snapshots})
+	return s, nil
+}
+
+// releaseForgotten releases a snapshot that became unreachable unreleased
+// (the database cannot have been closed: it counts the snapshot).
+func releaseForgotten(r snapshotRef) {
+	s := C.shim_snapshot_release(r.cdb, r.c)
+	if s.msg != nil {
+		C.free(unsafe.Pointer(s.msg))
+	}
+	r.count.Add(-1)
+}
+
+// Sequence is the sequence number the snapshot reads at.
+func (s *Snapshot) Sequence() uint64 {
+	return s.seq
+}
+
+// Get is DB.Get as of the snapshot.
+func (s *Snapshot) Get(key []byte) ([]byte, error) {
+	if err := s.enter("get"); err != nil {
+		return nil, err
+	}
+	defer s.gate.leave()
+	return getValue(s.cdb, s.c, key)
+}
+
+// AppendGet is DB.AppendGet as of the snapshot.
+func (s *Snapshot) AppendGet(dst, key []byte) ([]byte, error) {
+	if err := s.enter("get"); err != nil {
+		return dst, err
+	}
+	defer s.gate.leave()
+	return appendValue(s.cdb, s.c, dst, key)
+}
+
+// enter admits a call through the snapshot (the caller then calls
+// s.gate.leave): an error if it was released, or is a Snapshot not made by
+// NewSnapshot.
+func (s *Snapshot) enter(op string) error {
+	if !s.gate.enter() {
+		return closedError(op, "snapshot")
+	}
+	if s.c == nil {
+		s.gate.leave()
+		return closedError(op, "snapshot")
+	}
+	return nil
+}
+
+// Release unpins the snapshot, waiting for reads through it in progress.
+// A second Release returns an error matching ErrClosed.
+func (s *Snapshot) Release() error {
+	if !s.gate.lock() {
+		return closedError("snapshot release", "snapshot")
+	}
+	if s.c == nil { // a Snapshot not made by NewSnapshot
+		s.gate.unlock(true)
+		return closedError("snapshot release", "snapshot")
+	}
+	s.cleanup.Stop()
+	err := statusError("snapshot release", C.shim_snapshot_release(s.cdb, s.c))
+	s.c = nil
+	s.gate.unlock(true)
+	s.db.snapshots.Add(-1)
+	return err
+}
