@@ -12,7 +12,9 @@
 **     success).  On failure, ravel_errmsg() returns a human-readable message
 **     for the calling thread naming what was wrong (the file, the offset, the
 **     option, the errno); bindings read it with ravel_errmsg_r() inside the
-**     same foreign call (see "For binding writers" below).
+**     same foreign call (see "For binding writers" below).  RAVEL_NOTFOUND
+**     from ravel_get and ravel_get_into is an answer, not a failure: it
+**     sets no message (ravel_errmsg still holds the previous one).
 **   - Keys and values are byte strings with explicit lengths.  Empty keys
 **     and empty values are allowed.  A NULL pointer is allowed only with a
 **     zero length.
