@@ -5,8 +5,9 @@ of calling ravel from Python, next to plyvel (LevelDB) on the same machine.
   put: a 16-byte key and a 100-byte value, no sync (cycling over 1,000 keys)
 
 Measured: ravel-kv (this binding, a C extension), the ctypes prototype,
-the cffi prototypes (ABI and API mode, if cffi is installed) and plyvel
-(if installed: pip install plyvel).  Each figure is the best of several
+the cffi prototypes (ABI and API mode, if cffi is installed), the same
+calls in a C loop (the floor: what the library itself costs; built with
+cffi) and plyvel (if installed: pip install plyvel).  Each figure is the best of several
 rounds of a tight loop, the mechanisms taking turns in each round; loop
 overhead is included (it is printed too), so the numbers compare; they are
 not absolute.  Usage:
@@ -76,6 +77,7 @@ def openers():
     else:
         yield "cffi ABI-mode prototype", proto_cffi.AbiDB
         yield "cffi API-mode prototype", proto_cffi.ApiDB
+        yield "C loop, no Python (the floor)", proto_cffi.CLoop
     try:
         import plyvel
     except ImportError:
@@ -86,6 +88,14 @@ def openers():
             lambda p: plyvel.DB(p, create_if_missing=True)
 
 
+def runners(db):
+    """(get, put) loops of n calls for DB."""
+    if hasattr(db, "get_loop"):     # the C loop of proto_cffi.CLoop
+        return (lambda n: db.get_loop(KEYS[500], n),
+                lambda n: db.put_loop(KEYS, VALUE, n))
+    return bench_get(db.get), bench_put(db.put)
+
+
 def measure(dbs, calls, repeat):
     """{name: (get, put)}: the best ns/call of each over REPEAT rounds.
     Each round measures every mechanism in turn, so that a change of load
@@ -94,10 +104,10 @@ def measure(dbs, calls, repeat):
     for _ in range(repeat):
         for name, db in dbs.items():
             best[name][0] = min(best[name][0],
-                                best_ns(bench_get(db.get), calls, 1))
+                                best_ns(runners(db)[0], calls, 1))
         for name, db in dbs.items():
             best[name][1] = min(best[name][1],
-                                best_ns(bench_put(db.put), calls, 1))
+                                best_ns(runners(db)[1], calls, 1))
     return best
 
 

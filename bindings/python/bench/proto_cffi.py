@@ -39,6 +39,9 @@ int shim_get_into(ravel_db *db, const void *key, size_t klen, void *buf,
                   size_t cap, size_t *vlen, char *msg);
 int shim_put(ravel_db *db, int flags, const void *key, size_t klen,
              const void *val, size_t vlen, char *msg);
+int c_get_loop(ravel_db *db, const void *key, size_t klen, long n);
+int c_put_loop(ravel_db *db, const void *const *keys, size_t klen,
+               long nkeys, const void *val, size_t vlen, long n);
 """
 
 _SHIMS_SOURCE = """
@@ -57,6 +60,24 @@ int shim_put(ravel_db *db, int flags, const void *key, size_t klen,
     int rc = ravel_put(db, flags, key, klen, val, vlen);
     if (rc)
         ravel_errmsg_r(msg, 512);
+    return rc;
+}
+/* the floor: the same calls in a C loop, no Python per call */
+int c_get_loop(ravel_db *db, const void *key, size_t klen, long n)
+{
+    char buf[1024];
+    size_t vlen;
+    int rc = 0;
+    for (long i = 0; i < n && rc == 0; i++)
+        rc = ravel_get_into(db, NULL, key, klen, buf, sizeof buf, &vlen);
+    return rc;
+}
+int c_put_loop(ravel_db *db, const void *const *keys, size_t klen,
+               long nkeys, const void *val, size_t vlen, long n)
+{
+    int rc = 0;
+    for (long i = 0; i < n && rc == 0; i++)
+        rc = ravel_put(db, 0, keys[i % nkeys], klen, val, vlen);
     return rc;
 }
 """
@@ -163,3 +184,19 @@ class ApiDB:
 
     def close(self):
         self._lib.ravel_close(self._db)
+
+
+class CLoop(ApiDB):
+    """Not a binding: the floor.  get_loop and put_loop run N calls in a C
+    loop, with no Python between them."""
+
+    def get_loop(self, key, n):
+        if self._lib.c_get_loop(self._db, key, len(key), n):
+            raise Error("c_get_loop failed")
+
+    def put_loop(self, keys, value, n):
+        bufs = [self._ffi.from_buffer(k) for k in keys]
+        ptrs = self._ffi.new("const void *[]", bufs)
+        if self._lib.c_put_loop(self._db, ptrs, len(keys[0]), len(keys),
+                                value, len(value), n):
+            raise Error("c_put_loop failed")

@@ -58,6 +58,11 @@ void rvpy_bytes_release(rvpy_bytes *b);
 ** kept across calls); NULL with TypeError otherwise. */
 PyObject *rvpy_bytes_copy(PyObject *o, const char *what);
 
+/* Parses (key, default=None) of a METH_FASTCALL|METH_KEYWORDS get().
+** Returns 0, or -1 with TypeError. */
+int rvpy_get_args(PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames, PyObject **key, PyObject **dflt);
+
 /* Reads the keyword-only write flags (sync, disable_wal, no_slowdown) of
 ** a METH_FASTCALL|METH_KEYWORDS call into *FLAGS (RAVEL_SYNC, ...).
 ** Returns 0, or -1 with TypeError for any other keyword. */

@@ -62,9 +62,11 @@ static int batch_check_idle(rvpy_batch *self)
 static PyObject *batch_add(rvpy_batch *self, PyObject *key, PyObject *value)
 {
     rvpy_bytes k, v = {0};
-    if (batch_check_idle(self) < 0 || rvpy_bytes_get(key, &k, "key") < 0)
+    if (rvpy_bytes_get(key, &k, "key") < 0)
         return NULL;
-    if (value && rvpy_bytes_get(value, &v, "value") < 0) {
+    if ((value && rvpy_bytes_get(value, &v, "value") < 0)
+        || batch_check_idle(self) < 0) {
+        rvpy_bytes_release(&v);
         rvpy_bytes_release(&k);
         return NULL;
     }

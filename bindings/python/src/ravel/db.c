@@ -336,25 +336,10 @@ PyDoc_STRVAR(get_doc,
 static PyObject *db_get(rvpy_db *self, PyObject *const *args,
                         Py_ssize_t nargs, PyObject *kwnames)
 {
-    PyObject *dflt = Py_None;
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    if (nargs < 1 || nargs + nkw > 2) {
-        PyErr_SetString(PyExc_TypeError, "get() takes a key and an optional "
-                        "default");
+    PyObject *key, *dflt;
+    if (rvpy_get_args(args, nargs, kwnames, &key, &dflt) < 0)
         return NULL;
-    }
-    if (nargs == 2)
-        dflt = args[1];
-    if (nkw == 1) {
-        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
-                                             "default") != 0) {
-            PyErr_Format(PyExc_TypeError, "get() got an unexpected keyword "
-                         "argument '%U'", PyTuple_GET_ITEM(kwnames, 0));
-            return NULL;
-        }
-        dflt = args[1];
-    }
-    PyObject *value = rvpy_read(self, NULL, args[0]);
+    PyObject *value = rvpy_read(self, NULL, key);
     if (value || PyErr_Occurred())
         return value;
     Py_INCREF(dflt);

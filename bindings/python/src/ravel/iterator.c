@@ -104,13 +104,13 @@ enum step { SEEK, SEEK_FOR_PREV, SEEK_TO_FIRST, SEEK_TO_LAST, NEXT, PREV };
 /* Remembers the failure of a step, for status(), and raises it. */
 static int iter_fail(rvpy_iter *self, int rc, const char *msg)
 {
-    rvpy_raise(rc, msg);
     self->error_rc = rc;
     Py_XDECREF(self->error_msg);
     self->error_msg = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg),
                                            "replace");
     if (!self->error_msg)
-        PyErr_Clear();  /* keep the ravel error, the one that matters */
+        PyErr_Clear();  /* status() will say ravel_errstr(rc) instead */
+    rvpy_raise(rc, msg);
     return -1;
 }
 
@@ -119,11 +119,10 @@ static int iter_fail(rvpy_iter *self, int rc, const char *msg)
 static int iter_step(rvpy_iter *self, enum step op, PyObject *key)
 {
     rvpy_bytes k = {0};
-    if (iter_check(self) < 0)
-        return -1;
+    /* the key first: nothing between the check and the call runs Python */
     if (key && rvpy_bytes_get(key, &k, "key") < 0)
         return -1;
-    if (rvpy_db_enter(self->db) < 0) {
+    if (iter_check(self) < 0 || rvpy_db_enter(self->db) < 0) {
         rvpy_bytes_release(&k);
         return -1;
     }

@@ -217,6 +217,26 @@ PyObject *rvpy_bytes_copy(PyObject *o, const char *what)
     return copy;
 }
 
+int rvpy_get_args(PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames, PyObject **key, PyObject **dflt)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs < 1 || nargs + nkw > 2) {
+        PyErr_SetString(PyExc_TypeError, "get() takes a key and an optional "
+                        "default");
+        return -1;
+    }
+    if (nkw == 1 && PyUnicode_CompareWithASCIIString(
+                        PyTuple_GET_ITEM(kwnames, 0), "default") != 0) {
+        PyErr_Format(PyExc_TypeError, "get() got an unexpected keyword "
+                     "argument '%U'", PyTuple_GET_ITEM(kwnames, 0));
+        return -1;
+    }
+    *key = args[0];
+    *dflt = nargs + nkw == 2 ? args[1] : Py_None;
+    return 0;
+}
+
 /* The flag bit of write keyword NAME, or 0 if it is not one. */
 static int write_flag_of(PyObject *name)
 {

@@ -161,13 +161,11 @@ PyDoc_STRVAR(get_doc,
 "get(key, default=None) -> bytes\n\n"
 "The value of KEY as of the snapshot, or DEFAULT if it was absent.");
 
-static PyObject *snapshot_get(rvpy_snapshot *self, PyObject *args,
-                              PyObject *kwargs)
+static PyObject *snapshot_get(rvpy_snapshot *self, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *names[] = {"key", "default", NULL};
-    PyObject *key, *dflt = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:get", names, &key,
-                                     &dflt))
+    PyObject *key, *dflt;
+    if (rvpy_get_args(args, nargs, kwnames, &key, &dflt) < 0)
         return NULL;
     PyObject *value = rvpy_read(self->db, (PyObject *)self, key);
     if (value || PyErr_Occurred())
@@ -254,7 +252,7 @@ static PyGetSetDef snapshot_getset[] = {
 
 static PyMethodDef snapshot_methods[] = {
     {"get", (PyCFunction)(void (*)(void))snapshot_get,
-     METH_VARARGS | METH_KEYWORDS, get_doc},
+     METH_FASTCALL | METH_KEYWORDS, get_doc},
     {"items", (PyCFunction)(void (*)(void))snapshot_items,
      METH_VARARGS | METH_KEYWORDS,
      "items(start=None, stop=None, reverse=False): as DB.items(), as of "
