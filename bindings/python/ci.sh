@@ -47,7 +47,6 @@ python3 -m venv "$work/venv" 2>/dev/null || {
     python3 -m venv "$work/venv"
 }
 py="$work/venv/bin/python"
-"$py" -m pip install -q --upgrade pip
 "$py" -m pip install -q pytest
 "$py" -m pip install -q "./$here"
 

@@ -117,3 +117,11 @@ def test_reopen_after_flush_and_compaction(path):
     with ravel.open(path) as db:
         assert db[b"k0999"] == b"v999"
         assert len(list(db.keys())) == 1000
+
+
+def test_path_like_and_bytes_paths(tmp_path):
+    with ravel.open(tmp_path / "p", create_if_missing=True) as db:
+        db[b"a"] = b"1"
+        assert db.path == str(tmp_path / "p")
+    with ravel.open(str(tmp_path / "p").encode()) as db:
+        assert db[b"a"] == b"1"
