@@ -10,10 +10,10 @@ size (write_buffer_size=4M), as puts cost more in a larger memtable.
 Measured: ravel-kv (this binding, a C extension), the ctypes prototype,
 the cffi prototypes (ABI and API mode, if cffi is installed), the same
 calls in a C loop (the floor: what the library itself costs; built with
-cffi) and plyvel (if installed: pip install plyvel).  Each figure is the best of several
-rounds of a tight loop, the mechanisms taking turns in each round; loop
-overhead is included (it is printed too), so the numbers compare; they are
-not absolute.  Usage:
+cffi) and plyvel (if installed: pip install plyvel).  Each figure is the
+best of several rounds of a tight loop, the mechanisms taking turns in
+each round; loop overhead is included (it is printed too), so the numbers
+compare; they are not absolute.  Usage:
     python bench/overhead.py [--calls N] [--repeat R]
 """
 import argparse

@@ -521,7 +521,8 @@ PyDoc_STRVAR(values_doc,
 "values(start=None, stop=None, reverse=False, *, snapshot=None)\n\n"
 "As items(), yielding values only.");
 
-/* Parses a snapshot= keyword out of KWARGS into *SNAP (borrowed). */
+/* items()/keys()/values() of a DB: the snapshot= keyword is taken out of
+** KWARGS, the rest parsed by rvpy_range_from_args. */
 static PyObject *db_range(rvpy_db *self, PyObject *args, PyObject *kwargs,
                           int kind)
 {

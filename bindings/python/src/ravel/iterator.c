@@ -401,8 +401,8 @@ PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
     static char *names[] = {"start", "stop", "reverse", NULL};
     PyObject *start = Py_None, *stop = Py_None;
     int reverse = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOp", names, &start,
-                                     &stop, &reverse))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOp:items", names,
+                                     &start, &stop, &reverse))
         return NULL;
     return rvpy_range_new(db, snap, start, stop, reverse, kind);
 }
