@@ -1,0 +1,70 @@
+"""ravel -- Python binding of ravel, an embedded key-value storage engine.
+
+    import ravel
+    with ravel.open("my.db", create_if_missing=True) as db:
+        db[b"key"] = b"value"
+        print(db[b"key"], db.get(b"absent"))
+
+Everything is implemented by the C extension ravel._ravel over libravel;
+this file re-exports it and adds open().  See README.md for the API
+overview and the error classes.
+"""
+from ravel._ravel import (
+    DB,
+    Batch,
+    Snapshot,
+    Iterator,
+    RangeIterator,
+    Options,
+    Cache,
+    WriteController,
+    Error,
+    NotFoundError,
+    InvalidArgumentError,
+    DiskIOError,
+    CorruptionError,
+    NoMemoryError,
+    BusyError,
+    LockedError,
+    ReadOnlyError,
+    errstr,
+    lib_version,
+    lib_version_number,
+    header_version,
+    OK,
+    NOTFOUND,
+    INVALID,
+    IOERR,
+    CORRUPT,
+    NOMEM,
+    BUSY,
+    LOCKED,
+    READONLY,
+)
+
+#: The version of this binding (the distribution ravel-kv).
+__version__ = "0.1.0"
+
+__all__ = [
+    "open", "DB", "Batch", "Snapshot", "Iterator", "RangeIterator",
+    "Options", "Cache", "WriteController",
+    "Error", "NotFoundError", "InvalidArgumentError", "DiskIOError",
+    "CorruptionError", "NoMemoryError", "BusyError", "LockedError",
+    "ReadOnlyError", "errstr", "lib_version", "lib_version_number",
+    "header_version",
+]
+
+
+def open(path, options=None, *, cache=None, write_controller=None,
+         **option_values):
+    """Opens (with create_if_missing=True: creates) the database in PATH.
+
+    Keyword arguments are ravel option names with bool, int or str values
+    (``write_buffer_size="64M"``, ``create_if_missing=True``); an unknown
+    name or a bad value raises InvalidArgumentError naming it.  OPTIONS, an
+    Options object, is applied first.  CACHE (a Cache) and
+    WRITE_CONTROLLER (a WriteController) are shared with other databases.
+    Returns a DB, which is also a context manager that closes it.
+    """
+    return DB(path, options, cache=cache, write_controller=write_controller,
+              **option_values)

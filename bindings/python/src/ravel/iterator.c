@@ -1,0 +1,510 @@
+/*
+** iterator.c -- the low-level Iterator type (seek, next, prev, key, value
+** over a ravel_iter) and the RangeIterator that DB.items(), keys() and
+** values() return: a Python iterator over a key range built on it.
+*/
+#include "_ravel.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------ Iterator */
+
+/* Frees the ravel iterator; called with the GIL, no call in progress. */
+static void iter_free_handle(rvpy_iter *self)
+{
+    rvpy_db_unlink(&self->child);
+    if (self->handle)
+        ravel_iter_free(self->handle);
+    self->handle = NULL;
+}
+
+/* The release hook DB.close() calls. */
+static void iter_release_child(rvpy_child *c)
+{
+    rvpy_iter *self = (rvpy_iter *)((char *)c - offsetof(rvpy_iter, child));
+    iter_free_handle(self);
+}
+
+PyObject *rvpy_iter_new(rvpy_db *db, PyObject *snap)
+{
+    rvpy_iter *self = PyObject_New(rvpy_iter, &rvpy_iter_type);
+    if (!self)
+        return NULL;
+    self->child.prev = self->child.next = NULL;
+    self->child.release = iter_release_child;
+    Py_INCREF(db);
+    self->db = db;
+    self->handle = NULL;
+    self->busy = 0;
+    self->error_rc = RAVEL_OK;
+    self->error_msg = NULL;
+    self->weakrefs = NULL;
+
+    const ravel_snapshot *snap_handle = NULL;
+    if (rvpy_snapshot_begin_use(snap, db, &snap_handle) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (rvpy_db_enter(db) < 0) {
+        rvpy_snapshot_end_use(snap);
+        Py_DECREF(self);
+        return NULL;
+    }
+    ravel_db *handle = db->handle;
+    ravel_iter *it = NULL;
+    char msg[RVPY_MSG_SIZE];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ravel_iter_new(handle, snap_handle, &it);
+    if (rc)
+        ravel_errmsg_r(msg, sizeof msg);
+    Py_END_ALLOW_THREADS
+    rvpy_db_leave(db);
+    rvpy_snapshot_end_use(snap);
+    if (rc) {
+        Py_DECREF(self);
+        return rvpy_raise(rc, msg);
+    }
+    self->handle = it;
+    rvpy_db_link(db, &self->child);
+    return (PyObject *)self;
+}
+
+static void iter_dealloc(rvpy_iter *self)
+{
+    if (self->weakrefs)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    iter_free_handle(self);
+    Py_XDECREF(self->error_msg);
+    Py_DECREF(self->db);
+    PyObject_Free(self);
+}
+
+/* Checks that SELF may be used now: open, and not in use by another
+** thread.  Returns 0, or -1 with InvalidArgumentError. */
+static int iter_check(rvpy_iter *self)
+{
+    if (!self->handle) {
+        if (!self->db->handle)
+            rvpy_raise_misuse("the iterator's database is closed");
+        else
+            rvpy_raise_misuse("the iterator is closed");
+        return -1;
+    }
+    if (self->busy) {
+        rvpy_raise_misuse("the iterator is in use by another thread");
+        return -1;
+    }
+    return 0;
+}
+
+/* The moves of an iterator. */
+enum step { SEEK, SEEK_FOR_PREV, SEEK_TO_FIRST, SEEK_TO_LAST, NEXT, PREV };
+
+/* Remembers the failure of a step, for status(), and raises it. */
+static int iter_fail(rvpy_iter *self, int rc, const char *msg)
+{
+    self->error_rc = rc;
+    Py_XDECREF(self->error_msg);
+    self->error_msg = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg),
+                                           "replace");
+    if (!self->error_msg)
+        PyErr_Clear();  /* status() will say ravel_errstr(rc) instead */
+    rvpy_raise(rc, msg);
+    return -1;
+}
+
+/* Moves SELF without the GIL; KEY (bytes-like) only for SEEK and
+** SEEK_FOR_PREV.  Returns 0, or -1 with an exception. */
+static int iter_step(rvpy_iter *self, enum step op, PyObject *key)
+{
+    rvpy_bytes k = {0};
+    /* the key first: nothing between the check and the call runs Python */
+    if (key && rvpy_bytes_get(key, &k, "key") < 0)
+        return -1;
+    if (iter_check(self) < 0 || rvpy_db_enter(self->db) < 0) {
+        rvpy_bytes_release(&k);
+        return -1;
+    }
+    ravel_iter *it = self->handle;
+    char msg[RVPY_MSG_SIZE];
+    int rc;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    switch (op) {
+    case SEEK:          rc = ravel_iter_seek(it, k.ptr, k.len); break;
+    case SEEK_FOR_PREV: rc = ravel_iter_seek_for_prev(it, k.ptr, k.len); break;
+    case SEEK_TO_FIRST: rc = ravel_iter_seek_to_first(it); break;
+    case SEEK_TO_LAST:  rc = ravel_iter_seek_to_last(it); break;
+    case NEXT:          rc = ravel_iter_next(it); break;
+    default:            rc = ravel_iter_prev(it); break;
+    }
+    if (rc)
+        ravel_errmsg_r(msg, sizeof msg);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    rvpy_db_leave(self->db);
+    rvpy_bytes_release(&k);
+    return rc ? iter_fail(self, rc, msg) : 0;
+}
+
+/* Runs a step and returns None, for the methods below. */
+static PyObject *iter_step_method(rvpy_iter *self, enum step op,
+                                  PyObject *key)
+{
+    if (iter_step(self, op, key) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *iter_seek(rvpy_iter *self, PyObject *key)
+{
+    return iter_step_method(self, SEEK, key);
+}
+
+static PyObject *iter_seek_for_prev(rvpy_iter *self, PyObject *key)
+{
+    return iter_step_method(self, SEEK_FOR_PREV, key);
+}
+
+static PyObject *iter_seek_to_first(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    return iter_step_method(self, SEEK_TO_FIRST, NULL);
+}
+
+static PyObject *iter_seek_to_last(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    return iter_step_method(self, SEEK_TO_LAST, NULL);
+}
+
+static PyObject *iter_next(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    return iter_step_method(self, NEXT, NULL);
+}
+
+static PyObject *iter_prev(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    return iter_step_method(self, PREV, NULL);
+}
+
+static PyObject *iter_valid(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    if (iter_check(self) < 0)
+        return NULL;
+    return PyBool_FromLong(ravel_iter_valid(self->handle));
+}
+
+/* Which part of the current entry iter_entry returns. */
+enum part { KEY, VALUE, ITEM };
+
+/* The current entry of a valid iterator, as bytes (or a pair). */
+static PyObject *iter_entry(ravel_iter *it, enum part part)
+{
+    size_t klen = 0, vlen = 0;
+    const void *k = part != VALUE ? ravel_iter_key(it, &klen) : NULL;
+    const void *v = part != KEY ? ravel_iter_value(it, &vlen) : NULL;
+    PyObject *key = NULL, *value = NULL;
+    if (part != VALUE
+        && !(key = PyBytes_FromStringAndSize(k, (Py_ssize_t)klen)))
+        return NULL;
+    if (part != KEY
+        && !(value = PyBytes_FromStringAndSize(v, (Py_ssize_t)vlen))) {
+        Py_XDECREF(key);
+        return NULL;
+    }
+    if (part == KEY)
+        return key;
+    if (part == VALUE)
+        return value;
+    PyObject *pair = PyTuple_New(2);
+    if (!pair) {
+        Py_DECREF(key);
+        Py_DECREF(value);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(pair, 0, key);
+    PyTuple_SET_ITEM(pair, 1, value);
+    return pair;
+}
+
+static PyObject *iter_part(rvpy_iter *self, enum part part)
+{
+    if (iter_check(self) < 0)
+        return NULL;
+    if (!ravel_iter_valid(self->handle))
+        return rvpy_raise_misuse("the iterator is not positioned at an "
+                                 "entry");
+    return iter_entry(self->handle, part);
+}
+
+static PyObject *iter_key(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    return iter_part(self, KEY);
+}
+
+static PyObject *iter_value(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    return iter_part(self, VALUE);
+}
+
+static PyObject *iter_item(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    return iter_part(self, ITEM);
+}
+
+static PyObject *iter_status(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    if (iter_check(self) < 0)
+        return NULL;
+    int rc = ravel_iter_status(self->handle);
+    if (rc == RAVEL_OK)
+        Py_RETURN_NONE;
+    const char *msg = NULL;
+    if (rc == self->error_rc && self->error_msg)
+        msg = PyUnicode_AsUTF8(self->error_msg);
+    return rvpy_raise(rc, msg ? msg : "");
+}
+
+static PyObject *iter_close(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    if (self->busy)
+        return rvpy_raise_misuse("the iterator is in use by another thread");
+    iter_free_handle(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *iter_enter_ctx(rvpy_iter *self, PyObject *unused)
+{
+    (void)unused;
+    if (iter_check(self) < 0)
+        return NULL;
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *iter_exit_ctx(rvpy_iter *self, PyObject *args)
+{
+    (void)args;
+    PyObject *r = iter_close(self, NULL);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *iter_get_closed(rvpy_iter *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->handle == NULL);
+}
+
+static PyGetSetDef iter_getset[] = {
+    {"closed", (getter)iter_get_closed, NULL,
+     "True once closed (or its database closed).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef iter_methods[] = {
+    {"seek", (PyCFunction)iter_seek, METH_O,
+     "seek(key): positions at the first key >= KEY."},
+    {"seek_for_prev", (PyCFunction)iter_seek_for_prev, METH_O,
+     "seek_for_prev(key): positions at the last key <= KEY."},
+    {"seek_to_first", (PyCFunction)iter_seek_to_first, METH_NOARGS,
+     "Positions at the first key."},
+    {"seek_to_last", (PyCFunction)iter_seek_to_last, METH_NOARGS,
+     "Positions at the last key."},
+    {"next", (PyCFunction)iter_next, METH_NOARGS,
+     "Moves to the next key (InvalidArgumentError if not valid())."},
+    {"prev", (PyCFunction)iter_prev, METH_NOARGS,
+     "Moves to the previous key (InvalidArgumentError if not valid())."},
+    {"valid", (PyCFunction)iter_valid, METH_NOARGS,
+     "True if positioned at an entry."},
+    {"key", (PyCFunction)iter_key, METH_NOARGS,
+     "The current key (InvalidArgumentError if not valid())."},
+    {"value", (PyCFunction)iter_value, METH_NOARGS,
+     "The current value (InvalidArgumentError if not valid())."},
+    {"item", (PyCFunction)iter_item, METH_NOARGS,
+     "The current (key, value) pair."},
+    {"status", (PyCFunction)iter_status, METH_NOARGS,
+     "Raises the error that stopped the iterator, if any; else None."},
+    {"close", (PyCFunction)iter_close, METH_NOARGS,
+     "Frees the iterator (also done by a with block, DB.close() and when "
+     "the object is freed).  Closing twice is harmless."},
+    {"__enter__", (PyCFunction)iter_enter_ctx, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)iter_exit_ctx, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject rvpy_iter_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ravel.Iterator",
+    .tp_basicsize = sizeof(rvpy_iter),
+    .tp_dealloc = (destructor)iter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A low-level iterator over a fixed state of a database "
+              "(DB.iterator()).  It starts unpositioned: call a seek "
+              "method first.  One thread at a time.",
+    .tp_weaklistoffset = offsetof(rvpy_iter, weakrefs),
+    .tp_methods = iter_methods,
+    .tp_getset = iter_getset,
+};
+
+/* ------------------------------------------------------- RangeIterator */
+
+typedef struct {
+    PyObject_HEAD
+    rvpy_iter *it;        /* NULL once the range is exhausted or closed */
+    PyObject *start;      /* bytes, first key included, or NULL */
+    PyObject *stop;       /* bytes, key excluded, or NULL */
+    int reverse;
+    int kind;             /* RVPY_KEYS, RVPY_VALUES or RVPY_ITEMS */
+    int positioned;       /* the first step has been made */
+} rvpy_range;
+
+PyObject *rvpy_range_new(rvpy_db *db, PyObject *snap, PyObject *start,
+                         PyObject *stop, int reverse, int kind)
+{
+    rvpy_range *self = PyObject_New(rvpy_range, &rvpy_range_type);
+    if (!self)
+        return NULL;
+    self->it = NULL;
+    self->start = self->stop = NULL;
+    self->reverse = reverse;
+    self->kind = kind;
+    self->positioned = 0;
+    if (start != Py_None && !(self->start = rvpy_bytes_copy(start, "start")))
+        goto fail;
+    if (stop != Py_None && !(self->stop = rvpy_bytes_copy(stop, "stop")))
+        goto fail;
+    self->it = (rvpy_iter *)rvpy_iter_new(db, snap);
+    if (!self->it)
+        goto fail;
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
+                               PyObject *kwargs, int kind)
+{
+    static char *names[] = {"start", "stop", "reverse", NULL};
+    PyObject *start = Py_None, *stop = Py_None;
+    int reverse = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOp:items", names,
+                                     &start, &stop, &reverse))
+        return NULL;
+    return rvpy_range_new(db, snap, start, stop, reverse, kind);
+}
+
+static void range_dealloc(rvpy_range *self)
+{
+    Py_XDECREF(self->it);
+    Py_XDECREF(self->start);
+    Py_XDECREF(self->stop);
+    PyObject_Free(self);
+}
+
+/* Bytewise order, shorter first on a common prefix: <0, 0 or >0. */
+static int range_compare(const void *key, size_t klen, PyObject *bound)
+{
+    size_t blen = (size_t)PyBytes_GET_SIZE(bound);
+    int c = memcmp(key, PyBytes_AS_STRING(bound), klen < blen ? klen : blen);
+    if (c)
+        return c;
+    return klen < blen ? -1 : klen > blen;
+}
+
+/* Ends the range: frees its iterator at once. */
+static void range_finish(rvpy_range *self)
+{
+    if (self->it)
+        iter_free_handle(self->it);
+    Py_CLEAR(self->it);
+}
+
+/* The first step: to START (or the first key), or, in reverse, to the
+** last key before STOP (or the last key). */
+static int range_position(rvpy_range *self)
+{
+    rvpy_iter *it = self->it;
+    if (!self->reverse)
+        return self->start ? iter_step(it, SEEK, self->start)
+                           : iter_step(it, SEEK_TO_FIRST, NULL);
+    if (!self->stop)
+        return iter_step(it, SEEK_TO_LAST, NULL);
+    if (iter_step(it, SEEK_FOR_PREV, self->stop) < 0)
+        return -1;
+    size_t klen = 0;
+    const void *key = ravel_iter_key(it->handle, &klen);
+    if (key && range_compare(key, klen, self->stop) == 0)
+        return iter_step(it, PREV, NULL);
+    return 0;
+}
+
+/* True if the current key of the range's iterator is past its bound. */
+static int range_past_bound(rvpy_range *self, const void *key, size_t klen)
+{
+    if (self->reverse)
+        return self->start && range_compare(key, klen, self->start) < 0;
+    return self->stop && range_compare(key, klen, self->stop) >= 0;
+}
+
+static PyObject *range_next(rvpy_range *self)
+{
+    if (!self->it)
+        return NULL;
+    int r = self->positioned
+                ? iter_step(self->it, self->reverse ? PREV : NEXT, NULL)
+                : range_position(self);
+    self->positioned = 1;
+    if (r < 0)
+        return NULL;
+    size_t klen = 0;
+    const void *key = ravel_iter_key(self->it->handle, &klen);
+    if (!key || range_past_bound(self, key, klen)) {
+        range_finish(self);
+        return NULL;
+    }
+    return iter_entry(self->it->handle, (enum part)(self->kind == RVPY_KEYS
+                      ? KEY : self->kind == RVPY_VALUES ? VALUE : ITEM));
+}
+
+static PyObject *range_close(rvpy_range *self, PyObject *unused)
+{
+    (void)unused;
+    if (self->it && self->it->busy)
+        return rvpy_raise_misuse("the iterator is in use by another thread");
+    range_finish(self);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef range_methods[] = {
+    {"close", (PyCFunction)range_close, METH_NOARGS,
+     "Stops the iteration and frees its ravel iterator now."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject rvpy_range_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ravel.RangeIterator",
+    .tp_basicsize = sizeof(rvpy_range),
+    .tp_dealloc = (destructor)range_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The iterator DB.items(), keys() and values() return.  Its "
+              "ravel iterator is freed when it is exhausted, closed or "
+              "freed.",
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)range_next,
+    .tp_methods = range_methods,
+};

@@ -1,0 +1,361 @@
+/*
+** module.c -- the module ravel._ravel: its initialisation, the exception
+** classes (one per ravel result code), and the small argument helpers the
+** other files share (byte strings, write flags).
+*/
+#include "_ravel.h"
+
+#include <stdarg.h>
+
+/* --------------------------------------------------------------- errors */
+
+/* The exception class of each result code; [0] is ravel.Error itself. */
+static PyObject *error_classes[RAVEL_READONLY + 1];
+
+struct error_spec {
+    int code;
+    const char *name;       /* the class name in module ravel */
+    const char *doc;
+};
+
+static const struct error_spec error_specs[] = {
+    {RAVEL_NOTFOUND, "NotFoundError",
+     "A name is unknown (RAVEL_NOTFOUND), e.g. DB.property('no.such').  "
+     "Also a KeyError.  A missing key is not an error: db[key] raises a "
+     "plain KeyError and db.get() returns the default."},
+    {RAVEL_INVALID, "InvalidArgumentError",
+     "A bad argument, a bad option, or misuse such as a call on a closed "
+     "database (RAVEL_INVALID).  Also a ValueError."},
+    {RAVEL_IOERR, "DiskIOError",
+     "An I/O call failed (RAVEL_IOERR); the message names the file and "
+     "the errno.  Also an OSError."},
+    {RAVEL_CORRUPT, "CorruptionError",
+     "A file failed a checksum or format check (RAVEL_CORRUPT)."},
+    {RAVEL_NOMEM, "NoMemoryError",
+     "ravel could not allocate memory (RAVEL_NOMEM)."},
+    {RAVEL_BUSY, "BusyError",
+     "The write would have had to wait and no_slowdown=True was given "
+     "(RAVEL_BUSY)."},
+    {RAVEL_LOCKED, "LockedError",
+     "The database directory is open elsewhere, in this process or "
+     "another (RAVEL_LOCKED)."},
+    {RAVEL_READONLY, "ReadOnlyError",
+     "Writes are refused: the database was opened read_only, or an earlier "
+     "failure stopped writes (RAVEL_READONLY).  Reads still work."},
+};
+
+/* The builtin exception a subclass also derives from, or NULL. */
+static PyObject *error_builtin_base(int code)
+{
+    switch (code) {
+    case RAVEL_NOTFOUND: return PyExc_KeyError;
+    case RAVEL_INVALID:  return PyExc_ValueError;
+    case RAVEL_IOERR:    return PyExc_OSError;
+    default:             return NULL;
+    }
+}
+
+/* PyModule_AddObject with a reference of its own (PyModule_AddObjectRef
+** needs Python 3.10). */
+static int module_add(PyObject *module, const char *name, PyObject *o)
+{
+    Py_INCREF(o);
+    if (PyModule_AddObject(module, name, o) < 0) {
+        Py_DECREF(o);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *error_new_class(const char *name, const char *doc,
+                                 PyObject *bases, int code)
+{
+    char qualified[64];
+    PyOS_snprintf(qualified, sizeof qualified, "ravel.%s", name);
+    PyObject *dict = PyDict_New();
+    if (!dict)
+        return NULL;
+    PyObject *code_obj = code ? PyLong_FromLong(code) : Py_None;
+    if (!code)
+        Py_INCREF(Py_None);
+    if (!code_obj || PyDict_SetItemString(dict, "code", code_obj) < 0) {
+        Py_XDECREF(code_obj);
+        Py_DECREF(dict);
+        return NULL;
+    }
+    Py_DECREF(code_obj);
+    /* str(error) is the message, even where a builtin base (KeyError)
+    ** would show its repr */
+    PyObject *str = PyObject_GetAttrString(PyExc_BaseException, "__str__");
+    if (!str || PyDict_SetItemString(dict, "__str__", str) < 0) {
+        Py_XDECREF(str);
+        Py_DECREF(dict);
+        return NULL;
+    }
+    Py_DECREF(str);
+    PyObject *cls = PyErr_NewExceptionWithDoc(qualified, doc, bases, dict);
+    Py_DECREF(dict);
+    return cls;
+}
+
+int rvpy_errors_init(PyObject *module)
+{
+    PyObject *base = error_new_class(
+        "Error",
+        "Base class of every error ravel reports.  .code is the ravel "
+        "result code (an int), .message the detailed message ravel gave "
+        "(also str(error)).",
+        PyExc_Exception, 0);
+    if (!base || module_add(module, "Error", base) < 0)
+        return -1;
+    error_classes[0] = base;
+    for (size_t i = 0; i < sizeof error_specs / sizeof error_specs[0]; i++) {
+        const struct error_spec *s = &error_specs[i];
+        PyObject *builtin = error_builtin_base(s->code);
+        PyObject *bases = builtin ? PyTuple_Pack(2, base, builtin)
+                                  : PyTuple_Pack(1, base);
+        if (!bases)
+            return -1;
+        PyObject *cls = error_new_class(s->name, s->doc, bases, s->code);
+        Py_DECREF(bases);
+        if (!cls || module_add(module, s->name, cls) < 0)
+            return -1;
+        error_classes[s->code] = cls;
+    }
+    return 0;
+}
+
+static PyObject *error_class(int rc)
+{
+    if (rc > 0 && rc <= RAVEL_READONLY && error_classes[rc])
+        return error_classes[rc];
+    return error_classes[0];
+}
+
+/* Sets .code and .message on a new exception instance. */
+static int error_set_fields(PyObject *exc, int rc, PyObject *text)
+{
+    PyObject *code = PyLong_FromLong(rc);
+    if (!code)
+        return -1;
+    int r = PyObject_SetAttrString(exc, "code", code);
+    Py_DECREF(code);
+    if (r == 0)
+        r = PyObject_SetAttrString(exc, "message", text);
+    return r;
+}
+
+PyObject *rvpy_raise(int rc, const char *msg)
+{
+    if (!msg || !*msg)
+        msg = ravel_errstr(rc);
+    PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg),
+                                          "replace");
+    if (!text)
+        return NULL;
+    PyObject *cls = error_class(rc);
+    PyObject *exc = PyObject_CallOneArg(cls, text);
+    if (exc && error_set_fields(exc, rc, text) == 0)
+        PyErr_SetObject(cls, exc);
+    Py_XDECREF(exc);
+    Py_DECREF(text);
+    return NULL;
+}
+
+PyObject *rvpy_raise_misuse(const char *format, ...)
+{
+    char msg[RVPY_MSG_SIZE];
+    va_list ap;
+    va_start(ap, format);
+    PyOS_vsnprintf(msg, sizeof msg, format, ap);
+    va_end(ap);
+    return rvpy_raise(RAVEL_INVALID, msg);
+}
+
+/* ------------------------------------------------------------ arguments */
+
+int rvpy_bytes_get(PyObject *o, rvpy_bytes *out, const char *what)
+{
+    if (PyBytes_Check(o)) {
+        out->ptr = PyBytes_AS_STRING(o);
+        out->len = (size_t)PyBytes_GET_SIZE(o);
+        out->has_view = 0;
+        return 0;
+    }
+    if (PyUnicode_Check(o) || !PyObject_CheckBuffer(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be bytes-like, not %.100s",
+                     what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(o, &out->view, PyBUF_SIMPLE) < 0)
+        return -1;
+    out->ptr = out->view.buf;
+    out->len = (size_t)out->view.len;
+    out->has_view = 1;
+    return 0;
+}
+
+void rvpy_bytes_release(rvpy_bytes *b)
+{
+    if (b->has_view) {
+        PyBuffer_Release(&b->view);
+        b->has_view = 0;
+    }
+}
+
+PyObject *rvpy_bytes_copy(PyObject *o, const char *what)
+{
+    if (PyBytes_CheckExact(o)) {
+        Py_INCREF(o);
+        return o;
+    }
+    rvpy_bytes b;
+    if (rvpy_bytes_get(o, &b, what) < 0)
+        return NULL;
+    PyObject *copy = PyBytes_FromStringAndSize(b.ptr, (Py_ssize_t)b.len);
+    rvpy_bytes_release(&b);
+    return copy;
+}
+
+int rvpy_get_args(PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames, PyObject **key, PyObject **dflt)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs < 1 || nargs + nkw > 2) {
+        PyErr_SetString(PyExc_TypeError, "get() takes a key and an optional "
+                        "default");
+        return -1;
+    }
+    if (nkw == 1 && PyUnicode_CompareWithASCIIString(
+                        PyTuple_GET_ITEM(kwnames, 0), "default") != 0) {
+        PyErr_Format(PyExc_TypeError, "get() got an unexpected keyword "
+                     "argument '%U'", PyTuple_GET_ITEM(kwnames, 0));
+        return -1;
+    }
+    *key = args[0];
+    *dflt = nargs + nkw == 2 ? args[1] : Py_None;
+    return 0;
+}
+
+/* The flag bit of write keyword NAME, or 0 if it is not one. */
+static int write_flag_of(PyObject *name)
+{
+    if (PyUnicode_CompareWithASCIIString(name, "sync") == 0)
+        return RAVEL_SYNC;
+    if (PyUnicode_CompareWithASCIIString(name, "disable_wal") == 0)
+        return RAVEL_NO_WAL;
+    if (PyUnicode_CompareWithASCIIString(name, "no_slowdown") == 0)
+        return RAVEL_NO_SLOWDOWN;
+    return 0;
+}
+
+int rvpy_write_flags(PyObject *const *kwvalues, PyObject *kwnames,
+                     const char *fn, int *flags)
+{
+    Py_ssize_t n = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        int bit = write_flag_of(name);
+        if (!bit) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword "
+                         "argument '%U'", fn, name);
+            return -1;
+        }
+        int on = PyObject_IsTrue(kwvalues[i]);
+        if (on < 0)
+            return -1;
+        if (on)
+            *flags |= bit;
+        else
+            *flags &= ~bit;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- module */
+
+static int add_type(PyObject *module, PyTypeObject *type, const char *name)
+{
+    if (PyType_Ready(type) < 0)
+        return -1;
+    if (!name)
+        return 0;
+    return module_add(module, name, (PyObject *)type);
+}
+
+static int add_result_codes(PyObject *module)
+{
+    static const struct { const char *name; int code; } codes[] = {
+        {"OK", RAVEL_OK}, {"NOTFOUND", RAVEL_NOTFOUND},
+        {"INVALID", RAVEL_INVALID}, {"IOERR", RAVEL_IOERR},
+        {"CORRUPT", RAVEL_CORRUPT}, {"NOMEM", RAVEL_NOMEM},
+        {"BUSY", RAVEL_BUSY}, {"LOCKED", RAVEL_LOCKED},
+        {"READONLY", RAVEL_READONLY},
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (PyModule_AddIntConstant(module, codes[i].name, codes[i].code) < 0)
+            return -1;
+    return 0;
+}
+
+static int add_versions(PyObject *module)
+{
+    if (PyModule_AddStringConstant(module, "lib_version",
+                                   ravel_libversion()) < 0)
+        return -1;
+    if (PyModule_AddIntConstant(module, "lib_version_number",
+                                ravel_libversion_number()) < 0)
+        return -1;
+    /* the header the extension was compiled against */
+    return PyModule_AddStringConstant(module, "header_version",
+                                      RAVEL_VERSION);
+}
+
+PyDoc_STRVAR(errstr_doc,
+"errstr(code) -> str\n\n"
+"ravel's static English description of a result code.");
+
+static PyObject *module_errstr(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    long code = PyLong_AsLong(arg);
+    if (code == -1 && PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromString(ravel_errstr((int)code));
+}
+
+static PyMethodDef module_methods[] = {
+    {"errstr", module_errstr, METH_O, errstr_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "ravel._ravel",
+    "The C extension behind the ravel package; import ravel instead.",
+    -1,
+    module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__ravel(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    if (rvpy_errors_init(m) < 0
+        || add_type(m, &rvpy_db_type, "DB") < 0
+        || add_type(m, &rvpy_snapshot_type, "Snapshot") < 0
+        || add_type(m, &rvpy_iter_type, "Iterator") < 0
+        || add_type(m, &rvpy_range_type, "RangeIterator") < 0
+        || add_type(m, &rvpy_batch_type, "Batch") < 0
+        || add_type(m, &rvpy_options_type, "Options") < 0
+        || add_type(m, &rvpy_cache_type, "Cache") < 0
+        || add_type(m, &rvpy_write_controller_type, "WriteController") < 0
+        || add_result_codes(m) < 0
+        || add_versions(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

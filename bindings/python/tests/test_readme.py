@@ -1,0 +1,36 @@
+"""test_readme.py -- the README's example is examples/example.py, byte for
+byte, and it runs and prints what the README says."""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+EXAMPLE = os.path.join(ROOT, "examples", "example.py")
+
+
+def readme_example():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    m = re.search(r"<!-- example: examples/example.py -->\n```python\n"
+                  r"(.*?)```", text, re.S)
+    assert m, "README.md lost its example block"
+    return m.group(1)
+
+
+def test_readme_example_is_the_file():
+    with open(EXAMPLE) as f:
+        assert readme_example() == f.read()
+
+
+def test_example_runs(tmp_path):
+    done = subprocess.run([sys.executable, EXAMPLE], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[b'banana']",
+        "banana yellow",
+        "cherry dark red",
+        "b'(deleted)'",
+    ]
