@@ -626,7 +626,11 @@ RAVEL_API int ravel_iter_valid(const ravel_iter *it);
 ** freed.  Returns NULL with *len = 0 when the iterator is not valid. */
 RAVEL_API const void *ravel_iter_key(const ravel_iter *it, size_t *len);
 RAVEL_API const void *ravel_iter_value(const ravel_iter *it, size_t *len);
-/* RAVEL_OK, or the error that stopped the iterator. */
+/* RAVEL_OK, or the error that stopped the iterator.  An iterator stops at
+** its first error (a damaged block, a failed read) and every later call on
+** it but ravel_iter_free returns that error, each setting its message
+** again, so the message read right after any such call is the iterator's
+** own. */
 RAVEL_API int ravel_iter_status(const ravel_iter *it);
 
 /* ---------------------------------------------------------- introspection */

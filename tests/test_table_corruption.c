@@ -143,6 +143,33 @@ static void read_all(ravel_db *db, struct seen *s, const char *name)
     note(s, ravel_verify(db), name);
 }
 
+/* After IT stopped with RC, another failure on this thread must not
+** replace the message later calls on IT return with: a binding reads it
+** right after each call (ravel.h, "For binding writers"). */
+static void check_sticky_message(ravel_iter *it, int rc, const char *name)
+{
+    char first[512];
+    snprintf(first, sizeof first, "%s", ravel_errmsg());
+    ravel_options *o;
+    TU_OK(ravel_options_new(&o));
+    assert_int_equal(ravel_options_set(o, "no_such_option", "1"),
+                     RAVEL_INVALID);
+    ravel_options_free(o);
+    assert_int_equal(ravel_iter_status(it), rc);
+    if (strcmp(ravel_errmsg(), first) != 0)
+        fail_msg("ravel_iter_status after damage to %s says \"%s\", not the "
+                 "iterator's error \"%s\"", name, ravel_errmsg(), first);
+    assert_int_equal(ravel_options_new(&o), RAVEL_OK);
+    assert_int_equal(ravel_options_set(o, "no_such_option", "1"),
+                     RAVEL_INVALID);
+    ravel_options_free(o);
+    assert_int_equal(ravel_iter_seek_to_first(it), rc);
+    if (strcmp(ravel_errmsg(), first) != 0)
+        fail_msg("a seek on a failed iterator after damage to %s says \"%s\","
+                 " not the iterator's error \"%s\"", name, ravel_errmsg(),
+                 first);
+}
+
 /* Scans IT forward and back; an entry shown must be right. */
 static void read_scan(ravel_db *db, ravel_iter *it, struct seen *s,
                       const char *name)
@@ -167,6 +194,11 @@ static void read_scan(ravel_db *db, ravel_iter *it, struct seen *s,
         fail_msg("scan saw %d of %d keys after damage to %s, with no error",
                  n, KEYS, name);
     note(s, rc, name);
+    if (rc != RAVEL_OK) {
+        check_sticky_message(it, rc, name);
+        ravel_iter_free(it);
+        return;
+    }
     rc = ravel_iter_seek_to_last(it);
     for (; rc == RAVEL_OK && ravel_iter_valid(it); rc = ravel_iter_prev(it))
         ;

@@ -16,6 +16,7 @@
 */
 #include "db/db_iter.h"
 #include "db/dbformat.h"
+#include "util/error.h"
 
 #include <stdlib.h>
 
@@ -76,7 +77,8 @@ static int db_iter_save(rv_db_iter *it, struct db_iter_buf *b, const char *p,
                         size_t n)
 {
     if (db_iter_buf_resize(b, n) != RAVEL_OK) {
-        it->status = RAVEL_NOMEM;
+        it->status = rv_error(RAVEL_NOMEM, "out of memory saving an "
+                              "iterator's key or value of %zu bytes", n);
         it->valid = 0;
         return -1;
     }
@@ -90,7 +92,8 @@ static int db_iter_save_target(rv_db_iter *it, const void *key, size_t klen,
                                uint64_t seq, int type)
 {
     if (db_iter_buf_resize(&it->saved_key, klen + RV_TAG_SIZE) != RAVEL_OK) {
-        it->status = RAVEL_NOMEM;
+        it->status = rv_error(RAVEL_NOMEM, "out of memory saving an "
+                              "iterator's seek target of %zu bytes", klen);
         it->valid = 0;
         return -1;
     }
@@ -116,7 +119,9 @@ static int db_iter_parse(rv_db_iter *it, struct db_iter_entry *e)
     size_t len;
     const char *k = it->internal->ops->key(it->internal, &len);
     if (len < RV_TAG_SIZE) {
-        it->status = RAVEL_CORRUPT;
+        it->status = rv_error(RAVEL_CORRUPT, "an iterator read an internal "
+                              "key of %zu bytes, shorter than its %d-byte "
+                              "tag", len, RV_TAG_SIZE);
         return -1;
     }
     uint64_t tag = rv_get_fixed64(k + len - RV_TAG_SIZE);

@@ -31,6 +31,10 @@ struct ravel_iter {
     rv_db_iter *it;
     struct rv_version *v;   /* pinned: its files stay while it reads */
     struct rv_seq_range *hidden; /* its view's own (write_prepared) */
+    /* An iterator stops at its first error and returns it from every call
+    ** after; the message of that error, kept so that each of those calls
+    ** sets it again (NULL until then, or if copying it failed). */
+    char *error_message;
 };
 
 static int read_check_key(const void *key, size_t klen, const char *fn)
@@ -534,6 +538,7 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     it->it = dit;
     it->v = v;
     it->hidden = hidden;
+    it->error_message = NULL;
     /* relaxed: close reads it only after the gate, which orders it */
     atomic_fetch_add_explicit(&db->live_iterators, 1, memory_order_relaxed);
     *out = it;
@@ -558,10 +563,27 @@ void ravel_iter_free(ravel_iter *it)
     rv_db_iter_free(it->it);
     rv_version_unref(it->v);
     free(it->hidden);
+    free(it->error_message);
     free(it);
     /* release: the iterator's last use happens before close sees 0 (this
     ** call is not inside the gate) */
     atomic_fetch_sub_explicit(&db->live_iterators, 1, memory_order_release);
+}
+
+/* The iterator's status as the result of a call on it.  At its first
+** error the message just set where the error was born is kept; every later
+** call returning the error sets that message again, so whoever reads the
+** message after the call (a binding, inside the same foreign call) reads
+** this error's own, not whatever the thread's last failure was. */
+static int read_iter_result(ravel_iter *it)
+{
+    int rc = rv_db_iter_status(it->it);
+    if (rc == RAVEL_OK)
+        return RAVEL_OK;
+    if (it->error_message)
+        return rv_error(rc, "%s", it->error_message);
+    it->error_message = strdup(rv_errmsg_get());
+    return rc;
 }
 
 static int read_iter_check(const ravel_iter *it, const char *fn)
@@ -579,7 +601,7 @@ int ravel_iter_seek(ravel_iter *it, const void *key, size_t klen)
     if (rc)
         return rc;
     rv_db_iter_seek(it->it, key, klen);
-    return rv_db_iter_status(it->it);
+    return read_iter_result(it);
 }
 
 int ravel_iter_seek_for_prev(ravel_iter *it, const void *key, size_t klen)
@@ -590,7 +612,7 @@ int ravel_iter_seek_for_prev(ravel_iter *it, const void *key, size_t klen)
     if (rc)
         return rc;
     rv_db_iter_seek_for_prev(it->it, key, klen);
-    return rv_db_iter_status(it->it);
+    return read_iter_result(it);
 }
 
 int ravel_iter_seek_to_first(ravel_iter *it)
@@ -599,7 +621,7 @@ int ravel_iter_seek_to_first(ravel_iter *it)
     if (rc)
         return rc;
     rv_db_iter_seek_to_first(it->it);
-    return rv_db_iter_status(it->it);
+    return read_iter_result(it);
 }
 
 int ravel_iter_seek_to_last(ravel_iter *it)
@@ -608,7 +630,7 @@ int ravel_iter_seek_to_last(ravel_iter *it)
     if (rc)
         return rc;
     rv_db_iter_seek_to_last(it->it);
-    return rv_db_iter_status(it->it);
+    return read_iter_result(it);
 }
 
 static int read_iter_check_valid(ravel_iter *it, const char *fn)
@@ -628,7 +650,7 @@ int ravel_iter_next(ravel_iter *it)
     if (rc)
         return rc;
     rv_db_iter_next(it->it);
-    return rv_db_iter_status(it->it);
+    return read_iter_result(it);
 }
 
 int ravel_iter_prev(ravel_iter *it)
@@ -637,7 +659,7 @@ int ravel_iter_prev(ravel_iter *it)
     if (rc)
         return rc;
     rv_db_iter_prev(it->it);
-    return rv_db_iter_status(it->it);
+    return read_iter_result(it);
 }
 
 int ravel_iter_valid(const ravel_iter *it)
@@ -667,5 +689,8 @@ int ravel_iter_status(const ravel_iter *it)
 {
     if (!it)
         return rv_error(RAVEL_INVALID, "ravel_iter_status: iterator is NULL");
-    return rv_db_iter_status(it->it);
+    int rc = rv_db_iter_status(it->it);
+    if (rc && it->error_message) /* see read_iter_result */
+        rv_error(rc, "%s", it->error_message);
+    return rc;
 }
