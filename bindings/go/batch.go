@@ -32,8 +32,14 @@ func NewBatch() *Batch {
 	return b
 }
 
+// Every method that hands b.c to C keeps b alive until the call returns
+// (runtime.KeepAlive): otherwise, when b is not used after the call, the
+// collector may find b unreachable during it and its cleanup free the
+// batch C is reading.
+
 // Put adds "set KEY to VALUE".
 func (b *Batch) Put(key, value []byte) error {
+	defer runtime.KeepAlive(b)
 	if b.c == nil {
 		return closedError("batch put", "batch")
 	}
@@ -43,6 +49,7 @@ func (b *Batch) Put(key, value []byte) error {
 
 // Delete adds "remove KEY".
 func (b *Batch) Delete(key []byte) error {
+	defer runtime.KeepAlive(b)
 	if b.c == nil {
 		return closedError("batch delete", "batch")
 	}
@@ -52,6 +59,7 @@ func (b *Batch) Delete(key []byte) error {
 
 // Clear empties the batch, keeping its memory for reuse.
 func (b *Batch) Clear() error {
+	defer runtime.KeepAlive(b)
 	if b.c == nil {
 		return closedError("batch clear", "batch")
 	}
@@ -60,6 +68,7 @@ func (b *Batch) Clear() error {
 
 // Count is the number of puts and deletes in the batch (0 after Close).
 func (b *Batch) Count() int {
+	defer runtime.KeepAlive(b)
 	if b.c == nil {
 		return 0
 	}

@@ -9,6 +9,7 @@ package ravel
 import "C"
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"unsafe"
@@ -164,6 +165,7 @@ func (db *DB) Write(b *Batch, flags ...WriteFlags) error {
 		return closedError("write", "database "+db.path)
 	}
 	defer db.gate.leave()
+	defer runtime.KeepAlive(b) // its cleanup must not free it mid-write (batch.go)
 	return statusError("write", C.shim_write(db.c, flagsOf(flags), b.c))
 }
 

@@ -203,6 +203,7 @@ func (it *Iterator) SeekToLast() bool {
 // seekBefore positions at the last key < KEY (KEY being the exclusive
 // stop bound).
 func (it *Iterator) seekBefore(op string, key []byte) bool {
+	defer runtime.KeepAlive(it) // rawKey reads the C iterator's bytes
 	if it.seekMove(op, C.SHIM_SEEK_FOR_PREV, key) || it.pos.valid == 0 {
 		return it.valid
 	}
@@ -254,7 +255,9 @@ func (it *Iterator) Key() []byte {
 	if !it.valid {
 		return nil
 	}
-	return append([]byte{}, it.rawKey()...)
+	key := append([]byte{}, it.rawKey()...)
+	runtime.KeepAlive(it) // the bytes copied are the C iterator's (batch.go)
+	return key
 }
 
 // Value returns a copy of the current value (nil if not Valid).
@@ -262,7 +265,9 @@ func (it *Iterator) Value() []byte {
 	if !it.valid {
 		return nil
 	}
-	return append([]byte{}, cBytes(unsafe.Pointer(it.pos.value), it.pos.vlen)...)
+	value := append([]byte{}, cBytes(unsafe.Pointer(it.pos.value), it.pos.vlen)...)
+	runtime.KeepAlive(it) // as in Key
+	return value
 }
 
 // Err is the error that stopped the iterator, or nil.  Check it after a

@@ -72,6 +72,7 @@ func (c *Cache) setIn(op string, copt *C.ravel_options) error {
 		return closedError(op, "the options' cache")
 	}
 	defer c.gate.leave()
+	defer runtime.KeepAlive(c) // its cleanup must not drop it mid-call
 	return statusError(op, C.shim_options_set_cache(copt, c.c))
 }
 
@@ -121,5 +122,6 @@ func (wc *WriteController) setIn(op string, copt *C.ravel_options) error {
 		return closedError(op, "the options' write controller")
 	}
 	defer wc.gate.leave()
+	defer runtime.KeepAlive(wc) // as in Cache.setIn
 	return statusError(op, C.shim_options_set_write_controller(copt, wc.c))
 }
