@@ -37,6 +37,10 @@ def test_options_object(path):
         o["no_such_option"]
     with pytest.raises(ravel.InvalidArgumentError):
         o.parse("block_size=1;bogus=2")
+    # all or nothing: the good item before the bad one is not applied
+    with pytest.raises(ravel.InvalidArgumentError, match="bogus"):
+        o.parse("max_open_files=200;bogus=2")
+    assert o["max_open_files"] == "100"
     with pytest.raises(TypeError):
         o["block_size"] = [1]
     with ravel.open(path, o, block_restart_interval=4) as db:

@@ -194,13 +194,29 @@ static int opt_set_item(rvpy_options *self, PyObject *name, PyObject *value)
     return r;
 }
 
+/* Parses TEXT into the options all or nothing: ravel_options_parse keeps
+** the items before a bad one, which the settings a DB replays at open
+** would not hold, so the text is tried on a scratch object first. */
+static int opt_parse_all(rvpy_options *self, PyObject *text)
+{
+    ravel_options *scratch = NULL;
+    if (ravel_options_new(&scratch) != RAVEL_OK) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int r = options_parse(scratch, text);
+    ravel_options_free(scratch);
+    if (r < 0 || options_parse(self->handle, text) < 0)
+        return -1;
+    return opt_record(self, Py_None, text);
+}
+
 static int opt_init(rvpy_options *self, PyObject *args, PyObject *kwargs)
 {
     PyObject *text = NULL;
     if (!PyArg_ParseTuple(args, "|U:Options", &text))
         return -1;
-    if (text && (options_parse(self->handle, text) < 0
-                 || opt_record(self, Py_None, text) < 0))
+    if (text && opt_parse_all(self, text) < 0)
         return -1;
     PyObject *name, *value;
     Py_ssize_t pos = 0;
@@ -253,8 +269,7 @@ static PyObject *opt_set(rvpy_options *self, PyObject *const *args,
 
 static PyObject *opt_parse(rvpy_options *self, PyObject *text)
 {
-    if (options_parse(self->handle, text) < 0
-        || opt_record(self, Py_None, text) < 0)
+    if (opt_parse_all(self, text) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
