@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-abi.py -- the ABI only grows.
 
-usage: check-abi.py SRCDIR [--lib LIBRAVEL.so] [--update]
+usage: check-abi.py SRCDIR [--lib LIBRAVEL.so] [--update] [--require-history]
 
 The ABI of libravel is written down in lib/ravel.abi, one line per item:
 
@@ -28,7 +28,14 @@ The check fails when:
     functions, or exports one under another version node;
   - include/ravel.h has items lib/ravel.abi lacks: new functions or
     constants are allowed, but must be recorded (rerun with --update,
-    which adds them, and commit the list).
+    which adds them, and commit the list);
+  - a new function is put in a version node the list already records (a
+    release's node never grows: a new one inherits it);
+  - include/ravel.h declares an enum or a function-like macro, which this
+    script does not read (so it could not check them).
+Without git history (a tarball) or with only part of it (a shallow
+clone) the earlier lists are not all compared: a warning, or with
+--require-history (CI) an error.
 """
 import os
 import re
@@ -48,23 +55,67 @@ def strip_comments(text):
     return re.sub(r'//[^\n]*', ' ', text)
 
 
+# Words that are part of a type, never a parameter's name.
+TYPE_WORDS = {'void', 'char', 'short', 'int', 'long', 'float', 'double',
+              'signed', 'unsigned', 'const', 'volatile', 'restrict',
+              '_Bool', 'bool'}
+
+
+def is_type_name(word):
+    """A typedef name: size_t, uint64_t, ravel_db ... (never a parameter
+    name in ravel.h, whose parameters are lower-case words)."""
+    return word in TYPE_WORDS or word.endswith('_t') or \
+        word.startswith('ravel_')
+
+
 def normalize_param(param):
-    """'const void *key' -> 'const void *'; 'void' -> 'void'."""
-    param = ' '.join(param.split())
-    m = re.match(r'^(.*?[\s*])([A-Za-z_]\w*)$', param)
-    if m and m.group(1).strip() not in ('', 'const', 'struct', 'unsigned',
-                                        'signed'):
-        param = m.group(1)
-    param = re.sub(r'\s*\*\s*', ' *', param).strip()
-    return re.sub(r'\* +\*', '**', re.sub(r'\*\s+\*', '**', param))
+    """'const void *key' -> 'const void *'; 'long long' stays; 'void' stays.
+    The trailing word is dropped only when it is a name: after a '*', or
+    after a type when it is no type word itself (nor struct/enum's tag)."""
+    words = re.findall(r'[A-Za-z_]\w*|\*|\[\w*\]', param)
+    if len(words) >= 2 and re.match(r'[A-Za-z_]', words[-1]):
+        last, before = words[-1], words[-2]
+        if before == '*' or (not is_type_name(last) and
+                             before not in ('struct', 'enum', 'union')):
+            words = words[:-1]
+    text = ' '.join(words)
+    text = re.sub(r' ?\* ?', ' *', text).strip()
+    return re.sub(r'\* \*', '**', re.sub(r'\* \*', '**', text))
+
+
+def strip_attributes(code):
+    """CODE without __attribute__((...)) (balanced parentheses), which a
+    deprecated or annotated declaration carries."""
+    out, i = [], 0
+    while True:
+        j = code.find('__attribute__', i)
+        if j < 0:
+            return ''.join(out) + code[i:]
+        out.append(code[i:j])
+        k = code.index('(', j)
+        depth = 0
+        while True:
+            depth += {'(': 1, ')': -1}.get(code[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        i = k
 
 
 def header_items(srcdir):
     """{name: ('func', prototype) or ('const', value)} of include/ravel.h."""
     with open(os.path.join(srcdir, HEADER), encoding='utf-8') as f:
         raw = f.read()
-    text = strip_comments(raw)
+    text = strip_comments(raw).replace('\\\n', ' ')  # continued lines
     code = re.sub(r'^\s*#[^\n]*', ' ', text, flags=re.M)  # no directives
+    code = strip_attributes(code)
+    # What this checker cannot read must not pass unchecked.
+    for what, pattern in (('an enum', r'\benum\b'),
+                          ('a function-like macro',
+                           r'^\s*#\s*define\s+RAVEL_\w+\(')):
+        if re.search(pattern, code if what == 'an enum' else text, re.M):
+            raise SystemExit('%s declares %s, which tools/check-abi.py does '
+                             'not read: teach it first' % (HEADER, what))
     items = {}
     for m in re.finditer(r'RAVEL_API\s+([^;{]*?)\(([^;{]*?)\)\s*;', code):
         head = ' '.join(m.group(1).split())
@@ -131,6 +182,13 @@ def parse_abi(text, where):
     return items
 
 
+def is_shallow(srcdir):
+    r = subprocess.run(['git', '-C', srcdir, 'rev-parse',
+                        '--is-shallow-repository'],
+                       capture_output=True, text=True)
+    return r.returncode == 0 and r.stdout.strip() == 'true'
+
+
 def git_history(srcdir):
     """[(commit, text)] of every committed version of lib/ravel.abi."""
     try:
@@ -170,6 +228,7 @@ def library_exports(lib):
 def main():
     args = sys.argv[1:]
     update = '--update' in args
+    require_history = '--require-history' in args
     lib = None
     if '--lib' in args:
         lib = args[args.index('--lib') + 1]
@@ -201,8 +260,14 @@ def main():
             errors.append('ABI break: %s changed\n    was: %s\n    now: %s'
                           % (n, line, current[n]))
     history = git_history(srcdir)
-    if history is None:
-        print('check-abi: not a git checkout; earlier lists not compared')
+    if history is None or is_shallow(srcdir):
+        what = ('not a git checkout' if history is None else
+                'a shallow clone (git fetch --unshallow gives the rest)')
+        if require_history:
+            errors.append('%s: the earlier lists cannot be compared' % what)
+        else:
+            print('check-abi: WARNING: %s; only the history present is '
+                  'compared' % what, file=sys.stderr)
     for commit, text in history or []:
         for n, line in parse_abi(text, '%s:%s' % (commit[:10], ABI_FILE)).items():
             if committed.get(n) != line:
@@ -224,6 +289,19 @@ def main():
                               % (lib, n, exports[n], nodes[n]))
 
     added = sorted(set(current) - set(committed))
+    # A node once recorded belongs to a release: new functions go into a
+    # new node (lib/ravel.map), never into one a binary may already use.
+    released = {line.split(' ', 1)[0] for line in committed.values()
+                if ' func ' in line}
+    for commit, text in history or []:
+        released |= {line.split(' ', 1)[0] for line in
+                     parse_abi(text, commit).values() if ' func ' in line}
+    for n in added:
+        if header[n][0] == 'func' and nodes.get(n) in released:
+            errors.append('%s is added to version node %s, which an earlier '
+                          'list already records: give it a new node in %s '
+                          '(e.g. RAVEL_0.2 { global: %s; } %s;)'
+                          % (n, nodes[n], MAP_FILE, n, nodes[n]))
     if added and update and not errors:
         with open(abi_path, 'a', encoding='utf-8') as f:
             for n in added:

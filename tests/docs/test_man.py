@@ -5,7 +5,7 @@ ravel(3)'s example runs.
 usage: test_man.py RAVEL.3 RAVEL.1 RAVEL_H INCLUDE_DIR LIBRAVEL CC [CC_ARG...]
 
 - ravel(3) names every function and every RAVEL_ constant (but the version
-  macros) include/ravel.h declares;
+  macros) include/ravel.h declares, and the version ravel.h gives;
 - ravel(1), which `ravel -manpage` generates at build time, names every
   command-line option and every command of the shell's tables (it is
   generated from them; this catches a generator that drops some);
@@ -58,6 +58,12 @@ def check_render(path):
 def check_man3(man3, ravel_h):
     with open(man3, encoding='utf-8') as f:
         page = roff_plain(f.read())
+    with open(ravel_h, encoding='utf-8') as f:
+        version = re.search(r'#define RAVEL_VERSION\s+"([^"]+)"', f.read())
+    th = re.search(r'^\.TH RAVEL 3 "[^"]*" "ravel ([^"]+)"', page, re.M)
+    if not version or not th or th.group(1) != version.group(1):
+        fail('ravel(3)\'s .TH names version %s, ravel.h %s: update the page'
+             % (th and th.group(1), version and version.group(1)))
     funcs, consts = header_names(ravel_h)
     if len(funcs) < 40:
         fail('only %d functions read from %s' % (len(funcs), ravel_h))

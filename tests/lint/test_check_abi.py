@@ -9,8 +9,11 @@ time and checks that the checker fails naming the damage:
   - a function removed from the header (and the map);
   - a prototype changed (a parameter's type);
   - a constant's value changed;
-  - a function added to the header and the map but not recorded (and that
-    --update records it, after which the check passes);
+  - a function added to a version node already released;
+  - a function added in a new node but not recorded (and that --update
+    records it, attributes dropped, after which the check passes), then
+    a parameter type changed from long long to long;
+  - an enum, which the checker cannot read;
   - the built library exporting a symbol the map does not name;
   - a line of lib/ravel.abi removed in a later commit (git history).
 """
@@ -86,22 +89,45 @@ def main():
         check(root, False, 'ABI break: RAVEL_LOCKED changed',
               'a changed constant')
 
+        root = scratch(tmp, 'added-to-released-node')
+        edit(root, 'include/ravel.h',
+             'RAVEL_API int ravel_verify(ravel_db *db);',
+             'RAVEL_API int ravel_verify(ravel_db *db);\n'
+             'RAVEL_API int ravel_new_thing(ravel_db *db, long long n);')
+        edit(root, 'lib/ravel.map', '    ravel_verify;\n',
+             '    ravel_verify;\n    ravel_new_thing;\n')
+        check(root, False, 'which an earlier list already records',
+              'an addition to a released version node')
+
         root = scratch(tmp, 'added')
         edit(root, 'include/ravel.h',
              'RAVEL_API int ravel_verify(ravel_db *db);',
              'RAVEL_API int ravel_verify(ravel_db *db);\n'
-             'RAVEL_API int ravel_new_thing(ravel_db *db, const void *k, '
-             'size_t klen);')
-        edit(root, 'lib/ravel.map', '    ravel_verify;\n',
-             '    ravel_verify;\n    ravel_new_thing;\n')
+             'RAVEL_API __attribute__((deprecated("use (x)")))\n'
+             'int ravel_new_thing(ravel_db *db, const void *k, size_t klen,\n'
+             '                    long long n);')
+        with open(os.path.join(root, 'lib/ravel.map'), 'a') as f:
+            f.write('RAVEL_0.2 {\n  global:\n    ravel_new_thing;\n'
+                    '} RAVEL_0.1;\n')
         check(root, False, 'not yet in lib/ravel.abi', 'an unrecorded addition')
         check(root, True, 'recorded 1 new item', '--update records it',
               ['--update'])
         check(root, True, 'the ABI only grew', 'after --update it passes')
         with open(os.path.join(root, 'lib/ravel.abi'), encoding='utf-8') as f:
-            if ('RAVEL_0.1 func int ravel_new_thing(ravel_db *, const void *, '
-                    'size_t)') not in f.read():
-                FAILURES.append('--update writes the prototype')
+            if ('RAVEL_0.2 func int ravel_new_thing(ravel_db *, const void *, '
+                    'size_t, long long)') not in f.read():
+                FAILURES.append('--update writes the prototype (attributes '
+                                'dropped, long long kept whole)')
+        # long long -> long is a change, not a rename
+        edit(root, 'include/ravel.h', 'long long n', 'long n')
+        check(root, False, 'ABI break: ravel_new_thing changed',
+              'a parameter type losing a word')
+
+        root = scratch(tmp, 'enum')
+        edit(root, 'include/ravel.h', '#define RAVEL_OK        0',
+             'enum ravel_level { RAVEL_LEVEL_0 };\n#define RAVEL_OK        0')
+        check(root, False, 'which tools/check-abi.py does not read',
+              'an enum it cannot check')
 
         root = scratch(tmp, 'leak')
         edit(root, 'lib/ravel.map', '    ravel_verify;\n', '')
