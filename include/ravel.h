@@ -627,10 +627,11 @@ RAVEL_API int ravel_iter_valid(const ravel_iter *it);
 RAVEL_API const void *ravel_iter_key(const ravel_iter *it, size_t *len);
 RAVEL_API const void *ravel_iter_value(const ravel_iter *it, size_t *len);
 /* RAVEL_OK, or the error that stopped the iterator.  An iterator stops at
-** its first error (a damaged block, a failed read) and every later call on
-** it but ravel_iter_free returns that error, each setting its message
-** again, so the message read right after any such call is the iterator's
-** own. */
+** its first error (a damaged block, a failed read): every later call that
+** moves it, and ravel_iter_status, returns that error (or RAVEL_INVALID
+** for next and prev once it is not positioned at an entry), each setting
+** its message again, so the message read right after such a call is the
+** iterator's own. */
 RAVEL_API int ravel_iter_status(const ravel_iter *it);
 
 /* ---------------------------------------------------------- introspection */
