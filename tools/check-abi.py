@@ -29,8 +29,9 @@ The check fails when:
   - include/ravel.h has items lib/ravel.abi lacks: new functions or
     constants are allowed, but must be recorded (rerun with --update,
     which adds them, and commit the list);
-  - a new function is put in a version node the list already records (a
-    release's node never grows: a new one inherits it);
+  - a new function is not in the version node of the release being built
+    (RAVEL_<major>.<minor> of RAVEL_VERSION): an earlier release's node
+    never grows, a new one inherits it;
   - include/ravel.h declares an enum or a function-like macro, which this
     script does not read (so it could not check them).
 Without git history (a tarball) or with only part of it (a shallow
@@ -135,6 +136,24 @@ def header_items(srcdir):
             continue
         items[name] = ('const', value)
     return items
+
+
+def version_node(srcdir):
+    """RAVEL_<major>.<minor> of include/ravel.h's RAVEL_VERSION."""
+    with open(os.path.join(srcdir, HEADER), encoding='utf-8') as f:
+        m = re.search(r'#\s*define\s+RAVEL_VERSION\s+"(\d+)\.(\d+)\.',
+                      f.read())
+    if not m:
+        raise SystemExit('%s: no RAVEL_VERSION "X.Y.Z"' % HEADER)
+    return 'RAVEL_%s.%s' % m.groups()
+
+
+def latest_node(nodes, other_than):
+    """The newest node of the map but OTHER_THAN, which a new one inherits."""
+    def key(node):
+        return [int(x) for x in re.findall(r'\d+', node)]
+    older = sorted({v for v in nodes.values() if v != other_than}, key=key)
+    return older[-1] if older else 'RAVEL_0.1'
 
 
 def map_nodes(srcdir):
@@ -289,19 +308,17 @@ def main():
                               % (lib, n, exports[n], nodes[n]))
 
     added = sorted(set(current) - set(committed))
-    # A node once recorded belongs to a release: new functions go into a
-    # new node (lib/ravel.map), never into one a binary may already use.
-    released = {line.split(' ', 1)[0] for line in committed.values()
-                if ' func ' in line}
-    for commit, text in history or []:
-        released |= {line.split(' ', 1)[0] for line in
-                     parse_abi(text, commit).values() if ' func ' in line}
+    # New functions go into the version node of the release being built,
+    # named after RAVEL_VERSION (0.2.x: RAVEL_0.2): the nodes of earlier
+    # releases never grow, since binaries may already use them.
+    open_node = version_node(srcdir)
     for n in added:
-        if header[n][0] == 'func' and nodes.get(n) in released:
-            errors.append('%s is added to version node %s, which an earlier '
-                          'list already records: give it a new node in %s '
-                          '(e.g. RAVEL_0.2 { global: %s; } %s;)'
-                          % (n, nodes[n], MAP_FILE, n, nodes[n]))
+        if header[n][0] == 'func' and nodes.get(n) != open_node:
+            errors.append('%s is added to version node %s: new functions go '
+                          'in %s, the node of RAVEL_VERSION (add it to %s, '
+                          'e.g. %s { global: %s; } %s;)'
+                          % (n, nodes.get(n), open_node, MAP_FILE, open_node,
+                             n, latest_node(nodes, open_node)))
     if added and update and not errors:
         with open(abi_path, 'a', encoding='utf-8') as f:
             for n in added:

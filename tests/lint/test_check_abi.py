@@ -9,7 +9,8 @@ time and checks that the checker fails naming the damage:
   - a function removed from the header (and the map);
   - a prototype changed (a parameter's type);
   - a constant's value changed;
-  - a function added to a version node already released;
+  - a function added to an earlier release's version node (RAVEL_0.1
+    while RAVEL_VERSION says 0.2.0);
   - a function added in a new node but not recorded (and that --update
     records it, attributes dropped, after which the check passes), then
     a parameter type changed from long long to long;
@@ -90,16 +91,20 @@ def main():
               'a changed constant')
 
         root = scratch(tmp, 'added-to-released-node')
+        edit(root, 'include/ravel.h', '#define RAVEL_VERSION        "0.1.0"',
+             '#define RAVEL_VERSION        "0.2.0"')
         edit(root, 'include/ravel.h',
              'RAVEL_API int ravel_verify(ravel_db *db);',
              'RAVEL_API int ravel_verify(ravel_db *db);\n'
              'RAVEL_API int ravel_new_thing(ravel_db *db, long long n);')
         edit(root, 'lib/ravel.map', '    ravel_verify;\n',
              '    ravel_verify;\n    ravel_new_thing;\n')
-        check(root, False, 'which an earlier list already records',
-              'an addition to a released version node')
+        check(root, False, 'new functions go in RAVEL_0.2',
+              'an addition to an earlier release\'s version node')
 
         root = scratch(tmp, 'added')
+        edit(root, 'include/ravel.h', '#define RAVEL_VERSION        "0.1.0"',
+             '#define RAVEL_VERSION        "0.2.0"')
         edit(root, 'include/ravel.h',
              'RAVEL_API int ravel_verify(ravel_db *db);',
              'RAVEL_API int ravel_verify(ravel_db *db);\n'
