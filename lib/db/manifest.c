@@ -191,6 +191,33 @@ static int manifest_is_zero(const char *p, size_t n)
     return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
+/* The largest tail manifest_valid_record_after searches: a torn append is
+** one edit, far smaller. */
+#define MANIFEST_TORN_TAIL_MAX (4u << 20)
+
+/* 1 if a whole record with a good checksum starts anywhere in DATA after
+** OFF.  A power loss can damage the unsynced last append anywhere, its
+** header included (so its length is wrong), but it has no record after it;
+** damage in the synced part has the later records after it. */
+static int manifest_valid_record_after(uint64_t number, const char *data,
+                                       size_t len, size_t off)
+{
+    if (len - off > MANIFEST_TORN_TAIL_MAX)
+        return 1; /* too much to be one torn append */
+    for (size_t at = off + 1; at + RV_WAL_RECORD_HEADER_SIZE <= len; at++) {
+        const char *h = data + at;
+        uint32_t plen = rv_get_fixed32(h + 8);
+        if (plen > len - at - RV_WAL_RECORD_HEADER_SIZE ||
+            manifest_is_zero(h, RV_WAL_RECORD_HEADER_SIZE))
+            continue;
+        if (rv_get_fixed64(h) ==
+            rv_wal_record_checksum(number, h, h + RV_WAL_RECORD_HEADER_SIZE,
+                                   plen))
+            return 1;
+    }
+    return 0;
+}
+
 /* Walks the records of the manifest DATA (LEN bytes) at PATH. */
 static int manifest_walk(const char *path, uint64_t number, const char *data,
                          size_t len, rv_manifest_edit_fn fn, void *ctx)
@@ -221,11 +248,14 @@ static int manifest_walk(const char *path, uint64_t number, const char *data,
                                                  h + RV_WAL_RECORD_HEADER_SIZE,
                                                  plen)) {
             /* Every append is synced before the next: only the last one can
-            ** be torn, and nothing can follow it. */
+            ** be torn, and no record can follow it.  A power loss may have
+            ** damaged its header too, so the bytes after what its length
+            ** says may be its own: the end, unless a good record follows. */
             size_t end = whole ? off + rv_wal_record_size(plen) : len;
             if (end > len)
                 end = len;
-            if (manifest_is_zero(data + end, len - end))
+            if (manifest_is_zero(data + end, len - end) ||
+                !manifest_valid_record_after(number, data, len, off))
                 return RAVEL_OK;
             return rv_error(RAVEL_CORRUPT, "%s: byte offset %zu: record "
                             "damaged, with data after it", path, off);

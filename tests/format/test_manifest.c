@@ -1,6 +1,7 @@
 /*
 ** test_manifest.c -- the manifest and CURRENT (lib/db/manifest.c): edits
-** replay in order; a torn last record is the end; damage with data after
+** replay in order; a torn last record is the end (its header included);
+** damage with data after
 ** it, a missing or garbled CURRENT, a missing manifest are reported;
 ** switching to a new manifest is all or nothing.
 */
@@ -128,6 +129,34 @@ static void test_torn_last_record_is_the_end(void **state)
     }
 }
 
+/* A power loss can lose the unsynced last append's first bytes (its header,
+** in another page than its payload) and keep the rest: the end, with the
+** records before it, as long as no good record follows. */
+static void test_torn_last_header_is_the_end(void **state)
+{
+    (void)state;
+    static const char patterns[][RV_WAL_RECORD_HEADER_SIZE] = {
+        {0},                                             /* zeros */
+        {'g', 'a', 'r', 'b', 'a', 'g', 'e', '!', 3, 0, 0, 0, 1, 0, 0, 0},
+        {1, 2, 3, 4, 5, 6, 7, 8, (char)0xff, (char)0xff, 0, 0, 1, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++) {
+        size_t off[3];
+        build(off);
+        int fd = open(path("MANIFEST-000001"), O_RDWR);
+        assert_int_equal(pwrite(fd, patterns[i], RV_WAL_RECORD_HEADER_SIZE,
+                                (off_t)off[2]),
+                         RV_WAL_RECORD_HEADER_SIZE);
+        close(fd);
+        struct seen s;
+        uint64_t number;
+        if (replay(&s, &number) != RAVEL_OK)
+            fail_msg("pattern %zu over the last header: %s", i,
+                     ravel_errmsg());
+        assert_int_equal(s.n, 2);
+    }
+}
+
 static void test_damage_before_data_refused(void **state)
 {
     (void)state;
@@ -231,6 +260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_in_order),
         cmocka_unit_test(test_torn_last_record_is_the_end),
+        cmocka_unit_test(test_torn_last_header_is_the_end),
         cmocka_unit_test(test_damage_before_data_refused),
         cmocka_unit_test(test_current),
         cmocka_unit_test(test_switch),
