@@ -73,9 +73,8 @@ def check_man3(man3, ravel_h):
 
 
 def check_man1(man1, shell_sources):
-    with open(man1, encoding='utf-8') as f:
-        page = roff_plain(f.read())
-    if '.TH RAVEL 1' not in page:
+    source = roff_source(man1)  # tags keep their \\fB..\\fR
+    if '.TH RAVEL 1' not in source:
         fail('ravel(1) has no .TH RAVEL 1 header')
     with open(shell_sources, encoding='utf-8') as f:
         src = f.read()
@@ -85,8 +84,7 @@ def check_man1(man1, shell_sources):
         fail('read only %d options and %d commands from %s'
              % (len(options), len(commands), shell_sources))
     for name in options + commands:
-        if not re.search(r'^\\fB%s\\fR' % re.escape(name), roff_source(man1),
-                         re.M):
+        if not re.search(r'^\\fB%s\\fR' % re.escape(name), source, re.M):
             fail('ravel(1) has no entry for %s' % name)
 
 
