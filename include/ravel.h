@@ -617,7 +617,8 @@ RAVEL_API int ravel_iter_seek_for_prev(ravel_iter *it, const void *key,
                                        size_t klen);
 RAVEL_API int ravel_iter_seek_to_first(ravel_iter *it);
 RAVEL_API int ravel_iter_seek_to_last(ravel_iter *it);
-/* next/prev on an iterator that is not valid return RAVEL_INVALID. */
+/* next/prev on an iterator that is not positioned at an entry return
+** RAVEL_INVALID, or the error that stopped it (ravel_iter_status). */
 RAVEL_API int ravel_iter_next(ravel_iter *it);
 RAVEL_API int ravel_iter_prev(ravel_iter *it);
 /* 1 if positioned at an entry, 0 otherwise (and for NULL). */
@@ -627,11 +628,14 @@ RAVEL_API int ravel_iter_valid(const ravel_iter *it);
 RAVEL_API const void *ravel_iter_key(const ravel_iter *it, size_t *len);
 RAVEL_API const void *ravel_iter_value(const ravel_iter *it, size_t *len);
 /* RAVEL_OK, or the error that stopped the iterator.  An iterator stops at
-** its first error (a damaged block, a failed read): every later call that
-** moves it, and ravel_iter_status, returns that error (or RAVEL_INVALID
-** for next and prev once it is not positioned at an entry), each setting
-** its message again, so the message read right after such a call is the
-** iterator's own. */
+** its first error (a damaged block, a failed read): the call that met it
+** returns it and leaves the iterator invalid, and it stays invalid and
+** never shows another entry: every later call that moves it (seeks, next,
+** prev), and ravel_iter_status, returns that error, each setting its
+** message again, so the message read right after such a call is the
+** iterator's own.  A loop that steps while ravel_iter_valid and checks
+** ravel_iter_status at its end therefore sees every entry before the
+** damage and the error, never an entry from past it. */
 RAVEL_API int ravel_iter_status(const ravel_iter *it);
 
 /* ---------------------------------------------------------- introspection */

@@ -13,6 +13,13 @@
 ** just before all entries of the shown user key (the scan had to pass them
 ** to know which version is newest), so the key and value are copied into
 ** SAVED_KEY / SAVED_VALUE.
+**
+** The first error stops the iterator for good: its own (out of memory, a
+** malformed key) or the internal iterator's (a damaged block).  From then
+** on it is invalid, every positioning call leaves it so, and status says
+** why.  An entry found before the error in the same move is not shown
+** either: going backward, a newer version of it (or its deletion) may be
+** in the part that could not be read.
 */
 #include "db/db_iter.h"
 #include "db/dbformat.h"
@@ -34,7 +41,9 @@ struct rv_db_iter {
     struct rv_read_view view; /* which versions are seen (visibility.h) */
     enum db_iter_direction direction;
     int valid;
-    int status;               /* our own error (NOMEM, CORRUPT) or RAVEL_OK */
+    /* The first error, ours (NOMEM, CORRUPT) or the internal iterator's,
+    ** or RAVEL_OK: once set, never cleared, and valid stays 0. */
+    int status;
     /* Forward: a user key to skip (or a seek target).  Reverse: the user
     ** key shown. */
     struct db_iter_buf saved_key;
@@ -178,6 +187,18 @@ int rv_db_iter_status(const rv_db_iter *it)
     return it->internal->ops->status(it->internal);
 }
 
+/* 1 if the iterator has stopped at an error, which it then keeps; it is
+** invalid from then on.  Called at the start and at the end of every move. */
+static int db_iter_stopped(rv_db_iter *it)
+{
+    if (it->status == RAVEL_OK)
+        it->status = it->internal->ops->status(it->internal);
+    if (it->status == RAVEL_OK)
+        return 0;
+    it->valid = 0;
+    return 1;
+}
+
 /* ------------------------------------------------------------- forward */
 
 /* From the internal position onward, finds the first visible put.  With
@@ -187,8 +208,9 @@ static void db_iter_find_next_user_entry(rv_db_iter *it, int skipping)
     struct rv_iter *in = it->internal;
     for (; in->ops->valid(in); in->ops->next(in)) {
         struct db_iter_entry e;
-        if (db_iter_parse(it, &e) || !rv_read_view_sees(&it->view,
-                                                        e.sequence))
+        if (db_iter_parse(it, &e))
+            break;
+        if (!rv_read_view_sees(&it->view, e.sequence))
             continue;
         if (e.type == RV_TYPE_DELETE) {
             if (db_iter_save(it, &it->saved_key, e.ukey, e.ulen))
@@ -204,11 +226,9 @@ static void db_iter_find_next_user_entry(rv_db_iter *it, int skipping)
     it->valid = 0;
 }
 
-void rv_db_iter_next(rv_db_iter *it)
+static void db_iter_next(rv_db_iter *it)
 {
     struct rv_iter *in = it->internal;
-    if (!it->valid)
-        return;
     if (it->direction == DB_ITER_REVERSE) {
         /* The internal iterator is just before the entries of the shown
         ** key (saved_key); step into them and skip them below. */
@@ -227,17 +247,30 @@ void rv_db_iter_next(rv_db_iter *it)
     db_iter_find_next_user_entry(it, 1);
 }
 
+void rv_db_iter_next(rv_db_iter *it)
+{
+    if (!it->valid || db_iter_stopped(it))
+        return;
+    db_iter_next(it);
+    db_iter_stopped(it);
+}
+
 void rv_db_iter_seek_to_first(rv_db_iter *it)
 {
+    if (db_iter_stopped(it))
+        return;
     it->direction = DB_ITER_FORWARD;
     db_iter_buf_clear(&it->saved_value);
     db_iter_buf_clear(&it->saved_key);
     it->internal->ops->seek_to_first(it->internal);
     db_iter_find_next_user_entry(it, 0);
+    db_iter_stopped(it);
 }
 
 void rv_db_iter_seek(rv_db_iter *it, const void *key, size_t klen)
 {
+    if (db_iter_stopped(it))
+        return;
     it->direction = DB_ITER_FORWARD;
     db_iter_buf_clear(&it->saved_value);
     /* the newest version the snapshot can see sorts first */
@@ -247,6 +280,7 @@ void rv_db_iter_seek(rv_db_iter *it, const void *key, size_t klen)
     it->internal->ops->seek(it->internal, it->saved_key.data,
                             it->saved_key.len);
     db_iter_find_next_user_entry(it, 0);
+    db_iter_stopped(it);
 }
 
 /* ------------------------------------------------------------ backward */
@@ -270,8 +304,9 @@ static void db_iter_find_prev_user_entry(rv_db_iter *it)
     int type = RV_TYPE_DELETE;
     for (; in->ops->valid(in); in->ops->prev(in)) {
         struct db_iter_entry e;
-        if (db_iter_parse(it, &e) || !rv_read_view_sees(&it->view,
-                                                        e.sequence))
+        if (db_iter_parse(it, &e))
+            return;
+        if (!rv_read_view_sees(&it->view, e.sequence))
             continue;
         /* a put already found belongs to a later user key: stop there */
         if (type != RV_TYPE_DELETE && db_iter_compare_saved(it, &e) < 0)
@@ -311,7 +346,9 @@ static int db_iter_turn_backward(rv_db_iter *it)
             db_iter_buf_clear(&it->saved_value);
             return -1;
         }
-        if (!db_iter_parse(it, &e) && db_iter_compare_saved(it, &e) < 0)
+        if (db_iter_parse(it, &e))
+            return -1;
+        if (db_iter_compare_saved(it, &e) < 0)
             break;
     }
     it->direction = DB_ITER_REVERSE;
@@ -320,23 +357,31 @@ static int db_iter_turn_backward(rv_db_iter *it)
 
 void rv_db_iter_prev(rv_db_iter *it)
 {
-    if (!it->valid)
+    if (!it->valid || db_iter_stopped(it))
         return;
-    if (it->direction == DB_ITER_FORWARD && db_iter_turn_backward(it))
+    if (it->direction == DB_ITER_FORWARD && db_iter_turn_backward(it)) {
+        db_iter_stopped(it);
         return;
+    }
     db_iter_find_prev_user_entry(it);
+    db_iter_stopped(it);
 }
 
 void rv_db_iter_seek_to_last(rv_db_iter *it)
 {
+    if (db_iter_stopped(it))
+        return;
     it->direction = DB_ITER_REVERSE;
     db_iter_buf_clear(&it->saved_value);
     it->internal->ops->seek_to_last(it->internal);
     db_iter_find_prev_user_entry(it);
+    db_iter_stopped(it);
 }
 
 void rv_db_iter_seek_for_prev(rv_db_iter *it, const void *key, size_t klen)
 {
+    if (db_iter_stopped(it))
+        return;
     it->direction = DB_ITER_REVERSE;
     db_iter_buf_clear(&it->saved_value);
     /* tag 0 sorts last: every version of KEY is <= the target */
@@ -345,6 +390,7 @@ void rv_db_iter_seek_for_prev(rv_db_iter *it, const void *key, size_t klen)
     it->internal->ops->seek_for_prev(it->internal, it->saved_key.data,
                                      it->saved_key.len);
     db_iter_find_prev_user_entry(it);
+    db_iter_stopped(it);
 }
 
 /* -------------------------------------------------------------- access */

@@ -633,9 +633,14 @@ int ravel_iter_seek_to_last(ravel_iter *it)
     return read_iter_result(it);
 }
 
+/* An iterator that can step: one stopped by an error returns that error,
+** one merely not positioned RAVEL_INVALID. */
 static int read_iter_check_valid(ravel_iter *it, const char *fn)
 {
     int rc = read_iter_check(it, fn);
+    if (rc)
+        return rc;
+    rc = read_iter_result(it);
     if (rc)
         return rc;
     if (!rv_db_iter_valid(it->it))

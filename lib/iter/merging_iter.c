@@ -20,6 +20,12 @@
 ** it, taken once after the child moves.  Equal internal keys (which distinct sources do
 ** not hold) are ordered by child index, the order the caller gave, so the
 ** choice is deterministic.
+**
+** A child that stops at an error (a damaged block, a table that will not
+** open) stops the merge: merging on without it would show older versions
+** from deeper levels in place of the ones it holds, and keys it deleted.
+** The first error is kept, and from then on the merge is invalid whatever
+** is asked of it.
 */
 #include "iter/iterator.h"
 #include "db/dbformat.h"
@@ -41,6 +47,7 @@ struct merging_iter {
     int n;
     enum merging_direction direction;
     int heap_n; /* valid children, in heap[0 .. heap_n) */
+    int status; /* the first child error seen: then heap_n stays 0 */
     /* heap[0] is the current child.  Points into children. */
     struct merging_child **heap;
     /* N children then N heap slots, in the same allocation as the
@@ -95,7 +102,22 @@ static void merging_child_refresh(struct merging_child *c)
     c->key = c->it->ops->key(c->it, &c->klen);
 }
 
-/* Puts every valid child in the heap, ordered for MI's direction. */
+/* Records C's error, if it has one, as the merge's: the merge stops.
+** Returns 1 if it did. */
+static int merging_child_failed(struct merging_iter *mi,
+                                const struct merging_child *c)
+{
+    int rc = c->it->ops->status(c->it);
+    if (rc == RAVEL_OK)
+        return 0;
+    if (mi->status == RAVEL_OK)
+        mi->status = rc;
+    mi->heap_n = 0;
+    return 1;
+}
+
+/* Puts every valid child in the heap, ordered for MI's direction; or
+** stops the merge if a child has failed. */
 static void merging_rebuild(struct merging_iter *mi)
 {
     mi->heap_n = 0;
@@ -104,19 +126,24 @@ static void merging_rebuild(struct merging_iter *mi)
         if (c->it->ops->valid(c->it)) {
             merging_child_refresh(c);
             mi->heap[mi->heap_n++] = c;
+        } else if (merging_child_failed(mi, c)) {
+            return;
         }
     }
     for (int i = mi->heap_n / 2 - 1; i >= 0; i--)
         merging_sift_down(mi, i);
 }
 
-/* The top child moved: back to its place, or out if it is done. */
+/* The top child moved: back to its place, out if it is done, or the merge
+** stops if it failed. */
 static void merging_top_moved(struct merging_iter *mi)
 {
     struct merging_child *top = mi->heap[0];
     if (top->it->ops->valid(top->it)) {
         merging_child_refresh(top);
     } else {
+        if (merging_child_failed(mi, top))
+            return;
         mi->heap[0] = mi->heap[--mi->heap_n];
         if (mi->heap_n == 0)
             return;
@@ -139,6 +166,8 @@ static int merging_valid(const struct rv_iter *it)
 static void merging_seek_to_first(struct rv_iter *it)
 {
     struct merging_iter *mi = merging_cast(it);
+    if (mi->status)
+        return;
     for (int i = 0; i < mi->n; i++)
         mi->children[i].it->ops->seek_to_first(mi->children[i].it);
     mi->direction = MERGING_FORWARD;
@@ -148,6 +177,8 @@ static void merging_seek_to_first(struct rv_iter *it)
 static void merging_seek_to_last(struct rv_iter *it)
 {
     struct merging_iter *mi = merging_cast(it);
+    if (mi->status)
+        return;
     for (int i = 0; i < mi->n; i++)
         mi->children[i].it->ops->seek_to_last(mi->children[i].it);
     mi->direction = MERGING_REVERSE;
@@ -157,6 +188,8 @@ static void merging_seek_to_last(struct rv_iter *it)
 static void merging_seek(struct rv_iter *it, const char *target, size_t tlen)
 {
     struct merging_iter *mi = merging_cast(it);
+    if (mi->status)
+        return;
     for (int i = 0; i < mi->n; i++)
         mi->children[i].it->ops->seek(mi->children[i].it, target, tlen);
     mi->direction = MERGING_FORWARD;
@@ -167,6 +200,8 @@ static void merging_seek_for_prev(struct rv_iter *it, const char *target,
                                   size_t tlen)
 {
     struct merging_iter *mi = merging_cast(it);
+    if (mi->status)
+        return;
     for (int i = 0; i < mi->n; i++)
         mi->children[i].it->ops->seek_for_prev(mi->children[i].it, target,
                                                tlen);
@@ -228,9 +263,13 @@ static void merging_turn_backward(struct merging_iter *mi)
 static void merging_next(struct rv_iter *it)
 {
     struct merging_iter *mi = merging_cast(it);
+    if (mi->heap_n == 0)
+        return;
     if (mi->direction != MERGING_FORWARD)
         merging_turn_forward(mi);
     struct merging_child *top = merging_current(mi);
+    if (!top)
+        return; /* a child failed while turning */
     top->it->ops->next(top->it);
     merging_top_moved(mi);
 }
@@ -238,9 +277,13 @@ static void merging_next(struct rv_iter *it)
 static void merging_prev(struct rv_iter *it)
 {
     struct merging_iter *mi = merging_cast(it);
+    if (mi->heap_n == 0)
+        return;
     if (mi->direction != MERGING_REVERSE)
         merging_turn_backward(mi);
     struct merging_child *top = merging_current(mi);
+    if (!top)
+        return; /* a child failed while turning */
     top->it->ops->prev(top->it);
     merging_top_moved(mi);
 }
@@ -258,10 +301,12 @@ static const char *merging_value(const struct rv_iter *it, size_t *len)
     return c->it->ops->value(c->it, len);
 }
 
-/* The first error among the children. */
+/* The error that stopped the merge, or the first among the children. */
 static int merging_status(const struct rv_iter *it)
 {
     const struct merging_iter *mi = merging_ccast(it);
+    if (mi->status)
+        return mi->status;
     for (int i = 0; i < mi->n; i++) {
         const struct rv_iter *c = mi->children[i].it;
         int rc = c->ops->status(c);
@@ -310,6 +355,7 @@ struct rv_iter *rv_merging_iter_new(struct rv_iter **children, int n)
     mi->base.ops = &merging_iter_ops;
     mi->n = n;
     mi->heap_n = 0;
+    mi->status = RAVEL_OK;
     mi->direction = MERGING_FORWARD;
     return &mi->base;
 }
