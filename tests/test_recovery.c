@@ -129,6 +129,18 @@ static int parse_records(const char *path, struct rec *recs)
     return n;
 }
 
+/* A segment prepared ahead and never started: its header is zeros. */
+static int is_spare(const char *path)
+{
+    char *data;
+    size_t len;
+    assert_int_equal(tu_file_read(path, &data, &len), 0);
+    static const char zero[8];
+    int spare = len < 8 || memcmp(data, zero, 8) == 0;
+    free(data);
+    return spare;
+}
+
 static void file_truncate(const char *path, size_t len)
 {
     assert_int_equal(truncate(path, (off_t)len), 0);
@@ -177,27 +189,73 @@ static void val_of(char *buf, size_t size, int s, int k)
     snprintf(buf, size, "value of s%d k%02d %0*d", s, k, (s * 7 + k) % 30, 0);
 }
 
-/* Writes NSEGS segments of PER_SEG single puts each (one open per
-** segment), and fills SEGS with the segments that hold them. */
-static char *build_db(int nsegs, struct seg *segs,
-                      struct rec recs[][MAX_RECS])
+/* How the last open of build_db ends: closed (its segment sealed, and the
+** manifest saying where the log ends), or as a crash leaves it (a child
+** process exits without closing: nothing says where the log ended, so a
+** damaged tail may be a torn one). */
+enum db_end { CLOSED, CRASHED };
+
+/* One open writing segment S's puts, closed. */
+static void write_segment(const char *dir, int s)
 {
-    char *dir = tu_path("rec-%d", db_counter++);
     char key[32], val[64];
-    for (int s = 0; s < nsegs; s++) {
-        ravel_db *db = tu_open_ok(dir, NULL);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    for (int k = 0; k < PER_SEG; k++) {
+        key_of(key, sizeof key, s, k);
+        val_of(val, sizeof val, s, k);
+        tu_put(db, k == PER_SEG - 1 ? RAVEL_SYNC : 0, key, val);
+    }
+    TU_OK(ravel_close(db));
+}
+
+/* The same in a child process that exits without closing, once its last
+** put is synced. */
+static void write_segment_and_crash(const char *dir, int s)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char key[32], val[64];
+        ravel_db *db = NULL;
+        if (tu_open(dir, NULL, &db) != RAVEL_OK)
+            _exit(1);
         for (int k = 0; k < PER_SEG; k++) {
             key_of(key, sizeof key, s, k);
             val_of(val, sizeof val, s, k);
-            tu_put(db, k == PER_SEG - 1 ? RAVEL_SYNC : 0, key, val);
+            if (ravel_put(db, k == PER_SEG - 1 ? RAVEL_SYNC : 0, key,
+                          strlen(key), val, strlen(val)) != RAVEL_OK)
+                _exit(2);
         }
-        TU_OK(ravel_close(db));
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the child writing segment %d failed (status %d)", s,
+                 status);
+}
+
+/* Writes NSEGS segments of PER_SEG single puts each (one open per
+** segment), the last open ending as END says, and fills SEGS with the
+** segments that hold them. */
+static char *build_db(int nsegs, struct seg *segs,
+                      struct rec recs[][MAX_RECS], enum db_end end)
+{
+    char *dir = tu_path("rec-%d", db_counter++);
+    for (int s = 0; s < nsegs; s++) {
+        if (s == nsegs - 1 && end == CRASHED)
+            write_segment_and_crash(dir, s);
+        else
+            write_segment(dir, s);
     }
     struct seg all[MAX_SEGS];
     int n = list_segments(dir, all);
     int found = 0;
     for (int i = 0; i < n; i++) {
         struct rec r[MAX_RECS];
+        if (is_spare(all[i].path))
+            continue; /* wal_io=direct's next segment, prepared ahead */
         int nr = parse_records(all[i].path, r);
         if (nr == 0)
             continue;
@@ -380,12 +438,13 @@ static void open_and_check(const char *dir, enum mode m, struct expect *e,
 typedef void (*damage_fn)(struct seg *segs, struct rec recs[][MAX_RECS],
                           struct expect *e);
 
-static void run_case(const char *what, int nsegs, damage_fn damage)
+static void run_case(const char *what, int nsegs, enum db_end end,
+                     damage_fn damage)
 {
     for (int m = 0; m < NMODES; m++) {
         struct seg segs[MAX_SEGS];
         static struct rec recs[MAX_SEGS][MAX_RECS];
-        char *dir = build_db(nsegs, segs, recs);
+        char *dir = build_db(nsegs, segs, recs, end);
         struct expect e[NMODES];
         memset(e, 0, sizeof e);
         for (int i = 0; i < NMODES; i++)
@@ -420,7 +479,7 @@ static void damage_none(struct seg *segs, struct rec recs[][MAX_RECS],
 static void test_clean_wal(void **state)
 {
     (void)state;
-    run_case("undamaged", 3, damage_none);
+    run_case("undamaged", 3, CRASHED, damage_none);
 }
 
 /* The last record of the last segment, torn: every mode but
@@ -446,7 +505,7 @@ static void damage_torn_payload(struct seg *segs,
 static void test_torn_tail_payload(void **state)
 {
     (void)state;
-    run_case("torn tail (truncated in the payload)", 1, damage_torn_payload);
+    run_case("torn tail (truncated in the payload)", 1, CRASHED, damage_torn_payload);
 }
 
 static void damage_torn_header(struct seg *segs, struct rec recs[][MAX_RECS],
@@ -461,7 +520,7 @@ static void damage_torn_header(struct seg *segs, struct rec recs[][MAX_RECS],
 static void test_torn_tail_header(void **state)
 {
     (void)state;
-    run_case("torn tail (truncated in the header)", 1, damage_torn_header);
+    run_case("torn tail (truncated in the header)", 1, CRASHED, damage_torn_header);
 }
 
 /* The file keeps its length (preallocated), but the end of the last
@@ -481,7 +540,7 @@ static void damage_torn_zeroed(struct seg *segs, struct rec recs[][MAX_RECS],
 static void test_torn_tail_zeroed(void **state)
 {
     (void)state;
-    run_case("torn tail (end of the record zero)", 1, damage_torn_zeroed);
+    run_case("torn tail (end of the record zero)", 1, CRASHED, damage_torn_zeroed);
 }
 
 /* A flipped byte in record 4 of 10: corruption, not a torn tail. */
@@ -500,7 +559,7 @@ static void damage_middle(struct seg *segs, struct rec recs[][MAX_RECS],
 static void test_corrupt_middle_record(void **state)
 {
     (void)state;
-    run_case("corrupt middle record", 1, damage_middle);
+    run_case("corrupt middle record", 1, CLOSED, damage_middle);
 }
 
 /* Record 4's length is impossible: skipping it needs a resync. */
@@ -519,7 +578,7 @@ static void damage_length(struct seg *segs, struct rec recs[][MAX_RECS],
 static void test_corrupt_record_length(void **state)
 {
     (void)state;
-    run_case("impossible record length", 1, damage_length);
+    run_case("impossible record length", 1, CLOSED, damage_length);
 }
 
 /* A segment that is not the last, cut short in its last record. */
@@ -541,7 +600,7 @@ static void damage_truncated_older(struct seg *segs,
 static void test_truncated_older_segment(void **state)
 {
     (void)state;
-    run_case("older segment truncated", 2, damage_truncated_older);
+    run_case("older segment truncated", 2, CRASHED, damage_truncated_older);
 }
 
 /* The last segment cut in half: its torn record is the tail. */
@@ -561,7 +620,7 @@ static void damage_truncated_last(struct seg *segs,
 static void test_truncated_last_segment(void **state)
 {
     (void)state;
-    run_case("last segment truncated in half", 2, damage_truncated_last);
+    run_case("last segment truncated in half", 2, CRASHED, damage_truncated_last);
 }
 
 /* A bad record in the middle segment of three. */
@@ -583,7 +642,7 @@ static void damage_older_record(struct seg *segs,
 static void test_bad_record_in_older_segment(void **state)
 {
     (void)state;
-    run_case("bad record in an older segment", 3, damage_older_record);
+    run_case("bad record in an older segment", 3, CRASHED, damage_older_record);
 }
 
 /* The first of two segments has a bad header. */
@@ -605,7 +664,7 @@ static void damage_segment_header(struct seg *segs,
 static void test_bad_segment_header(void **state)
 {
     (void)state;
-    run_case("bad segment header", 2, damage_segment_header);
+    run_case("bad segment header", 2, CRASHED, damage_segment_header);
 }
 
 /* A crash while a new segment was being created: the newest segment file
@@ -622,7 +681,7 @@ static void test_crash_while_creating_segment(void **state)
                 continue;
             struct seg segs[MAX_SEGS];
             static struct rec recs[MAX_SEGS][MAX_RECS];
-            char *dir = build_db(2, segs, recs);
+            char *dir = build_db(2, segs, recs, CLOSED);
             struct seg all[MAX_SEGS];
             int n = list_segments(dir, all);
             char name[4096];
@@ -650,7 +709,7 @@ static void test_read_only_leaves_files_alone(void **state)
     (void)state;
     struct seg segs[MAX_SEGS];
     static struct rec recs[MAX_SEGS][MAX_RECS];
-    char *dir = build_db(1, segs, recs);
+    char *dir = build_db(1, segs, recs, CRASHED);
     struct rec *last = &recs[0][PER_SEG - 1];
     file_truncate(segs[0].path, last->off + REC_HEADER + 2);
     char *before_data, *after_data;
@@ -693,7 +752,7 @@ static void test_refused_then_tolerated(void **state)
     (void)state;
     struct seg segs[MAX_SEGS];
     static struct rec recs[MAX_SEGS][MAX_RECS];
-    char *dir = build_db(2, segs, recs);
+    char *dir = build_db(2, segs, recs, CRASHED);
     struct rec *last = &recs[1][PER_SEG - 1];
     size_t cut = last->off + REC_HEADER + 1;
     file_truncate(segs[1].path, cut);
@@ -751,7 +810,7 @@ static void test_hole_missing_segment(void **state)
     (void)state;
     struct seg segs[MAX_SEGS];
     static struct rec recs[MAX_SEGS][MAX_RECS];
-    char *dir = build_db(3, segs, recs);
+    char *dir = build_db(3, segs, recs, CLOSED);
     assert_int_equal(unlink(segs[1].path), 0);
     survive_t sv;
     survive_all(sv, 3, 1);
@@ -770,7 +829,7 @@ static void test_hole_cut_at_record_boundary(void **state)
     (void)state;
     struct seg segs[MAX_SEGS];
     static struct rec recs[MAX_SEGS][MAX_RECS];
-    char *dir = build_db(3, segs, recs);
+    char *dir = build_db(3, segs, recs, CLOSED);
     file_truncate(segs[1].path, recs[1][6].off);
     survive_t sv;
     survive_all(sv, 3, 1);
@@ -778,6 +837,80 @@ static void test_hole_cut_at_record_boundary(void **state)
         sv[1][k] = 0;
     expect_hole_in_every_mode(dir, segs[1].name, sv, 3,
                               "middle segment cut at a record boundary");
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+/* The newest segment of a cleanly closed database lost -- deleted, or cut
+** at a record boundary (which takes its seal) -- leaves a log that looks
+** whole, with a clean end.  The manifest's close record says where the log
+** ended, sealed and durable: no crash or power loss explains the loss, so
+** absolute_consistency and the default refuse it naming the segment
+** (both used to open without that segment's writes); point_in_time opens
+** the prefix that is left. */
+static void expect_closed_log_loss(const char *dir, const char *name,
+                                   survive_t sv, int nsegs, const char *what)
+{
+    static const enum mode refusing[] = {TOLERATE, ABSOLUTE};
+    for (int i = 0; i < 2; i++) {
+        enum mode m = refusing[i];
+        char *opts = mode_opts(m, NULL);
+        ravel_db *db = NULL;
+        tu_errmsg_prime();
+        int rc = tu_open(dir, opts, &db);
+        free(opts);
+        if (rc == RAVEL_OK)
+            ravel_close(db);
+        if (rc != RAVEL_CORRUPT || !tu_errmsg_is_fresh() ||
+            !strstr(ravel_errmsg(), name) ||
+            !strstr(ravel_errmsg(), "closed cleanly"))
+            fail_msg("%s, %s: open returned %s, expected RAVEL_CORRUPT naming "
+                     "%s and the clean close: %s", what, mode_name[m],
+                     ravel_errstr(rc), name, ravel_errmsg());
+        printf("# %s, %s: %s\n", what, mode_name[m], ravel_errmsg());
+    }
+    char *opts = mode_opts(POINT_IN_TIME, NULL);
+    ravel_db *db = NULL;
+    int rc = tu_open(dir, opts, &db);
+    free(opts);
+    if (rc != RAVEL_OK)
+        fail_msg("%s, point_in_time: %s: %s", what, ravel_errstr(rc),
+                 ravel_errmsg());
+    check_keys(db, sv, nsegs, what);
+    TU_OK(ravel_close(db));
+}
+
+static void test_closed_log_newest_segment_deleted(void **state)
+{
+    (void)state;
+    struct seg segs[MAX_SEGS];
+    static struct rec recs[MAX_SEGS][MAX_RECS];
+    char *dir = build_db(3, segs, recs, CLOSED);
+    assert_int_equal(unlink(segs[2].path), 0);
+    survive_t sv;
+    survive_all(sv, 3, 1);
+    for (int k = 0; k < PER_SEG; k++)
+        sv[2][k] = 0;
+    expect_closed_log_loss(dir, segs[2].name, sv, 3,
+                           "newest segment of a closed database deleted");
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+static void test_closed_log_cut_at_record_boundary(void **state)
+{
+    (void)state;
+    struct seg segs[MAX_SEGS];
+    static struct rec recs[MAX_SEGS][MAX_RECS];
+    char *dir = build_db(3, segs, recs, CLOSED);
+    file_truncate(segs[2].path, recs[2][6].off);
+    survive_t sv;
+    survive_all(sv, 3, 1);
+    for (int k = 6; k < PER_SEG; k++)
+        sv[2][k] = 0;
+    expect_closed_log_loss(dir, segs[2].name, sv, 3,
+                           "newest segment of a closed database cut at a "
+                           "record boundary");
     tu_rm_rf(dir);
     free(dir);
 }
@@ -920,6 +1053,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_clean_wal),
         cmocka_unit_test(test_hole_missing_segment),
         cmocka_unit_test(test_hole_cut_at_record_boundary),
+        cmocka_unit_test(test_closed_log_newest_segment_deleted),
+        cmocka_unit_test(test_closed_log_cut_at_record_boundary),
         cmocka_unit_test(test_damage_in_sealed_segment),
         cmocka_unit_test(test_torn_tail_payload),
         cmocka_unit_test(test_torn_tail_header),

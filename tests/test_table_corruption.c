@@ -393,6 +393,155 @@ static void test_manifest_lost_flush(void **state)
     free(dir);
 }
 
+static const char *const recovery_modes[] = {
+    "tolerate_corrupted_tail_records", "absolute_consistency", "point_in_time",
+    "skip_any_corrupted_records"};
+
+/* The table files of DIR, as a count and a fingerprint of their numbers. */
+static uint64_t sst_fingerprint(const char *dir, int *n)
+{
+    uint64_t *nums = NULL, fp = 0;
+    *n = tu_dir_sst_numbers(dir, &nums);
+    for (int i = 0; i < *n; i++)
+        fp = fp * 1000003 + nums[i];
+    free(nums);
+    return fp;
+}
+
+/* Two flushes appended to one manifest: "a" then "b", each in a table. */
+static char *two_flushes(void)
+{
+    char *dir = tu_path("corrupt-%d", db_counter++);
+    ravel_db *db = tu_open_ok(dir, OPTS);
+    tu_put(db, 0, "a", "1");
+    TU_OK(ravel_flush(db, 0));
+    tu_put(db, 0, "b", "2");
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_close(db));
+    return dir;
+}
+
+/* Opening DIR in every recovery mode fails with RAVEL_CORRUPT naming the
+** manifest, and leaves every table file where it was. */
+static void expect_manifest_refused(const char *dir, const char *damage)
+{
+    char name[64];
+    find_file(dir, "MANIFEST-", "", name, sizeof name);
+    int n_before;
+    uint64_t fp_before = sst_fingerprint(dir, &n_before);
+    for (size_t m = 0; m < sizeof recovery_modes / sizeof *recovery_modes;
+         m++) {
+        char opts[256];
+        snprintf(opts, sizeof opts, "%s;wal_recovery_mode=%s", OPTS,
+                 recovery_modes[m]);
+        ravel_db *db = NULL;
+        int rc = tu_open(dir, opts, &db);
+        if (rc == RAVEL_OK) {
+            ravel_close(db);
+            fail_msg("%s: opened in %s", damage, recovery_modes[m]);
+        }
+        if (rc != RAVEL_CORRUPT || !strstr(ravel_errmsg(), name))
+            fail_msg("%s, %s: %s, not RAVEL_CORRUPT naming %s: %s", damage,
+                     recovery_modes[m], ravel_errstr(rc), name,
+                     ravel_errmsg());
+        int n_after;
+        if (sst_fingerprint(dir, &n_after) != fp_before || n_after != n_before)
+            fail_msg("%s, %s: the refused open changed the table files "
+                     "(%d before, %d after)", damage, recovery_modes[m],
+                     n_before, n_after);
+        printf("# %s, %s: %s\n", damage, recovery_modes[m], ravel_errmsg());
+    }
+}
+
+/* Damage inside the last record of a manifest whose WAL segments that
+** record let go are gone: no torn append did that.  It was taken for one,
+** and skip_any_corrupted_records then deleted the newer table. */
+static void test_manifest_last_record_damaged(void **state)
+{
+    (void)state;
+    char *dir = two_flushes();
+    char name[64], full[4096];
+    find_file(dir, "MANIFEST-", "", name, sizeof name);
+    snprintf(full, sizeof full, "%s/%s", dir, name);
+    size_t size = file_size(full);
+    flip_bit(full, size - 12); /* in the last record's payload */
+    expect_manifest_refused(dir, "a flipped bit in the last record");
+    free(dir);
+}
+
+/* A manifest cut inside its first record: CURRENT named it only once that
+** record was durable, so no crash did it. */
+static void test_manifest_cut_in_first_record(void **state)
+{
+    (void)state;
+    char *dir = two_flushes();
+    char name[64], full[4096];
+    find_file(dir, "MANIFEST-", "", name, sizeof name);
+    snprintf(full, sizeof full, "%s/%s", dir, name);
+    truncate_to(full, 40);
+    expect_manifest_refused(dir, "a manifest cut at 40 bytes");
+    free(dir);
+}
+
+/* What a crash during a flush's manifest append leaves: the table written,
+** its record torn, the WAL segments still there.  The open drops the
+** record, serves every key from the WAL, and moves the table no manifest
+** names into lost/ rather than deleting it. */
+static void test_manifest_torn_append_sets_table_aside(void **state)
+{
+    (void)state;
+    char *dir = tu_path("corrupt-%d", db_counter++);
+    char *copy = tu_path("corrupt-%d", db_counter++);
+    ravel_db *db = tu_open_ok(dir, OPTS);
+    tu_put(db, 0, "a", "1");
+    TU_OK(ravel_flush(db, 0));
+    tu_put(db, RAVEL_SYNC, "b", "2");
+    /* the directory as a crash before the second flush's record left it */
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", dir, copy);
+    assert_int_equal(system(cmd), 0);
+    char name[64], full[4096], copy_full[4096];
+    find_file(dir, "MANIFEST-", "", name, sizeof name);
+    snprintf(full, sizeof full, "%s/%s", dir, name);
+    snprintf(copy_full, sizeof copy_full, "%s/%s", copy, name);
+    size_t before = file_size(full);
+    TU_OK(ravel_flush(db, 0));
+    /* ... with the flush's table and half of its record written */
+    uint64_t *nums = NULL;
+    int n = tu_dir_sst_numbers(dir, &nums);
+    assert_true(n >= 2);
+    uint64_t newest = nums[n - 1];
+    free(nums);
+    snprintf(cmd, sizeof cmd, "cp '%s/%06llu.sst' '%s/'", dir,
+             (unsigned long long)newest, copy);
+    assert_int_equal(system(cmd), 0);
+    char *data;
+    size_t len;
+    assert_int_equal(tu_file_read(full, &data, &len), 0);
+    assert_true(len > before);
+    assert_int_equal(tu_file_write(copy_full, data,
+                                   before + (len - before) / 2), 0);
+    free(data);
+    TU_OK(ravel_close(db));
+
+    ravel_db *db2 = tu_open_ok(copy, OPTS);
+    tu_expect(db2, NULL, "a", "1");
+    tu_expect(db2, NULL, "b", "2");
+    TU_OK(ravel_close(db2));
+    char lost[4200];
+    snprintf(lost, sizeof lost, "%s/lost/%06llu.sst", copy,
+             (unsigned long long)newest);
+    if (access(lost, F_OK) != 0)
+        fail_msg("the table no manifest names was not kept in %s", lost);
+    snprintf(lost, sizeof lost, "%s/lost/%s", copy, name);
+    if (access(lost, F_OK) != 0)
+        fail_msg("the manifest whose record was dropped was not kept in %s",
+                 lost);
+    tu_rm_rf(copy);
+    free(copy);
+    free(dir);
+}
+
 static void test_current_missing(void **state)
 {
     (void)state;
@@ -429,6 +578,9 @@ int main(void)
         cmocka_unit_test(test_manifest_header),
         cmocka_unit_test(test_manifest_record),
         cmocka_unit_test(test_manifest_lost_flush),
+        cmocka_unit_test(test_manifest_last_record_damaged),
+        cmocka_unit_test(test_manifest_cut_in_first_record),
+        cmocka_unit_test(test_manifest_torn_append_sets_table_aside),
         cmocka_unit_test(test_current_missing),
         cmocka_unit_test(test_current_names_missing_manifest),
     };

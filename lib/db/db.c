@@ -428,6 +428,21 @@ static void db_flush_at_close(ravel_db *db)
                   "for the next open): %s", rv_errmsg_get());
 }
 
+/* After the WAL was sealed: records in the manifest that the database
+** closed cleanly with its log ending in SEGMENT, so that an open can tell
+** that segment's loss -- deleted, or cut at a record boundary, which takes
+** its seal -- from a crash (docs/formats.md, "Replay and the recovery
+** modes").  The seal is durable before the record is written. */
+static int db_record_clean_close(ravel_db *db, uint64_t segment)
+{
+    struct rv_version_edit e;
+    rv_version_edit_init(&e);
+    e.closed_segment = segment;
+    int rc = rv_db_log_edit(db, &e);
+    rv_version_edit_clear(&e);
+    return rc;
+}
+
 int ravel_close(ravel_db *db)
 {
     if (!db)
@@ -456,7 +471,11 @@ int ravel_close(ravel_db *db)
     /* A running flush finishes; memtables not yet flushed stay in their
     ** WAL segments for the next open. */
     rv_bg_stop(db);
+    uint64_t segment = db->wal ? rv_wal_segment_number(db->wal) : 0;
     rc = rv_wal_close(db->wal);
+    if (rc == RAVEL_OK && segment && db->manifest &&
+        !db->options.read_only && !rv_stop_code(&db->stop))
+        rc = db_record_clean_close(db, segment);
     rv_db_log(db, "closed%s%s", rc ? ": " : "", rc ? rv_errmsg_get() : "");
     db_free(db);
     return rc;

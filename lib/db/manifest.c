@@ -218,19 +218,38 @@ static int manifest_valid_record_after(uint64_t number, const char *data,
     return 0;
 }
 
+/* Damage at OFF is the torn last append: recorded in TAIL, and the walk
+** ends there.  The first record never is: CURRENT named the manifest only
+** after it was durable. */
+static int manifest_torn_end(const char *path, size_t off, const char *why,
+                             struct rv_manifest_tail *tail)
+{
+    if (off == RV_MANIFEST_HEADER_SIZE)
+        return rv_error(RAVEL_CORRUPT, "%s: byte offset %zu: the first "
+                        "record is damaged (%s); it was durable before "
+                        "CURRENT named this manifest, so no crash can have "
+                        "torn it", path, off, why);
+    tail->dropped_at = off;
+    snprintf(tail->why, sizeof tail->why, "%s", why);
+    return RAVEL_OK;
+}
+
 /* Walks the records of the manifest DATA (LEN bytes) at PATH. */
 static int manifest_walk(const char *path, uint64_t number, const char *data,
-                         size_t len, rv_manifest_edit_fn fn, void *ctx)
+                         size_t len, rv_manifest_edit_fn fn, void *ctx,
+                         struct rv_manifest_tail *tail)
 {
     if (len < RV_MANIFEST_HEADER_SIZE ||
         rv_get_fixed64(data + 24) != XXH3_64bits(data, 24) ||
         rv_get_fixed64(data) != RV_MANIFEST_MAGIC ||
-        rv_get_fixed32(data + 8) != RV_MANIFEST_VERSION ||
+        rv_get_fixed32(data + 8) < RV_MANIFEST_VERSION_MIN ||
+        rv_get_fixed32(data + 8) > RV_MANIFEST_VERSION ||
         rv_get_fixed32(data + 12) != RV_MANIFEST_HEADER_SIZE ||
         rv_get_fixed64(data + 16) != number)
         return rv_error(RAVEL_CORRUPT, "%s: byte offset 0: bad manifest "
-                        "header (a manifest of version %d numbered %llu was "
-                        "expected)", path, RV_MANIFEST_VERSION,
+                        "header (a manifest of version %d to %d numbered %llu "
+                        "was expected)", path, RV_MANIFEST_VERSION_MIN,
+                        RV_MANIFEST_VERSION,
                         (unsigned long long)number);
     size_t off = RV_MANIFEST_HEADER_SIZE;
     while (off < len) {
@@ -241,8 +260,11 @@ static int manifest_walk(const char *path, uint64_t number, const char *data,
         int whole = avail >= RV_WAL_RECORD_HEADER_SIZE &&
                     plen <= avail - RV_WAL_RECORD_HEADER_SIZE;
         if (whole && manifest_is_zero(h, RV_WAL_RECORD_HEADER_SIZE) &&
-            manifest_is_zero(h, avail))
+            manifest_is_zero(h, avail)) {
+            if (off == RV_MANIFEST_HEADER_SIZE)
+                break; /* no record: refused below */
             return RAVEL_OK; /* the end: zeros */
+        }
         if (!whole || rv_get_fixed64(h) !=
                           rv_wal_record_checksum(number, h,
                                                  h + RV_WAL_RECORD_HEADER_SIZE,
@@ -256,7 +278,9 @@ static int manifest_walk(const char *path, uint64_t number, const char *data,
                 end = len;
             if (manifest_is_zero(data + end, len - end) ||
                 !manifest_valid_record_after(number, data, len, off))
-                return RAVEL_OK;
+                return manifest_torn_end(path, off,
+                                         whole ? "checksum mismatch"
+                                               : "cut short", tail);
             return rv_error(RAVEL_CORRUPT, "%s: byte offset %zu: record "
                             "damaged, with data after it", path, off);
         }
@@ -279,23 +303,30 @@ static int manifest_walk(const char *path, uint64_t number, const char *data,
         rv_version_edit_clear(&e);
         if (rc)
             return rc;
+        tail->records++;
         off += rv_wal_record_size(plen);
     }
+    if (tail->records == 0)
+        return rv_error(RAVEL_CORRUPT, "%s: holds no record (%zu bytes); "
+                        "a manifest is durable with its first record before "
+                        "CURRENT names it", path, len);
     return RAVEL_OK;
 }
 
 int rv_manifest_replay(const char *dir, rv_manifest_edit_fn fn, void *ctx,
-                       uint64_t *number)
+                       uint64_t *number, struct rv_manifest_tail *tail)
 {
     int rc = manifest_read_current(dir, number);
     if (rc)
         return rc;
-    return rv_manifest_replay_file(dir, *number, fn, ctx);
+    return rv_manifest_replay_file(dir, *number, fn, ctx, tail);
 }
 
 int rv_manifest_replay_file(const char *dir, uint64_t number,
-                            rv_manifest_edit_fn fn, void *ctx)
+                            rv_manifest_edit_fn fn, void *ctx,
+                            struct rv_manifest_tail *tail)
 {
+    memset(tail, 0, sizeof *tail);
     char name[32], path[RV_PATH_MAX];
     rv_manifest_name(name, sizeof name, number);
     int rc = rv_path_join(path, dir, name);
@@ -326,8 +357,9 @@ int rv_manifest_replay_file(const char *dir, uint64_t number,
             got += (size_t)n;
     }
     close(fd);
+    tail->size = got;
     if (!rc)
-        rc = manifest_walk(path, number, data, got, fn, ctx);
+        rc = manifest_walk(path, number, data, got, fn, ctx, tail);
     free(data);
     return rc;
 }

@@ -4,7 +4,8 @@
 ** names the manifest in use.
 **
 **   MANIFEST-n := header  record*
-**   header     := magic:fixed64 ("RAVLMANI")  version:fixed32 (1)
+**   header     := magic:fixed64 ("RAVLMANI")  version:fixed32 (2; 1 is
+**                 read too: it has no edit with tag 6)
 **                 header_size:fixed32 (32)  number:fixed64
 **                 checksum:fixed64            XXH3_64 of the first 24 bytes
 **   record     := the WAL's record framing (wal/wal_format.h), type 3, its
@@ -13,8 +14,13 @@
 **   CURRENT    := "MANIFEST-n\n"
 **
 ** Every edit is fdatasynced before rv_manifest_append returns, so a crash
-** can only tear the last record, which nobody relied on: replay ends
-** there.  Damage followed by anything but zeros is corruption.  A new
+** can only tear the last record, and never the first (CURRENT names a
+** manifest only once its first record is durable).  Replay ends at damage
+** that can be a torn last append and says so (rv_manifest_tail); damage
+** with a good record after it is corruption.  Whether the dropped record
+** really was never durable is for the caller to check against the
+** directory (recovery.c): what only its durability could have deleted
+** must still be there.  A new
 ** manifest (the first, or one that rewrites a long log as a single edit)
 ** is made durable before CURRENT is switched to it by write to
 ** CURRENT.tmp, fsync, rename and directory fsync: a crash leaves CURRENT
@@ -27,7 +33,8 @@
 #include "db/version_edit.h"
 
 #define RV_MANIFEST_MAGIC 0x494e414d4c564152ull /* "RAVLMANI" */
-#define RV_MANIFEST_VERSION 1
+#define RV_MANIFEST_VERSION 2     /* written */
+#define RV_MANIFEST_VERSION_MIN 1 /* the oldest read */
 #define RV_MANIFEST_HEADER_SIZE 32
 #define RV_MANIFEST_RECORD_EDIT 3 /* record type, on disk */
 
@@ -49,6 +56,15 @@ RAVEL_PRIVATE int rv_manifest_append(rv_manifest *m,
 RAVEL_PRIVATE uint64_t rv_manifest_number(const rv_manifest *m);
 RAVEL_PRIVATE void rv_manifest_close(rv_manifest *m);
 
+/* What replay found at the manifest's end. */
+struct rv_manifest_tail {
+    uint64_t size;       /* the file's size */
+    int records;         /* the edits replayed */
+    uint64_t dropped_at; /* 0, or the offset of a damaged last record that
+                         ** may be a torn append: replay ended there */
+    char why[64];        /* what was wrong with it */
+};
+
 /* Called with each edit of the manifest in order; non-zero stops the
 ** replay and is returned. */
 typedef int (*rv_manifest_edit_fn)(void *ctx, struct rv_version_edit *e);
@@ -56,12 +72,14 @@ typedef int (*rv_manifest_edit_fn)(void *ctx, struct rv_version_edit *e);
 /* Reads CURRENT in DIR and replays the manifest it names, calling FN for
 ** every edit; *NUMBER is that manifest's number.  RAVEL_NOTFOUND if there
 ** is no CURRENT (a database without tables yet); RAVEL_CORRUPT naming the
-** file and offset for damage. */
+** file and offset for damage.  *TAIL says where the replay ended. */
 RAVEL_PRIVATE int rv_manifest_replay(const char *dir, rv_manifest_edit_fn fn,
-                                     void *ctx, uint64_t *number);
+                                     void *ctx, uint64_t *number,
+                                     struct rv_manifest_tail *tail);
 
 /* Replays MANIFEST-NUMBER of DIR, whatever CURRENT says. */
 RAVEL_PRIVATE int rv_manifest_replay_file(const char *dir, uint64_t number,
-                                          rv_manifest_edit_fn fn, void *ctx);
+                                          rv_manifest_edit_fn fn, void *ctx,
+                                          struct rv_manifest_tail *tail);
 
 #endif /* RAVEL_MANIFEST_H */

@@ -27,6 +27,19 @@
 ** records: a missing or shortened one is RAVEL_CORRUPT naming it (its
 ** data cannot be found anywhere else: the WAL segments that held it were
 ** deleted).
+**
+** A manifest whose damaged last record replay dropped as a torn append
+** (manifest.h) is held to what a torn append implies: the record never
+** became durable, so nothing that only its durability allowed can have
+** happened -- every table file the records before it name is still there
+** (a compaction deletes its inputs only after its record is durable), and
+** so is the WAL segment at their log number (a flush deletes segments only
+** after its record is durable).  Anything missing proves the record was
+** durable and then damaged: RAVEL_CORRUPT naming the manifest and the
+** offset, in every recovery mode (those are about the WAL).  And an open
+** never deletes what it cannot prove obsolete: after a dropped record, the
+** table files no manifest names and the damaged manifest itself are moved
+** into lost/, not deleted (docs/formats.md).
 */
 #include "db/batch.h"
 #include "db/db.h"
@@ -39,6 +52,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,8 +73,11 @@ struct recovery_listing {
 struct recovery_state {
     struct rv_version_edit files; /* the live files, as one edit */
     uint64_t log_number, next_file_number, last_sequence;
+    uint64_t closed_segment; /* the last edit says the database closed
+                             ** cleanly, its log ending here; or 0 */
     uint64_t manifest_number;
     int have_manifest;
+    struct rv_manifest_tail tail; /* where the manifest's replay ended */
 };
 
 
@@ -172,6 +189,7 @@ static int recovery_apply_edit(void *ctx, struct rv_version_edit *e)
         st->next_file_number = e->next_file_number;
     if (e->has_last_sequence)
         st->last_sequence = e->last_sequence;
+    st->closed_segment = e->closed_segment; /* only the last edit's counts */
     return RAVEL_OK;
 }
 
@@ -194,8 +212,9 @@ static int recovery_without_current(ravel_db *db,
 {
     int rc = RAVEL_OK, named = 0;
     for (int i = 0; i < l->n_manifests && rc == RAVEL_OK && !named; i++) {
+        struct rv_manifest_tail tail;
         rc = rv_manifest_replay_file(db->dir, l->manifests[i],
-                                     recovery_count_files, &named);
+                                     recovery_count_files, &named, &tail);
         /* A manifest that never became current may be torn anywhere (its
         ** fdatasync may not have completed): nothing relied on it. */
         if (rc == RAVEL_CORRUPT) {
@@ -219,7 +238,7 @@ static int recovery_read_manifest(ravel_db *db,
                                   struct recovery_state *st)
 {
     int rc = rv_manifest_replay(db->dir, recovery_apply_edit, st,
-                                &st->manifest_number);
+                                &st->manifest_number, &st->tail);
     if (rc == RAVEL_OK) {
         st->have_manifest = 1;
         return RAVEL_OK;
@@ -227,6 +246,51 @@ static int recovery_read_manifest(ravel_db *db,
     if (rc != RAVEL_NOTFOUND)
         return rc;
     return recovery_without_current(db, l);
+}
+
+static int recovery_has_segment(const struct recovery_listing *l,
+                                uint64_t number)
+{
+    for (int i = 0; i < l->n_wal; i++)
+        if (l->wal[i] == number)
+            return 1;
+    return 0;
+}
+
+/* The manifest's last record was dropped as a torn append: checks that
+** nothing only its durability could have deleted is gone (the top of this
+** file).  RAVEL_CORRUPT naming the manifest if something is. */
+static int recovery_check_torn_manifest(ravel_db *db,
+                                        const struct recovery_listing *l,
+                                        const struct recovery_state *st)
+{
+    char gone[64] = "";
+    for (int i = 0; i < st->files.n_added && !gone[0]; i++) {
+        char path[RV_PATH_MAX];
+        struct stat sb;
+        uint64_t number = st->files.added[i].number;
+        if (rv_table_file_path(path, db->dir, number) == RAVEL_OK &&
+            stat(path, &sb) != 0 && errno == ENOENT)
+            rv_table_file_name(gone, sizeof gone, number);
+    }
+    if (!gone[0] && st->log_number && !recovery_has_segment(l, st->log_number))
+        rv_wal_segment_name(gone, sizeof gone, st->log_number);
+    if (!gone[0]) {
+        rv_db_log(db, "MANIFEST-%06llu: its last record, at byte offset "
+                  "%llu (%s), was dropped as a torn append: every file the "
+                  "records before it need is here",
+                  (unsigned long long)st->manifest_number,
+                  (unsigned long long)st->tail.dropped_at, st->tail.why);
+        return RAVEL_OK;
+    }
+    return rv_error(RAVEL_CORRUPT, "%s/MANIFEST-%06llu: byte offset %llu: "
+                    "record damaged (%s); it is the last record, but not a "
+                    "torn append: %s, which only that record becoming "
+                    "durable could have let go, is gone.  The manifest is "
+                    "corrupt; no file was changed", db->dir,
+                    (unsigned long long)st->manifest_number,
+                    (unsigned long long)st->tail.dropped_at, st->tail.why,
+                    gone);
 }
 
 /* Checks that every file the manifest names is there, whole. */
@@ -386,19 +450,54 @@ static void recovery_unlink(ravel_db *db, const char *name, const char *why)
                   strerror(errno));
 }
 
+/* Moves NAME into DIR/lost/ (made if needed), under NAME or, if that is
+** taken, NAME.1, NAME.2, ...: kept for a person or a repair tool, out of
+** the way of the next open.  Best effort, said in the LOG. */
+static void recovery_set_aside(ravel_db *db, const char *name, const char *why)
+{
+    char lost[RV_PATH_MAX], from[RV_PATH_MAX], to[RV_PATH_MAX + 16];
+    if (rv_path_join(lost, db->dir, "lost") || rv_path_join(from, db->dir,
+                                                            name))
+        return;
+    if (mkdir(lost, 0755) != 0 && errno != EEXIST) {
+        rv_db_log(db, "could not make %s to keep %s (%s): %s; left in place",
+                  lost, name, why, strerror(errno));
+        return;
+    }
+    snprintf(to, sizeof to, "%s/%s", lost, name);
+    for (int i = 1; access(to, F_OK) == 0 && i < 1000; i++)
+        snprintf(to, sizeof to, "%s/%s.%d", lost, name, i);
+    if (rename(from, to) != 0) {
+        rv_db_log(db, "could not move %s to %s (%s): %s; left in place",
+                  from, to, why, strerror(errno));
+        return;
+    }
+    rv_sync_dir(lost);
+    rv_sync_dir(db->dir);
+    rv_db_log(db, "moved %s to %s (%s)", name, to, why);
+}
+
 /* Deletes what the new manifest does not need: older manifests, table
 ** files it does not name, WAL segments below the log number.  Best effort:
-** what is left is deleted by the next open. */
+** what is left is deleted by the next open.  After a manifest whose last
+** record was dropped, the table files it does not name and that manifest
+** are moved into lost/ instead: its damage may have been something other
+** than a torn append that no check could tell apart. */
 static void recovery_delete_obsolete(ravel_db *db,
                                      const struct recovery_listing *l,
                                      const struct recovery_state *st)
 {
     char name[32];
+    int doubt = st->tail.dropped_at != 0;
     for (int i = 0; i < l->n_manifests; i++) {
         if (l->manifests[i] == rv_manifest_number(db->manifest))
             continue;
         rv_manifest_name(name, sizeof name, l->manifests[i]);
-        recovery_unlink(db, name, "an older manifest");
+        if (doubt && l->manifests[i] == st->manifest_number)
+            recovery_set_aside(db, name, "the manifest whose last record "
+                               "was dropped");
+        else
+            recovery_unlink(db, name, "an older manifest");
     }
     for (int i = 0; i < l->n_tables; i++) {
         int named = 0;
@@ -407,8 +506,12 @@ static void recovery_delete_obsolete(ravel_db *db,
         if (named)
             continue;
         rv_table_file_name(name, sizeof name, l->tables[i]);
-        recovery_unlink(db, name, "no manifest names it: a flush that "
-                        "did not finish");
+        if (doubt)
+            recovery_set_aside(db, name, "no manifest names it, but the "
+                               "manifest's last record was dropped");
+        else
+            recovery_unlink(db, name, "no manifest names it: a flush that "
+                            "did not finish");
     }
     for (int i = 0; i < l->n_wal && l->wal[i] < db->log_number; i++) {
         rv_wal_segment_name(name, sizeof name, l->wal[i]);
@@ -431,6 +534,54 @@ void rv_db_delete_wal_segments(ravel_db *db, uint64_t from, uint64_t to)
             rv_db_log(db, "could not delete flushed WAL segment %s: %s",
                       path, strerror(errno));
     }
+}
+
+/* ------------------------------------------ the end of a cleanly closed log */
+
+/* The manifest says the database was closed cleanly with its log ending in
+** segment ST->closed_segment, sealed and durable: no crash or power loss
+** can take that segment or cut it, so its loss is corruption in the modes
+** that refuse what a power loss cannot explain (absolute_consistency, and
+** the default); the others, which accept a prefix, say it in the LOG.
+** R is the replay's result, or NULL before the replay (then only the
+** segment's presence in the listing L is checked). */
+static int recovery_check_closed_log(ravel_db *db,
+                                     const struct recovery_listing *l,
+                                     const struct recovery_state *st,
+                                     const struct rv_wal_replay_result *r)
+{
+    uint64_t n = st->closed_segment;
+    if (!n || n < db->log_number)
+        return RAVEL_OK; /* not closed cleanly, or that segment is flushed */
+    char name[32], what[160];
+    rv_wal_segment_name(name, sizeof name, n);
+    if (!r && !recovery_has_segment(l, n))
+        snprintf(what, sizeof what, "%s is missing", name);
+    else if (r && (r->last_segment != n || !r->last_sealed))
+        snprintf(what, sizeof what, "%s no longer ends with its seal (the "
+                 "log was cut; the replay ended in segment %llu)", name,
+                 (unsigned long long)r->last_segment);
+    else
+        return RAVEL_OK;
+    enum rv_recovery_mode mode = db->options.wal_recovery_mode;
+    if (mode == RV_RECOVERY_POINT_IN_TIME ||
+        mode == RV_RECOVERY_SKIP_ANY_CORRUPTED) {
+        rv_db_log(db, "%s, though MANIFEST-%06llu says the database was "
+                  "closed cleanly with its log ending there, sealed: "
+                  "writes made before that close are lost (this recovery "
+                  "mode accepts it)", what,
+                  (unsigned long long)st->manifest_number);
+        return RAVEL_OK;
+    }
+    return rv_error(RAVEL_CORRUPT, "%s/%s: MANIFEST-%06llu says the "
+                    "database was closed cleanly with its log ending in "
+                    "this segment, sealed and durable, so no crash or power "
+                    "loss explains it (wal_recovery_mode=%s refuses the "
+                    "lost writes)", db->dir, what,
+                    (unsigned long long)st->manifest_number,
+                    mode == RV_RECOVERY_ABSOLUTE_CONSISTENCY
+                        ? "absolute_consistency"
+                        : "tolerate_corrupted_tail_records");
 }
 
 /* ------------------------------------------------------------ the whole */
@@ -504,6 +655,8 @@ int rv_db_recover(ravel_db *db)
         return rc;
     }
     rc = recovery_read_manifest(db, &l, &st);
+    if (rc == RAVEL_OK && st.tail.dropped_at)
+        rc = recovery_check_torn_manifest(db, &l, &st);
     if (rc == RAVEL_OK)
         rc = recovery_check_files(db, &st);
     if (rc == RAVEL_OK)
@@ -517,7 +670,11 @@ int rv_db_recover(ravel_db *db)
     struct rv_wal_replay_result r;
     int n_replayed = 0;
     if (rc == RAVEL_OK)
+        rc = recovery_check_closed_log(db, &l, &st, NULL);
+    if (rc == RAVEL_OK)
         rc = recovery_replay_wal(db, &l, &r, &n_replayed);
+    if (rc == RAVEL_OK)
+        rc = recovery_check_closed_log(db, &l, &st, &r);
     if (rc == RAVEL_OK) {
         db->last_seq = r.max_sequence;
         if (st.last_sequence > db->last_seq)

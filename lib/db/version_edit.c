@@ -17,6 +17,7 @@ enum edit_tag {
     EDIT_LAST_SEQUENCE = 3,
     EDIT_NEW_FILE = 4,
     EDIT_DELETED_FILE = 5,
+    EDIT_CLOSED = 6,
 };
 
 void rv_version_edit_init(struct rv_version_edit *e)
@@ -94,7 +95,7 @@ int rv_version_edit_delete_file(struct rv_version_edit *e, int level,
 
 static size_t edit_max_size(const struct rv_version_edit *e)
 {
-    size_t n = 3 * 15;
+    size_t n = 4 * 15; /* the scalar fields */
     for (int i = 0; i < e->n_added; i++)
         n += 5 + 5 + 10 * 6 + 10 + e->added[i].smallest_len +
              e->added[i].largest_len;
@@ -127,6 +128,10 @@ int rv_version_edit_encode(const struct rv_version_edit *e, char **out,
     if (e->has_last_sequence) {
         p += rv_put_varint32(p, EDIT_LAST_SEQUENCE);
         p += rv_put_varint64(p, e->last_sequence);
+    }
+    if (e->closed_segment) {
+        p += rv_put_varint32(p, EDIT_CLOSED);
+        p += rv_put_varint64(p, e->closed_segment);
     }
     for (int i = 0; i < e->n_deleted; i++) {
         p += rv_put_varint32(p, EDIT_DELETED_FILE);
@@ -251,6 +256,11 @@ int rv_version_edit_decode(struct rv_version_edit *e, const char *data,
             break;
         case EDIT_NEW_FILE:
             edit_new_file(&r, e);
+            break;
+        case EDIT_CLOSED:
+            e->closed_segment = edit_u64(&r, "truncated closed segment");
+            if (!r.rc && e->closed_segment == 0)
+                edit_bad(&r, "closed segment 0");
             break;
         case EDIT_DELETED_FILE: {
             int level = edit_level(&r);

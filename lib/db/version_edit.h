@@ -14,6 +14,9 @@
 **            smallest:bytes largest:bytes smallest_seq:varint64
 **            largest_seq:varint64 entries:varint64
 **   tag 5    deleted file: level:varint32 number:varint64
+**   tag 6    closed: segment:varint64  (manifest version 2) the database
+**            was closed cleanly, its log ending with this segment, sealed
+**            and durable; only ever the manifest's last edit
 **   bytes    := length:varint32 data[length]
 **
 ** Tags and their payloads are on disk: DO NOT CHANGE THEM; a new field
@@ -46,6 +49,7 @@ struct rv_deleted_file {
 struct rv_version_edit {
     int has_log_number, has_next_file_number, has_last_sequence;
     uint64_t log_number, next_file_number, last_sequence;
+    uint64_t closed_segment; /* tag 6, or 0 */
     struct rv_file_meta *added;
     int n_added, cap_added;
     struct rv_deleted_file *deleted;

@@ -838,9 +838,10 @@ static int wal_reader_is_spare(const char *path, uint64_t *size, int *err)
     return n >= 0 && wal_reader_zero(h, (size_t)n);
 }
 
-/* Drops the spares at the end of the log from the N segments (deleting
-** them unless READ_ONLY): a spare was never started, so it holds nothing
-** and must not be taken for the log's last segment. */
+/* Drops the spares at the end of the log from the N segments (deleted
+** after a successful replay unless READ_ONLY: wal_reader_delete_spares): a
+** spare was never started, so it holds nothing and must not be taken for
+** the log's last segment. */
 static int wal_reader_drop_spares(struct wal_replay *r, int *n)
 {
     while (*n > 0) {
@@ -854,18 +855,26 @@ static int wal_reader_drop_spares(struct wal_replay *r, int *n)
                 return rv_error_errno(RAVEL_IOERR, err, "read %s", path);
             return RAVEL_OK;
         }
-        if (!r->read_only) {
-            if (unlink(path) < 0 && errno != ENOENT)
-                return rv_error_errno(RAVEL_IOERR, errno, "unlink the "
-                                      "unused spare segment %s", path);
-            rc = rv_sync_dir(r->dir);
-            if (rc)
-                return rc;
-        }
         r->result->spares++;
         (*n)--;
     }
     return RAVEL_OK;
+}
+
+/* Deletes the spares wal_reader_drop_spares found (numbers[FROM .. TO)),
+** once the replay succeeded: an open that refuses changes nothing. */
+static int wal_reader_delete_spares(struct wal_replay *r, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        char path[RV_PATH_MAX];
+        int rc = rv_wal_segment_path(path, r->dir, r->numbers[i]);
+        if (rc)
+            return rc;
+        if (unlink(path) < 0 && errno != ENOENT)
+            return rv_error_errno(RAVEL_IOERR, errno, "unlink the unused "
+                                  "spare segment %s", path);
+    }
+    return from < to ? rv_sync_dir(r->dir) : RAVEL_OK;
 }
 
 int rv_wal_replay(const char *dir, uint64_t first_number,
@@ -891,6 +900,7 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
         .n = n, .mode = mode,
         .read_only = read_only, .fn = fn, .ctx = ctx, .result = result,
     };
+    int listed = n;
     int rc = wal_reader_drop_spares(&r, &n);
     r.n = n;
     if (rc == RAVEL_OK)
@@ -920,10 +930,13 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
         if (s.cut == WAL_NO_CUT || s.cut >= RV_WAL_V1_HEADER_SIZE) {
             result->last_segment = s.number;
             result->last_end = s.data_end;
+            result->last_sealed = s.after_seal && s.cut == WAL_NO_CUT;
             r.have_prev = 1;
             r.prev_number = s.number;
             r.prev_data_end = s.data_end;
         }
     }
+    if (rc == RAVEL_OK && !read_only)
+        rc = wal_reader_delete_spares(&r, n, listed);
     return rc;
 }

@@ -56,6 +56,8 @@ struct rv_wal_replay_result {
     uint64_t last_end;       /* ... with prev_end = last_end, where its data
                              ** ends (wal_format.h) */
     uint64_t max_sequence;   /* last sequence number replayed (0 if none) */
+    int last_sealed;         /* the last segment kept ends with its seal
+                             ** (ravel closed it cleanly), uncut */
 };
 
 /* Replays the segments listed in NUMBERS (ascending, N of them) of
