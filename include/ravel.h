@@ -157,10 +157,12 @@ RAVEL_API int ravel_options_new(ravel_options **out);
 RAVEL_API void ravel_options_free(ravel_options *opts);
 
 /* Sets one option by name.  Names follow RocksDB's wherever the concept is
-** the same.  Booleans accept true/false/1/0/on/off/yes/no (any case); sizes
-** accept a K, M or G suffix (powers of 1024).  An unknown name or a value
-** that does not parse or is out of range is RAVEL_INVALID with a message
-** naming it (and, for a name close to a known one, "did you mean ...?").
+** the same.  Booleans accept true/false/1/0/on/off/yes/no (any case); sizes,
+** counts and rates accept a K, M, G, T or P suffix (powers of 1024, any
+** case), the forms the ranges below and the messages print.  An unknown
+** name or a value that does not parse, is out of range or does not fit in
+** 64 bits is RAVEL_INVALID with a message naming it and its range (and,
+** for a name close to a known one, "did you mean ...?").
 ** RocksDB options for features ravel has not built yet
 ** (max_subcompactions, paranoid_checks, ...) are RAVEL_INVALID
 ** with a message saying so, so that nobody believes a setting took effect.
