@@ -157,10 +157,12 @@ RAVEL_API int ravel_options_new(ravel_options **out);
 RAVEL_API void ravel_options_free(ravel_options *opts);
 
 /* Sets one option by name.  Names follow RocksDB's wherever the concept is
-** the same.  Booleans accept true/false/1/0/on/off/yes/no (any case); sizes
-** accept a K, M or G suffix (powers of 1024).  An unknown name or a value
-** that does not parse or is out of range is RAVEL_INVALID with a message
-** naming it (and, for a name close to a known one, "did you mean ...?").
+** the same.  Booleans accept true/false/1/0/on/off/yes/no (any case); sizes,
+** counts and rates accept a K, M, G, T or P suffix (powers of 1024, any
+** case), the forms the ranges below and the messages print.  An unknown
+** name or a value that does not parse, is out of range or does not fit in
+** 64 bits is RAVEL_INVALID with a message naming it and its range (and,
+** for a name close to a known one, "did you mean ...?").
 ** RocksDB options for features ravel has not built yet
 ** (max_subcompactions, paranoid_checks, ...) are RAVEL_INVALID
 ** with a message saying so, so that nobody believes a setting took effect.
@@ -448,7 +450,8 @@ typedef struct ravel_db ravel_db;
 ** before it returns (so a power loss after a crash cannot leave a hole).
 ** A large recovered memtable is flushed in the background at once.
 ** Fails with RAVEL_LOCKED if DIR is open elsewhere, in this process or
-** another; RAVEL_CORRUPT if recovery finds corruption the
+** another (or its LOCK is still held by a forked child: see "Processes
+** and fork" below); RAVEL_CORRUPT if recovery finds corruption the
 ** wal_recovery_mode does not tolerate, or a damaged manifest or a missing
 ** table file; RAVEL_INVALID if DIR does not hold a database and
 ** create_if_missing is false. */
@@ -477,6 +480,25 @@ RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
 ** such a call returns RAVEL_INVALID ("database ... is closing"), but that
 ** is a diagnostic, not a guarantee. */
 RAVEL_API int ravel_close(ravel_db *db);
+
+/* Processes and fork.  Like SQLite's, a database must not be carried
+** across a fork.  A child forked while a database is open gets a copy of
+** the handle's memory but none of its background threads or pending I/O:
+** it must not call any function on the parent's handles (ravel_close
+** included), and should exec or _exit; it may open databases of its own.
+**
+** What the child does inherit is every descriptor the database holds,
+** the LOCK file's among them.  The lock is an open-file-description lock,
+** shared by every process that has the descriptor:
+**   - all of ravel's descriptors are close-on-exec, so a child that execs
+**     keeps none of them;
+**   - ravel_close in the process that opened the database releases the
+**     LOCK for the children that share it too, so the database can be
+**     opened again at once (a child closing its inherited copy releases
+**     nothing, and must not try);
+**   - if that process ends without ravel_close (a crash, an exit without
+**     it), a child forked while the database was open holds the LOCK until
+**     it exits or execs, and opens meanwhile fail with RAVEL_LOCKED. */
 
 /* ----------------------------------------------------------------- writes */
 

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1787,6 +1788,111 @@ static void test_files_avoid_stdio_descriptors(void **state)
     free(dir);
 }
 
+/* Forks a child that holds what it inherited (the LOCK among it) without
+** touching the database, until it is killed or every write end of the
+** pipe HOLD is closed (the test keeps one: the child cannot outlive it).
+** Returns its pid, or -1 if fork failed. */
+static pid_t fork_holder(const int hold[2])
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(hold[1]);
+        char c;
+        while (read(hold[0], &c, 1) < 0)
+            ;
+        _exit(0);
+    }
+    return pid;
+}
+
+/* Opens DIR, retrying while it is RAVEL_LOCKED, for up to 10 s: the lock
+** of a killed process is dropped as it exits, shortly after the kill. */
+static ravel_db *open_when_unlocked(const char *dir)
+{
+    ravel_db *db = NULL;
+    int rc = RAVEL_LOCKED;
+    for (int i = 0; i < 1000 && rc == RAVEL_LOCKED; i++) {
+        rc = tu_open(dir, NULL, &db);
+        if (rc == RAVEL_LOCKED)
+            usleep(10000);
+    }
+    if (rc)
+        fail_msg("open %s: %s: %s", dir, ravel_errstr(rc), ravel_errmsg());
+    return db;
+}
+
+/* A child forked while the database is open shares its LOCK (an open file
+** description lock).  ravel_close in the parent releases it for the child
+** too, so the parent can reopen at once; a parent that ends without
+** ravel_close leaves it to the child, and opens are RAVEL_LOCKED, with a
+** message that points at the fork, until the child is gone. */
+static void test_fork_and_lock(void **state)
+{
+    (void)state;
+    char *dir = new_dir("fork");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, RAVEL_SYNC, "k", "v");
+    int hold[2];
+    assert_int_equal(pipe(hold), 0);
+    pid_t child = fork_holder(hold);
+    assert_true(child > 0);
+    TU_OK(ravel_close(db));
+    db = NULL;
+    int rc = tu_open(dir, NULL, &db);
+    if (rc)
+        fail_msg("reopen after ravel_close with a forked child alive: %s: "
+                 "%s", ravel_errstr(rc), ravel_errmsg());
+    tu_expect(db, NULL, "k", "v");
+    kill(child, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    TU_OK(ravel_close(db));
+
+    /* The parent dies with the database open: the child keeps the lock. */
+    int pid_pipe[2];
+    assert_int_equal(pipe(pid_pipe), 0);
+    fflush(stdout);
+    pid_t parent = fork();
+    assert_true(parent >= 0);
+    if (parent == 0) {
+        close(pid_pipe[0]);
+        ravel_db *pdb = NULL;
+        if (tu_open(dir, NULL, &pdb))
+            _exit(10);
+        pid_t held = fork_holder(hold);
+        if (held < 0)
+            _exit(11);
+        if (write(pid_pipe[1], &held, sizeof held) != sizeof held)
+            _exit(12);
+        _exit(0); /* no ravel_close: as if it crashed */
+    }
+    close(pid_pipe[1]);
+    pid_t holder = 0;
+    assert_int_equal(read(pid_pipe[0], &holder, sizeof holder),
+                     sizeof holder);
+    close(pid_pipe[0]);
+    assert_int_equal(waitpid(parent, &status, 0), parent);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    db = NULL;
+    rc = tu_open(dir, NULL, &db);
+    if (rc != RAVEL_LOCKED)
+        fail_msg("open while a forked child holds the LOCK: %s (%s), want "
+                 "RAVEL_LOCKED", ravel_errstr(rc), ravel_errmsg());
+    assert_null(db);
+    if (!strstr(ravel_errmsg(), "forked") || !strstr(ravel_errmsg(), dir))
+        fail_msg("RAVEL_LOCKED message does not name both the fork and "
+                 "the directory: %s", ravel_errmsg());
+    kill(holder, SIGKILL); /* not our child: its exit drops the lock */
+    close(hold[0]);
+    close(hold[1]);
+    db = open_when_unlocked(dir);
+    tu_expect(db, NULL, "k", "v");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 static void test_read_only_open(void **state)
 {
     (void)state;
@@ -1878,6 +1984,7 @@ int main(void)
         cmocka_unit_test(test_memtable_switch),
         cmocka_unit_test(test_reopen_keeps_data),
         cmocka_unit_test(test_files_avoid_stdio_descriptors),
+        cmocka_unit_test(test_fork_and_lock),
         cmocka_unit_test(test_read_only_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -198,7 +198,7 @@ static void db_free(ravel_db *db)
     if (db->block_cache)
         rv_cache_unref(db->block_cache);
     rv_options_release(&db->options);
-    rv_lockfile_release(db->lock_fd);
+    rv_lockfile_release(&db->lock);
     if (db->log_fd >= 0)
         close(db->log_fd);
     rv_write_queue_destroy(&db->queue);
@@ -244,7 +244,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     }
     rv_read_epoch_init(&db->epoch);
     db->magic = RV_DB_MAGIC;
-    db->lock_fd = -1;
+    db->lock.fd = -1;
     db->log_fd = -1;
     pthread_mutex_init(&db->mu, NULL);
     pthread_cond_init(&db->bg_cv, NULL);

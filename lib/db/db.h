@@ -29,6 +29,7 @@
 #include "db/table_cache.h"
 #include "db/version.h"
 #include "db/visibility.h"
+#include "util/lockfile.h"
 #include "util/write_controller.h"
 #include "db/write_group.h"
 #include "memtable/memtable.h"
@@ -45,7 +46,7 @@ struct ravel_db {
     uint64_t magic;                 /* RV_DB_MAGIC while open */
     char *dir;
     struct ravel_options options;
-    int lock_fd;
+    struct rv_lockfile lock;        /* DIR/LOCK, held while open */
     int log_fd;                     /* LOG file, -1 if it could not open */
 
     /* API calls in progress, plus a closing flag in the top bit (db.c,

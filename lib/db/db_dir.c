@@ -124,7 +124,7 @@ int rv_db_prepare_dir(ravel_db *db)
     const struct ravel_options *o = &db->options;
     int rc = db_dir_ensure(db);
     if (rc == RAVEL_OK)
-        rc = rv_lockfile_acquire(db->dir, &db->lock_fd);
+        rc = rv_lockfile_acquire(db->dir, &db->lock);
     int exists = 0;
     if (rc == RAVEL_OK)
         rc = db_dir_exists(db->dir, RV_FILE_IDENTITY, &exists);

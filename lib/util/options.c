@@ -30,7 +30,17 @@
 #include <string.h>
 #include <strings.h>
 
-enum options_kind { OPTIONS_BOOL, OPTIONS_SIZE, OPTIONS_INT, OPTIONS_ENUM };
+/* SIZE, ENTRIES and RATE are the quantities: a uint64_t field, parsed alike
+** (digits and a power-of-1024 suffix), told apart only by the unit their
+** messages name -- a count of 3 is "3 entries", not "3 bytes". */
+enum options_kind {
+    OPTIONS_BOOL,
+    OPTIONS_SIZE,  /* bytes */
+    OPTIONS_ENTRIES, /* a count */
+    OPTIONS_RATE,  /* bytes per second */
+    OPTIONS_INT,
+    OPTIONS_ENUM,
+};
 
 struct options_enum_name {
     const char *name;
@@ -41,7 +51,7 @@ struct options_def {
     const char *name;
     enum options_kind kind;
     size_t offset;     /* of the field in struct ravel_options */
-    uint64_t min, max; /* OPTIONS_SIZE and OPTIONS_INT */
+    uint64_t min, max; /* the quantities and OPTIONS_INT */
     const struct options_enum_name *names; /* OPTIONS_ENUM; NULL-terminated,
                                            ** the first name of a value is
                                            ** the one get/describe print */
@@ -136,7 +146,7 @@ static const struct options_def options_table[] = {
      options_write_policy_names},
     {"in_order_publication", OPTIONS_BOOL,
      OPTIONS_FIELD(in_order_publication), 0, 0, NULL},
-    {"commit_table_size", OPTIONS_SIZE, OPTIONS_FIELD(commit_table_size),
+    {"commit_table_size", OPTIONS_ENTRIES, OPTIONS_FIELD(commit_table_size),
      16, 64ull << 20, NULL},
     {"max_write_buffer_number", OPTIONS_INT,
      OPTIONS_FIELD(max_write_buffer_number), 2, 64, NULL},
@@ -172,7 +182,7 @@ static const struct options_def options_table[] = {
     {"hard_pending_compaction_bytes_limit", OPTIONS_SIZE,
      OPTIONS_FIELD(hard_pending_compaction_bytes_limit), 0, UINT64_MAX,
      NULL},
-    {"delayed_write_rate", OPTIONS_SIZE, OPTIONS_FIELD(delayed_write_rate),
+    {"delayed_write_rate", OPTIONS_RATE, OPTIONS_FIELD(delayed_write_rate),
      1ull << 10, 1ull << 40, NULL},
     {"use_dynamic_delay", OPTIONS_BOOL, OPTIONS_FIELD(use_dynamic_delay),
      0, 0, NULL},
@@ -526,35 +536,107 @@ static int options_parse_bool(const char *s)
     return -1;
 }
 
-/* Decimal digits with an optional K, M or G suffix (powers of 1024, either
-** case).  Returns 0 and sets *out, or -1 for empty, signed, junk or a
-** value that does not fit in 64 bits. */
+/* The suffixes of a quantity, K = 2^10 up to P = 2^50.  Messages print
+** limits with them (options_format_quantity) and ravel.h's option list
+** does too (1K .. 1T), so the parser accepts each of them: a limit copied
+** from a message must be a valid value.  E is not printed and not taken. */
+static const char options_suffixes[] = "KMGTP";
+
+#define OPTIONS_PARSE_JUNK (-1)
+#define OPTIONS_PARSE_OVERFLOW (-2)
+
+/* Decimal digits with an optional suffix of options_suffixes (either
+** case).  Returns 0 and sets *out; OPTIONS_PARSE_JUNK for empty, signed or
+** trailing junk; OPTIONS_PARSE_OVERFLOW for a value past 2^64 - 1, which
+** is refused rather than wrapped into range. */
 static int options_parse_size(const char *s, uint64_t *out)
 {
     uint64_t v = 0;
+    int overflow = 0;
     const char *p = s;
     if (!isdigit((unsigned char)*p))
-        return -1; /* empty, '-', '+', whitespace, junk */
+        return OPTIONS_PARSE_JUNK; /* empty, '-', '+', whitespace, junk */
     for (; isdigit((unsigned char)*p); p++) {
         uint64_t d = (uint64_t)(*p - '0');
         if (v > (UINT64_MAX - d) / 10)
-            return -1;
+            overflow = 1; /* keep reading: junk after it is still junk */
         v = v * 10 + d;
     }
     int shift = 0;
-    switch (*p) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; p++; break;
-    case 'm': case 'M': shift = 20; p++; break;
-    case 'g': case 'G': shift = 30; p++; break;
-    default: return -1;
+    const char *suffix = *p ? strchr(options_suffixes,
+                                     toupper((unsigned char)*p)) : NULL;
+    if (suffix) {
+        shift = 10 * (int)(suffix - options_suffixes + 1);
+        p++;
     }
     if (*p != '\0')
-        return -1;
-    if (shift && v > (UINT64_MAX >> shift))
-        return -1;
+        return OPTIONS_PARSE_JUNK;
+    if (overflow || (shift && v > (UINT64_MAX >> shift)))
+        return OPTIONS_PARSE_OVERFLOW;
     *out = v << shift;
     return 0;
+}
+
+/* V as a value the parser takes back: with the largest suffix that divides
+** it exactly (4K, 64M, 1T), else in decimal. */
+static void options_format_quantity(uint64_t v, char *buf, size_t size)
+{
+    size_t k = 0;
+    while (v && (v & 1023) == 0 && k < sizeof options_suffixes - 1) {
+        v >>= 10;
+        k++;
+    }
+    if (k)
+        snprintf(buf, size, "%llu%c", (unsigned long long)v,
+                 options_suffixes[k - 1]);
+    else
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+}
+
+/* What a quantity of KIND is, for its messages. */
+static const char *options_quantity_noun(enum options_kind kind)
+{
+    return kind == OPTIONS_ENTRIES ? "a number of entries"
+         : kind == OPTIONS_RATE ? "a rate in bytes per second"
+         : "a size in bytes";
+}
+
+static const char *options_quantity_unit(enum options_kind kind)
+{
+    return kind == OPTIONS_ENTRIES ? "entries"
+         : kind == OPTIONS_RATE ? "bytes per second"
+         : "bytes";
+}
+
+/* Parses VALUE for the quantity option D into *FIELD (a uint64_t), or sets
+** a message naming D, VALUE, its unit and its range as the parser takes
+** it back. */
+static int options_set_quantity(char *field, const struct options_def *d,
+                                const char *value)
+{
+    char lo[24], hi[24];
+    options_format_quantity(d->min, lo, sizeof lo);
+    options_format_quantity(d->max, hi, sizeof hi);
+    uint64_t v;
+    int r = options_parse_size(value, &v);
+    if (r == OPTIONS_PARSE_JUNK)
+        return rv_error(RAVEL_INVALID,
+                        "option '%s': bad value '%s' (expected %s, "
+                        "optionally with a K, M, G, T or P suffix (powers "
+                        "of 1024), %s .. %s)", d->name, value,
+                        options_quantity_noun(d->kind), lo, hi);
+    if (r == OPTIONS_PARSE_OVERFLOW)
+        return rv_error(RAVEL_INVALID,
+                        "option '%s': value '%s' (2^64 %s or more) is out "
+                        "of range %s .. %s", d->name, value,
+                        options_quantity_unit(d->kind), lo, hi);
+    if (v < d->min || v > d->max)
+        return rv_error(RAVEL_INVALID,
+                        "option '%s': value '%s' (%llu %s) is out of range "
+                        "%s .. %s", d->name, value, (unsigned long long)v,
+                        options_quantity_unit(d->kind), lo, hi);
+    memcpy(field, &v, sizeof v);
+    return RAVEL_OK;
 }
 
 /* The accepted values of an enum option, "a | b | c", into BUF. */
@@ -586,28 +668,13 @@ static int options_set_value(struct ravel_options *o,
         memcpy(field, &b, sizeof b);
         return RAVEL_OK;
     }
-    case OPTIONS_SIZE: {
-        uint64_t v;
-        if (options_parse_size(value, &v) < 0)
-            return rv_error(RAVEL_INVALID,
-                            "option '%s': bad value '%s' (expected a size in "
-                            "bytes, optionally with a K, M or G suffix, "
-                            "%llu .. %llu)", d->name, value,
-                            (unsigned long long)d->min,
-                            (unsigned long long)d->max);
-        if (v < d->min || v > d->max)
-            return rv_error(RAVEL_INVALID,
-                            "option '%s': value '%s' (%llu bytes) is out of "
-                            "range %llu .. %llu", d->name, value,
-                            (unsigned long long)v,
-                            (unsigned long long)d->min,
-                            (unsigned long long)d->max);
-        memcpy(field, &v, sizeof v);
-        return RAVEL_OK;
-    }
+    case OPTIONS_SIZE:
+    case OPTIONS_ENTRIES:
+    case OPTIONS_RATE:
+        return options_set_quantity(field, d, value);
     case OPTIONS_INT: {
         uint64_t v;
-        if (options_parse_size(value, &v) < 0 || v < d->min || v > d->max)
+        if (options_parse_size(value, &v) != 0 || v < d->min || v > d->max)
             return rv_error(RAVEL_INVALID,
                             "option '%s': bad value '%s' (expected a whole "
                             "number %llu .. %llu)", d->name, value,
@@ -667,6 +734,8 @@ static void options_format_value(const struct ravel_options *o,
         snprintf(buf, size, "%s", i ? "true" : "false");
         return;
     case OPTIONS_SIZE:
+    case OPTIONS_ENTRIES:
+    case OPTIONS_RATE:
         memcpy(&v, field, sizeof v);
         snprintf(buf, size, "%llu", (unsigned long long)v);
         return;

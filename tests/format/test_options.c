@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,12 +408,148 @@ static void test_describe(void **state)
     ravel_options_free(o);
 }
 
+/* A count is refused in its own unit: commit_table_size counts entries of
+** the commit table, and a message saying "(3 bytes)" sends the reader
+** looking for a byte size. */
+static void test_range_units(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    opt_expect_bad(o, "commit_table_size", "3");
+    const char *msg = ravel_errmsg();
+    if (!strstr(msg, "(3 entries)") || strstr(msg, "bytes"))
+        fail_msg("commit_table_size=3: message should count entries: %s",
+                 msg);
+    opt_expect_bad(o, "commit_table_size", "x");
+    if (!strstr(ravel_errmsg(), "entries") || strstr(ravel_errmsg(), "bytes"))
+        fail_msg("commit_table_size=x: message should count entries: %s",
+                 ravel_errmsg());
+    opt_expect_bad(o, "write_buffer_size", "3");
+    assert_non_null(strstr(ravel_errmsg(), "(3 bytes)"));
+    opt_expect_bad(o, "delayed_write_rate", "3");
+    assert_non_null(strstr(ravel_errmsg(), "(3 bytes per second)"));
+    ravel_options_free(o);
+}
+
+/* The limits as the header prints them (1K .. 1T) are accepted, and so is
+** every suffix a message can print; a value past 2^64 - 1 with a suffix is
+** refused as out of range, never wrapped. */
+static void test_size_suffixes(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    opt_expect_set(o, "delayed_write_rate", "1T", "1099511627776");
+    opt_expect_set(o, "delayed_write_rate", "1K", "1024");
+    opt_expect_set(o, "block_cache_size", "1T", "1099511627776");
+    opt_expect_set(o, "block_cache_size", "1t", "1099511627776");
+    opt_expect_set(o, "max_bytes_for_level_base", "1P", "1125899906842624");
+    opt_expect_set(o, "max_bytes_for_level_base", "1p", "1125899906842624");
+    opt_expect_set(o, "soft_pending_compaction_bytes_limit", "16383P",
+                   "18445618173802708992");
+    opt_expect_bad(o, "delayed_write_rate", "2T");
+    opt_expect_bad(o, "block_cache_size", "1025G");
+    opt_expect_bad(o, "max_bytes_for_level_base", "2P");
+    opt_expect_bad(o, "soft_pending_compaction_bytes_limit", "16384P");
+    opt_expect_bad(o, "soft_pending_compaction_bytes_limit", "16777216T");
+    opt_expect_bad(o, "soft_pending_compaction_bytes_limit", "16385P");
+    opt_expect_bad(o, "block_cache_size", "1E");  /* never printed */
+    opt_expect_bad(o, "block_cache_size", "1TB");
+    opt_expect_bad(o, "block_cache_size", "1TT");
+    /* The limits in a message are the header's. */
+    opt_expect_bad(o, "delayed_write_rate", "2T");
+    assert_non_null(strstr(ravel_errmsg(), "1K .. 1T"));
+    ravel_options_free(o);
+}
+
+/* Copies the number before (BEFORE != 0) or after " .. " in MSG into BUF. */
+static void limit_token(const char *msg, int before, char *buf, size_t size)
+{
+    const char *dots = strstr(msg, " .. ");
+    assert_non_null(dots);
+    const char *s = dots + 4, *e = s;
+    if (before) {
+        e = dots;
+        for (s = e; s > msg && s[-1] != ' ' && s[-1] != '('; s--)
+            ;
+    } else {
+        while (*e && *e != ')' && *e != ' ')
+            e++;
+    }
+    assert_true(e > s && (size_t)(e - s) < size);
+    memcpy(buf, s, (size_t)(e - s));
+    buf[e - s] = '\0';
+}
+
+/* Sets NAME to the limit LIMIT as printed, and checks it is the limit: it
+** is accepted, and the next value beyond it (below a minimum, above a
+** maximum) is refused. */
+static void expect_limit(ravel_options *o, const char *name,
+                         const char *limit, int is_max)
+{
+    int rc = ravel_options_set(o, name, limit);
+    if (rc != RAVEL_OK)
+        fail_msg("%s: printed limit '%s' is refused: %s", name, limit,
+                 ravel_errmsg());
+    char *got = NULL;
+    assert_int_equal(ravel_options_get(o, name, &got), RAVEL_OK);
+    unsigned long long v = strtoull(got, NULL, 10);
+    free(got);
+    if (is_max ? v == ULLONG_MAX : v == 0)
+        return;
+    char beyond[32];
+    snprintf(beyond, sizeof beyond, "%llu", is_max ? v + 1 : v - 1);
+    if (ravel_options_set(o, name, beyond) != RAVEL_INVALID)
+        fail_msg("%s: '%s' is printed as a limit, but %s is accepted", name,
+                 limit, beyond);
+}
+
+/* Every limit a message prints reads back as that limit: for each option
+** with a range, the range of its "bad value" and of its "out of range"
+** message, set at both ends. */
+static void test_printed_limits_parse(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    char *text = rv_options_describe(o);
+    assert_non_null(text);
+    int ranged = 0;
+    for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = '\0';
+        *strchr(line, '=') = '\0';
+        static const char *const probes[] = {"x", "16384P"};
+        for (size_t p = 0; p < 2; p++) {
+            ravel_options *fresh = opts_new();
+            assert_int_equal(ravel_options_set(fresh, line, probes[p]),
+                             RAVEL_INVALID);
+            char msg[512], lo[32], hi[32];
+            snprintf(msg, sizeof msg, "%s", ravel_errmsg());
+            if (!strstr(msg, " .. ")) {
+                ravel_options_free(fresh);
+                break; /* a boolean or an enum */
+            }
+            assert_non_null(strstr(msg, line));
+            limit_token(msg, 1, lo, sizeof lo);
+            limit_token(msg, 0, hi, sizeof hi);
+            expect_limit(fresh, line, lo, 0);
+            expect_limit(fresh, line, hi, 1);
+            ranged += p == 0;
+            ravel_options_free(fresh);
+        }
+    }
+    assert_int_equal(ranged, 22);
+    free(text);
+    ravel_options_free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_bools),
         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_range_units),
+        cmocka_unit_test(test_size_suffixes),
+        cmocka_unit_test(test_printed_limits_parse),
         cmocka_unit_test(test_enums),
         cmocka_unit_test(test_recovery_mode_names),
         cmocka_unit_test(test_unknown_and_not_built),
