@@ -64,10 +64,13 @@ func TestConcurrentUse(t *testing.T) {
 					}
 					defer it.Close()
 					n := 0
-					for range it.All() {
+					for _, err := range it.All() {
+						if err != nil {
+							return n, err
+						}
 						n++
 					}
-					return n, it.Err()
+					return n, nil
 				}
 				n1, err1 := count()
 				n2, err2 := count()
@@ -87,7 +90,10 @@ func TestConcurrentUse(t *testing.T) {
 	it, _ := db.NewIterator(nil)
 	defer it.Close()
 	n := 0
-	for range it.All() {
+	for _, err := range it.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
 		n++
 	}
 	if n != workers*perWorker {

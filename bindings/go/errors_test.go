@@ -88,9 +88,10 @@ func TestErrCorrupt(t *testing.T) {
 	wantError(t, err, ravel.ErrCorrupt, filepath.Base(tables[0]))
 	it, _ := db.NewIterator(nil)
 	defer it.Close()
-	n := 0
-	for range it.All() {
-		n++
+	var last error
+	for _, err := range it.All() {
+		last = err
 	}
+	wantError(t, last, ravel.ErrCorrupt, filepath.Base(tables[0]))
 	wantError(t, it.Err(), ravel.ErrCorrupt, filepath.Base(tables[0]))
 }

@@ -40,11 +40,11 @@ func ExampleIterator_All() {
 		log.Fatal(err)
 	}
 	defer it.Close()
-	for key := range it.All() {
-		fmt.Println(string(key))
-	}
-	if err := it.Err(); err != nil {
-		log.Fatal(err)
+	for e, err := range it.All() {
+		if err != nil { // a damaged block ends the loop here: nothing is yielded past it
+			log.Fatal(err)
+		}
+		fmt.Println(string(e.Key))
 	}
 	// Output:
 	// banana

@@ -36,13 +36,22 @@ type IterOptions struct {
 //
 // The moves (SeekToFirst, Seek, Next, ...) return whether the iterator is
 // then positioned at an entry (Valid).  A move that fails leaves it
-// invalid and the error in Err, which stays until the next Seek; Next or
-// Prev on an invalid iterator is such an error (ErrInvalid).  The usual
-// loops:
+// invalid and the error in Err.  An error from ravel (ErrCorrupt at a
+// damaged block, ErrIO at a failed read) stops the iterator for good, as
+// in C: it never shows another entry, and every later move fails with
+// that same error.  Next or Prev on an iterator not positioned at an
+// entry is an error too (ErrInvalid, unless it stopped at an earlier
+// one), which the next Seek clears.  The usual loops:
+//
+//	for e, err := range it.All() {
+//		if err != nil {
+//			return err // the damage; nothing past it is yielded
+//		}
+//		use(e.Key, e.Value)
+//	}
 //
 //	for it.SeekToFirst(); it.Valid(); it.Next() { use(it.Key(), it.Value()) }
-//	for k, v := range it.All() { use(k, v) }
-//	if err := it.Err(); err != nil { ... }
+//	if err := it.Err(); err != nil { ... } // an iteration ends both at the last key and at a failure
 //
 // An Iterator is not safe for concurrent use: one goroutine at a time.
 // Close it when done: DB.Close refuses to close a database with iterators
@@ -276,26 +285,47 @@ func (it *Iterator) Err() error {
 	return it.err
 }
 
+// Entry is one key and its value, as All and Backward yield them: copies,
+// the caller's to keep.
+type Entry struct {
+	Key, Value []byte
+}
+
 // All ranges over the entries from the first to the last (within the
-// bounds), yielding copies of each key and value.  Check Err afterwards.
-func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
-	return func(yield func(key, value []byte) bool) {
-		for ok := it.SeekToFirst(); ok; ok = it.Next() {
-			if !yield(it.Key(), it.Value()) {
-				return
-			}
-		}
+// bounds).  Each iteration yields an Entry and a nil error, except that a
+// failure ends the loop with one last iteration that yields a zero Entry
+// and the error (also kept in Err): an error cannot pass for the end of
+// the keys, and no entry follows it.  Range with both values:
+//
+//	for e, err := range it.All() {
+//		if err != nil {
+//			return err
+//		}
+//		use(e.Key, e.Value)
+//	}
+func (it *Iterator) All() iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		it.scan(yield, it.SeekToFirst, it.Next)
 	}
 }
 
-// Backward ranges over the entries from the last to the first (within the
-// bounds), yielding copies of each key and value.  Check Err afterwards.
-func (it *Iterator) Backward() iter.Seq2[[]byte, []byte] {
-	return func(yield func(key, value []byte) bool) {
-		for ok := it.SeekToLast(); ok; ok = it.Prev() {
-			if !yield(it.Key(), it.Value()) {
-				return
-			}
+// Backward ranges over the entries from the last to the first (within
+// the bounds), as All does: a failure is the loop's last iteration,
+// yielding a zero Entry and the error.
+func (it *Iterator) Backward() iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		it.scan(yield, it.SeekToLast, it.Prev)
+	}
+}
+
+// scan is the loop of All and Backward: FIRST positions, STEP moves on.
+func (it *Iterator) scan(yield func(Entry, error) bool, first, step func() bool) {
+	for ok := first(); ok; ok = step() {
+		if !yield(Entry{Key: it.Key(), Value: it.Value()}, nil) {
+			return
 		}
+	}
+	if err := it.Err(); err != nil {
+		yield(Entry{}, err)
 	}
 }

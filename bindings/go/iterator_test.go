@@ -5,19 +5,24 @@ package ravel_test
 
 import (
 	"errors"
+	"iter"
 	"strings"
 	"testing"
 
 	ravel "github.com/ravel-kv/ravel/bindings/go"
 )
 
-// collect runs SEQ's loop and returns "key=value" items joined by ",".
-func collect(seq func(func(k, v []byte) bool)) string {
+// collect returns the entries of SEQ as "k=v,...", with ERROR:... at the
+// end if it yields an error.
+func collect(seq iter.Seq2[ravel.Entry, error]) string {
 	var items []string
-	seq(func(k, v []byte) bool {
-		items = append(items, string(k)+"="+string(v))
-		return true
-	})
+	for e, err := range seq {
+		if err != nil {
+			items = append(items, "ERROR:"+err.Error())
+			continue // (the error is the loop's last iteration)
+		}
+		items = append(items, string(e.Key)+"="+string(e.Value))
+	}
 	return strings.Join(items, ",")
 }
 
@@ -79,8 +84,11 @@ func TestIteratorWhole(t *testing.T) {
 		t.Fatalf("iterator saw a later write: %q", it.Key())
 	}
 	// an early break leaves the iterator where the loop stopped
-	for k := range it.All() {
-		if string(k) == "c" {
+	for e, err := range it.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(e.Key) == "c" {
 			break
 		}
 	}
@@ -166,9 +174,12 @@ func TestIteratorBinaryKeysOrder(t *testing.T) {
 	it, _ := db.NewIterator(nil)
 	defer it.Close()
 	i := 0
-	for k, v := range it.All() {
-		if string(k) != keys[i] || string(v) != "v"+keys[i] {
-			t.Fatalf("entry %d: %q=%q, want key %q", i, k, v, keys[i])
+	for e, err := range it.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(e.Key) != keys[i] || string(e.Value) != "v"+keys[i] {
+			t.Fatalf("entry %d: %q=%q, want key %q", i, e.Key, e.Value, keys[i])
 		}
 		i++
 	}

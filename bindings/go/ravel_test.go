@@ -296,8 +296,11 @@ func TestSnapshotIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	for k, v := range it.All() {
-		keys = append(keys, string(k)+"="+string(v))
+	for e, err := range it.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, string(e.Key)+"="+string(e.Value))
 	}
 	if strings.Join(keys, ",") != "gone=here,k=old" {
 		t.Fatalf("snapshot iterator: %v", keys)

@@ -511,7 +511,9 @@ PyDoc_STRVAR(items_doc,
 "items(start=None, stop=None, reverse=False, *, snapshot=None)\n\n"
 "Iterates over (key, value) pairs in key order, from START (included)\n"
 "to STOP (excluded), backwards if REVERSE.  The state read is fixed when\n"
-"items() is called.");
+"items() is called.  An error (CorruptionError at a damaged block) ends\n"
+"the iteration by raising it, after every entry before it and none past\n"
+"it.");
 
 PyDoc_STRVAR(keys_doc,
 "keys(start=None, stop=None, reverse=False, *, snapshot=None)\n\n"

@@ -324,9 +324,11 @@ static PyMethodDef iter_methods[] = {
     {"seek_to_last", (PyCFunction)iter_seek_to_last, METH_NOARGS,
      "Positions at the last key."},
     {"next", (PyCFunction)iter_next, METH_NOARGS,
-     "Moves to the next key (InvalidArgumentError if not valid())."},
+     "Moves to the next key (InvalidArgumentError if not valid(), or the "
+     "error that stopped the iterator)."},
     {"prev", (PyCFunction)iter_prev, METH_NOARGS,
-     "Moves to the previous key (InvalidArgumentError if not valid())."},
+     "Moves to the previous key (InvalidArgumentError if not valid(), or "
+     "the error that stopped the iterator)."},
     {"valid", (PyCFunction)iter_valid, METH_NOARGS,
      "True if positioned at an entry."},
     {"key", (PyCFunction)iter_key, METH_NOARGS,
@@ -472,6 +474,19 @@ static PyObject *range_next(rvpy_range *self)
         return NULL;
     size_t klen = 0;
     const void *key = ravel_iter_key(self->it->handle, &klen);
+    if (!key) {
+        /* not positioned and no error from the move: the end of the keys,
+        ** unless the iterator stopped at an error (which ravel returns
+        ** from the move that meets it; checked again so that an error can
+        ** never end the range silently) */
+        int rc = ravel_iter_status(self->it->handle);
+        if (rc) {
+            char msg[RVPY_MSG_SIZE];
+            ravel_errmsg_r(msg, sizeof msg);   /* status set it again */
+            iter_fail(self->it, rc, msg);
+            return NULL;
+        }
+    }
     if (!key || range_past_bound(self, key, klen)) {
         range_finish(self);
         return NULL;

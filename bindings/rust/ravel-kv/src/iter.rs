@@ -123,7 +123,8 @@ impl<'a> Iter<'a> {
         self.moved(rc)
     }
 
-    /// Moves to the next key; [`Code::Invalid`] if not [`valid`](Iter::valid).
+    /// Moves to the next key; [`Code::Invalid`] if not [`valid`](Iter::valid),
+    /// or the error that stopped the iterator (see [`status`](Iter::status)).
     #[allow(clippy::should_implement_trait)] // a cursor move, not Iterator::next
     pub fn next(&mut self) -> Result<()> {
         // SAFETY: the iterator is live and ours.
@@ -131,7 +132,8 @@ impl<'a> Iter<'a> {
         self.moved(rc)
     }
 
-    /// Moves to the previous key; [`Code::Invalid`] if not [`valid`](Iter::valid).
+    /// Moves to the previous key; [`Code::Invalid`] if not [`valid`](Iter::valid),
+    /// or the error that stopped the iterator (see [`status`](Iter::status)).
     pub fn prev(&mut self) -> Result<()> {
         // SAFETY: the iterator is live and ours.
         let rc = unsafe { sys::ravel_iter_prev(self.raw.as_ptr()) };
@@ -168,7 +170,9 @@ impl<'a> Iter<'a> {
 
     /// Ok, or the error that stopped the iterator (with the message its
     /// failed move had).  Check it when [`valid`](Iter::valid) turns false
-    /// to tell the end of the data from a failure.
+    /// to tell the end of the data from a failure.  An iterator stops at
+    /// its first error (a damaged block, a failed read) for good, as in C:
+    /// it is never valid again, and every later move returns that error.
     pub fn status(&self) -> Result<()> {
         // SAFETY: the iterator is live.
         let rc = unsafe { sys::ravel_iter_status(self.raw.as_ptr()) };
