@@ -43,7 +43,7 @@ type setting struct {
 }
 
 // Set sets the option NAME to VALUE (booleans: true/false/1/0/on/off/
-// yes/no; sizes may end in K, M or G).  A later Set of the same name
+// yes/no; sizes may end in K, M, G, T or P).  A later Set of the same name
 // replaces the earlier one.
 func (o *Options) Set(name, value string) error {
 	s := setting{name: name, value: value}

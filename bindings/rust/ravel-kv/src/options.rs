@@ -50,7 +50,7 @@ impl Options {
 
     /// Sets option NAME to VALUE (a string, a number or a bool: anything
     /// printed with `Display`).  Booleans accept true/false/1/0/on/off/
-    /// yes/no; sizes accept a K, M or G suffix.
+    /// yes/no; sizes accept a K, M, G, T or P suffix.
     pub fn set(&mut self, name: &str, value: impl Display) -> Result<&mut Options> {
         let name = c_string("option name", name)?;
         let value = c_string("option value", &value.to_string())?;
