@@ -34,6 +34,7 @@ static void sample_edit(struct rv_version_edit *e)
     e->log_number = 12;
     e->next_file_number = 1ull << 40;
     e->last_sequence = RV_MAX_SEQUENCE;
+    e->closed_segment = 77;
     char s[64], l[64];
     struct rv_file_meta f = {.level = 0, .number = 17, .size = 123456,
                              .smallest = s, .largest = l, .smallest_seq = 5,
@@ -57,6 +58,7 @@ static void expect_same(const struct rv_version_edit *a,
     assert_int_equal(a->log_number, b->log_number);
     assert_int_equal(a->next_file_number, b->next_file_number);
     assert_int_equal(a->last_sequence, b->last_sequence);
+    assert_int_equal(a->closed_segment, b->closed_segment);
     assert_int_equal(a->n_added, b->n_added);
     assert_int_equal(a->n_deleted, b->n_deleted);
     for (int i = 0; i < a->n_added; i++) {
@@ -141,6 +143,7 @@ static void test_malformed_fields(void **state)
 {
     (void)state;
     expect_corrupt("\x09\x01", 2, "unknown tag");
+    expect_corrupt("\x06\x00", 2, "closed segment 0");
     expect_corrupt("\x00", 1, "unknown tag");
     expect_corrupt("\x05\x07\x01", 3, "level out of range");
     char buf[64], *p = buf;
