@@ -72,7 +72,7 @@
 #include <unistd.h>
 
 #include "ravel.h"
-#include "util/options.h" /* rv_option_is_not_built */
+#include "base/options.h" /* rv_option_is_not_built */
 
 /* ------------------------------------------------------------------ flags */
 

@@ -38,11 +38,11 @@
 
 #include "sst_dump.h"
 
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "table/block.h"
 #include "table/table.h"
 #include "util/filename.h"
-#include "util/options.h"
+#include "base/options.h"
 
 /* One table file being dumped. */
 struct sst_file {

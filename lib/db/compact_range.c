@@ -14,7 +14,7 @@
 ** beside the background ones.
 */
 #include "db/db.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "util/error.h"
 
 /* Compacts LEVEL's files overlapping the range into OUTPUT_LEVEL (under

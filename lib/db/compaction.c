@@ -27,7 +27,7 @@
 ** compaction the same way, without counting it as a failure.
 */
 #include "db/db.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "db/keep.h"
 #include "db/table_output.h"
 #include "util/error.h"

@@ -3,7 +3,7 @@
 ** choice of the next compaction (compaction_picker.h).
 */
 #include "db/compaction_picker.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 
 #include <stdlib.h>
 #include <string.h>

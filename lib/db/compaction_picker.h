@@ -32,7 +32,7 @@
 
 #include "ravel_int.h"
 #include "db/version.h"
-#include "util/options.h"
+#include "base/options.h"
 
 /* Where a level's last compaction ended: a user key (malloc'd), or
 ** none. */

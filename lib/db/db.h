@@ -21,7 +21,7 @@
 #define RAVEL_DB_H
 
 #include "ravel_int.h"
-#include "db/commit_table.h"
+#include "base/commit_table.h"
 #include "db/compaction_picker.h"
 #include "db/manifest.h"
 #include "db/order_ring.h"
@@ -33,7 +33,7 @@
 #include "util/write_controller.h"
 #include "db/write_group.h"
 #include "memtable/memtable.h"
-#include "util/options.h"
+#include "base/options.h"
 #include "util/stop.h"
 #include "wal/wal_writer.h"
 

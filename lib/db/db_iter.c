@@ -22,7 +22,7 @@
 ** in the part that could not be read.
 */
 #include "db/db_iter.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "util/error.h"
 
 #include <stdlib.h>

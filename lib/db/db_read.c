@@ -19,7 +19,7 @@
 #include "db/db.h"
 #include "db/db_iter.h"
 #include "db/level_iter.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "db/visibility.h"
 #include "util/error.h"
 

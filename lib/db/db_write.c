@@ -49,7 +49,7 @@
 */
 #include "db/batch.h"
 #include "db/db.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "db/write_unordered.h"
 #include "util/error.h"
 #include "util/fault.h"

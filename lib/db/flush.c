@@ -35,7 +35,7 @@
 ** does): nothing acknowledged is lost, and the next open starts again.
 */
 #include "db/db.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "db/keep.h"
 #include "db/table_output.h"
 #include "util/error.h"

@@ -2,7 +2,7 @@
 ** keep.c -- which versions a flush or a compaction keeps (keep.h).
 */
 #include "db/keep.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "util/coding.h"
 #include "util/error.h"
 

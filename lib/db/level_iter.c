@@ -11,7 +11,7 @@
 ** with its error in status().
 */
 #include "db/level_iter.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 
 #include <stdlib.h>
 

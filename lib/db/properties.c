@@ -10,7 +10,7 @@
 */
 #include "db/db.h"
 #include "util/error.h"
-#include "util/options.h"
+#include "base/options.h"
 #include "util/text.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 ** readers that miss at once both open the table; the second insert
 ** replaces the first, which closes when its reader releases it.
 */
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "db/table_cache.h"
 #include "util/coding.h"
 #include "util/error.h"

@@ -3,7 +3,7 @@
 ** (table_output.h).
 */
 #include "db/table_output.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/filename.h"

@@ -4,7 +4,7 @@
 ** flush replaces its memtable by the files it wrote.
 */
 #include "db/db.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "db/version.h"
 #include "util/error.h"
 

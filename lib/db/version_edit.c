@@ -4,7 +4,7 @@
 ** is untrusted until every field has been bounds-checked.
 */
 #include "db/version_edit.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "util/coding.h"
 #include "util/error.h"
 

@@ -27,8 +27,8 @@
 #define RAVEL_VERSION_EDIT_H
 
 #include "ravel_int.h"
+#include "base/dbformat.h"
 
-#define RV_NUM_LEVELS 7
 
 /* One table file as the manifest knows it. */
 struct rv_file_meta {

@@ -1,6 +1,5 @@
 /*
-** visibility.c -- taking read views and answering, for write_prepared,
-** whether a view sees a sequence between its two bounds (visibility.h).
+** visibility.c -- taking read views of a database (visibility.h).
 **
 ** Capturing a view that never changes (a snapshot, an iterator): load the
 ** commit watermark W, then the published sequence S (in that order: every
@@ -13,37 +12,11 @@
 ** by during the walk: the capture starts again with fresh bounds.
 */
 #include "db/visibility.h"
-#include "db/commit_table.h"
+#include "base/commit_table.h"
 #include "db/db.h"
 #include "util/error.h"
 
 #include <stdlib.h>
-
-int rv_read_view_sees_between(const struct rv_read_view *v, uint64_t seq)
-{
-    if (v->table) {
-        uint64_t commit = 0;
-        switch (rv_commit_table_lookup(v->table, seq, &commit)) {
-        case RV_COMMIT_FOUND:
-            return commit <= v->seq;
-        case RV_COMMIT_ABSENT:
-            return 0;
-        case RV_COMMIT_EVICTED:
-            *v->stale = 1;
-            return 0;
-        }
-        return 0;
-    }
-    int lo = 0, hi = v->n_hidden;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (v->hidden[mid].hi < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return !(lo < v->n_hidden && v->hidden[lo].lo <= seq);
-}
 
 struct rv_read_view rv_db_current_view(ravel_db *db, int *stale)
 {

@@ -22,7 +22,7 @@
 */
 #include "db/write_unordered.h"
 #include "db/batch.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "util/error.h"
 #include "util/fault.h"
 #include "util/futex.h"

@@ -28,7 +28,7 @@
 ** is asked of it.
 */
 #include "iter/iterator.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 
 #include <stdlib.h>
 

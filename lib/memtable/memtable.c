@@ -17,7 +17,7 @@
 */
 #include "memtable/memtable.h"
 #include "util/arena.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "util/error.h"
 #include "util/fault.h"
 #include "memtable/skiplist.h"

@@ -13,7 +13,7 @@
 
 #include "ravel_int.h"
 #include "iter/iterator.h"
-#include "db/visibility.h"
+#include "base/read_view.h"
 
 typedef struct rv_memtable rv_memtable;
 

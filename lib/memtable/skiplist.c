@@ -32,7 +32,7 @@
 ** level.
 */
 #include "memtable/skiplist.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 
 #include <assert.h>
 

@@ -16,7 +16,7 @@
 #include "ravel_int.h"
 #include "iter/iterator.h"
 
-/* Compares two keys of a block: internal keys (db/dbformat.h) for data
+/* Compares two keys of a block: internal keys (base/dbformat.h) for data
 ** blocks and index blocks alike. */
 typedef int (*rv_block_compare_fn)(const char *a, size_t alen, const char *b,
                                    size_t blen);

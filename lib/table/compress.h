@@ -22,7 +22,7 @@
 #define RAVEL_COMPRESS_H
 
 #include "ravel_int.h"
-#include "util/options.h"
+#include "base/options.h"
 
 /* A writer's compression state (zstd's context, reused block after
 ** block). */

@@ -12,7 +12,7 @@
 ** second insert replaces the first, which is freed once released.
 */
 #include "table/table.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "table/block.h"
 #include "table/bloom.h"
 #include "table/compress.h"

@@ -11,7 +11,7 @@
 ** (and the smallest and largest internal keys), in bytewise name order.
 */
 #include "table/table_builder.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "table/block_builder.h"
 #include "table/bloom.h"
 #include "table/compress.h"

@@ -13,7 +13,7 @@
 
 #include "ravel_int.h"
 #include "table/table_format.h"
-#include "util/options.h"
+#include "base/options.h"
 
 struct rv_table_options {
     size_t block_size;          /* target data block size (4K) */
@@ -32,7 +32,7 @@ RAVEL_PRIVATE int rv_table_builder_new(int fd, const char *path,
                                        const struct rv_table_options *o,
                                        rv_table_builder **out);
 
-/* Adds an entry; IKEY (an internal key, db/dbformat.h) must sort after the
+/* Adds an entry; IKEY (an internal key, base/dbformat.h) must sort after the
 ** previous one. */
 RAVEL_PRIVATE int rv_table_builder_add(rv_table_builder *tb, const char *ikey,
                                        size_t klen, const char *val,

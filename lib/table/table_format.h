@@ -19,7 +19,7 @@
 ** the file has none.
 **
 ** type is the block's compression: 0 = none, 1 = lz4, 2 = zstd (enum
-** rv_compression, util/options.h).  Only data blocks are ever compressed,
+** rv_compression, base/options.h).  Only data blocks are ever compressed,
 ** and only when that saves at least 1/8 of the block; the contents of a
 ** compressed block are (compress.h)
 **

@@ -14,7 +14,7 @@
 ** by moving on to the next block.
 */
 #include "table/table.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "table/block.h"
 #include "util/error.h"
 

@@ -1,6 +1,6 @@
 /*
 ** wal_reader.h -- replays WAL segments on open, under one of the four
-** recovery modes (util/options.h, rv_recovery_mode).
+** recovery modes (base/options.h, rv_recovery_mode).
 **
 ** What replay can find (wal_reader.c's top comment has the reasoning,
 ** docs/formats.md the full rules):
@@ -35,7 +35,7 @@
 #define RAVEL_WAL_READER_H
 
 #include "ravel_int.h"
-#include "util/options.h"
+#include "base/options.h"
 
 /* Called for every good batch record in WAL order with its payload (a
 ** batch rep, already structurally validated).  Non-zero return stops the

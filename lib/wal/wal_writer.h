@@ -30,7 +30,7 @@
 #define RAVEL_WAL_WRITER_H
 
 #include "ravel_int.h"
-#include "util/options.h"
+#include "base/options.h"
 #include "util/stop.h"
 
 typedef struct rv_wal rv_wal;

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "db/batch.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "ravel.h"
 
 struct seen_op {

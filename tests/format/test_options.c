@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "util/options.h"
+#include "base/options.h"
 #include "ravel.h"
 
 static ravel_options *opts_new(void)

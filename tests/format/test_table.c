@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "table/block.h"
 #include "table/table.h"
 #include "table/table_builder.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "db/version_edit.h"
 #include "util/coding.h"
 

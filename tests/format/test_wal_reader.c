@@ -31,7 +31,7 @@
 
 #include "db/batch.h"
 #include "util/coding.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "wal/wal_format.h"
 #include "util/filename.h"
 #include "wal/wal_reader.h"

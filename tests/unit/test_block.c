@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "table/block.h"
 #include "table/block_builder.h"
 #include "util/coding.h"

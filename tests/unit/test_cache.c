@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "util/cache.h"
-#include "util/options.h"
+#include "base/options.h"
 
 /* ------------------------------------------------- deleter bookkeeping */
 

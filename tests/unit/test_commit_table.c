@@ -2,14 +2,14 @@
 ** test_commit_table.c -- the commit table's entries: found, absent (not
 ** committed yet), evicted by a newer sequence, never replaced by an older
 ** one, and a commit too far from its prepare reported as evicted
-** (lib/db/commit_table.h).
+** (lib/base/commit_table.h).
 */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "db/commit_table.h"
+#include "base/commit_table.h"
 
 static void test_entries(void **state)
 {

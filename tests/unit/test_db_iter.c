@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "db/db_iter.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "memtable/memtable.h"
 
 static uint64_t test_rand(uint64_t *s)

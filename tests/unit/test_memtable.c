@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <cmocka.h>
 
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "memtable/memtable.h"
 
 static _Atomic int thread_failures;

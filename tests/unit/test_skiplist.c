@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "util/arena.h"
-#include "db/dbformat.h"
+#include "base/dbformat.h"
 #include "memtable/skiplist.h"
 
 /* Failures seen by worker threads (cmocka's asserts must not run there). */

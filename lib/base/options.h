@@ -17,7 +17,7 @@ enum rv_wal_io {
 };
 
 /* RocksDB's TxnDBWritePolicy names, for the plain database: write_prepared
-** orders unordered writes by a commit table (db/commit_table.h). */
+** orders unordered writes by a commit table (base/commit_table.h). */
 enum rv_write_policy {
     RV_WRITE_POLICY_COMMITTED = 0,
     RV_WRITE_POLICY_PREPARED = 1,

@@ -2,7 +2,7 @@
 ** commit_table.c -- the prepare -> commit map of write_prepared (see
 ** commit_table.h for the entry layout and why evictions are harmless).
 */
-#include "db/commit_table.h"
+#include "base/commit_table.h"
 
 #include <stdlib.h>
 

@@ -17,10 +17,10 @@
 ** rather than half-parsed, because a mistyped option silently replaced by
 ** a default is worse than a failed open.
 */
-#include "util/options.h"
+#include "base/options.h"
 #include "util/cache.h"
 #include "util/write_controller.h"
-#include "db/version_edit.h"
+#include "base/dbformat.h"
 #include "util/error.h"
 
 #include <ctype.h>

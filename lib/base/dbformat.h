@@ -1,6 +1,7 @@
 /*
 ** dbformat.h -- internal keys: how a user key, a sequence number and an
-** operation type are combined inside the memtable (and, later, sorted files).
+** operation type are combined in the memtable and in table files; and the
+** number of levels of the LSM tree.
 **
 **   internal_key := user_key  tag:fixed64
 **   tag          := (sequence << 8) | type        sequence < 2^56
@@ -24,6 +25,9 @@ enum rv_value_type {
 
 #define RV_MAX_SEQUENCE ((((uint64_t)1) << 56) - 1)
 #define RV_TAG_SIZE 8
+
+/* Levels 0 .. RV_NUM_LEVELS - 1 (num_levels may use fewer). */
+#define RV_NUM_LEVELS 7
 
 static inline uint64_t rv_pack_tag(uint64_t seq, int type)
 {
