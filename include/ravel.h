@@ -84,10 +84,10 @@ RAVEL_API int ravel_libversion_number(void);
 #define RAVEL_IOERR     3  /* an I/O call failed; see ravel_errmsg() */
 #define RAVEL_CORRUPT   4  /* a file failed a checksum or format check */
 #define RAVEL_NOMEM     5  /* an allocation failed */
-#define RAVEL_BUSY      6  /* would have to wait, and the caller said not to
-                           ** (no call returns it yet: reserved for writes
-                           ** that must not be delayed by the write
-                           ** controller) */
+#define RAVEL_BUSY      6  /* would have to wait, and the caller said not to:
+                           ** a write with RAVEL_NO_SLOWDOWN that the write
+                           ** controller would have delayed or stopped
+                           ** (nothing of it written) */
 #define RAVEL_LOCKED    7  /* the database directory is open elsewhere */
 #define RAVEL_READONLY  8  /* writes refused after an earlier failure (a
                            ** WAL write or fdatasync, an allocation; see

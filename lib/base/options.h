@@ -163,7 +163,7 @@ RAVEL_PRIVATE const char *rv_write_ordering_name(enum rv_write_ordering m);
 RAVEL_PRIVATE const char *rv_recovery_mode_name(enum rv_recovery_mode mode);
 
 /* Names that RocksDB users will pass for features ravel has not built yet
-** (compaction triggers, unordered_write ...).  ravel_options_set rejects
+** (enable_pipelined_write, max_subcompactions, use_direct_reads ...).  ravel_options_set rejects
 ** them with RAVEL_INVALID and a message saying they are not built yet;
 ** this lets tools such as ravel-bench list them as ignored instead.
 ** Returns 1 if NAME is one of them. */

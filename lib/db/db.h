@@ -115,7 +115,9 @@ struct ravel_db {
     ** table or manifest number. */
     uint64_t log_number;
     uint64_t next_file_number;
-    rv_manifest *manifest;          /* the flush job alone appends */
+    rv_manifest *manifest;          /* flushes, compactions and close
+                                    ** append, one edit at a time
+                                    ** (manifest_mu) */
     rv_table_cache *tables;
     struct rv_cache *block_cache;   /* NULL when block_cache_size is 0 */
 
@@ -314,7 +316,8 @@ RAVEL_PRIVATE enum rv_wc_state rv_db_write_controller_state(ravel_db *db,
 RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db);
 
 /* Makes a version-edit file of META and the callbacks that delete its
-** file once obsolete and unused (flush.c, recovery.c). */
+** file once obsolete and unused (db.c; used by recovery, flushes and
+** compactions). */
 RAVEL_PRIVATE struct rv_file *rv_db_new_file(ravel_db *db,
                                              const struct rv_file_meta *m);
 

@@ -46,7 +46,8 @@ struct rv_write_group;
 
 struct rv_writer {
     struct ravel_batch *batch;  /* the caller's batch (read-only) */
-    int flags;                  /* RAVEL_SYNC, RAVEL_NO_WAL */
+    int flags;                  /* RAVEL_SYNC, RAVEL_NO_WAL,
+                                ** RAVEL_NO_SLOWDOWN */
     size_t size;                /* batch bytes, for the group cap */
     uint64_t seqs;              /* sequences the batch takes (its ops) */
     uint64_t first_seq;         /* set by the leader */

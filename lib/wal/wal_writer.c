@@ -14,8 +14,11 @@
 **
 ** Completions: the CQ ring is consumed under cq_mu.  The leader, after
 ** submitting, drains the ring and finds its write's completion there when
-** the write completed inside the submit call (the usual case for a
-** buffered write); otherwise it blocks in io_uring_wait_cqe holding cq_mu.
+** the write completed inside the submit call (where the file system
+** completes buffered writes inline, as XFS and btrfs do; ext4 hands them
+** to a kernel worker: wal_probe.c, docs/performance.md "io_uring against
+** pwrite"); otherwise it blocks in io_uring_wait_cqe
+** holding cq_mu.
 ** The one sync waiter watching an fdatasync (the "watcher") never blocks in
 ** the kernel holding cq_mu: it sleeps on an eventfd registered with the
 ** ring for asynchronous completions, then drains under cq_mu.  Other sync
