@@ -163,7 +163,8 @@ static const struct options_def options_table[] = {
     {"avoid_flush_during_shutdown", OPTIONS_BOOL,
      OPTIONS_FIELD(avoid_flush_during_shutdown), 0, 0, NULL, NULL},
     {"target_file_size_base", OPTIONS_SIZE,
-     OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL, NULL},
+     OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL,
+     NULL},
     {"target_file_size_multiplier", OPTIONS_INT,
      OPTIONS_FIELD(target_file_size_multiplier), 1, INT_MAX, NULL,
      "a level's file size is the one above's times this: less than 1 "
@@ -173,7 +174,8 @@ static const struct options_def options_table[] = {
      "a number of files; RocksDB reads 0 as 1 and a negative number as "
      "never, which 2147483647 means here"},
     {"max_bytes_for_level_base", OPTIONS_SIZE,
-     OPTIONS_FIELD(max_bytes_for_level_base), 64ull << 10, 1ull << 50, NULL, NULL},
+     OPTIONS_FIELD(max_bytes_for_level_base), 64ull << 10, 1ull << 50, NULL,
+     NULL},
     {"max_bytes_for_level_multiplier", OPTIONS_INT,
      OPTIONS_FIELD(max_bytes_for_level_multiplier), 2, INT_MAX, NULL,
      "a whole number, each level's target at least twice the one above's "
