@@ -51,8 +51,10 @@
 ** ravel has not built yet (rv_option_is_not_built) and db_bench-only flags
 ** with no meaning here (transaction_db, perf_level ...) are accepted, and
 ** printed as "ignored (not built yet): ..." so a comparison never hides
-** them.  Any other flag is an error: a typo must not silently change the
-** workload.
+** them -- except a not-built option given with the value that is what
+** ravel does anyway (dbbench_as_ravel_does: enable_pipelined_write=false),
+** printed as "as ravel does anyway: ...".  Any other flag is an error: a
+** typo must not silently change the workload.
 */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -206,6 +208,17 @@ static const char *const dbbench_only_flags[] = {
     "benchmark_write_rate_limit", "benchmark_read_rate_limit",
 };
 
+/* RocksDB options ravel has not built, given with the value that is what
+** ravel does anyway (RocksDB's default): the flag keeps its meaning, so it
+** is listed as such, not as ignored.  Another value is ignored (not built
+** yet), as any not-built option. */
+static const struct {
+    const char *name, *value, *why;
+} dbbench_as_ravel_does[] = {
+    {"enable_pipelined_write", "false",
+     "ravel has no pipelined write path; false is RocksDB's default"},
+};
+
 /* "name=value" texts for the header: engine options set, flags ignored. */
 struct strlist {
     char **item;
@@ -214,6 +227,7 @@ struct strlist {
 
 static struct strlist engine_opts_given;
 static struct strlist ignored_flags;
+static struct strlist as_ravel_does; /* "name=value (why)" */
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -381,6 +395,27 @@ static int set_dbbench_option(ravel_options *opts, const char *name,
     return 0;
 }
 
+/* Lists NAME=TEXT as what ravel does anyway if it is one of
+** dbbench_as_ravel_does with its value (booleans in any gflags spelling);
+** 0 if it is not. */
+static int is_as_ravel_does(const char *name, const char *text)
+{
+    for (size_t i = 0; i < sizeof dbbench_as_ravel_does / sizeof *dbbench_as_ravel_does;
+         i++) {
+        const char *want = dbbench_as_ravel_does[i].value;
+        if (strcmp(dbbench_as_ravel_does[i].name, name) != 0)
+            continue;
+        int b = parse_bool(text);
+        if (strcmp(text, want) != 0 && (b < 0 || b != parse_bool(want)))
+            return 0;
+        char why[256];
+        snprintf(why, sizeof why, "%s (%s)", text, dbbench_as_ravel_does[i].why);
+        strlist_add(&as_ravel_does, name, why);
+        return 1;
+    }
+    return 0;
+}
+
 /* A flag that is not ravel-bench's own: an engine option (under db_bench's
 ** name or RocksDB's), or one we accept and list as ignored, or an error. */
 static void set_other_flag(ravel_options *opts, const char *name,
@@ -390,6 +425,8 @@ static void set_other_flag(ravel_options *opts, const char *name,
     char *cur = NULL;
 
     if (set_dbbench_option(opts, name, text))
+        return;
+    if (is_as_ravel_does(name, text))
         return;
     if (rv_option_is_not_built(name)) {
         strlist_add(&ignored_flags, name, text);
@@ -1507,6 +1544,7 @@ static void print_header(void)
         printf("Report:     %s every %" PRId64 " s\n", FLAGS.report_file,
                FLAGS.report_interval_seconds);
     strlist_print("Options:    ", &engine_opts_given);
+    strlist_print("as ravel does anyway: ", &as_ravel_does);
     strlist_print("ignored (not built yet): ", &ignored_flags);
     printf("------------------------------------------------\n");
 }

@@ -162,7 +162,11 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** case), the forms the ranges below and the messages print.  An unknown
 ** name or a value that does not parse, is out of range or does not fit in
 ** 64 bits is RAVEL_INVALID with a message naming it and its range (and,
-** for a name close to a known one, "did you mean ...?").
+** for a name close to a known one, "did you mean ...?").  A count takes
+** what RocksDB's int of the same name takes, up to 2147483647, except
+** where ravel has a reason not to, which the message gives (num_levels:
+** 7 levels at most; a number of files or memtables below the one that
+** makes sense: RocksDB reads 0 as 1, ravel refuses it).
 ** RocksDB options for features ravel has not built yet
 ** (max_subcompactions, paranoid_checks, ...) are RAVEL_INVALID
 ** with a message saying so, so that nobody believes a setting took effect.
@@ -265,9 +269,10 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **
 ** Flushing memtables to table files:
 **   max_write_buffer_number=2   memtables in memory at most, the active one
-**                               included (2 .. 64): when the active one is
-**                               full and the others are still being
-**                               flushed, writers wait for a flush (and,
+**                               included (2 .. 2147483647): when the
+**                               active one is full and the others are
+**                               still being flushed, writers wait for a
+**                               flush (and,
 **                               above 3, are slowed down while the last
 **                               memtable allowed fills)
 **   max_background_jobs=2       background threads running flushes and
@@ -276,7 +281,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               left for them
 **   target_file_size_base=64M   flushes and compactions cut table files at
 **                               this size (level L >= 1: times
-**   target_file_size_multiplier=1  this to the power L-1, 1 .. 100)
+**   target_file_size_multiplier=1  this to the power L-1, 1 ..
+**                               2147483647)
 **   avoid_flush_during_shutdown=false
 **                               false: close flushes the memtables when
 **                               they hold 1 MiB or more, so the next open
@@ -287,6 +293,7 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** Table files:
 **   block_size=4K               target size of a data block (256 .. 64M)
 **   block_restart_interval=16   keys between restart points in a block
+**                               (1 .. 2147483647)
 **   bloom_bits_per_key=10       filter bits per key (0: no filter); at 10 a
 **                               point lookup reads about 1% of the files
 **                               that do not hold its key
@@ -305,12 +312,15 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
 **   level0_file_num_compaction_trigger=4
 **                               level 0 files that start a compaction of
-**                               level 0 into the next level (1 .. 10000)
+**                               level 0 into the next level (1 ..
+**                               2147483647; as in RocksDB, a number too
+**                               large to be reached means never: db_bench
+**                               command lines give 99999)
 **   max_bytes_for_level_base=256M  target size of level 1 (or, with
 **                               dynamic level bytes, of the base level)
 **   max_bytes_for_level_multiplier=10
 **                               each level's target is this many times the
-**                               one above (2 .. 100)
+**                               one above (2 .. 2147483647, a whole number)
 **   num_levels=7                levels, level 0 included (2 .. 7); opening
 **                               a database with files below the last level
 **                               allowed is RAVEL_INVALID
@@ -341,8 +351,10 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   level0_slowdown_writes_trigger=20  level 0 files that slow writes down
 **   level0_stop_writes_trigger=36      level 0 files that stop them until
 **                               a compaction brings the count below (each
-**                               1 .. 10000; the stop trigger must be >= the
-**                               slowdown trigger >= the compaction trigger)
+**                               1 .. 2147483647, too large to be reached
+**                               meaning never; the stop trigger must be >=
+**                               the slowdown trigger >= the compaction
+**                               trigger)
 **   soft_pending_compaction_bytes_limit=64G
 **                               estimated bytes compaction must rewrite to
 **                               bring every level within its target, past

@@ -2,7 +2,7 @@
 ** test_write_controller.c -- the write controller (docs/compaction.md):
 ** writes slowed down to delayed_write_rate, stopped until the cause
 ** clears, RAVEL_NO_SLOWDOWN refused with RAVEL_BUSY, and one controller
-** shared by two databases.
+** shared by two databases; triggers at their largest mean never.
 **
 ** Stalls are made without timing: the first compaction of level 0 is
 ** held at its pause point (util/fault.h) while ravel_flush adds files to
@@ -502,6 +502,35 @@ static void test_stop_until_compacted(void **state)
     free(dir);
 }
 
+/* ------------------------------------------------- "never" */
+
+/* RocksDB reads a trigger too large to be reached as "never", and db_bench
+** command lines say it so (99999): with the level 0 triggers and
+** max_write_buffer_number at their largest, 2147483647, and compactions
+** on, level 0 piles up past every default trigger without a compaction,
+** a slowdown or a stop, and no arithmetic on them overflows. */
+#define NEVER "level0_file_num_compaction_trigger=2147483647;" \
+              "level0_slowdown_writes_trigger=2147483647;" \
+              "level0_stop_writes_trigger=2147483647;" \
+              "max_write_buffer_number=2147483647;write_buffer_size=8M"
+
+static void test_triggers_never(void **state)
+{
+    (void)state;
+    char *dir = fresh_dir();
+    ravel_db *db = tu_open_ok(dir, NEVER);
+    add_level0_files(db, 40); /* past RocksDB's default stop, 36 */
+    tu_wait_background_idle(db);
+    assert_int_equal(tu_files_at_level(db, 0), 40);
+    assert_int_equal(tu_files_at_level(db, 1), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.is-write-stopped"), 0);
+    assert_int_equal(delayed_rate(db), 0);
+    TU_OK(ravel_put(db, RAVEL_NO_SLOWDOWN, "nos", 3, "v", 1));
+    tu_expect(db, NULL, "nos", "v");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* ------------------------------------------------- memtables full */
 
 struct filler {
@@ -775,6 +804,8 @@ int main(void)
         cmocka_unit_test_teardown(test_no_slowdown_in_slowdown,
                                   release_compactions),
         cmocka_unit_test_teardown(test_memtables_full,
+                                  release_compactions),
+        cmocka_unit_test_teardown(test_triggers_never,
                                   release_compactions),
         cmocka_unit_test_teardown(test_own_controllers_independent,
                                   release_compactions),

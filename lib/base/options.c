@@ -24,6 +24,7 @@
 #include "util/error.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,10 @@ struct options_def {
     const struct options_enum_name *names; /* OPTIONS_ENUM; NULL-terminated,
                                            ** the first name of a value is
                                            ** the one get/describe print */
+    const char *why; /* why ravel refuses values outside min .. max that
+                     ** RocksDB's option of the same name takes (NULL:
+                     ** RocksDB refuses them too, or has no such option);
+                     ** every refusal of a value prints it */
 };
 
 static const struct options_enum_name options_wal_io_names[] = {
@@ -117,89 +122,110 @@ static const struct options_enum_name options_compaction_pri_names[] = {
 
 static const struct options_def options_table[] = {
     {"create_if_missing", OPTIONS_BOOL, OPTIONS_FIELD(create_if_missing),
-     0, 0, NULL},
+     0, 0, NULL, NULL},
     {"error_if_exists", OPTIONS_BOOL, OPTIONS_FIELD(error_if_exists),
-     0, 0, NULL},
-    {"read_only", OPTIONS_BOOL, OPTIONS_FIELD(read_only), 0, 0, NULL},
+     0, 0, NULL, NULL},
+    {"read_only", OPTIONS_BOOL, OPTIONS_FIELD(read_only), 0, 0, NULL, NULL},
     {"write_buffer_size", OPTIONS_SIZE, OPTIONS_FIELD(write_buffer_size),
-     4ull << 10, 4ull << 30, NULL},
+     4ull << 10, 4ull << 30, NULL, NULL},
     {"max_write_batch_group_size_bytes", OPTIONS_SIZE,
      OPTIONS_FIELD(max_write_batch_group_size_bytes),
-     1ull << 10, 1ull << 30, NULL},
+     1ull << 10, 1ull << 30, NULL, NULL},
     {"allow_concurrent_memtable_write", OPTIONS_BOOL,
-     OPTIONS_FIELD(allow_concurrent_memtable_write), 0, 0, NULL},
+     OPTIONS_FIELD(allow_concurrent_memtable_write), 0, 0, NULL, NULL},
     {"wal_io", OPTIONS_ENUM, OPTIONS_FIELD(wal_io), 0, 0,
-     options_wal_io_names},
+     options_wal_io_names, NULL},
     {"wal_recovery_mode", OPTIONS_ENUM, OPTIONS_FIELD(wal_recovery_mode),
-     0, 0, options_recovery_names},
+     0, 0, options_recovery_names, NULL},
     {"wal_preallocate", OPTIONS_BOOL, OPTIONS_FIELD(wal_preallocate),
-     0, 0, NULL},
+     0, 0, NULL, NULL},
     {"manual_wal_flush", OPTIONS_BOOL, OPTIONS_FIELD(manual_wal_flush),
-     0, 0, NULL},
+     0, 0, NULL, NULL},
     {"recycle_log_file_num", OPTIONS_INT, OPTIONS_FIELD(recycle_log_file_num),
-     0, 64, NULL},
+     0, 64, NULL, "ravel keeps at most 64 spare WAL segments"},
     {"unordered_write", OPTIONS_BOOL, OPTIONS_FIELD(unordered_write),
-     0, 0, NULL},
+     0, 0, NULL, NULL},
     {"two_write_queues", OPTIONS_BOOL, OPTIONS_FIELD(two_write_queues),
-     0, 0, NULL},
+     0, 0, NULL, NULL},
     {"write_policy", OPTIONS_ENUM, OPTIONS_FIELD(write_policy), 0, 0,
-     options_write_policy_names},
+     options_write_policy_names, NULL},
     {"in_order_publication", OPTIONS_BOOL,
-     OPTIONS_FIELD(in_order_publication), 0, 0, NULL},
+     OPTIONS_FIELD(in_order_publication), 0, 0, NULL, NULL},
     {"commit_table_size", OPTIONS_ENTRIES, OPTIONS_FIELD(commit_table_size),
-     16, 64ull << 20, NULL},
+     16, 64ull << 20, NULL, NULL},
     {"max_write_buffer_number", OPTIONS_INT,
-     OPTIONS_FIELD(max_write_buffer_number), 2, 64, NULL},
+     OPTIONS_FIELD(max_write_buffer_number), 2, INT_MAX, NULL,
+     "one memtable takes writes while another is flushed; RocksDB reads "
+     "less than 2 as 2"},
     {"max_background_jobs", OPTIONS_INT, OPTIONS_FIELD(max_background_jobs),
-     1, 64, NULL},
+     1, 64, NULL, "ravel starts one thread per job when it opens, where "
+     "RocksDB shares a thread pool; RocksDB reads less than 1 as 1"},
     {"avoid_flush_during_shutdown", OPTIONS_BOOL,
-     OPTIONS_FIELD(avoid_flush_during_shutdown), 0, 0, NULL},
+     OPTIONS_FIELD(avoid_flush_during_shutdown), 0, 0, NULL, NULL},
     {"target_file_size_base", OPTIONS_SIZE,
-     OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL},
-    {"target_file_size_multiplier", OPTIONS_INT,
-     OPTIONS_FIELD(target_file_size_multiplier), 1, 100, NULL},
-    {"level0_file_num_compaction_trigger", OPTIONS_INT,
-     OPTIONS_FIELD(level0_file_num_compaction_trigger), 1, 10000, NULL},
-    {"max_bytes_for_level_base", OPTIONS_SIZE,
-     OPTIONS_FIELD(max_bytes_for_level_base), 64ull << 10, 1ull << 50, NULL},
-    {"max_bytes_for_level_multiplier", OPTIONS_INT,
-     OPTIONS_FIELD(max_bytes_for_level_multiplier), 2, 100, NULL},
-    {"num_levels", OPTIONS_INT, OPTIONS_FIELD(num_levels), 2, RV_NUM_LEVELS,
+     OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL,
      NULL},
+    {"target_file_size_multiplier", OPTIONS_INT,
+     OPTIONS_FIELD(target_file_size_multiplier), 1, INT_MAX, NULL,
+     "a level's file size is the one above's times this: less than 1 "
+     "would make files of no size"},
+    {"level0_file_num_compaction_trigger", OPTIONS_INT,
+     OPTIONS_FIELD(level0_file_num_compaction_trigger), 1, INT_MAX, NULL,
+     "a number of files; RocksDB reads 0 as 1 and a negative number as "
+     "never, which 2147483647 means here"},
+    {"max_bytes_for_level_base", OPTIONS_SIZE,
+     OPTIONS_FIELD(max_bytes_for_level_base), 64ull << 10, 1ull << 50, NULL,
+     NULL},
+    {"max_bytes_for_level_multiplier", OPTIONS_INT,
+     OPTIONS_FIELD(max_bytes_for_level_multiplier), 2, INT_MAX, NULL,
+     "a whole number, each level's target at least twice the one above's "
+     "(RocksDB takes a fraction, and reads 0 or less as 1: levels of one "
+     "size, which level_compaction_dynamic_level_bytes cannot lay out)"},
+    {"num_levels", OPTIONS_INT, OPTIONS_FIELD(num_levels), 2, RV_NUM_LEVELS,
+     NULL, "ravel is built with 7 levels at most (RV_NUM_LEVELS, the size "
+     "of its level arrays); leveled compaction needs 2, as RocksDB's, "
+     "which reads fewer as 2"},
     {"level_compaction_dynamic_level_bytes", OPTIONS_BOOL,
-     OPTIONS_FIELD(level_compaction_dynamic_level_bytes), 0, 0, NULL},
+     OPTIONS_FIELD(level_compaction_dynamic_level_bytes), 0, 0, NULL, NULL},
     {"disable_auto_compactions", OPTIONS_BOOL,
-     OPTIONS_FIELD(disable_auto_compactions), 0, 0, NULL},
+     OPTIONS_FIELD(disable_auto_compactions), 0, 0, NULL, NULL},
     {"compaction_pri", OPTIONS_ENUM, OPTIONS_FIELD(compaction_pri), 0, 0,
-     options_compaction_pri_names},
+     options_compaction_pri_names, NULL},
     {"level0_slowdown_writes_trigger", OPTIONS_INT,
-     OPTIONS_FIELD(level0_slowdown_writes_trigger), 1, 10000, NULL},
+     OPTIONS_FIELD(level0_slowdown_writes_trigger), 1, INT_MAX, NULL,
+     "a number of files: 0 would slow every write down; RocksDB reads a "
+     "negative number as never, which 2147483647 means here"},
     {"level0_stop_writes_trigger", OPTIONS_INT,
-     OPTIONS_FIELD(level0_stop_writes_trigger), 1, 10000, NULL},
+     OPTIONS_FIELD(level0_stop_writes_trigger), 1, INT_MAX, NULL,
+     "a number of files: 0 or less would stop every write, in RocksDB "
+     "too; 2147483647 means never"},
     {"soft_pending_compaction_bytes_limit", OPTIONS_SIZE,
      OPTIONS_FIELD(soft_pending_compaction_bytes_limit), 0, UINT64_MAX,
-     NULL},
+     NULL, NULL},
     {"hard_pending_compaction_bytes_limit", OPTIONS_SIZE,
      OPTIONS_FIELD(hard_pending_compaction_bytes_limit), 0, UINT64_MAX,
-     NULL},
+     NULL, NULL},
     {"delayed_write_rate", OPTIONS_RATE, OPTIONS_FIELD(delayed_write_rate),
-     1ull << 10, 1ull << 40, NULL},
+     1ull << 10, 1ull << 40, NULL, NULL},
     {"use_dynamic_delay", OPTIONS_BOOL, OPTIONS_FIELD(use_dynamic_delay),
-     0, 0, NULL},
+     0, 0, NULL, NULL},
     {"block_size", OPTIONS_SIZE, OPTIONS_FIELD(block_size),
-     256, 64ull << 20, NULL},
+     256, 64ull << 20, NULL, NULL},
     {"block_restart_interval", OPTIONS_INT,
-     OPTIONS_FIELD(block_restart_interval), 1, 1024, NULL},
+     OPTIONS_FIELD(block_restart_interval), 1, INT_MAX, NULL,
+     "a block needs a restart point every so many keys; RocksDB reads "
+     "less than 1 as 1"},
     {"bloom_bits_per_key", OPTIONS_INT, OPTIONS_FIELD(bloom_bits_per_key),
-     0, 64, NULL},
+     0, 64, NULL, NULL},
     {"compression", OPTIONS_ENUM, OPTIONS_FIELD(compression), 0, 0,
-     options_compression_names},
+     options_compression_names, NULL},
     {"verify_checksums", OPTIONS_BOOL, OPTIONS_FIELD(verify_checksums),
-     0, 0, NULL},
+     0, 0, NULL, NULL},
     {"block_cache_size", OPTIONS_SIZE, OPTIONS_FIELD(block_cache_size),
-     0, 1ull << 40, NULL},
+     0, 1ull << 40, NULL, NULL},
     {"max_open_files", OPTIONS_INT, OPTIONS_FIELD(max_open_files),
-     16, 1000000, NULL},
+     16, 1000000, NULL, "RocksDB's -1 (no limit) is 1000000 here; "
+     "RocksDB reads fewer than 20 as 20"},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])
@@ -608,6 +634,11 @@ static const char *options_quantity_unit(enum options_kind kind)
          : "bytes";
 }
 
+/* ": " and the reason for D's range (options_def.why), or "" and "" if
+** it has none: a refusal says why when RocksDB would not refuse. */
+#define OPTIONS_WHY_FMT "%s%s"
+#define OPTIONS_WHY(d) ((d)->why ? ": " : ""), ((d)->why ? (d)->why : "")
+
 /* Parses VALUE for the quantity option D into *FIELD (a uint64_t), or sets
 ** a message naming D, VALUE, its unit and its range as the parser takes
 ** it back. */
@@ -623,18 +654,21 @@ static int options_set_quantity(char *field, const struct options_def *d,
         return rv_error(RAVEL_INVALID,
                         "option '%s': bad value '%s' (expected %s, "
                         "optionally with a K, M, G, T or P suffix (powers "
-                        "of 1024), %s .. %s)", d->name, value,
-                        options_quantity_noun(d->kind), lo, hi);
+                        "of 1024), %s .. %s)" OPTIONS_WHY_FMT, d->name, value,
+                        options_quantity_noun(d->kind), lo, hi,
+                        OPTIONS_WHY(d));
     if (r == OPTIONS_PARSE_OVERFLOW)
         return rv_error(RAVEL_INVALID,
                         "option '%s': value '%s' (2^64 %s or more) is out "
-                        "of range %s .. %s", d->name, value,
-                        options_quantity_unit(d->kind), lo, hi);
+                        "of range (%s .. %s)" OPTIONS_WHY_FMT, d->name, value,
+                        options_quantity_unit(d->kind), lo, hi,
+                        OPTIONS_WHY(d));
     if (v < d->min || v > d->max)
         return rv_error(RAVEL_INVALID,
                         "option '%s': value '%s' (%llu %s) is out of range "
-                        "%s .. %s", d->name, value, (unsigned long long)v,
-                        options_quantity_unit(d->kind), lo, hi);
+                        "(%s .. %s)" OPTIONS_WHY_FMT, d->name, value,
+                        (unsigned long long)v, options_quantity_unit(d->kind),
+                        lo, hi, OPTIONS_WHY(d));
     memcpy(field, &v, sizeof v);
     return RAVEL_OK;
 }
@@ -677,9 +711,9 @@ static int options_set_value(struct ravel_options *o,
         if (options_parse_size(value, &v) != 0 || v < d->min || v > d->max)
             return rv_error(RAVEL_INVALID,
                             "option '%s': bad value '%s' (expected a whole "
-                            "number %llu .. %llu)", d->name, value,
-                            (unsigned long long)d->min,
-                            (unsigned long long)d->max);
+                            "number %llu .. %llu)" OPTIONS_WHY_FMT, d->name,
+                            value, (unsigned long long)d->min,
+                            (unsigned long long)d->max, OPTIONS_WHY(d));
         int n = (int)v;
         memcpy(field, &n, sizeof n);
         return RAVEL_OK;

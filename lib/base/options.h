@@ -89,7 +89,7 @@ struct ravel_options {
                                          ** 16 .. 64 Mi */
 
     /* Memtables and flushing. */
-    int max_write_buffer_number;         /* 2, 2 .. 64 */
+    int max_write_buffer_number;         /* 2, 2 .. INT_MAX */
     int max_background_jobs;             /* 2, 1 .. 64 */
     uint64_t target_file_size_base;      /* 64 MiB */
     int target_file_size_multiplier;     /* 1 */

@@ -11,9 +11,9 @@
 void rv_block_builder_init(struct rv_block_builder *b, int restart_interval)
 {
     memset(b, 0, sizeof *b);
-    b->restart_interval = restart_interval < 1 ? 1
-                          : restart_interval > 1024 ? 1024
-                                                    : restart_interval;
+    /* Any interval works (a long one makes a seek and a prev scan more
+    ** entries); block_restart_interval is 1 .. INT_MAX. */
+    b->restart_interval = restart_interval < 1 ? 1 : restart_interval;
 }
 
 void rv_block_builder_destroy(struct rv_block_builder *b)

@@ -34,7 +34,7 @@ struct rv_block_builder {
     size_t last_len, last_cap;
 };
 
-/* RESTART_INTERVAL: 1 .. 1024 (16 is LevelDB's and RocksDB's default). */
+/* RESTART_INTERVAL: 1 .. INT_MAX (16 is LevelDB's and RocksDB's default). */
 RAVEL_PRIVATE void rv_block_builder_init(struct rv_block_builder *b,
                                          int restart_interval);
 RAVEL_PRIVATE void rv_block_builder_destroy(struct rv_block_builder *b);

@@ -461,6 +461,61 @@ static void test_size_suffixes(void **state)
     ravel_options_free(o);
 }
 
+/* The int options take what RocksDB's int of the same name takes, up to
+** INT_MAX (db_bench command lines give 99999 for "never"); a value RocksDB
+** would take that ravel refuses is refused with the reason. */
+static void test_rocksdb_int_ranges(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    static const char *const any_positive[] = {
+        "level0_file_num_compaction_trigger", "level0_slowdown_writes_trigger",
+        "level0_stop_writes_trigger", "max_write_buffer_number",
+        "target_file_size_multiplier", "max_bytes_for_level_multiplier",
+        "block_restart_interval",
+    };
+    for (size_t i = 0; i < sizeof any_positive / sizeof *any_positive; i++) {
+        const char *n = any_positive[i];
+        opt_expect_set(o, n, "99999", "99999");
+        opt_expect_set(o, n, "2147483647", "2147483647");
+        opt_expect_bad(o, n, "2147483648"); /* past the int it is */
+        opt_expect_bad(o, n, "-1");
+        if (!strstr(ravel_errmsg(), "1 .. 2147483647)") &&
+            !strstr(ravel_errmsg(), "2 .. 2147483647)"))
+            fail_msg("%s=-1: range not printed: %s", n, ravel_errmsg());
+    }
+    /* The seed's command line: all three triggers at 99999 pass the
+    ** stop >= slowdown >= compaction check. */
+    ravel_options *seed = opts_new();
+    assert_int_equal(ravel_options_parse(seed,
+                         "level0_file_num_compaction_trigger=99999;"
+                         "level0_slowdown_writes_trigger=99999;"
+                         "level0_stop_writes_trigger=99999"), RAVEL_OK);
+    assert_int_equal(rv_options_check(seed), RAVEL_OK);
+    ravel_options_free(seed);
+
+    /* Refusals of what RocksDB takes say why. */
+    static const struct { const char *name, *value, *why; } refused[] = {
+        {"level0_file_num_compaction_trigger", "0", "RocksDB reads 0 as 1"},
+        {"level0_slowdown_writes_trigger", "-1", "2147483647 means here"},
+        {"level0_stop_writes_trigger", "0", "would stop every write"},
+        {"max_write_buffer_number", "1", "RocksDB reads less than 2 as 2"},
+        {"num_levels", "8", "RV_NUM_LEVELS"},
+        {"max_background_jobs", "65", "one thread per job"},
+        {"recycle_log_file_num", "65", "at most 64 spare WAL segments"},
+        {"max_open_files", "-1", "RocksDB's -1 (no limit) is 1000000"},
+        {"max_bytes_for_level_multiplier", "1", "at least twice"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        opt_expect_bad(o, refused[i].name, refused[i].value);
+        if (!strstr(ravel_errmsg(), refused[i].why))
+            fail_msg("%s=%s: the message does not say why (\"%s\"): %s",
+                     refused[i].name, refused[i].value, refused[i].why,
+                     ravel_errmsg());
+    }
+    ravel_options_free(o);
+}
+
 /* Copies the number before (BEFORE != 0) or after " .. " in MSG into BUF. */
 static void limit_token(const char *msg, int before, char *buf, size_t size)
 {
@@ -550,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_range_units),
         cmocka_unit_test(test_size_suffixes),
         cmocka_unit_test(test_printed_limits_parse),
+        cmocka_unit_test(test_rocksdb_int_ranges),
         cmocka_unit_test(test_enums),
         cmocka_unit_test(test_recovery_mode_names),
         cmocka_unit_test(test_unknown_and_not_built),
