@@ -42,9 +42,8 @@ that drops ravel.c in has no lib/ to point to).
 
 Usage: tools/mkamalgamation.py [--out DIR] [--commit ID] [--line-directives]
 The output depends only on lib/, include/, meson.build, tools/xxhash/ and
-the commit id, so
-the same input gives byte-identical files; --commit fixes the id (CI uses it
-to compare content with the committed copy).
+the commit id, so the same input gives byte-identical files; --commit fixes
+the id (CI uses it to compare content with the committed copy).
 """
 
 import argparse
