@@ -9,7 +9,9 @@ ravel.h is include/ravel.h.  ravel.c is, in order:
   - a line naming the version and commit it was generated from;
   - _GNU_SOURCE, and RAVEL_PRIVATE defined as static (unless predefined:
     the amalgamation test build passes -DRAVEL_PRIVATE= to reach rv_ hooks);
-  - xxhash, header-only (XXH_INLINE_ALL), so no -lxxhash is needed;
+  - xxHash, inlined from tools/xxhash/xxhash.h (its licence and version
+    first) under XXH_INLINE_ALL, so ravel.c needs no xxhash.h installed and
+    no -lxxhash;
   - include/ravel.h, then every header below lib/ once, in dependency order
     (each `#include "dir/x.h"`, a path relative to lib/, resolved
     recursively, repeats dropped);
@@ -18,6 +20,20 @@ ravel.h is include/ravel.h.  ravel.c is, in order:
 A .c file below lib/ missing from that list, or listed but missing, is an
 error.
 
+Why xxHash is inlined, and from a copy in tools/: SQLite's promise -- copy
+two files, compile with one cc line -- does not hold if ravel.c includes a
+header a machine may lack (and the Rust crate's `bundled` feature, which
+compiles ravel.c, would need libxxhash-dev).  XXH_INLINE_ALL makes every
+xxHash function static (renamed XXH_INLINE_*), so ravel.c exports no XXH
+symbol and a program that links its own libxxhash, or includes xxhash.h in
+another translation unit, sees no clash.  The inlined text comes from the
+copy committed in tools/xxhash/ (see its README), not from the system's
+/usr/include/xxhash.h: machines carry different xxHash releases, and the
+generated file must be the same on each, since CI regenerates it and
+compares it with the committed one byte for byte.  lib/ itself keeps using
+the system's xxhash.h; XXH3's output is fixed since xxHash 0.8.0, so both
+compute the same checksums.
+
 With --line-directives, every stretch of copied text is preceded by a
 `#line N "lib/dir/file.c"` directive, so that compiler messages and a
 debugger stepping through a build of ravel.c point into the real source
@@ -25,9 +41,9 @@ files (useful in a checkout; the committed copy has none, since a project
 that drops ravel.c in has no lib/ to point to).
 
 Usage: tools/mkamalgamation.py [--out DIR] [--commit ID] [--line-directives]
-The output depends only on lib/, include/, meson.build and the commit id, so
-the same input gives byte-identical files; --commit fixes the id (CI uses it
-to compare content with the committed copy).
+The output depends only on lib/, include/, meson.build, tools/xxhash/ and
+the commit id, so the same input gives byte-identical files; --commit fixes
+the id (CI uses it to compare content with the committed copy).
 """
 
 import argparse
@@ -39,6 +55,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.path.join(ROOT, 'lib')
 INCLUDE = os.path.join(ROOT, 'include')
+XXHASH = os.path.join(ROOT, 'tools', 'xxhash', 'xxhash.h')
 
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 XXHASH_INCLUDE = re.compile(r'^\s*#\s*include\s+<xxhash\.h>')
@@ -126,6 +143,17 @@ def version():
     return m.group(1)
 
 
+def xxhash_version(text):
+    """The release of the xxhash.h in TEXT, "0.8.1"."""
+    parts = []
+    for part in ('MAJOR', 'MINOR', 'RELEASE'):
+        m = re.search(r'^#define XXH_VERSION_%s\s+(\d+)\s*$' % part, text, re.M)
+        if not m:
+            die('%s: no XXH_VERSION_%s' % (rel(XXHASH), part))
+        parts.append(m.group(1))
+    return '.'.join(parts)
+
+
 def git_commit():
     def git(*args):
         return subprocess.run(['git', '-C', ROOT] + list(args), check=True,
@@ -181,10 +209,26 @@ class Amalgamation:
                     self.banner('Continuing where we left off in', path)
                 self.line(number + 1, path)
             elif XXHASH_INCLUDE.match(line):
-                self.emit('/* #include <xxhash.h> -- at the top, with '
-                          'XXH_INLINE_ALL */\n')
+                self.emit('/* #include <xxhash.h> -- inlined at the top, '
+                          'with XXH_INLINE_ALL */\n')
             else:
                 self.emit(line)
+        self.banner('End of', path)
+
+    def vendored(self, path):
+        """Copies PATH, a third-party header, verbatim (its licence comment
+        first, as it opens the file), named in a banner with its release.
+        It must include nothing but system headers."""
+        text = read(path)
+        for number, line in enumerate(text.splitlines(), 1):
+            if LOCAL_INCLUDE.match(line):
+                die('%s:%d: #include "..." in a header the amalgamation '
+                    'copies verbatim' % (rel(path), number))
+        self.emit('/************** Begin file %s: xxHash %s, BSD 2-Clause '
+                  'licence (verbatim below) **************/\n'
+                  % (rel(path), xxhash_version(text)))
+        self.line(1, path)
+        self.emit(text)
         self.banner('End of', path)
 
     def header_first(self, path):
@@ -207,8 +251,10 @@ PRELUDE = '''\
 **          (link -llz4) for compression=lz4, -DRAVEL_HAVE_ZSTD (-lzstd)
 **          for compression=zstd; -DRAVEL_OMIT_COMPRESSION removes both.
 **          Without them only compression=none is accepted.
-** Needs:   xxhash.h (used header-only, no -lxxhash), liburing.h unless
-**          RAVEL_OMIT_IO_URING, lz4.h / zstd.h with those macros.  Only the ravel_ API is exported; every
+** Needs:   libc and pthreads; liburing.h unless RAVEL_OMIT_IO_URING;
+**          lz4.h / zstd.h with those macros.  xxHash (BSD 2-Clause, its
+**          licence below) is inlined, every function of it static: no
+**          xxhash.h, no -lxxhash.  Only the ravel_ API is exported; every
 **          internal function is static (RAVEL_PRIVATE), unless RAVEL_PRIVATE
 **          is predefined (the test build uses -DRAVEL_PRIVATE= to reach
 **          internal hooks).
@@ -226,11 +272,12 @@ PRELUDE = '''\
 #endif
 #define RAVEL_AMALGAMATION 1
 
+/* xxHash, every function static and renamed XXH_INLINE_*: nothing of it is
+** exported, and it cannot clash with a libxxhash linked into the same
+** program. */
 #ifndef XXH_INLINE_ALL
 # define XXH_INLINE_ALL
 #endif
-#include <xxhash.h>
-
 '''
 
 
@@ -247,6 +294,8 @@ def generate(commit, line_directives=False):
     a = Amalgamation(line_directives)
     a.emit('/* %s */\n' % gen)
     a.emit(PRELUDE)
+    a.vendored(XXHASH)
+    a.emit('\n')
     a.header_first(pub)
     # Every internal header, in dependency order: each pulls in what it
     # includes before itself.  Sorted, so the order does not depend on the

@@ -23,8 +23,7 @@ apt_install() {
 command -v cargo >/dev/null || apt_install cargo
 command -v cc >/dev/null || apt_install gcc
 command -v pkg-config >/dev/null || apt_install pkg-config
-# the bundled build compiles ravel.c: xxhash.h always, liburing.h if present
-[ -f /usr/include/xxhash.h ] || pkg-config --exists libxxhash || apt_install libxxhash-dev
+# the bundled build compiles ravel.c (xxHash inlined): liburing.h if present
 pkg-config --exists liburing || apt_install liburing-dev
 
 # rust-version in Cargo.toml; Debian's own cargo may be older

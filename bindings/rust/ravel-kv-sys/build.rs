@@ -6,7 +6,8 @@
 //! `cc` crate and link it statically, so no installed libravel is needed.
 //! The amalgamation is taken from `amalgamation/` inside this crate if a
 //! release copied it there, else from the repository's `amalgamation/`.
-//! It needs xxhash.h (header-only) and, unless omitted, liburing.
+//! It needs a C compiler and libc; xxHash is inlined in ravel.c (no
+//! xxhash.h, no libxxhash), and liburing is used if found, else omitted.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -48,7 +49,6 @@ fn build_bundled() {
     // warnings are the C project's business, not this build's.
     build.warnings(false);
 
-    require_xxhash(&build);
     if use_io_uring(&mut build) {
         // pkg-config has printed the -luring link line.
     } else {
@@ -74,25 +74,6 @@ fn amalgamation_dir() -> PathBuf {
         candidates[0].display(),
         candidates[1].display()
     );
-}
-
-/// Fails the build with a clear message if the C compiler cannot find
-/// xxhash.h, which the amalgamation includes (header-only).
-fn require_xxhash(build: &cc::Build) {
-    if let Ok(lib) = pkg_config::Config::new().cargo_metadata(false).probe("libxxhash") {
-        for path in lib.include_paths {
-            println!("cargo:rerun-if-changed={}", path.join("xxhash.h").display());
-        }
-    }
-    if !header_compiles(build, "xxhash.h") {
-        panic!(
-            "\n\nravel-kv-sys (feature bundled): xxhash.h not found.\n\
-             The amalgamation uses xxHash header-only; install its header:\n\
-             \x20   Debian/Ubuntu: apt-get install libxxhash-dev\n\
-             \x20   Fedora:        dnf install xxhash-devel\n\
-             or add its directory with CFLAGS=-I/path/to/xxhash\n"
-        );
-    }
 }
 
 /// True if liburing is usable: its pkg-config entry exists (the link line
