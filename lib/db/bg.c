@@ -36,6 +36,8 @@ static int bg_max_compactions(const ravel_db *db)
 
 /* The next automatic compaction, marked and ready to run, or NULL. */
 static struct rv_compaction *bg_pick_compaction_locked(ravel_db *db)
+    RV_REQUIRES(db->mu);
+static struct rv_compaction *bg_pick_compaction_locked(ravel_db *db)
 {
     if (db->options.disable_auto_compactions || rv_stop_code(&db->stop) ||
         db->n_running_compactions >= bg_max_compactions(db))
@@ -47,6 +49,8 @@ static struct rv_compaction *bg_pick_compaction_locked(ravel_db *db)
 }
 
 /* Runs one job if one is due: 1 if it ran one. */
+static int bg_run_one_locked(ravel_db *db)
+    RV_REQUIRES(db->mu);
 static int bg_run_one_locked(ravel_db *db)
 {
     if (db->current->n_imm > 0 && !db->flush_running &&
@@ -68,6 +72,8 @@ static int bg_run_one_locked(ravel_db *db)
 /* How long an idle thread sleeps: short while versions wait for readers
 ** (read_epoch.h), or until a failed compaction's retry is due. */
 static void bg_idle_locked(ravel_db *db)
+    RV_REQUIRES(db->mu);
+static void bg_idle_locked(ravel_db *db)
 {
     uint64_t micros = 0;
     if (rv_read_epoch_pending_locked(&db->epoch))
@@ -75,7 +81,7 @@ static void bg_idle_locked(ravel_db *db)
     else if (db->compaction_failures && !rv_stop_code(&db->stop))
         micros = 100 * 1000;
     if (!micros) {
-        pthread_cond_wait(&db->bg_cv, &db->mu);
+        rv_cond_wait(&db->bg_cv, &db->mu);
         return;
     }
     struct timespec until;
@@ -85,7 +91,7 @@ static void bg_idle_locked(ravel_db *db)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
-    pthread_cond_timedwait(&db->bg_cv, &db->mu, &until);
+    rv_cond_timedwait(&db->bg_cv, &db->mu, &until);
     /* Versions wait for readers: nudge the epoch now and then, so a
     ** replaced memtable is freed even when no write comes. */
     rv_read_epoch_release(rv_read_epoch_advance_locked(&db->epoch));
@@ -94,11 +100,11 @@ static void bg_idle_locked(ravel_db *db)
 static void *bg_main(void *arg)
 {
     ravel_db *db = arg;
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     while (!db->bg_shutdown)
         if (!bg_run_one_locked(db))
             bg_idle_locked(db);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return NULL;
 }
 
@@ -118,20 +124,20 @@ int rv_bg_start(ravel_db *db)
         db->n_bg_threads++;
     }
     /* a flush may be due already (recovered data) */
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     pthread_cond_broadcast(&db->bg_cv);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return RAVEL_OK;
 }
 
 void rv_bg_stop(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     db->bg_shutdown = 1;
     atomic_store_explicit(&db->compaction_abort, 1, memory_order_relaxed);
     pthread_cond_broadcast(&db->bg_cv);
     pthread_cond_broadcast(&db->flush_cv);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     for (int i = 0; i < db->n_bg_threads; i++)
         pthread_join(db->bg_threads[i], NULL);
     db->n_bg_threads = 0;

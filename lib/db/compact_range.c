@@ -24,6 +24,12 @@ static int compact_range_step_locked(ravel_db *db, int level,
                                      size_t blen, const char *end,
                                      size_t elen, uint64_t min_number,
                                      int allow_move)
+    RV_REQUIRES(db->mu);
+static int compact_range_step_locked(ravel_db *db, int level,
+                                     int output_level, const char *begin,
+                                     size_t blen, const char *end,
+                                     size_t elen, uint64_t min_number,
+                                     int allow_move)
 {
     for (;;) {
         if (rv_stop_code(&db->stop))
@@ -42,7 +48,7 @@ static int compact_range_step_locked(ravel_db *db, int level,
                             "memory picking the files of level %d", level);
         if (!busy)
             return RAVEL_OK; /* nothing of the range at this level */
-        pthread_cond_wait(&db->compact_cv, &db->mu);
+        rv_cond_wait(&db->compact_cv, &db->mu);
     }
 }
 
@@ -52,7 +58,7 @@ static int compact_range_run(ravel_db *db, const char *begin, size_t blen,
     int rc = rv_db_flush(db, 0);
     if (rc)
         return rc;
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     uint64_t first_new = db->next_file_number;
     int last = rv_files_deepest_level(db->current->files);
     if (last < 1)
@@ -70,7 +76,7 @@ static int compact_range_run(ravel_db *db, const char *begin, size_t blen,
     if (rc == RAVEL_OK)
         rc = compact_range_step_locked(db, last, last, begin, blen, end,
                                        elen, first_new, 0);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return rc;
 }
 

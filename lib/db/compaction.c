@@ -236,6 +236,9 @@ static int compaction_edit(const struct rv_compaction *c,
 
 static void compaction_unlink_running_locked(ravel_db *db,
                                              struct rv_compaction *c)
+    RV_REQUIRES(db->mu);
+static void compaction_unlink_running_locked(ravel_db *db,
+                                             struct rv_compaction *c)
 {
     struct rv_compaction **p = &db->running_compactions;
     while (*p && *p != c)
@@ -246,6 +249,9 @@ static void compaction_unlink_running_locked(ravel_db *db,
 }
 
 /* Under db->mu: what a failure RC of C does (see the top of the file). */
+static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
+                                   int rc, int logged)
+    RV_REQUIRES(db->mu);
 static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
                                    int rc, int logged)
 {
@@ -264,9 +270,9 @@ static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
               why, db->compaction_failures,
               (unsigned long long)(pause / 1000000u));
     if (logged || db->compaction_failures >= COMPACTION_MAX_FAILURES) {
-        pthread_mutex_unlock(&db->mu);
+        rv_mutex_unlock(&db->mu);
         rv_db_stop_writes(db, rc, why);
-        pthread_mutex_lock(&db->mu);
+        rv_mutex_lock(&db->mu);
     }
 }
 
@@ -298,7 +304,7 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
     struct rv_keep keep;
     memset(&keep, 0, sizeof keep);
     int rc = rv_keep_init_locked(&keep, db);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     rv_pause_here(RV_PAUSE_COMPACTION_PICKED);
 
     uint64_t start = rv_now_micros();
@@ -330,7 +336,7 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
             rv_pause_here(RV_PAUSE_COMPACTION_LOGGED);
     }
 
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, NULL, &edit);
     compaction_unlink_running_locked(db, c);

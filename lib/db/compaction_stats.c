@@ -18,7 +18,7 @@ static uint64_t cstats_load(_Atomic uint64_t *c)
 
 char *rv_levelstats_text(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     const struct rv_files *fs = db->current->files;
     struct rv_level_targets t;
     rv_level_targets_compute(&db->options, fs, &t);
@@ -29,22 +29,22 @@ char *rv_levelstats_text(ravel_db *db)
                       (unsigned long long)rv_level_bytes(fs, l),
                       (unsigned long long)(l ? t.bytes[l] : 0),
                       rv_level_score(&db->options, fs, &t, l));
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return text;
 }
 
 uint64_t rv_db_pending_compaction_bytes(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     uint64_t b = rv_pending_compaction_bytes(&db->options,
                                              db->current->files);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return b;
 }
 
 int rv_db_compaction_pending(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     const struct rv_files *fs = db->current->files;
     struct rv_level_targets t;
     rv_level_targets_compute(&db->options, fs, &t);
@@ -52,15 +52,15 @@ int rv_db_compaction_pending(ravel_db *db)
     for (int l = 0; l < db->options.num_levels && !due; l++)
         due = rv_level_score(&db->options, fs, &t, l) >= 1;
     due |= db->n_running_compactions > 0;
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return due;
 }
 
 int rv_db_running_compactions(ravel_db *db)
 {
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     int n = db->n_running_compactions;
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return n;
 }
 
@@ -105,10 +105,10 @@ char *rv_compaction_stats_text(ravel_db *db)
                   (unsigned long long)written, (unsigned long long)user);
     uint64_t rate = 0;
     enum rv_wc_state s = rv_db_write_controller_state(db, &rate);
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     enum rv_wc_state own = db->stall_state;
     enum rv_stall_cause cause = db->stall_cause;
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     rv_text_append(&text, "write controller: %s%s, this database asks for "
                   "%s (%s), rate %llu bytes/s; %llu writes refused "
                   "(RAVEL_NO_SLOWDOWN)\n",

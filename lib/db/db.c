@@ -171,10 +171,10 @@ void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
     rv_stop_set(&db->stop, rc, reason);
     /* wake writers waiting for room and ravel_flush callers; withdraw
     ** what the database asked of its write controller */
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     pthread_cond_broadcast(&db->flush_cv);
     rv_write_stall_update_locked(db);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     /* The first to get here logs the recorded reason, which may be one the
     ** WAL recorded before.  relaxed: the flag only elects the logger. */
     if (atomic_exchange_explicit(&db->stop_logged, 1, memory_order_relaxed))
@@ -208,8 +208,8 @@ static void db_free(ravel_db *db)
     pthread_cond_destroy(&db->bg_cv);
     pthread_cond_destroy(&db->flush_cv);
     pthread_cond_destroy(&db->compact_cv);
-    pthread_mutex_destroy(&db->manifest_mu);
-    pthread_mutex_destroy(&db->mu);
+    rv_mutex_destroy(&db->manifest_mu);
+    rv_mutex_destroy(&db->mu);
     for (int l = 0; l < RV_NUM_LEVELS; l++)
         free(db->compact_pointer[l].key);
     db->magic = RV_DB_DEAD;
@@ -246,11 +246,11 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     db->magic = RV_DB_MAGIC;
     db->lock.fd = -1;
     db->log_fd = -1;
-    pthread_mutex_init(&db->mu, NULL);
+    rv_mutex_init(&db->mu);
     pthread_cond_init(&db->bg_cv, NULL);
     pthread_cond_init(&db->flush_cv, NULL);
     pthread_cond_init(&db->compact_cv, NULL);
-    pthread_mutex_init(&db->manifest_mu, NULL);
+    rv_mutex_init(&db->manifest_mu);
     rv_stop_init(&db->stop);
     rv_write_queue_init(&db->queue);
     rv_write_queue_init(&db->commit_queue);
@@ -333,9 +333,9 @@ static int db_attach_write_controller(ravel_db *db)
         return rc;
     rv_wc_attach(wc, &db->wc_member);
     rv_write_controller_unref(wc); /* the membership holds it */
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     rv_write_stall_update_locked(db);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return RAVEL_OK;
 }
 
@@ -454,11 +454,11 @@ int ravel_close(ravel_db *db)
         return rc;
     /* No call is in progress now, so the counts are stable; and no write
     ** is queued or waiting for an fdatasync. */
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     int snaps = db->live_snapshots;
     int iters = atomic_load_explicit(&db->live_iterators,
                                      memory_order_acquire);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     if (snaps || iters) {
         rc = rv_error(RAVEL_INVALID, "ravel_close: %d snapshot(s) and %d "
                       "iterator(s) are still open; release them first",

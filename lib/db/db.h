@@ -21,6 +21,7 @@
 #define RAVEL_DB_H
 
 #include "ravel_int.h"
+#include "util/mutex.h"
 #include "base/commit_table.h"
 #include "db/compaction_picker.h"
 #include "db/manifest.h"
@@ -96,7 +97,7 @@ struct ravel_db {
     struct rv_stop stop;
     _Atomic int stop_logged;        /* 1 once the LOG has the stop; xchg */
 
-    pthread_mutex_t mu;             /* guards current and the fields
+    rv_mutex mu;             /* guards current and the fields
                                     ** below, up to the statistics */
     struct rv_version *_Atomic current; /* written under mu; readers load
                                     ** it inside the read epoch */
@@ -133,7 +134,7 @@ struct ravel_db {
     /* Compactions (compaction.c, compaction_picker.h; mu).  The manifest
     ** takes one edit at a time (manifest_mu, inside no other lock);
     ** compact_cv: a compaction ended. */
-    pthread_mutex_t manifest_mu;
+    rv_mutex manifest_mu;
     pthread_cond_t compact_cv;
     struct rv_compaction *running_compactions;
     int n_running_compactions;
@@ -260,7 +261,8 @@ RAVEL_PRIVATE int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e);
 ** controller's view of the database (version.c). */
 RAVEL_PRIVATE int rv_db_install_edit_locked(ravel_db *db,
                                             rv_memtable *flushed,
-                                            const struct rv_version_edit *e);
+                                            const struct rv_version_edit *e)
+    RV_REQUIRES(db->mu);
 
 /* ravel_flush without the gate (db_write.c): close calls it. */
 RAVEL_PRIVATE int rv_db_flush(ravel_db *db, int flags);
@@ -275,11 +277,13 @@ RAVEL_PRIVATE void rv_bg_stop(ravel_db *db);
 ** result, and releases C.  On failure the inputs stay; a failed manifest
 ** append stops writes, other failures stop them after 5 in a row. */
 RAVEL_PRIVATE int rv_compaction_run_locked(ravel_db *db,
-                                           struct rv_compaction *c);
+                                           struct rv_compaction *c)
+    RV_REQUIRES(db->mu);
 
 /* Under db->mu: recomputes what the database asks of the write
 ** controller from its current version (write_stall.c). */
-RAVEL_PRIVATE void rv_write_stall_update_locked(ravel_db *db);
+RAVEL_PRIVATE void rv_write_stall_update_locked(ravel_db *db)
+    RV_REQUIRES(db->mu);
 
 /* Admits a write group of BYTES whose last member is LAST
 ** (write_stall.c): waits as the write controller says, or returns
@@ -313,7 +317,8 @@ RAVEL_PRIVATE enum rv_wc_state rv_db_write_controller_state(ravel_db *db,
 /* Flushes the oldest immutable memtable of the current version (flush.c).
 ** Called by a background thread with db->mu held and flush_running set;
 ** drops and retakes the lock.  On failure writes are stopped. */
-RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db);
+RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db)
+    RV_REQUIRES(db->mu);
 
 /* Makes a version-edit file of META and the callbacks that delete its
 ** file once obsolete and unused (db.c; used by recovery, flushes and
@@ -325,7 +330,8 @@ RAVEL_PRIVATE struct rv_file *rv_db_new_file(ravel_db *db,
 ** new array (*N of them); under db->mu.  NULL with *N = 0 when there are
 ** none or memory ran out (*NOMEM set then). */
 RAVEL_PRIVATE struct rv_snapshot_bounds *
-rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem);
+rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem)
+    RV_REQUIRES(db->mu);
 
 /* Stops writes after a failure with result code RC (RAVEL_IOERR,
 ** RAVEL_NOMEM, ...) and message REASON: every later write returns

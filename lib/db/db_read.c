@@ -69,10 +69,10 @@ static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
         return rv_error(RAVEL_NOMEM, "out of memory for a snapshot");
     s->db = db;
     s->prev = NULL;
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     int rc = rv_db_capture_view(db, &s->view, &s->hidden);
     if (rc) {
-        pthread_mutex_unlock(&db->mu);
+        rv_mutex_unlock(&db->mu);
         free(s);
         return rc;
     }
@@ -81,7 +81,7 @@ static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
         s->next->prev = s;
     db->snapshots = s;
     db->live_snapshots++;
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     *out = s;
     return RAVEL_OK;
 }
@@ -104,7 +104,7 @@ static int read_snapshot_release(ravel_db *db, ravel_snapshot *snap)
     int rc = read_check_snapshot(db, snap, "ravel_snapshot_release");
     if (rc)
         return rc;
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     if (snap->prev)
         snap->prev->next = snap->next;
     else
@@ -112,7 +112,7 @@ static int read_snapshot_release(ravel_db *db, ravel_snapshot *snap)
     if (snap->next)
         snap->next->prev = snap->prev;
     db->live_snapshots--;
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     free(snap->hidden);
     free(snap);
     return RAVEL_OK;

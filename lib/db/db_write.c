@@ -96,7 +96,7 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown,
 {
     int waited = 0, rc = RAVEL_OK;
     uint64_t start = 0;
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     while (db->current->n_imm + 1 >= db->options.max_write_buffer_number) {
         if (rv_stop_code(&db->stop)) {
             rc = RAVEL_READONLY;
@@ -123,13 +123,13 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown,
             until.tv_sec++;
             until.tv_nsec -= 1000000000;
         }
-        pthread_cond_timedwait(&db->flush_cv, &db->mu, &until);
+        rv_cond_timedwait(&db->flush_cv, &db->mu, &until);
     }
     if (waited) {
         db->memtables_full = 0;
         rv_write_stall_update_locked(db);
     }
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     if (waited) {
         uint64_t took = rv_now_micros() - start;
         atomic_fetch_add_explicit(&db->stat_stalls, 1, memory_order_relaxed);
@@ -610,6 +610,8 @@ int ravel_flush_wal(ravel_db *db, int sync)
 /* 1 if an immutable memtable whose data begins before WAL segment TARGET
 ** is still waiting for its flush. */
 static int write_flush_pending_locked(ravel_db *db, uint64_t target)
+    RV_REQUIRES(db->mu);
+static int write_flush_pending_locked(ravel_db *db, uint64_t target)
 {
     const struct rv_version *v = db->current;
     for (int i = 0; i < v->n_imm; i++)
@@ -649,7 +651,7 @@ int rv_db_flush(ravel_db *db, int flags)
 
     uint64_t target = w.wal_end; /* the new active memtable's segment */
     int stopped = 0;
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     while (write_flush_pending_locked(db, target)) {
         if (rv_stop_code(&db->stop)) {
             stopped = 1;
@@ -658,9 +660,9 @@ int rv_db_flush(ravel_db *db, int flags)
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
-        pthread_cond_timedwait(&db->flush_cv, &db->mu, &until);
+        rv_cond_timedwait(&db->flush_cv, &db->mu, &until);
     }
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return stopped ? write_refusal(db) : RAVEL_OK;
 }
 

@@ -128,7 +128,7 @@ void rv_flush_run_locked(ravel_db *db)
     struct rv_keep keep;
     memset(&keep, 0, sizeof keep);
     int rc = rv_keep_init_locked(&keep, db);
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
 
     uint64_t start = rv_now_micros();
     struct rv_table_output out;
@@ -154,12 +154,12 @@ void rv_flush_run_locked(ravel_db *db)
             rv_pause_here(RV_PAUSE_FLUSH_LOGGED);
     }
 
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, mem, &edit);
     if (rc == RAVEL_OK)
         db->log_number = log_number;
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     if (rc != RAVEL_OK) {
         /* The manifest may name the files (a failed install): they stay
         ** for the next open, which the stop makes the only way on. */
@@ -187,5 +187,5 @@ void rv_flush_run_locked(ravel_db *db)
     rv_table_output_free(&out);
     rv_keep_free(&keep);
     rv_version_unref(v);
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
 }

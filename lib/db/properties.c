@@ -452,7 +452,7 @@ static int properties_unknown(const char *name)
         if (level > 0)
             continue;
         int w = snprintf(known + n, sizeof known - n, "%s%s%s", i ? ", " : "",
-                         level == 0 ? PROPERTIES_LEVEL_PREFIX + 6 : p,
+                         level == 0 ? &PROPERTIES_LEVEL_PREFIX[6] : p,
                          level == 0 ? "0..6" : "");
         if (w < 0)
             break;

@@ -280,6 +280,8 @@ static void version_copy_imm(struct rv_version *v, int at,
 /* Makes V current (under db->mu); the old one is retired until no reader
 ** can hold it (read_epoch.h). */
 static void version_install_locked(ravel_db *db, struct rv_version *v)
+    RV_REQUIRES(db->mu);
+static void version_install_locked(ravel_db *db, struct rv_version *v)
 {
     struct rv_version *old = db->current;
     atomic_store(&db->current, v); /* seq_cst: see read_epoch.h */
@@ -289,12 +291,12 @@ static void version_install_locked(ravel_db *db, struct rv_version *v)
 int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                            uint64_t wal_segment)
 {
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     struct rv_version *old = db->current;
     struct rv_version *v = rv_version_new(mem, wal_segment, old->n_imm + 1,
                                           old->files);
     if (!v) {
-        pthread_mutex_unlock(&db->mu);
+        rv_mutex_unlock(&db->mu);
         return rv_error(RAVEL_NOMEM, "out of memory switching memtables");
     }
     rv_memtable_ref(old->mem);
@@ -306,27 +308,28 @@ int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
     db->active_mem_wal = wal_segment;
     rv_write_stall_update_locked(db);
     pthread_cond_broadcast(&db->bg_cv); /* a flush to run */
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     return RAVEL_OK;
 }
 
 static int version_install_flush_locked(ravel_db *db, rv_memtable *flushed,
-                                        struct rv_files *files);
+                                        struct rv_files *files)
+    RV_REQUIRES(db->mu);
 
 int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e)
 {
-    pthread_mutex_lock(&db->manifest_mu);
+    rv_mutex_lock(&db->manifest_mu);
     /* read here, under the manifest's lock, so that the counters the
     ** manifest records never go backwards from one edit to the next */
-    pthread_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu);
     e->has_next_file_number = 1;
     e->next_file_number = db->next_file_number;
-    pthread_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu);
     e->has_last_sequence = 1;
     e->last_sequence = atomic_load_explicit(&db->last_seq,
                                             memory_order_relaxed);
     int rc = rv_manifest_append(db->manifest, e);
-    pthread_mutex_unlock(&db->manifest_mu);
+    rv_mutex_unlock(&db->manifest_mu);
     return rc;
 }
 

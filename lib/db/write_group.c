@@ -71,7 +71,7 @@ static uint32_t group_await(struct rv_writer *w, uint32_t min)
 
 void rv_write_queue_init(struct rv_write_queue *q)
 {
-    pthread_mutex_init(&q->mu, NULL);
+    rv_mutex_init(&q->mu);
     q->head = q->tail = NULL;
     atomic_init(&q->groups, 0);
     atomic_init(&q->writers, 0);
@@ -80,7 +80,7 @@ void rv_write_queue_init(struct rv_write_queue *q)
 
 void rv_write_queue_destroy(struct rv_write_queue *q)
 {
-    pthread_mutex_destroy(&q->mu);
+    rv_mutex_destroy(&q->mu);
 }
 
 int rv_write_queue_join(struct rv_write_queue *q, struct rv_writer *w)
@@ -89,14 +89,14 @@ int rv_write_queue_join(struct rv_write_queue *q, struct rv_writer *w)
     w->group = NULL;
     atomic_store_explicit(&w->state, RV_WRITER_WAITING, memory_order_relaxed);
 
-    pthread_mutex_lock(&q->mu);
+    rv_mutex_lock(&q->mu);
     int leads = q->head == NULL;
     if (leads)
         q->head = w;
     else
         q->tail->next = w;
     q->tail = w;
-    pthread_mutex_unlock(&q->mu);
+    rv_mutex_unlock(&q->mu);
 
     if (leads) {
         atomic_store_explicit(&w->state, RV_WRITER_LEADER,
@@ -123,7 +123,7 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
     atomic_init(&g->pending, 0);
     atomic_init(&g->failed, 0);
 
-    pthread_mutex_lock(&q->mu);
+    rv_mutex_lock(&q->mu);
     for (struct rv_writer *w = leader->next; w; w = w->next) {
         /* RocksDB's rule: the write controller decides once per group,
         ** so writers that must not be slowed down do not share a group
@@ -137,7 +137,7 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
         g->last = w;
         g->size++;
     }
-    pthread_mutex_unlock(&q->mu);
+    rv_mutex_unlock(&q->mu);
 
     atomic_fetch_add_explicit(&q->groups, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&q->writers, (uint64_t)g->size,
@@ -186,12 +186,12 @@ int rv_write_group_insert_done(struct rv_write_group *g)
 static void group_pass_leadership(struct rv_write_queue *q,
                                   struct rv_write_group *g)
 {
-    pthread_mutex_lock(&q->mu);
+    rv_mutex_lock(&q->mu);
     struct rv_writer *next_leader = g->last->next;
     q->head = next_leader;
     if (!next_leader)
         q->tail = NULL;
-    pthread_mutex_unlock(&q->mu);
+    rv_mutex_unlock(&q->mu);
     if (next_leader)
         group_set_state(next_leader, RV_WRITER_LEADER);
 }
@@ -230,7 +230,7 @@ int rv_write_queue_fail_flagged(struct rv_write_queue *q,
 {
     struct rv_writer *failed = NULL;
     int sync = 0;
-    pthread_mutex_lock(&q->mu);
+    rv_mutex_lock(&q->mu);
     struct rv_writer *prev = last;
     for (struct rv_writer *w = last->next; w;) {
         struct rv_writer *next = w->next;
@@ -247,7 +247,7 @@ int rv_write_queue_fail_flagged(struct rv_write_queue *q,
         }
         w = next;
     }
-    pthread_mutex_unlock(&q->mu);
+    rv_mutex_unlock(&q->mu);
     while (failed) {
         struct rv_writer *next = failed->next;
         group_set_state(failed, RV_WRITER_DONE); /* may vanish now */
@@ -259,10 +259,10 @@ int rv_write_queue_fail_flagged(struct rv_write_queue *q,
 int rv_write_queue_waiting(struct rv_write_queue *q)
 {
     int n = 0;
-    pthread_mutex_lock(&q->mu);
+    rv_mutex_lock(&q->mu);
     for (struct rv_writer *w = q->head; w; w = w->next)
         n++;
-    pthread_mutex_unlock(&q->mu);
+    rv_mutex_unlock(&q->mu);
     return n > 0 ? n - 1 : 0;
 }
 

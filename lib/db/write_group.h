@@ -29,6 +29,7 @@
 #define RAVEL_WRITE_GROUP_H
 
 #include "ravel_int.h"
+#include "util/mutex.h"
 
 #include <pthread.h>
 
@@ -79,7 +80,7 @@ struct rv_write_group {
 };
 
 struct rv_write_queue {
-    pthread_mutex_t mu;         /* guards head, tail and every next link */
+    rv_mutex mu;         /* guards head, tail and every next link */
     struct rv_writer *head;     /* current group's leader, or NULL */
     struct rv_writer *tail;
     /* Statistics, written by leaders only (relaxed). */

@@ -20,6 +20,7 @@
 */
 #include "util/cache.h"
 #include "util/error.h"
+#include "util/mutex.h"
 
 #include <xxhash.h>
 
@@ -53,7 +54,7 @@ struct rv_cache_handle {
 };
 
 struct cache_shard {
-    pthread_mutex_t mu;
+    rv_mutex mu;
     size_t capacity;            /* fixed at creation */
     size_t cached;              /* charge of the entries in the cache; mu */
     /* The reported figures: written under mu, read without it by the
@@ -256,10 +257,10 @@ int rv_cache_new(size_t capacity, rv_cache **out)
         cache_list_init(&s->in_use);
         s->nbuckets = CACHE_INITIAL_BUCKETS;
         s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
-        if (!s->buckets || pthread_mutex_init(&s->mu, NULL) != 0) {
+        if (!s->buckets || rv_mutex_init(&s->mu) != 0) {
             free(s->buckets);
             for (size_t j = 0; j < i; j++) {
-                pthread_mutex_destroy(&c->shards[j].s.mu);
+                rv_mutex_destroy(&c->shards[j].s.mu);
                 free(c->shards[j].s.buckets);
             }
             free(c->shards);
@@ -287,7 +288,7 @@ void rv_cache_unref(rv_cache *c)
         struct cache_shard *s = &c->shards[i].s;
         /* Every handle was released: only unpinned entries remain. */
         cache_free_dead(&s->lru);
-        pthread_mutex_destroy(&s->mu);
+        rv_mutex_destroy(&s->mu);
         free(s->buckets);
     }
     free(c->shards);
@@ -314,7 +315,7 @@ rv_cache_handle *rv_cache_insert(rv_cache *c, const void *key, size_t klen,
     struct cache_shard *s = cache_shard_of(c, e->hash);
     struct cache_link dead;
     cache_list_init(&dead);
-    pthread_mutex_lock(&s->mu);
+    rv_mutex_lock(&s->mu);
     cache_counter_add(&s->usage, charge);
     cache_counter_add(&s->pinned, charge);
     struct rv_cache_handle *old;
@@ -331,7 +332,7 @@ rv_cache_handle *rv_cache_insert(rv_cache *c, const void *key, size_t klen,
     if (old)
         cache_detach(s, old, &dead);
     cache_evict(s, &dead);
-    pthread_mutex_unlock(&s->mu);
+    rv_mutex_unlock(&s->mu);
     cache_free_dead(&dead);
     return e;
 }
@@ -340,7 +341,7 @@ rv_cache_handle *rv_cache_lookup(rv_cache *c, const void *key, size_t klen)
 {
     uint64_t hash = XXH3_64bits(key, klen);
     struct cache_shard *s = cache_shard_of(c, hash);
-    pthread_mutex_lock(&s->mu);
+    rv_mutex_lock(&s->mu);
     struct rv_cache_handle *e = *cache_find(s, key, klen, hash);
     if (e) {
         if (e->refs++ == 0) {
@@ -349,7 +350,7 @@ rv_cache_handle *rv_cache_lookup(rv_cache *c, const void *key, size_t klen)
             cache_counter_add(&s->pinned, e->charge);
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    rv_mutex_unlock(&s->mu);
     return e;
 }
 
@@ -358,7 +359,7 @@ void rv_cache_release(rv_cache *c, rv_cache_handle *e)
     struct cache_shard *s = cache_shard_of(c, e->hash);
     struct cache_link dead;
     cache_list_init(&dead);
-    pthread_mutex_lock(&s->mu);
+    rv_mutex_lock(&s->mu);
     if (--e->refs == 0) {
         cache_counter_sub(&s->pinned, e->charge);
         if (e->in_cache) {
@@ -370,7 +371,7 @@ void rv_cache_release(rv_cache *c, rv_cache_handle *e)
             cache_list_append(&dead, &e->link);
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    rv_mutex_unlock(&s->mu);
     cache_free_dead(&dead);
 }
 
@@ -385,11 +386,11 @@ void rv_cache_erase(rv_cache *c, const void *key, size_t klen)
     struct cache_shard *s = cache_shard_of(c, hash);
     struct cache_link dead;
     cache_list_init(&dead);
-    pthread_mutex_lock(&s->mu);
+    rv_mutex_lock(&s->mu);
     struct rv_cache_handle *e = cache_table_remove(s, key, klen, hash);
     if (e)
         cache_detach(s, e, &dead);
-    pthread_mutex_unlock(&s->mu);
+    rv_mutex_unlock(&s->mu);
     cache_free_dead(&dead);
 }
 

@@ -18,18 +18,18 @@ void rv_stop_init(struct rv_stop *s)
 {
     atomic_init(&s->code, 0);
     atomic_init(&s->io_failed, 0);
-    pthread_mutex_init(&s->mu, NULL);
+    rv_mutex_init(&s->mu);
     s->reason[0] = '\0';
 }
 
 void rv_stop_destroy(struct rv_stop *s)
 {
-    pthread_mutex_destroy(&s->mu);
+    rv_mutex_destroy(&s->mu);
 }
 
 int rv_stop_set(struct rv_stop *s, int code, const char *reason)
 {
-    pthread_mutex_lock(&s->mu);
+    rv_mutex_lock(&s->mu);
     /* relaxed: under mu, which every writer of code and io_failed holds */
     int first = atomic_load_explicit(&s->code, memory_order_relaxed) == 0;
     int new_io = code == RAVEL_IOERR &&
@@ -48,7 +48,7 @@ int rv_stop_set(struct rv_stop *s, int code, const char *reason)
         atomic_store_explicit(&s->io_failed, 1, memory_order_release);
     if (first)
         atomic_store_explicit(&s->code, code, memory_order_release);
-    pthread_mutex_unlock(&s->mu);
+    rv_mutex_unlock(&s->mu);
     return first;
 }
 
@@ -61,15 +61,15 @@ int rv_stop_error(struct rv_stop *s, int rc, const char *fmt, ...)
         vsnprintf(prefix, sizeof prefix, fmt, ap);
         va_end(ap);
     }
-    pthread_mutex_lock(&s->mu);
+    rv_mutex_lock(&s->mu);
     rv_error(rc, "%s%s%s", prefix, fmt ? ": " : "", s->reason);
-    pthread_mutex_unlock(&s->mu);
+    rv_mutex_unlock(&s->mu);
     return rc;
 }
 
 void rv_stop_reason(struct rv_stop *s, char *buf, size_t cap)
 {
-    pthread_mutex_lock(&s->mu);
+    rv_mutex_lock(&s->mu);
     snprintf(buf, cap, "%s", s->reason);
-    pthread_mutex_unlock(&s->mu);
+    rv_mutex_unlock(&s->mu);
 }

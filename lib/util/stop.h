@@ -25,6 +25,7 @@
 #define RAVEL_STOP_H
 
 #include "ravel_int.h"
+#include "util/mutex.h"
 
 #include <pthread.h>
 
@@ -37,7 +38,7 @@ struct rv_stop {
     /* 1 once a RAVEL_IOERR failure has been recorded, first or not.
     ** Written once, under mu (release). */
     _Atomic int io_failed;
-    pthread_mutex_t mu;              /* guards reason and the writes above */
+    rv_mutex mu;              /* guards reason and the writes above */
     char reason[RV_STOP_REASON_MAX]; /* the first failure's message (and a
                                      ** later I/O failure's, appended) */
 };

@@ -5,6 +5,7 @@
 */
 #include "util/write_controller.h"
 #include "util/error.h"
+#include "util/mutex.h"
 #include "util/clock.h"
 
 #include <stdlib.h>
@@ -18,7 +19,7 @@ struct wc_waiter {
 struct ravel_write_controller {
     _Atomic int refs;
     uint64_t max_rate;          /* bytes/s delays start at */
-    pthread_mutex_t mu;
+    rv_mutex mu;
     pthread_cond_t cv;          /* the queue's head changed, or what is
                                 ** enforced did */
     struct rv_wc_member *members;
@@ -58,7 +59,7 @@ int rv_write_controller_new(uint64_t rate, struct ravel_write_controller **out)
     atomic_init(&wc->refs, 1);
     atomic_init(&wc->enforced, RV_WC_NONE);
     wc->max_rate = rate;
-    pthread_mutex_init(&wc->mu, NULL);
+    rv_mutex_init(&wc->mu);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -96,7 +97,7 @@ void rv_write_controller_unref(struct ravel_write_controller *wc)
     if (atomic_fetch_sub_explicit(&wc->refs, 1, memory_order_acq_rel) != 1)
         return;
     pthread_cond_destroy(&wc->cv);
-    pthread_mutex_destroy(&wc->mu);
+    rv_mutex_destroy(&wc->mu);
     free(wc);
 }
 
@@ -112,6 +113,8 @@ uint64_t rv_write_controller_max_rate(const struct ravel_write_controller *wc)
 
 /* Recomputes what is enforced from the members (mu held); wakes the
 ** waiters if it was relaxed. */
+static void wc_recompute_locked(struct ravel_write_controller *wc)
+    RV_REQUIRES(wc->mu);
 static void wc_recompute_locked(struct ravel_write_controller *wc)
 {
     enum rv_wc_state state = RV_WC_NONE;
@@ -142,7 +145,7 @@ static void wc_recompute_locked(struct ravel_write_controller *wc)
 void rv_wc_attach(struct ravel_write_controller *wc, struct rv_wc_member *m)
 {
     rv_write_controller_ref(wc);
-    pthread_mutex_lock(&wc->mu);
+    rv_mutex_lock(&wc->mu);
     m->wc = wc;
     m->state = RV_WC_NONE;
     m->cause = RV_CAUSE_NONE;
@@ -152,7 +155,7 @@ void rv_wc_attach(struct ravel_write_controller *wc, struct rv_wc_member *m)
     if (wc->members)
         wc->members->prev = m;
     wc->members = m;
-    pthread_mutex_unlock(&wc->mu);
+    rv_mutex_unlock(&wc->mu);
 }
 
 void rv_wc_detach(struct rv_wc_member *m)
@@ -160,7 +163,7 @@ void rv_wc_detach(struct rv_wc_member *m)
     struct ravel_write_controller *wc = m->wc;
     if (!wc)
         return;
-    pthread_mutex_lock(&wc->mu);
+    rv_mutex_lock(&wc->mu);
     if (m->prev)
         m->prev->next = m->next;
     else
@@ -168,7 +171,7 @@ void rv_wc_detach(struct rv_wc_member *m)
     if (m->next)
         m->next->prev = m->prev;
     wc_recompute_locked(wc);
-    pthread_mutex_unlock(&wc->mu);
+    rv_mutex_unlock(&wc->mu);
     m->wc = NULL;
     rv_write_controller_unref(wc);
 }
@@ -177,7 +180,7 @@ int rv_wc_set(struct rv_wc_member *m, enum rv_wc_state state,
               enum rv_stall_cause cause, uint64_t rate)
 {
     struct ravel_write_controller *wc = m->wc;
-    pthread_mutex_lock(&wc->mu);
+    rv_mutex_lock(&wc->mu);
     int changed = m->state != state || m->cause != cause;
     uint64_t asked = state == RV_WC_DELAY ? (rate ? rate : 1) : 0;
     if (changed || m->rate != asked) {
@@ -186,18 +189,18 @@ int rv_wc_set(struct rv_wc_member *m, enum rv_wc_state state,
         m->rate = asked;
         wc_recompute_locked(wc);
     }
-    pthread_mutex_unlock(&wc->mu);
+    rv_mutex_unlock(&wc->mu);
     return changed;
 }
 
 enum rv_wc_state rv_wc_enforced(struct rv_wc_member *m, uint64_t *rate)
 {
     struct ravel_write_controller *wc = m->wc;
-    pthread_mutex_lock(&wc->mu);
+    rv_mutex_lock(&wc->mu);
     enum rv_wc_state s = (enum rv_wc_state)atomic_load_explicit(
         &wc->enforced, memory_order_relaxed);
     *rate = s == RV_WC_DELAY ? wc->rate : 0;
-    pthread_mutex_unlock(&wc->mu);
+    rv_mutex_unlock(&wc->mu);
     return s;
 }
 
@@ -222,6 +225,8 @@ static void wc_note(struct rv_wc_wait *w, enum rv_wc_state s,
 /* Waits on the controller's condition for at most 100 ms (a failure
 ** recorded in a database's stop does not signal it). */
 static void wc_wait_locked(struct ravel_write_controller *wc)
+    RV_REQUIRES(wc->mu);
+static void wc_wait_locked(struct ravel_write_controller *wc)
 {
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
@@ -230,9 +235,12 @@ static void wc_wait_locked(struct ravel_write_controller *wc)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
-    pthread_cond_timedwait(&wc->cv, &wc->mu, &until);
+    rv_cond_timedwait(&wc->cv, &wc->mu, &until);
 }
 
+static void wc_dequeue_locked(struct ravel_write_controller *wc,
+                              struct wc_waiter *me)
+    RV_REQUIRES(wc->mu);
 static void wc_dequeue_locked(struct ravel_write_controller *wc,
                               struct wc_waiter *me)
 {
@@ -255,12 +263,12 @@ static void wc_sleep_until(struct ravel_write_controller *wc, uint64_t until)
 {
     struct timespec ts = {(time_t)(until / 1000000u),
                           (long)(until % 1000000u) * 1000};
-    pthread_mutex_lock(&wc->mu);
+    rv_mutex_lock(&wc->mu);
     while (rv_now_micros() < until &&
            atomic_load_explicit(&wc->enforced, memory_order_relaxed) !=
                RV_WC_NONE)
-        pthread_cond_timedwait(&wc->cv, &wc->mu, &ts);
-    pthread_mutex_unlock(&wc->mu);
+        rv_cond_timedwait(&wc->cv, &wc->mu, &ts);
+    rv_mutex_unlock(&wc->mu);
 }
 
 enum rv_wc_state rv_wc_enforced_hint(const struct rv_wc_member *m)
@@ -287,7 +295,7 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
     uint64_t start = rv_now_micros(), slot = 0;
     int rc = RAVEL_OK;
     struct wc_waiter me = {NULL};
-    pthread_mutex_lock(&wc->mu);
+    rv_mutex_lock(&wc->mu);
     if (wc->tail)
         wc->tail->next = &me;
     else
@@ -329,7 +337,7 @@ int rv_wc_admit(struct rv_wc_member *m, uint64_t bytes, int no_slowdown,
         break;
     }
     wc_dequeue_locked(wc, &me);
-    pthread_mutex_unlock(&wc->mu);
+    rv_mutex_unlock(&wc->mu);
     if (rc == RAVEL_OK && slot > rv_now_micros())
         wc_sleep_until(wc, slot);
     if (w->state != RV_WC_NONE)
