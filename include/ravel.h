@@ -22,7 +22,8 @@
 **     owned by the caller and released with ravel_free().
 **   - All functions taking a ravel_db are safe to call from many threads at
 **     once.  A ravel_batch, ravel_iter or ravel_options object must be used
-**     by one thread at a time.
+**     by one thread at a time.  A ravel_readoptions object may be used by
+**     any number of reads at once while no thread changes it.
 **
 ** Compatibility (the ABI policy; README.md "ABI and compatibility")
 **   - Within a major version (libravel.so.0 now), a program built against
@@ -615,6 +616,73 @@ RAVEL_API int ravel_snapshot_release(ravel_db *db, ravel_snapshot *snap);
 /* The sequence number a snapshot reads at (0 for NULL). */
 RAVEL_API uint64_t ravel_snapshot_sequence(const ravel_snapshot *snap);
 
+/* Read options (RocksDB's ReadOptions, under its names): what one read
+** sees and how it reads table files, for ravel_get_opt, ravel_get_into_opt
+** and ravel_iter_new_opt.  Passing NULL options to those is the same as
+** passing new ones, and the same as calling ravel_get, ravel_get_into and
+** ravel_iter_new with a NULL snapshot.  Each setter returns RAVEL_INVALID
+** with a message for NULL options or a bad argument.
+**
+** The options object may be freed or changed once the call that used it
+** returns: an iterator keeps copies of what it needs.  Any number of
+** reads, in any threads, may use one object at once, while no thread
+** changes it. */
+typedef struct ravel_readoptions ravel_readoptions;
+
+/* New read options holding the defaults: the latest state, no bounds,
+** verify_checksums as the database's option, fill_cache true.
+** RAVEL_NOMEM, or RAVEL_INVALID for a NULL out-pointer. */
+RAVEL_API int ravel_readoptions_new(ravel_readoptions **out);
+/* NULL is a no-op. */
+RAVEL_API void ravel_readoptions_free(ravel_readoptions *ro);
+
+/* Reads through RO read as of SNAP (NULL: the latest visible state, the
+** default).  The snapshot is not copied: it must stay acquired while RO
+** is used with it.  A read of another database than SNAP's is
+** RAVEL_INVALID. */
+RAVEL_API int ravel_readoptions_set_snapshot(ravel_readoptions *ro,
+                                             const ravel_snapshot *snap);
+
+/* The bounds of the iterators made with RO (gets ignore them):
+** iterate_lower_bound, included, and iterate_upper_bound, excluded, as
+** RocksDB's.  The iterator shows only keys K with LOWER <= K < UPPER: it
+** becomes invalid at the upper bound going forward and at the lower bound
+** going backward, without reading past them; a seek below the lower bound
+** positions at the first key >= LOWER, a seek_for_prev at or above the
+** upper bound at the last key < UPPER, and seek_to_first and seek_to_last
+** honour them.  KEY is copied (so is it by the iterator).  An empty bound
+** is a bound ("" as upper bound shows no key); KEY NULL (with KLEN 0)
+** removes the bound, as RocksDB's C API does.  RAVEL_INVALID for KEY NULL
+** with a non-zero KLEN or KLEN > RAVEL_MAX_KEY_SIZE; RAVEL_NOMEM. */
+RAVEL_API int ravel_readoptions_set_iterate_lower_bound(ravel_readoptions *ro,
+                                                        const void *key,
+                                                        size_t klen);
+RAVEL_API int ravel_readoptions_set_iterate_upper_bound(ravel_readoptions *ro,
+                                                        const void *key,
+                                                        size_t klen);
+
+/* VERIFY non-zero: check the checksum of every data block the read takes
+** from a table file; 0: do not.  Default: the database's verify_checksums
+** option (true unless opened with it off).  Off saves a hash of each block
+** read; damage is then found only by the decoding's own bounds checks,
+** which catch much of it (RAVEL_CORRUPT) but not all (a damaged value
+** may be returned).  A block read unchecked is not put in the block cache
+** of a database that verifies, so that no other read gets it from there.
+** On, with a database opened with verify_checksums=false, blocks the read
+** takes from the file are checked; those already in the block cache were
+** read unchecked and are not read again.  Index and filter blocks are
+** always checked, once, when a table file is opened; ravel_verify checks
+** every block whatever the options. */
+RAVEL_API int ravel_readoptions_set_verify_checksums(ravel_readoptions *ro,
+                                                     int verify);
+
+/* FILL 0: the data blocks the read takes from table files are not put in
+** the block cache (blocks already there are used): a scan of much data
+** then does not push out the blocks other reads need.  Default 1: they
+** are, as every read's. */
+RAVEL_API int ravel_readoptions_set_fill_cache(ravel_readoptions *ro,
+                                               int fill);
+
 /* Looks KEY up as of SNAP (NULL: the latest visible state).  On RAVEL_OK,
 ** *val points to a copy of the value (free with ravel_free; non-NULL even
 ** for an empty value) and *vlen is its length.  RAVEL_NOTFOUND if absent or
@@ -635,6 +703,15 @@ RAVEL_API int ravel_get_into(ravel_db *db, const ravel_snapshot *snap,
                              const void *key, size_t klen, void *buf,
                              size_t cap, size_t *vlen);
 
+/* ravel_get and ravel_get_into with read options RO (NULL: the defaults):
+** its snapshot, verify_checksums and fill_cache. */
+RAVEL_API int ravel_get_opt(ravel_db *db, const ravel_readoptions *ro,
+                            const void *key, size_t klen, void **val,
+                            size_t *vlen);
+RAVEL_API int ravel_get_into_opt(ravel_db *db, const ravel_readoptions *ro,
+                                 const void *key, size_t klen, void *buf,
+                                 size_t cap, size_t *vlen);
+
 /* Iterators read a fixed state (SNAP, or the latest visible state when the
 ** iterator is created) in key order (bytewise, shorter first on a common
 ** prefix).  They stay valid and unchanged while writes go on.  Free every
@@ -643,6 +720,22 @@ typedef struct ravel_iter ravel_iter;
 
 RAVEL_API int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap,
                              ravel_iter **out);
+/* An iterator reading with options RO (NULL: the defaults): its snapshot,
+** its bounds, and verify_checksums and fill_cache for every block it
+** reads. */
+RAVEL_API int ravel_iter_new_opt(ravel_db *db, const ravel_readoptions *ro,
+                                 ravel_iter **out);
+/* Replaces the iterator's bounds (Pebble's SetBounds): LOWER (LLEN bytes)
+** included, UPPER (ULEN bytes) excluded, each NULL for none, with the
+** meaning ravel_readoptions_set_iterate_lower_bound gives them; both are
+** copied.  The state read does not change.  Leaves the iterator
+** unpositioned: seek it again.  An iterator stopped by an error stays
+** stopped.  RAVEL_INVALID for a NULL iterator, a NULL bound with a
+** non-zero length or a bound longer than RAVEL_MAX_KEY_SIZE; RAVEL_NOMEM
+** (the old bounds are kept). */
+RAVEL_API int ravel_iter_set_bounds(ravel_iter *it, const void *lower,
+                                    size_t llen, const void *upper,
+                                    size_t ulen);
 RAVEL_API void ravel_iter_free(ravel_iter *it);
 /* Positions at the first key >= KEY. */
 RAVEL_API int ravel_iter_seek(ravel_iter *it, const void *key, size_t klen);

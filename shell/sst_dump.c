@@ -469,7 +469,7 @@ static int sst_print_entries(struct sst_file *f, FILE *out,
                              const struct shell_sst_options *o, char *err,
                              size_t errlen)
 {
-    struct rv_iter *it = rv_table_iter_new(f->t);
+    struct rv_iter *it = rv_table_iter_new(f->t, rv_table_read_flags(f->t));
     if (!it)
         return sst_error(err, errlen, "out of memory reading %s", f->path);
     fputs("entries:\n", out);

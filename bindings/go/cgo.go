@@ -21,6 +21,7 @@ package ravel
 #cgo noescape shim_batch_delete
 #cgo noescape shim_compact_range
 #cgo noescape shim_iter_move
+#cgo noescape shim_iter_new
 #cgo nocallback shim_put
 #cgo nocallback shim_delete
 #cgo nocallback shim_get_into
@@ -28,6 +29,7 @@ package ravel
 #cgo nocallback shim_batch_put
 #cgo nocallback shim_batch_delete
 #cgo nocallback shim_iter_move
+#cgo nocallback shim_iter_new
 
 #include "shim.h"
 */

@@ -1,5 +1,6 @@
 // iterator.go -- Iterator: ordered scans over a fixed state, with optional
-// bounds, and the range-over-func forms All and Backward.
+// bounds (ravel's iterate_lower_bound and iterate_upper_bound, enforced by
+// the engine), and the range-over-func forms All and Backward.
 
 package ravel
 
@@ -9,7 +10,6 @@ package ravel
 import "C"
 
 import (
-	"bytes"
 	"iter"
 	"runtime"
 	"sync/atomic"
@@ -59,10 +59,8 @@ type IterOptions struct {
 type Iterator struct {
 	c       *C.ravel_iter
 	db      *DB
-	start   []byte
-	stop    []byte
 	pos     C.shim_position
-	valid   bool // pos is an entry within the bounds
+	valid   bool // pos is an entry
 	err     error
 	cleanup runtime.Cleanup
 }
@@ -97,24 +95,26 @@ func (db *DB) NewIterator(opts *IterOptions) (*Iterator, error) {
 		return nil, closedError("iterator new", "database "+db.path)
 	}
 	defer db.gate.leave()
-	h := C.shim_iter_new(db.c, snap)
+	// ravel copies the bounds; nil is no bound, empty is one
+	h := C.shim_iter_new(db.c, snap,
+		bytesPtr(opts.Start), cSize(opts.Start), cBool(opts.Start != nil),
+		bytesPtr(opts.Stop), cSize(opts.Stop), cBool(opts.Stop != nil))
 	if err := callError("iterator new", h.rc, h.msg); err != nil {
 		return nil, err
 	}
 	db.iterators.Add(1)
-	it := &Iterator{c: (*C.ravel_iter)(h.handle), db: db,
-		start: cloneBound(opts.Start), stop: cloneBound(opts.Stop)}
+	it := &Iterator{c: (*C.ravel_iter)(h.handle), db: db}
 	it.cleanup = runtime.AddCleanup(it, freeForgotten,
 		iteratorRef{c: it.c, count: &db.iterators})
 	return it, nil
 }
 
-// cloneBound copies a bound, keeping nil nil and empty empty.
-func cloneBound(b []byte) []byte {
-	if b == nil {
-		return nil
+// cBool is b as a C int.
+func cBool(b bool) C.int {
+	if b {
+		return 1
 	}
-	return append([]byte{}, b...)
+	return 0
 }
 
 // freeForgotten frees an iterator that became unreachable unclosed.
@@ -147,7 +147,7 @@ func (it *Iterator) move(op string, how C.int, key []byte) bool {
 		it.pos = C.shim_position{}
 		return it.fail(err)
 	}
-	it.valid = it.pos.valid != 0 && it.inBounds(it.rawKey())
+	it.valid = it.pos.valid != 0
 	return it.valid
 }
 
@@ -182,60 +182,25 @@ func (it *Iterator) fail(err error) bool {
 	return false
 }
 
-// inBounds reports whether KEY lies within [start, stop).
-func (it *Iterator) inBounds(key []byte) bool {
-	if it.start != nil && bytes.Compare(key, it.start) < 0 {
-		return false
-	}
-	if it.stop != nil && bytes.Compare(key, it.stop) >= 0 {
-		return false
-	}
-	return true
-}
-
 // SeekToFirst positions at the first key (within the bounds).
 func (it *Iterator) SeekToFirst() bool {
-	if it.start != nil {
-		return it.seekMove("iterator seek to first", C.SHIM_SEEK, it.start)
-	}
 	return it.seekMove("iterator seek to first", C.SHIM_SEEK_TO_FIRST, nil)
 }
 
 // SeekToLast positions at the last key (within the bounds).
 func (it *Iterator) SeekToLast() bool {
-	if it.stop == nil {
-		return it.seekMove("iterator seek to last", C.SHIM_SEEK_TO_LAST, nil)
-	}
-	return it.seekBefore("iterator seek to last", it.stop)
+	return it.seekMove("iterator seek to last", C.SHIM_SEEK_TO_LAST, nil)
 }
 
-// seekBefore positions at the last key < KEY (KEY being the exclusive
-// stop bound).
-func (it *Iterator) seekBefore(op string, key []byte) bool {
-	defer runtime.KeepAlive(it) // rawKey reads the C iterator's bytes
-	if it.seekMove(op, C.SHIM_SEEK_FOR_PREV, key) || it.pos.valid == 0 {
-		return it.valid
-	}
-	// landed on KEY itself (excluded): step back once
-	if it.err == nil && bytes.Equal(it.rawKey(), key) {
-		return it.move(op, C.SHIM_PREV, nil)
-	}
-	return false
-}
-
-// Seek positions at the first key >= KEY (within the bounds).
+// Seek positions at the first key >= KEY (within the bounds: a KEY below
+// Start positions at the first key >= Start).
 func (it *Iterator) Seek(key []byte) bool {
-	if it.start != nil && bytes.Compare(key, it.start) < 0 {
-		key = it.start
-	}
 	return it.seekMove("iterator seek", C.SHIM_SEEK, key)
 }
 
-// SeekForPrev positions at the last key <= KEY (within the bounds).
+// SeekForPrev positions at the last key <= KEY (within the bounds: a KEY
+// at or above Stop positions at the last key < Stop).
 func (it *Iterator) SeekForPrev(key []byte) bool {
-	if it.stop != nil && bytes.Compare(key, it.stop) >= 0 {
-		return it.seekBefore("iterator seek for prev", it.stop)
-	}
 	return it.seekMove("iterator seek for prev", C.SHIM_SEEK_FOR_PREV, key)
 }
 

@@ -221,11 +221,27 @@ shim_status shim_snapshot_release(ravel_db *db, ravel_snapshot *snap)
     return status_of(ravel_snapshot_release(db, snap));
 }
 
-shim_handle shim_iter_new(ravel_db *db, const ravel_snapshot *snap)
+shim_handle shim_iter_new(ravel_db *db, const ravel_snapshot *snap,
+                          const void *lower, size_t llen, int has_lower,
+                          const void *upper, size_t ulen, int has_upper)
 {
+    ravel_readoptions *ro = NULL;
     ravel_iter *it = NULL;
-    int rc = ravel_iter_new(db, snap, &it);
-    return handle_of(rc, it);
+    int rc = ravel_readoptions_new(&ro);
+    if (rc == RAVEL_OK)
+        rc = ravel_readoptions_set_snapshot(ro, snap);
+    /* NULL removes a bound: an empty one is given as "" */
+    if (rc == RAVEL_OK && has_lower)
+        rc = ravel_readoptions_set_iterate_lower_bound(
+            ro, llen ? lower : "", llen);
+    if (rc == RAVEL_OK && has_upper)
+        rc = ravel_readoptions_set_iterate_upper_bound(
+            ro, ulen ? upper : "", ulen);
+    if (rc == RAVEL_OK)
+        rc = ravel_iter_new_opt(db, ro, &it);
+    shim_handle h = handle_of(rc, it); /* the message before any other call */
+    ravel_readoptions_free(ro);
+    return h;
 }
 
 static int iter_step(ravel_iter *it, int move, const void *key, size_t klen)

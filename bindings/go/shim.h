@@ -112,7 +112,12 @@ shim_status shim_batch_clear(ravel_batch *b);
 /* snapshots and iterators */
 shim_handle shim_snapshot_acquire(ravel_db *db);
 shim_status shim_snapshot_release(ravel_db *db, ravel_snapshot *snap);
-shim_handle shim_iter_new(ravel_db *db, const ravel_snapshot *snap);
+/* ravel_iter_new_opt with read options holding SNAP and the bounds
+** LOWER/UPPER (each only when its HAS_ flag is set: an empty bound is a
+** bound), made and freed inside the call. */
+shim_handle shim_iter_new(ravel_db *db, const ravel_snapshot *snap,
+                          const void *lower, size_t llen, int has_lower,
+                          const void *upper, size_t ulen, int has_upper);
 shim_position shim_iter_move(ravel_iter *it, int move, const void *key,
                              size_t klen);
 

@@ -125,11 +125,12 @@ static struct rv_iter *compaction_inputs_iter(ravel_db *db,
         return NULL;
     }
     int made = 0;
+    int flags = rv_table_cache_read_flags(db->tables);
     *rc = RAVEL_OK;
     for (int w = 0; w < 2 && *rc == RAVEL_OK; w++)
         for (int i = 0; i < c->n_inputs[w] && *rc == RAVEL_OK; i++) {
             children[made] = rv_table_cache_iter(db->tables, c->inputs[w][i],
-                                                 rc);
+                                                 flags, rc);
             if (children[made])
                 made++;
         }

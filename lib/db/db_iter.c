@@ -14,6 +14,15 @@
 ** to know which version is newest), so the key and value are copied into
 ** SAVED_KEY / SAVED_VALUE.
 **
+** Bounds (RocksDB's iterate_lower_bound, included, and
+** iterate_upper_bound, excluded) are checked against the internal
+** iterator's own entries, before visibility: going forward the scan stops
+** at the first entry at or past the upper bound, going backward at the
+** first below the lower one, so nothing past a bound is read to find the
+** next visible key.  Seeks are clamped to the bounds instead of being
+** refused: a seek below the lower bound starts at it, a seek_for_prev at
+** or above the upper bound ends just below it.
+**
 ** The first error stops the iterator for good: its own (out of memory, a
 ** malformed key) or the internal iterator's (a damaged block).  From then
 ** on it is invalid, every positioning call leaves it so, and status says
@@ -48,6 +57,10 @@ struct rv_db_iter {
     ** key shown. */
     struct db_iter_buf saved_key;
     struct db_iter_buf saved_value; /* reverse only: the value shown */
+    /* The bounds, copies of the caller's user keys, each used only when
+    ** its has_ flag is set (an empty bound is a bound). */
+    struct db_iter_buf lower, upper;
+    int has_lower, has_upper;
 };
 
 /* --------------------------------------------------------------- buffers */
@@ -96,9 +109,9 @@ static int db_iter_save(rv_db_iter *it, struct db_iter_buf *b, const char *p,
     return 0;
 }
 
-/* Saves KEY plus the tag (SEQ, TYPE) into saved_key: a seek target. */
+/* Saves KEY plus TAG into saved_key: a seek target. */
 static int db_iter_save_target(rv_db_iter *it, const void *key, size_t klen,
-                               uint64_t seq, int type)
+                               uint64_t tag)
 {
     if (db_iter_buf_resize(&it->saved_key, klen + RV_TAG_SIZE) != RAVEL_OK) {
         it->status = rv_error(RAVEL_NOMEM, "out of memory saving an "
@@ -108,7 +121,7 @@ static int db_iter_save_target(rv_db_iter *it, const void *key, size_t klen,
     }
     if (klen)
         memcpy(it->saved_key.data, key, klen);
-    rv_put_fixed64(it->saved_key.data + klen, rv_pack_tag(seq, type));
+    rv_put_fixed64(it->saved_key.data + klen, tag);
     return 0;
 }
 
@@ -149,6 +162,77 @@ static int db_iter_compare_saved(const rv_db_iter *it,
                                it->saved_key.len);
 }
 
+/* ---------------------------------------------------------------- bounds */
+
+/* Compares user key KEY with bound B. */
+static int db_iter_compare_bound(const void *key, size_t klen,
+                                 const struct db_iter_buf *b)
+{
+    return rv_user_key_compare(key, klen, db_iter_buf_data(b), b->len);
+}
+
+/* 1 if user key KEY is below the lower bound. */
+static int db_iter_below_lower(const rv_db_iter *it, const void *key,
+                               size_t klen)
+{
+    return it->has_lower && db_iter_compare_bound(key, klen, &it->lower) < 0;
+}
+
+/* 1 if user key KEY is at or above the upper bound (excluded). */
+static int db_iter_past_upper(const rv_db_iter *it, const void *key,
+                              size_t klen)
+{
+    return it->has_upper && db_iter_compare_bound(key, klen, &it->upper) >= 0;
+}
+
+/* Copies BOUND (NULL: none) into a fresh *B and *HAS. */
+static int db_iter_copy_bound(struct db_iter_buf *b, int *has,
+                              const void *bound, size_t len)
+{
+    *has = bound != NULL;
+    if (!bound)
+        return RAVEL_OK;
+    if (db_iter_buf_resize(b, len) != RAVEL_OK)
+        return rv_error(RAVEL_NOMEM, "out of memory for an iterator bound "
+                        "of %zu bytes", len);
+    if (len)
+        memcpy(b->data, bound, len);
+    return RAVEL_OK;
+}
+
+/* Leaves the iterator unpositioned, as after a move that found nothing. */
+static void db_iter_unposition(rv_db_iter *it)
+{
+    it->valid = 0;
+    it->direction = DB_ITER_FORWARD;
+    db_iter_buf_clear(&it->saved_key);
+    db_iter_buf_clear(&it->saved_value);
+}
+
+int rv_db_iter_set_bounds(rv_db_iter *it, const void *lower, size_t llen,
+                          const void *upper, size_t ulen)
+{
+    /* both or neither: a failure leaves the old pair */
+    struct db_iter_buf l = {0}, u = {0};
+    int has_l, has_u;
+    int rc = db_iter_copy_bound(&l, &has_l, lower, llen);
+    if (rc == RAVEL_OK)
+        rc = db_iter_copy_bound(&u, &has_u, upper, ulen);
+    if (rc) {
+        free(l.data);
+        free(u.data);
+        return rc;
+    }
+    free(it->lower.data);
+    free(it->upper.data);
+    it->lower = l;
+    it->upper = u;
+    it->has_lower = has_l;
+    it->has_upper = has_u;
+    db_iter_unposition(it);
+    return RAVEL_OK;
+}
+
 /* ------------------------------------------------------------ creation */
 
 rv_db_iter *rv_db_iter_new(struct rv_iter *internal,
@@ -172,6 +256,8 @@ void rv_db_iter_free(rv_db_iter *it)
     it->internal->ops->destroy(it->internal);
     free(it->saved_key.data);
     free(it->saved_value.data);
+    free(it->lower.data);
+    free(it->upper.data);
     free(it);
 }
 
@@ -201,8 +287,9 @@ static int db_iter_stopped(rv_db_iter *it)
 
 /* ------------------------------------------------------------- forward */
 
-/* From the internal position onward, finds the first visible put.  With
-** SKIPPING set, entries whose user key is <= saved_key are hidden. */
+/* From the internal position onward, finds the first visible put below
+** the upper bound.  With SKIPPING set, entries whose user key is <=
+** saved_key are hidden. */
 static void db_iter_find_next_user_entry(rv_db_iter *it, int skipping)
 {
     struct rv_iter *in = it->internal;
@@ -210,6 +297,8 @@ static void db_iter_find_next_user_entry(rv_db_iter *it, int skipping)
         struct db_iter_entry e;
         if (db_iter_parse(it, &e))
             break;
+        if (db_iter_past_upper(it, e.ukey, e.ulen))
+            break; /* and read no further */
         if (!rv_read_view_sees(&it->view, e.sequence))
             continue;
         if (e.type == RV_TYPE_DELETE) {
@@ -233,7 +322,8 @@ static void db_iter_next(rv_db_iter *it)
         /* The internal iterator is just before the entries of the shown
         ** key (saved_key); step into them and skip them below. */
         it->direction = DB_ITER_FORWARD;
-        if (!in->ops->valid(in))
+        if (!in->ops->valid(in)) /* (then the scan back met no entry
+                                 ** below the lower bound either) */
             in->ops->seek_to_first(in);
         else
             in->ops->next(in);
@@ -255,15 +345,34 @@ void rv_db_iter_next(rv_db_iter *it)
     db_iter_stopped(it);
 }
 
+/* Positions at the first user key >= KEY, KEY not below the lower
+** bound. */
+static void db_iter_seek_from(rv_db_iter *it, const void *key, size_t klen)
+{
+    db_iter_unposition(it);
+    if (db_iter_past_upper(it, key, klen))
+        return; /* nothing to read */
+    /* the newest version the snapshot can see sorts first */
+    if (db_iter_save_target(it, key, klen,
+                            rv_pack_tag(rv_read_view_max_seq(&it->view),
+                                        RV_TYPE_PUT)))
+        return;
+    it->internal->ops->seek(it->internal, it->saved_key.data,
+                            it->saved_key.len);
+    db_iter_find_next_user_entry(it, 0);
+}
+
 void rv_db_iter_seek_to_first(rv_db_iter *it)
 {
     if (db_iter_stopped(it))
         return;
-    it->direction = DB_ITER_FORWARD;
-    db_iter_buf_clear(&it->saved_value);
-    db_iter_buf_clear(&it->saved_key);
-    it->internal->ops->seek_to_first(it->internal);
-    db_iter_find_next_user_entry(it, 0);
+    if (it->has_lower) {
+        db_iter_seek_from(it, it->lower.data, it->lower.len);
+    } else {
+        db_iter_unposition(it);
+        it->internal->ops->seek_to_first(it->internal);
+        db_iter_find_next_user_entry(it, 0);
+    }
     db_iter_stopped(it);
 }
 
@@ -271,15 +380,10 @@ void rv_db_iter_seek(rv_db_iter *it, const void *key, size_t klen)
 {
     if (db_iter_stopped(it))
         return;
-    it->direction = DB_ITER_FORWARD;
-    db_iter_buf_clear(&it->saved_value);
-    /* the newest version the snapshot can see sorts first */
-    if (db_iter_save_target(it, key, klen, rv_read_view_max_seq(&it->view),
-                            RV_TYPE_PUT))
-        return;
-    it->internal->ops->seek(it->internal, it->saved_key.data,
-                            it->saved_key.len);
-    db_iter_find_next_user_entry(it, 0);
+    if (db_iter_below_lower(it, key, klen))
+        db_iter_seek_from(it, it->lower.data, it->lower.len);
+    else
+        db_iter_seek_from(it, key, klen);
     db_iter_stopped(it);
 }
 
@@ -296,8 +400,8 @@ static int db_iter_save_entry(rv_db_iter *it, const struct db_iter_entry *e)
 }
 
 /* From the internal position backward, finds the newest visible version of
-** the previous user key that is not deleted, leaving the internal iterator
-** before all of that key's entries. */
+** the previous user key that is not deleted and not below the lower bound,
+** leaving the internal iterator before all of that key's entries. */
 static void db_iter_find_prev_user_entry(rv_db_iter *it)
 {
     struct rv_iter *in = it->internal;
@@ -306,6 +410,8 @@ static void db_iter_find_prev_user_entry(rv_db_iter *it)
         struct db_iter_entry e;
         if (db_iter_parse(it, &e))
             return;
+        if (db_iter_below_lower(it, e.ukey, e.ulen))
+            break; /* and read no further */
         if (!rv_read_view_sees(&it->view, e.sequence))
             continue;
         /* a put already found belongs to a later user key: stop there */
@@ -367,14 +473,42 @@ void rv_db_iter_prev(rv_db_iter *it)
     db_iter_stopped(it);
 }
 
+/* How db_iter_seek_back_from treats its key. */
+enum db_iter_edge { DB_ITER_KEY_INCLUDED, DB_ITER_KEY_EXCLUDED };
+
+/* Positions at the last user key <= KEY (< KEY when EDGE says
+** DB_ITER_KEY_EXCLUDED), KEY not above the upper bound. */
+static void db_iter_seek_back_from(rv_db_iter *it, const void *key,
+                                   size_t klen, enum db_iter_edge edge)
+{
+    db_iter_unposition(it);
+    int c = it->has_lower ? db_iter_compare_bound(key, klen, &it->lower) : 1;
+    if (c < 0 || (c == 0 && edge == DB_ITER_KEY_EXCLUDED))
+        return; /* nothing to read */
+    /* tag 0 sorts after every version of KEY, the largest tag before
+    ** every one (no entry has it: its type is none) */
+    uint64_t tag = edge == DB_ITER_KEY_INCLUDED ? 0 : UINT64_MAX;
+    if (db_iter_save_target(it, key, klen, tag))
+        return;
+    it->direction = DB_ITER_REVERSE;
+    it->internal->ops->seek_for_prev(it->internal, it->saved_key.data,
+                                     it->saved_key.len);
+    db_iter_find_prev_user_entry(it);
+}
+
 void rv_db_iter_seek_to_last(rv_db_iter *it)
 {
     if (db_iter_stopped(it))
         return;
-    it->direction = DB_ITER_REVERSE;
-    db_iter_buf_clear(&it->saved_value);
-    it->internal->ops->seek_to_last(it->internal);
-    db_iter_find_prev_user_entry(it);
+    if (it->has_upper) {
+        db_iter_seek_back_from(it, it->upper.data, it->upper.len,
+                               DB_ITER_KEY_EXCLUDED);
+    } else {
+        db_iter_unposition(it);
+        it->direction = DB_ITER_REVERSE;
+        it->internal->ops->seek_to_last(it->internal);
+        db_iter_find_prev_user_entry(it);
+    }
     db_iter_stopped(it);
 }
 
@@ -382,14 +516,11 @@ void rv_db_iter_seek_for_prev(rv_db_iter *it, const void *key, size_t klen)
 {
     if (db_iter_stopped(it))
         return;
-    it->direction = DB_ITER_REVERSE;
-    db_iter_buf_clear(&it->saved_value);
-    /* tag 0 sorts last: every version of KEY is <= the target */
-    if (db_iter_save_target(it, key, klen, 0, RV_TYPE_DELETE))
-        return;
-    it->internal->ops->seek_for_prev(it->internal, it->saved_key.data,
-                                     it->saved_key.len);
-    db_iter_find_prev_user_entry(it);
+    if (db_iter_past_upper(it, key, klen))
+        db_iter_seek_back_from(it, it->upper.data, it->upper.len,
+                               DB_ITER_KEY_EXCLUDED);
+    else
+        db_iter_seek_back_from(it, key, klen, DB_ITER_KEY_INCLUDED);
     db_iter_stopped(it);
 }
 

@@ -18,13 +18,20 @@ typedef struct rv_db_iter rv_db_iter;
 RAVEL_PRIVATE rv_db_iter *rv_db_iter_new(struct rv_iter *internal,
                                          const struct rv_read_view *view);
 RAVEL_PRIVATE void rv_db_iter_free(rv_db_iter *it);
+/* Replaces the bounds: user keys below LOWER (LLEN bytes) or at or above
+** UPPER (ULEN bytes) are not shown; NULL: no bound.  Both are copied.
+** Leaves the iterator unpositioned (an iterator stopped by an error stays
+** stopped).  RAVEL_OK, or RAVEL_NOMEM with the old bounds kept. */
+RAVEL_PRIVATE int rv_db_iter_set_bounds(rv_db_iter *it, const void *lower,
+                                        size_t llen, const void *upper,
+                                        size_t ulen);
 RAVEL_PRIVATE int rv_db_iter_valid(const rv_db_iter *it);
 RAVEL_PRIVATE void rv_db_iter_seek_to_first(rv_db_iter *it);
 RAVEL_PRIVATE void rv_db_iter_seek_to_last(rv_db_iter *it);
-/* First user key >= KEY. */
+/* First user key >= KEY (>= the lower bound when KEY is below it). */
 RAVEL_PRIVATE void rv_db_iter_seek(rv_db_iter *it, const void *key,
                                    size_t klen);
-/* Last user key <= KEY. */
+/* Last user key <= KEY (< the upper bound when KEY is at or above it). */
 RAVEL_PRIVATE void rv_db_iter_seek_for_prev(rv_db_iter *it, const void *key,
                                             size_t klen);
 RAVEL_PRIVATE void rv_db_iter_next(rv_db_iter *it);

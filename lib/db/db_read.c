@@ -15,11 +15,17 @@
 ** Snapshots are listed in db->snapshots (their sequences are read under
 ** db->mu when they are taken), so that a flush keeps every version one of
 ** them can see.
+**
+** Read options (read_options.h) choose the snapshot, an iterator's bounds
+** (enforced by db_iter.c) and the flags the table reader reads data
+** blocks with (read_flags); NULL options are the defaults, which is what
+** the calls without options use.
 */
 #include "db/db.h"
 #include "db/db_iter.h"
 #include "db/level_iter.h"
 #include "base/dbformat.h"
+#include "db/read_options.h"
 #include "db/visibility.h"
 #include "util/error.h"
 
@@ -56,6 +62,21 @@ static int read_check_snapshot(ravel_db *db, const ravel_snapshot *snap,
         return rv_error(RAVEL_INVALID, "%s: the snapshot belongs to another "
                         "database handle", fn);
     return RAVEL_OK;
+}
+
+/* The RV_TABLE_READ_* flags of a read with options RO (NULL: defaults). */
+static int read_flags(ravel_db *db, const ravel_readoptions *ro)
+{
+    int flags = rv_table_cache_read_flags(db->tables);
+    if (!ro)
+        return flags;
+    if (ro->verify_checksums == 1)
+        flags |= RV_TABLE_READ_VERIFY;
+    else if (ro->verify_checksums == 0)
+        flags &= ~RV_TABLE_READ_VERIFY;
+    if (!ro->fill_cache)
+        flags |= RV_TABLE_READ_NO_FILL;
+    return flags;
 }
 
 /* ------------------------------------------------------------ snapshots */
@@ -198,6 +219,7 @@ struct read_probe {
     const char *ukey;
     size_t ulen;
     const struct rv_read_view *view;
+    int flags;          /* RV_TABLE_READ_* of the table reads */
     int found;          /* an entry the view sees: a put or a delete */
     int type;
     int corrupt;        /* an entry too short to hold a tag */
@@ -241,7 +263,7 @@ static int read_file(ravel_db *db, struct rv_file *f, struct read_probe *p,
                      const char *target, size_t tlen)
 {
     int filtered = 0;
-    int rc = rv_table_cache_get(db->tables, f, target, tlen,
+    int rc = rv_table_cache_get(db->tables, f, p->flags, target, tlen,
                                 read_table_entry, p, &filtered);
     if (filtered)
         atomic_fetch_add_explicit(&db->stat_filter_useful, 1,
@@ -337,8 +359,9 @@ static int read_check_get(ravel_db *db, const ravel_snapshot *snap,
     return rc;
 }
 
-/* Looks KEY up as of SNAP into SINK: RAVEL_OK, RAVEL_NOTFOUND or an error. */
-static int read_get(ravel_db *db, const ravel_snapshot *snap,
+/* Looks KEY up as of SNAP, reading tables with FLAGS, into SINK:
+** RAVEL_OK, RAVEL_NOTFOUND or an error. */
+static int read_get(ravel_db *db, const ravel_snapshot *snap, int flags,
                     const void *key, size_t klen, struct read_sink *sink)
 {
     struct read_probe p;
@@ -355,6 +378,7 @@ static int read_get(ravel_db *db, const ravel_snapshot *snap,
         p.ukey = key ? key : "";
         p.ulen = klen;
         p.view = &view;
+        p.flags = flags;
         p.sink = sink;
         rc = read_lookup(db, v, &p);
         rv_db_unpin_version(db, token);
@@ -379,24 +403,27 @@ static int read_get(ravel_db *db, const ravel_snapshot *snap,
     return rc;
 }
 
-int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
-              size_t klen, void **val, size_t *vlen)
+/* ravel_get and ravel_get_opt (FN): as of SNAP, with options RO. */
+static int read_get_copy(ravel_db *db, const ravel_snapshot *snap,
+                         const ravel_readoptions *ro, const void *key,
+                         size_t klen, void **val, size_t *vlen,
+                         const char *fn)
 {
     if (val)
         *val = NULL;
     if (vlen)
         *vlen = 0;
-    int rc = rv_db_enter(db, "ravel_get");
+    int rc = rv_db_enter(db, fn);
     if (rc)
         return rc;
-    rc = read_check_get(db, snap, key, klen, "ravel_get");
+    rc = read_check_get(db, snap, key, klen, fn);
     if (rc == RAVEL_OK && (!val || !vlen))
-        rc = rv_error(RAVEL_INVALID, "ravel_get: %s is NULL",
+        rc = rv_error(RAVEL_INVALID, "%s: %s is NULL", fn,
                       !val ? "val" : "vlen");
     if (rc == RAVEL_OK) {
         char *copy = NULL;
         struct read_sink sink = {.copy = &copy};
-        rc = read_get(db, snap, key, klen, &sink);
+        rc = read_get(db, snap, read_flags(db, ro), key, klen, &sink);
         if (rc == RAVEL_OK) {
             *val = copy;
             *vlen = sink.vlen;
@@ -408,21 +435,37 @@ int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
     return rc;
 }
 
-int ravel_get_into(ravel_db *db, const ravel_snapshot *snap, const void *key,
-                   size_t klen, void *buf, size_t cap, size_t *vlen)
+int ravel_get(ravel_db *db, const ravel_snapshot *snap, const void *key,
+              size_t klen, void **val, size_t *vlen)
+{
+    return read_get_copy(db, snap, NULL, key, klen, val, vlen, "ravel_get");
+}
+
+int ravel_get_opt(ravel_db *db, const ravel_readoptions *ro, const void *key,
+                  size_t klen, void **val, size_t *vlen)
+{
+    return read_get_copy(db, ro ? ro->snapshot : NULL, ro, key, klen, val,
+                         vlen, "ravel_get_opt");
+}
+
+/* ravel_get_into and ravel_get_into_opt (FN). */
+static int read_get_buf(ravel_db *db, const ravel_snapshot *snap,
+                        const ravel_readoptions *ro, const void *key,
+                        size_t klen, void *buf, size_t cap, size_t *vlen,
+                        const char *fn)
 {
     if (vlen)
         *vlen = 0;
-    int rc = rv_db_enter(db, "ravel_get_into");
+    int rc = rv_db_enter(db, fn);
     if (rc)
         return rc;
-    rc = read_check_get(db, snap, key, klen, "ravel_get_into");
+    rc = read_check_get(db, snap, key, klen, fn);
     if (rc == RAVEL_OK && (!vlen || (!buf && cap)))
-        rc = rv_error(RAVEL_INVALID, "ravel_get_into: %s is NULL",
+        rc = rv_error(RAVEL_INVALID, "%s: %s is NULL", fn,
                       !vlen ? "vlen" : "buf (with a non-zero cap)");
     if (rc == RAVEL_OK) {
         struct read_sink sink = {.buf = buf, .cap = cap};
-        rc = read_get(db, snap, key, klen, &sink);
+        rc = read_get(db, snap, read_flags(db, ro), key, klen, &sink);
         if (rc == RAVEL_OK)
             *vlen = sink.vlen;
     }
@@ -430,12 +473,27 @@ int ravel_get_into(ravel_db *db, const ravel_snapshot *snap, const void *key,
     return rc;
 }
 
+int ravel_get_into(ravel_db *db, const ravel_snapshot *snap, const void *key,
+                   size_t klen, void *buf, size_t cap, size_t *vlen)
+{
+    return read_get_buf(db, snap, NULL, key, klen, buf, cap, vlen,
+                        "ravel_get_into");
+}
+
+int ravel_get_into_opt(ravel_db *db, const ravel_readoptions *ro,
+                       const void *key, size_t klen, void *buf, size_t cap,
+                       size_t *vlen)
+{
+    return read_get_buf(db, ro ? ro->snapshot : NULL, ro, key, klen, buf,
+                        cap, vlen, "ravel_get_into_opt");
+}
+
 /* ------------------------------------------------------------ iterators */
 
-/* Merges the memtables and table files of V, newest first.  NULL with
-** the error returned in *RC on failure. */
+/* Merges the memtables and table files of V, newest first, reading the
+** tables with FLAGS.  NULL with the error returned in *RC on failure. */
 static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
-                                         int *rc)
+                                         int flags, int *rc)
 {
     /* level 0's files one by one (they overlap), each deeper level as
     ** one sequence */
@@ -459,7 +517,8 @@ static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
     }
     for (int i = 0; i < v->files->n[0] && *rc == RAVEL_OK; i++) {
         children[made] = rv_table_cache_iter(db->tables,
-                                             v->files->level[0][i], rc);
+                                             v->files->level[0][i], flags,
+                                             rc);
         if (children[made])
             made++;
     }
@@ -467,7 +526,7 @@ static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
         if (v->files->n[l] == 0)
             continue;
         children[made] = rv_level_iter_new(db->tables, v->files->level[l],
-                                           v->files->n[l]);
+                                           v->files->n[l], flags);
         if (children[made])
             made++;
         else
@@ -507,12 +566,17 @@ static int read_copy_view(const struct rv_read_view *from,
     return RAVEL_OK;
 }
 
+/* ravel_iter_new and ravel_iter_new_opt (FN): as of SNAP, with the
+** bounds and flags of RO (NULL: none, the defaults). */
 static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
-                         ravel_iter **out)
+                         const ravel_readoptions *ro, ravel_iter **out,
+                         const char *fn)
 {
-    int rc = read_check_snapshot(db, snap, "ravel_iter_new");
+    if (out)
+        *out = NULL;
+    int rc = read_check_snapshot(db, snap, fn);
     if (rc == RAVEL_OK && !out)
-        rc = rv_error(RAVEL_INVALID, "ravel_iter_new: out is NULL");
+        rc = rv_error(RAVEL_INVALID, "%s: out is NULL", fn);
     if (rc)
         return rc;
 
@@ -522,9 +586,19 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     struct rv_seq_range *hidden = NULL;
     rc = snap ? read_copy_view(&snap->view, &view, &hidden)
               : rv_db_capture_view(db, &view, &hidden);
-    struct rv_iter *merged = rc ? NULL : read_version_iter(db, v, &rc);
+    struct rv_iter *merged =
+        rc ? NULL : read_version_iter(db, v, read_flags(db, ro), &rc);
     ravel_iter *it = merged ? malloc(sizeof *it) : NULL;
     rv_db_iter *dit = it ? rv_db_iter_new(merged, &view) : NULL;
+    if (dit && ro && (ro->lower || ro->upper)) {
+        rc = rv_db_iter_set_bounds(dit, ro->lower, ro->lower_len, ro->upper,
+                                   ro->upper_len);
+        if (rc) {
+            rv_db_iter_free(dit); /* destroys MERGED too */
+            dit = NULL;
+            merged = NULL;
+        }
+    }
     if (!dit) {
         if (!it && merged)
             merged->ops->destroy(merged);
@@ -550,7 +624,19 @@ int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap, ravel_iter **out)
     int rc = rv_db_enter(db, "ravel_iter_new");
     if (rc)
         return rc;
-    rc = read_iter_new(db, snap, out);
+    rc = read_iter_new(db, snap, NULL, out, "ravel_iter_new");
+    rv_db_leave(db);
+    return rc;
+}
+
+int ravel_iter_new_opt(ravel_db *db, const ravel_readoptions *ro,
+                       ravel_iter **out)
+{
+    int rc = rv_db_enter(db, "ravel_iter_new_opt");
+    if (rc)
+        return rc;
+    rc = read_iter_new(db, ro ? ro->snapshot : NULL, ro, out,
+                       "ravel_iter_new_opt");
     rv_db_leave(db);
     return rc;
 }
@@ -591,6 +677,33 @@ static int read_iter_check(const ravel_iter *it, const char *fn)
     if (!it)
         return rv_error(RAVEL_INVALID, "%s: iterator is NULL", fn);
     return RAVEL_OK;
+}
+
+/* A bound of ravel_iter_set_bounds: NULL (none) or a key. */
+static int read_check_bound(const void *bound, size_t len, const char *which)
+{
+    if (!bound && len)
+        return rv_error(RAVEL_INVALID, "ravel_iter_set_bounds: %s is NULL "
+                        "with length %zu (NULL alone means no bound)", which,
+                        len);
+    if (len > RAVEL_MAX_KEY_SIZE)
+        return rv_error(RAVEL_INVALID, "ravel_iter_set_bounds: %s of %zu "
+                        "bytes exceeds RAVEL_MAX_KEY_SIZE (%u)", which, len,
+                        RAVEL_MAX_KEY_SIZE);
+    return RAVEL_OK;
+}
+
+int ravel_iter_set_bounds(ravel_iter *it, const void *lower, size_t llen,
+                          const void *upper, size_t ulen)
+{
+    int rc = read_iter_check(it, "ravel_iter_set_bounds");
+    if (rc == RAVEL_OK)
+        rc = read_check_bound(lower, llen, "the lower bound");
+    if (rc == RAVEL_OK)
+        rc = read_check_bound(upper, ulen, "the upper bound");
+    if (rc == RAVEL_OK)
+        rc = rv_db_iter_set_bounds(it->it, lower, llen, upper, ulen);
+    return rc;
 }
 
 int ravel_iter_seek(ravel_iter *it, const void *key, size_t klen)

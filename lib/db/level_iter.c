@@ -20,6 +20,7 @@ struct level_iter {
     rv_table_cache *tc;
     struct rv_file *const *files;
     int n;
+    int flags;              /* RV_TABLE_READ_* of every file's reads */
     int at;                 /* the file CUR reads, or -1 */
     struct rv_iter *cur;
     int status;
@@ -43,7 +44,7 @@ static int level_iter_open(struct level_iter *it, int at)
     if (at < 0 || at >= it->n || it->status)
         return 0;
     int rc = RAVEL_OK;
-    it->cur = rv_table_cache_iter(it->tc, it->files[at], &rc);
+    it->cur = rv_table_cache_iter(it->tc, it->files[at], it->flags, &rc);
     if (!it->cur) {
         it->status = rc ? rc : RAVEL_NOMEM;
         return 0;
@@ -184,7 +185,8 @@ static const struct rv_iter_ops level_iter_ops = {
 };
 
 struct rv_iter *rv_level_iter_new(rv_table_cache *tc,
-                                  struct rv_file *const *files, int n)
+                                  struct rv_file *const *files, int n,
+                                  int flags)
 {
     struct level_iter *it = calloc(1, sizeof *it);
     if (!it)
@@ -193,6 +195,7 @@ struct rv_iter *rv_level_iter_new(rv_table_cache *tc,
     it->tc = tc;
     it->files = files;
     it->n = n;
+    it->flags = flags;
     it->at = -1;
     return &it->base;
 }

@@ -10,9 +10,10 @@
 #include "iter/iterator.h"
 
 /* An iterator over FILES (N of them, sorted by key, not overlapping),
-** which must stay referenced while it exists; NULL on OOM. */
+** which must stay referenced while it exists, reading blocks as FLAGS
+** (RV_TABLE_READ_*) say; NULL on OOM. */
 RAVEL_PRIVATE struct rv_iter *rv_level_iter_new(rv_table_cache *tc,
                                                 struct rv_file *const *files,
-                                                int n);
+                                                int n, int flags);
 
 #endif /* RAVEL_LEVEL_ITER_H */

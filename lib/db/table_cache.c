@@ -170,7 +170,12 @@ void rv_table_cache_unpin(rv_table_cache *tc, struct rv_file *f)
     atomic_fetch_sub_explicit(&tc->pinned, 1, memory_order_relaxed);
 }
 
-int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f,
+int rv_table_cache_read_flags(const rv_table_cache *tc)
+{
+    return tc->ro.verify_checksums ? RV_TABLE_READ_VERIFY : 0;
+}
+
+int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f, int flags,
                        const char *ikey, size_t klen, rv_table_get_fn fn,
                        void *ctx, int *filtered)
 {
@@ -181,7 +186,7 @@ int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f,
         return rc;
     *filtered = !rv_table_may_contain(t, ikey, klen - RV_TAG_SIZE);
     if (!*filtered)
-        rc = rv_table_get(t, ikey, klen, fn, ctx);
+        rc = rv_table_get(t, flags, ikey, klen, fn, ctx);
     if (h)
         rv_cache_release(tc->cache, h);
     return rc;
@@ -286,7 +291,7 @@ static const struct rv_iter_ops table_cache_iter_ops = {
 };
 
 struct rv_iter *rv_table_cache_iter(rv_table_cache *tc, struct rv_file *f,
-                                    int *rc)
+                                    int flags, int *rc)
 {
     rv_table *t;
     rv_cache_handle *h;
@@ -294,7 +299,7 @@ struct rv_iter *rv_table_cache_iter(rv_table_cache *tc, struct rv_file *f,
     if (*rc)
         return NULL;
     struct table_cache_iter *ti = calloc(1, sizeof *ti);
-    struct rv_iter *inner = ti ? rv_table_iter_new(t) : NULL;
+    struct rv_iter *inner = ti ? rv_table_iter_new(t, flags) : NULL;
     if (!inner) {
         free(ti);
         if (h)

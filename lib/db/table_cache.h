@@ -42,19 +42,26 @@ RAVEL_PRIVATE void rv_table_cache_evict(rv_table_cache *tc, uint64_t number);
 /* Releases the open table pinned in F (the file is going away). */
 RAVEL_PRIVATE void rv_table_cache_unpin(rv_table_cache *tc, struct rv_file *f);
 
+/* The RV_TABLE_READ_* flags of the database's ordinary reads (its
+** verify_checksums): what a read gives when its read options say
+** nothing else. */
+RAVEL_PRIVATE int rv_table_cache_read_flags(const rv_table_cache *tc);
+
 /* An iterator over file F, which must stay referenced (by a version)
-** while the iterator exists.  NULL with the error in *RC on failure. */
+** while the iterator exists, reading blocks as FLAGS (RV_TABLE_READ_*)
+** say.  NULL with the error in *RC on failure. */
 RAVEL_PRIVATE struct rv_iter *rv_table_cache_iter(rv_table_cache *tc,
-                                                  struct rv_file *f, int *rc);
+                                                  struct rv_file *f,
+                                                  int flags, int *rc);
 
 /* Point lookup in file F (referenced by the caller): if its filter may
-** hold the user key of IKEY, calls rv_table_get(IKEY, FN, CTX).
+** hold the user key of IKEY, calls rv_table_get(FLAGS, IKEY, FN, CTX).
 ** *FILTERED is set to 1 when the filter ruled the table out.  Once a
 ** file's table is open, it is pinned in the file (while fewer than
 ** max_open_files are), so a lookup takes no lock. */
 RAVEL_PRIVATE int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f,
-                                     const char *ikey, size_t klen,
-                                     rv_table_get_fn fn, void *ctx,
-                                     int *filtered);
+                                     int flags, const char *ikey,
+                                     size_t klen, rv_table_get_fn fn,
+                                     void *ctx, int *filtered);
 
 #endif /* RAVEL_TABLE_CACHE_H */

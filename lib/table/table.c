@@ -239,7 +239,11 @@ int rv_table_load_block(rv_table *t, const struct rv_table_handle *h,
     if (rc)
         return rc;
     ref->block = b;
-    if (cached) /* NULL on allocation failure: the block stays ours */
+    /* an unverified block would be served to the verifying reads after */
+    int unchecked = (t->read_flags & RV_TABLE_READ_VERIFY) &&
+                    !(flags & RV_TABLE_READ_VERIFY);
+    if (cached && !(flags & RV_TABLE_READ_NO_FILL) && !unchecked)
+        /* NULL on allocation failure: the block stays ours */
         ref->handle = rv_cache_insert(t->cache, key, sizeof key, b,
                                       sizeof *b + b->len,
                                       table_block_deleter);
@@ -527,11 +531,11 @@ int rv_table_may_contain(const rv_table *t, const void *user_key, size_t klen)
 /* Calls FN from the data block at H, from IKEY (or from its first entry
 ** when IKEY is NULL).  *MORE: 0 once FN said stop. */
 static int table_get_in_block(rv_table *t, const struct rv_table_handle *h,
-                              const char *ikey, size_t klen,
+                              int flags, const char *ikey, size_t klen,
                               rv_table_get_fn fn, void *ctx, int *more)
 {
     struct rv_table_block_ref ref;
-    int rc = rv_table_load_block(t, h, t->read_flags, &ref);
+    int rc = rv_table_load_block(t, h, flags, &ref);
     if (rc)
         return rc;
     struct rv_block_cursor c;
@@ -555,7 +559,7 @@ static int table_get_in_block(rv_table *t, const struct rv_table_handle *h,
     return rc;
 }
 
-int rv_table_get(rv_table *t, const char *ikey, size_t klen,
+int rv_table_get(rv_table *t, int flags, const char *ikey, size_t klen,
                  rv_table_get_fn fn, void *ctx)
 {
     /* The index maps each block's last key to it: the first entry whose
@@ -570,7 +574,8 @@ int rv_table_get(rv_table *t, const char *ikey, size_t klen,
         struct rv_table_handle h;
         rc = rv_table_index_handle(t, index.val, index.val_len, &h);
         if (!rc)
-            rc = table_get_in_block(t, &h, from, klen, fn, ctx, &more);
+            rc = table_get_in_block(t, &h, flags, from, klen, fn, ctx,
+                                    &more);
         from = NULL;
         if (!rc && more)
             rv_block_cursor_next(&index);

@@ -11,9 +11,12 @@
 ** each use reads the block.
 **
 ** Every block read from the file is checked against its checksum (unless
-** verify_checksums is off, as RocksDB's option) and then decoded with
-** bounds checks; damage gives RAVEL_CORRUPT naming the file and the byte
-** offset, never wrong data.  A table is immutable and may be read by any
+** the read's flags say otherwise: RocksDB's verify_checksums, the
+** database's option or a read's) and then decoded with bounds checks;
+** damage gives RAVEL_CORRUPT naming the file and the byte offset, never
+** wrong data.  A block read without its checksum checked is put in the
+** cache only when the table's own reads do not check either, so that a
+** database that verifies never serves a block nobody verified.  A table is immutable and may be read by any
 ** number of threads at once; each iterator is used by one thread.
 */
 #ifndef RAVEL_TABLE_H
@@ -58,19 +61,21 @@ RAVEL_PRIVATE int rv_table_may_contain(const rv_table *t, const void *user_key,
 
 /* Calls FN for the entries of T in internal-key order, beginning at the
 ** first whose internal key is >= IKEY, for as long as FN returns 1 (0
-** stops); also stops at the table's end.  Does not ask the filter
+** stops); also stops at the table's end.  Blocks are read as FLAGS
+** (RV_TABLE_READ_*, below) say.  Does not ask the filter
 ** (rv_table_may_contain does).  No heap allocation when the blocks are in
 ** the cache (stack iterators), one block buffer otherwise.  RAVEL_OK, or
 ** RAVEL_CORRUPT/RAVEL_IOERR/RAVEL_NOMEM naming file and offset.  The key
 ** and value given to FN are valid only during the call. */
 typedef int (*rv_table_get_fn)(void *ctx, const char *ikey, size_t klen,
                                const char *val, size_t vlen);
-RAVEL_PRIVATE int rv_table_get(rv_table *t, const char *ikey, size_t klen,
-                               rv_table_get_fn fn, void *ctx);
+RAVEL_PRIVATE int rv_table_get(rv_table *t, int flags, const char *ikey,
+                               size_t klen, rv_table_get_fn fn, void *ctx);
 
-/* An iterator over every entry in internal-key order.  The table must stay
-** open while it exists.  NULL on allocation failure. */
-RAVEL_PRIVATE struct rv_iter *rv_table_iter_new(rv_table *t);
+/* An iterator over every entry in internal-key order, reading its blocks
+** as FLAGS say.  The table must stay open while it exists.  NULL on
+** allocation failure. */
+RAVEL_PRIVATE struct rv_iter *rv_table_iter_new(rv_table *t, int flags);
 
 /* Reads every block of the table from the file, past the block cache, and
 ** checks it (whatever verify_checksums says): RAVEL_OK, or the first
@@ -93,11 +98,15 @@ struct rv_table_block_ref {
     rv_cache_handle *handle;        /* NULL: BLOCK is the reader's own */
 };
 
-/* How a block is read (flags of rv_table_load_block). */
+/* How a block is read (flags of rv_table_load_block, rv_table_get and
+** rv_table_iter_new). */
 #define RV_TABLE_READ_VERIFY   0x1 /* check the checksum */
 #define RV_TABLE_READ_NO_CACHE 0x2 /* from the file, the cache untouched */
+#define RV_TABLE_READ_NO_FILL  0x4 /* a cached block is used, but a block
+                                   ** read from the file is not put in the
+                                   ** cache (RocksDB's fill_cache=false) */
 
-/* The flags of T's ordinary reads (from its read options). */
+/* The flags of T's ordinary reads (from its read options: VERIFY or 0). */
 RAVEL_PRIVATE int rv_table_read_flags(const rv_table *t);
 
 /* The index block (checked at open), and *H, where it is in the file. */
@@ -114,8 +123,10 @@ RAVEL_PRIVATE int rv_table_index_handle(const rv_table *t, const char *val,
                                         struct rv_table_handle *h);
 
 /* Gets the data block at H into *REF (released by rv_table_release_block):
-** from the cache, or read, checked and decoded (and, unless FLAGS says
-** RV_TABLE_READ_NO_CACHE, put in the cache). */
+** from the cache, or read, checked and decoded (and put in the cache,
+** unless FLAGS says RV_TABLE_READ_NO_CACHE or RV_TABLE_READ_NO_FILL, or
+** it was read without RV_TABLE_READ_VERIFY from a table whose ordinary
+** reads verify). */
 RAVEL_PRIVATE int rv_table_load_block(rv_table *t,
                                       const struct rv_table_handle *h,
                                       int flags,

@@ -246,9 +246,9 @@ static struct table_iter *table_iter_new(rv_table *t, int flags)
     return it;
 }
 
-struct rv_iter *rv_table_iter_new(rv_table *t)
+struct rv_iter *rv_table_iter_new(rv_table *t, int flags)
 {
-    struct table_iter *it = table_iter_new(t, rv_table_read_flags(t));
+    struct table_iter *it = table_iter_new(t, flags);
     return it ? &it->base : NULL;
 }
 

@@ -159,7 +159,7 @@ static void round_trip(void)
     k = rv_table_largest_key(t, &l);
     assert_memory_equal(k, g_e[n - 1].key, l);
 
-    struct rv_iter *it = rv_table_iter_new(t);
+    struct rv_iter *it = rv_table_iter_new(t, rv_table_read_flags(t));
     int i = 0;
     for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
         expect_at(it, &g_e[i++]);
@@ -244,7 +244,7 @@ static void test_no_filter_and_empty(void **state)
     write_table(9, 0, 10, &p);
     assert_int_equal(open_table(9, 9, &t), RAVEL_OK);
     assert_int_equal(rv_table_props(t)->entries, 0);
-    struct rv_iter *it = rv_table_iter_new(t);
+    struct rv_iter *it = rv_table_iter_new(t, rv_table_read_flags(t));
     it->ops->seek_to_first(it);
     assert_false(it->ops->valid(it));
     it->ops->seek_to_last(it);
@@ -334,14 +334,14 @@ static void test_undecodable_block_stops_iterator(void **state)
                                        .block_cache = g_cache};
     assert_int_equal(rv_table_open(fd, path_of(14), 14, (uint64_t)st.st_size,
                                    &ro, &t), RAVEL_OK);
-    struct rv_iter *it = rv_table_iter_new(t);
+    struct rv_iter *it = rv_table_iter_new(t, rv_table_read_flags(t));
     int seen = 0;
     for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
         seen++;
     assert_int_equal(it->ops->status(it), RAVEL_CORRUPT);
     assert_true(seen < n);
     it->ops->destroy(it);
-    it = rv_table_iter_new(t);
+    it = rv_table_iter_new(t, rv_table_read_flags(t));
     it->ops->seek(it, g_e[0].key, g_e[0].klen);
     assert_false(it->ops->valid(it));
     assert_int_equal(it->ops->status(it), RAVEL_CORRUPT);
@@ -388,7 +388,8 @@ static int get_at(rv_table *t, const char *ukey, size_t ulen, uint64_t seq,
     c->ukey = ukey;
     c->ulen = ulen;
     c->expect_from = expect_from;
-    return rv_table_get(t, ikey, ulen + 8, collect, c);
+    return rv_table_get(t, rv_table_read_flags(t), ikey, ulen + 8, collect,
+                        c);
 }
 
 /* Every user key of the table, from its newest version and from each
@@ -476,15 +477,17 @@ static void test_get(void **state)
         assert_int_equal(open_table(20, 20, &t), RAVEL_OK);
         gets_of_every_key(t, n);
         int calls = 0;
-        assert_int_equal(rv_table_get(t, g_e[0].key, g_e[0].klen, count_all,
-                                      &calls), RAVEL_OK);
+        int flags = rv_table_read_flags(t);
+        assert_int_equal(rv_table_get(t, flags, g_e[0].key, g_e[0].klen,
+                                      count_all, &calls), RAVEL_OK);
         assert_int_equal(calls, n);
         calls = 0;
-        assert_int_equal(rv_table_get(t, g_e[n / 2].key, g_e[n / 2].klen,
-                                      count_all, &calls), RAVEL_OK);
+        assert_int_equal(rv_table_get(t, flags, g_e[n / 2].key,
+                                      g_e[n / 2].klen, count_all, &calls),
+                         RAVEL_OK);
         assert_int_equal(calls, n - n / 2);
         calls = 0;
-        assert_int_equal(rv_table_get(t, g_e[5].key, g_e[5].klen,
+        assert_int_equal(rv_table_get(t, flags, g_e[5].key, g_e[5].klen,
                                       stop_at_once, &calls), RAVEL_OK);
         assert_int_equal(calls, 1);
         if (g_cache) {
@@ -636,7 +639,7 @@ static void test_cache_serves_blocks(void **state)
     assert_int_equal(pwrite(fd, &b, 1, 100), 1);
     close(fd);
     gets_of_every_key(t, n);
-    struct rv_iter *it = rv_table_iter_new(t);
+    struct rv_iter *it = rv_table_iter_new(t, rv_table_read_flags(t));
     int i = 0;
     for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
         expect_at(it, &g_e[i++]);
@@ -864,7 +867,8 @@ static void test_compressed_damage_detected(void **state)
             struct rv_table_read_options ro = {.verify_checksums = 0};
             assert_int_equal(rv_table_open(fd, path_of(30), 29, size, &ro,
                                            &t), RAVEL_OK);
-            struct rv_iter *it = rv_table_iter_new(t);
+            struct rv_iter *it =
+                rv_table_iter_new(t, rv_table_read_flags(t));
             int i = 0, differs = 0;
             for (it->ops->seek_to_first(it); it->ops->valid(it);
                  it->ops->next(it), i++) {

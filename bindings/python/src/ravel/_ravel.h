@@ -157,6 +157,12 @@ extern PyTypeObject rvpy_range_type;
 /* A new low-level Iterator on DB as of SNAP (a Snapshot or None). */
 PyObject *rvpy_iter_new(rvpy_db *db, PyObject *snap);
 
+/* The same, bounded by ravel (its iterate_lower_bound and
+** iterate_upper_bound): LOWER included, UPPER excluded, each a bytes
+** object or NULL for no bound. */
+PyObject *rvpy_iter_new_bounded(rvpy_db *db, PyObject *snap,
+                                PyObject *lower, PyObject *upper);
+
 /* What a range iterator yields. */
 enum { RVPY_KEYS, RVPY_VALUES, RVPY_ITEMS };
 

@@ -1,7 +1,9 @@
 /*
 ** iterator.c -- the low-level Iterator type (seek, next, prev, key, value
 ** over a ravel_iter) and the RangeIterator that DB.items(), keys() and
-** values() return: a Python iterator over a key range built on it.
+** values() return: a Python iterator over a key range built on it, whose
+** bounds ravel enforces (read options iterate_lower_bound and
+** iterate_upper_bound).
 */
 #include "_ravel.h"
 
@@ -25,7 +27,43 @@ static void iter_release_child(rvpy_child *c)
     iter_free_handle(self);
 }
 
+/* Makes the ravel iterator: ravel_iter_new_opt with read options holding
+** SNAP and the bounds (bytes or NULL), all inside one call without the
+** GIL, so that the message read on failure is this call's. */
+static int iter_make(ravel_db *db, const ravel_snapshot *snap,
+                     PyObject *lower, PyObject *upper, ravel_iter **it,
+                     char *msg, size_t msg_size)
+{
+    const char *lp = lower ? PyBytes_AS_STRING(lower) : NULL;
+    const char *up = upper ? PyBytes_AS_STRING(upper) : NULL;
+    size_t ll = lower ? (size_t)PyBytes_GET_SIZE(lower) : 0;
+    size_t ul = upper ? (size_t)PyBytes_GET_SIZE(upper) : 0;
+    ravel_readoptions *ro = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ravel_readoptions_new(&ro);
+    if (rc == RAVEL_OK)
+        rc = ravel_readoptions_set_snapshot(ro, snap);
+    if (rc == RAVEL_OK)
+        rc = ravel_readoptions_set_iterate_lower_bound(ro, lp, ll);
+    if (rc == RAVEL_OK)
+        rc = ravel_readoptions_set_iterate_upper_bound(ro, up, ul);
+    if (rc == RAVEL_OK)
+        rc = ravel_iter_new_opt(db, ro, it);
+    if (rc)
+        ravel_errmsg_r(msg, msg_size);
+    ravel_readoptions_free(ro);
+    Py_END_ALLOW_THREADS
+    return rc;
+}
+
 PyObject *rvpy_iter_new(rvpy_db *db, PyObject *snap)
+{
+    return rvpy_iter_new_bounded(db, snap, NULL, NULL);
+}
+
+PyObject *rvpy_iter_new_bounded(rvpy_db *db, PyObject *snap,
+                                PyObject *lower, PyObject *upper)
 {
     rvpy_iter *self = PyObject_New(rvpy_iter, &rvpy_iter_type);
     if (!self)
@@ -50,15 +88,10 @@ PyObject *rvpy_iter_new(rvpy_db *db, PyObject *snap)
         Py_DECREF(self);
         return NULL;
     }
-    ravel_db *handle = db->handle;
     ravel_iter *it = NULL;
     char msg[RVPY_MSG_SIZE];
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = ravel_iter_new(handle, snap_handle, &it);
-    if (rc)
-        ravel_errmsg_r(msg, sizeof msg);
-    Py_END_ALLOW_THREADS
+    int rc = iter_make(db->handle, snap_handle, lower, upper, &it, msg,
+                       sizeof msg);
     rvpy_db_leave(db);
     rvpy_snapshot_end_use(snap);
     if (rc) {
@@ -365,9 +398,8 @@ PyTypeObject rvpy_iter_type = {
 
 typedef struct {
     PyObject_HEAD
-    rvpy_iter *it;        /* NULL once the range is exhausted or closed */
-    PyObject *start;      /* bytes, first key included, or NULL */
-    PyObject *stop;       /* bytes, key excluded, or NULL */
+    rvpy_iter *it;        /* bounded by the range; NULL once it is
+                          ** exhausted or closed */
     int reverse;
     int kind;             /* RVPY_KEYS, RVPY_VALUES or RVPY_ITEMS */
     int positioned;       /* the first step has been made */
@@ -380,21 +412,23 @@ PyObject *rvpy_range_new(rvpy_db *db, PyObject *snap, PyObject *start,
     if (!self)
         return NULL;
     self->it = NULL;
-    self->start = self->stop = NULL;
     self->reverse = reverse;
     self->kind = kind;
     self->positioned = 0;
-    if (start != Py_None && !(self->start = rvpy_bytes_copy(start, "start")))
-        goto fail;
-    if (stop != Py_None && !(self->stop = rvpy_bytes_copy(stop, "stop")))
-        goto fail;
-    self->it = (rvpy_iter *)rvpy_iter_new(db, snap);
-    if (!self->it)
-        goto fail;
+    PyObject *lower = NULL, *upper = NULL;
+    if (start != Py_None && !(lower = rvpy_bytes_copy(start, "start")))
+        goto out;
+    if (stop != Py_None && !(upper = rvpy_bytes_copy(stop, "stop")))
+        goto out;
+    self->it = (rvpy_iter *)rvpy_iter_new_bounded(db, snap, lower, upper);
+out:
+    Py_XDECREF(lower);
+    Py_XDECREF(upper);
+    if (!self->it) {
+        Py_DECREF(self);
+        return NULL;
+    }
     return (PyObject *)self;
-fail:
-    Py_DECREF(self);
-    return NULL;
 }
 
 PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
@@ -412,19 +446,7 @@ PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
 static void range_dealloc(rvpy_range *self)
 {
     Py_XDECREF(self->it);
-    Py_XDECREF(self->start);
-    Py_XDECREF(self->stop);
     PyObject_Free(self);
-}
-
-/* Bytewise order, shorter first on a common prefix: <0, 0 or >0. */
-static int range_compare(const void *key, size_t klen, PyObject *bound)
-{
-    size_t blen = (size_t)PyBytes_GET_SIZE(bound);
-    int c = memcmp(key, PyBytes_AS_STRING(bound), klen < blen ? klen : blen);
-    if (c)
-        return c;
-    return klen < blen ? -1 : klen > blen;
 }
 
 /* Ends the range: frees its iterator at once. */
@@ -435,40 +457,16 @@ static void range_finish(rvpy_range *self)
     Py_CLEAR(self->it);
 }
 
-/* The first step: to START (or the first key), or, in reverse, to the
-** last key before STOP (or the last key). */
-static int range_position(rvpy_range *self)
-{
-    rvpy_iter *it = self->it;
-    if (!self->reverse)
-        return self->start ? iter_step(it, SEEK, self->start)
-                           : iter_step(it, SEEK_TO_FIRST, NULL);
-    if (!self->stop)
-        return iter_step(it, SEEK_TO_LAST, NULL);
-    if (iter_step(it, SEEK_FOR_PREV, self->stop) < 0)
-        return -1;
-    size_t klen = 0;
-    const void *key = ravel_iter_key(it->handle, &klen);
-    if (key && range_compare(key, klen, self->stop) == 0)
-        return iter_step(it, PREV, NULL);
-    return 0;
-}
-
-/* True if the current key of the range's iterator is past its bound. */
-static int range_past_bound(rvpy_range *self, const void *key, size_t klen)
-{
-    if (self->reverse)
-        return self->start && range_compare(key, klen, self->start) < 0;
-    return self->stop && range_compare(key, klen, self->stop) >= 0;
-}
-
 static PyObject *range_next(rvpy_range *self)
 {
     if (!self->it)
         return NULL;
-    int r = self->positioned
-                ? iter_step(self->it, self->reverse ? PREV : NEXT, NULL)
-                : range_position(self);
+    /* the first step goes to the range's first key (its last, in
+    ** reverse): ravel's bounds make seek_to_first/last land there */
+    enum step op = self->positioned ? (self->reverse ? PREV : NEXT)
+                                    : (self->reverse ? SEEK_TO_LAST
+                                                     : SEEK_TO_FIRST);
+    int r = iter_step(self->it, op, NULL);
     self->positioned = 1;
     if (r < 0)
         return NULL;
@@ -487,7 +485,7 @@ static PyObject *range_next(rvpy_range *self)
             return NULL;
         }
     }
-    if (!key || range_past_bound(self, key, klen)) {
+    if (!key) {
         range_finish(self);
         return NULL;
     }

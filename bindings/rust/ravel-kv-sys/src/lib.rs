@@ -253,6 +253,38 @@ extern "C" {
     pub fn ravel_snapshot_release(db: *mut ravel_db, snap: *mut ravel_snapshot) -> c_int;
     /// The sequence number a snapshot reads at (0 for NULL).
     pub fn ravel_snapshot_sequence(snap: *const ravel_snapshot) -> u64;
+}
+
+/// Opaque read options (`ravel_readoptions`).
+#[repr(C)]
+pub struct ravel_readoptions {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// New read options holding the defaults in `*out`.
+    pub fn ravel_readoptions_new(out: *mut *mut ravel_readoptions) -> c_int;
+    /// Frees read options (NULL: no-op).
+    pub fn ravel_readoptions_free(ro: *mut ravel_readoptions);
+    /// The snapshot read (NULL: the latest state); not copied.
+    pub fn ravel_readoptions_set_snapshot(ro: *mut ravel_readoptions, snap: *const ravel_snapshot) -> c_int;
+    /// An iterator's lower bound, included (KEY NULL: none); copied.
+    pub fn ravel_readoptions_set_iterate_lower_bound(
+        ro: *mut ravel_readoptions,
+        key: *const c_void,
+        klen: usize,
+    ) -> c_int;
+    /// An iterator's upper bound, excluded (KEY NULL: none); copied.
+    pub fn ravel_readoptions_set_iterate_upper_bound(
+        ro: *mut ravel_readoptions,
+        key: *const c_void,
+        klen: usize,
+    ) -> c_int;
+    /// Whether data blocks read from files have their checksums checked.
+    pub fn ravel_readoptions_set_verify_checksums(ro: *mut ravel_readoptions, verify: c_int) -> c_int;
+    /// Whether data blocks read from files are put in the block cache.
+    pub fn ravel_readoptions_set_fill_cache(ro: *mut ravel_readoptions, fill: c_int) -> c_int;
 
     /// Looks KEY up as of SNAP (NULL: latest); the value in `*val` is freed with ravel_free.
     pub fn ravel_get(
@@ -273,6 +305,25 @@ extern "C" {
         cap: usize,
         vlen: *mut usize,
     ) -> c_int;
+    /// ravel_get with read options RO (NULL: the defaults).
+    pub fn ravel_get_opt(
+        db: *mut ravel_db,
+        ro: *const ravel_readoptions,
+        key: *const c_void,
+        klen: usize,
+        val: *mut *mut c_void,
+        vlen: *mut usize,
+    ) -> c_int;
+    /// ravel_get_into with read options RO (NULL: the defaults).
+    pub fn ravel_get_into_opt(
+        db: *mut ravel_db,
+        ro: *const ravel_readoptions,
+        key: *const c_void,
+        klen: usize,
+        buf: *mut c_void,
+        cap: usize,
+        vlen: *mut usize,
+    ) -> c_int;
 }
 
 /// Opaque iterator (`ravel_iter`).
@@ -286,6 +337,20 @@ extern "C" {
     /// A new iterator over SNAP (NULL: the current state) in `*out`.
     pub fn ravel_iter_new(db: *mut ravel_db, snap: *const ravel_snapshot, out: *mut *mut ravel_iter)
         -> c_int;
+    /// A new iterator reading with options RO (NULL: the defaults) in `*out`.
+    pub fn ravel_iter_new_opt(
+        db: *mut ravel_db,
+        ro: *const ravel_readoptions,
+        out: *mut *mut ravel_iter,
+    ) -> c_int;
+    /// Replaces the iterator's bounds (NULL: none), copied; leaves it unpositioned.
+    pub fn ravel_iter_set_bounds(
+        it: *mut ravel_iter,
+        lower: *const c_void,
+        llen: usize,
+        upper: *const c_void,
+        ulen: usize,
+    ) -> c_int;
     /// Frees an iterator (NULL: no-op).
     pub fn ravel_iter_free(it: *mut ravel_iter);
     /// Positions at the first key >= KEY.

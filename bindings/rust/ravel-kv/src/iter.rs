@@ -1,9 +1,10 @@
 //! iter.rs -- iterators: `Iter`, the cursor over one fixed state of a
 //! database with ravel's own moves (seek, next, prev, ...), and
 //! `RangeIter`, a std `Iterator` over the keys of a range, forward or
-//! backward, built on it.
+//! backward, built on it (ravel enforces the range: the cursor's bounds,
+//! `ravel_iter_set_bounds`).
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::iter::FusedIterator;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -195,6 +196,19 @@ impl<'a> Iter<'a> {
     pub fn range_rev(self, start: Option<&[u8]>, stop: Option<&[u8]>) -> RangeIter<'a> {
         RangeIter::new(self, start, stop, true)
     }
+
+    /// Makes ravel show only keys with START <= key < STOP (`None`: no
+    /// bound); the iterator is left unpositioned, on the same state.
+    fn set_bounds(&mut self, start: Option<&[u8]>, stop: Option<&[u8]>) -> Result<()> {
+        fn raw(bound: Option<&[u8]>) -> (*const c_void, usize) {
+            bound.map_or((std::ptr::null(), 0), |b| (bytes_ptr(b), b.len()))
+        }
+        let ((lower, llen), (upper, ulen)) = (raw(start), raw(stop));
+        // SAFETY: the iterator is live and ours (&mut); each bound is NULL
+        // or valid for its length, and ravel copies it.
+        let rc = unsafe { sys::ravel_iter_set_bounds(self.raw.as_ptr(), lower, llen, upper, ulen) };
+        self.moved(rc)
+    }
 }
 
 impl Drop for Iter<'_> {
@@ -240,59 +254,34 @@ enum Position {
 /// # Ok::<(), ravel::Error>(())
 /// ```
 pub struct RangeIter<'a> {
+    /// Bounded by ravel to the range.
     iter: Iter<'a>,
-    start: Option<Vec<u8>>,
-    stop: Option<Vec<u8>>,
+    /// The failure to set the bounds, the first item.
+    bounds_error: Option<Error>,
     reverse: bool,
     position: Position,
 }
 
 impl<'a> RangeIter<'a> {
-    fn new(iter: Iter<'a>, start: Option<&[u8]>, stop: Option<&[u8]>, reverse: bool) -> RangeIter<'a> {
-        RangeIter {
-            iter,
-            start: start.map(<[u8]>::to_vec),
-            stop: stop.map(<[u8]>::to_vec),
-            reverse,
-            position: Position::Start,
-        }
-    }
-
-    /// Puts the cursor on the range's first entry (its last, in reverse).
-    fn first(&mut self) -> Result<()> {
-        if !self.reverse {
-            return match &self.start {
-                Some(start) => self.iter.seek(start),
-                None => self.iter.seek_to_first(),
-            };
-        }
-        match &self.stop {
-            None => self.iter.seek_to_last(),
-            Some(stop) => {
-                // the last key <= stop, then off stop itself (excluded)
-                self.iter.seek_for_prev(stop)?;
-                if self.iter.key() == Some(stop.as_slice()) {
-                    self.iter.prev()?;
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// True if the cursor's key is inside the range (it is never past
-    /// the side it started from).
-    fn in_range(&self, key: &[u8]) -> bool {
-        if self.reverse {
-            self.start.as_deref().map_or(true, |start| key >= start)
-        } else {
-            self.stop.as_deref().map_or(true, |stop| key < stop)
-        }
+    fn new(mut iter: Iter<'a>, start: Option<&[u8]>, stop: Option<&[u8]>, reverse: bool) -> RangeIter<'a> {
+        let bounds_error = iter.set_bounds(start, stop).err();
+        RangeIter { iter, bounds_error, reverse, position: Position::Start }
     }
 
     fn step(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         match self.position {
             Position::Done => return Ok(None),
-            Position::Start => self.first()?,
+            Position::Start => {
+                if let Some(e) = self.bounds_error.take() {
+                    return Err(e);
+                }
+                // ravel's bounds put the first (last) key of the range there
+                if self.reverse {
+                    self.iter.seek_to_last()?
+                } else {
+                    self.iter.seek_to_first()?
+                }
+            }
             Position::Returned if self.reverse => self.iter.prev()?,
             Position::Returned => self.iter.next()?,
         }
@@ -300,12 +289,8 @@ impl<'a> RangeIter<'a> {
             self.iter.status()?;
             return Ok(None);
         }
-        let key = self.iter.key().unwrap_or_default();
-        if !self.in_range(key) {
-            return Ok(None);
-        }
-        let entry = (key.to_vec(), self.iter.value().unwrap_or_default().to_vec());
-        Ok(Some(entry))
+        let key = self.iter.key().unwrap_or_default().to_vec();
+        Ok(Some((key, self.iter.value().unwrap_or_default().to_vec())))
     }
 }
 
@@ -335,8 +320,7 @@ impl FusedIterator for RangeIter<'_> {}
 impl std::fmt::Debug for RangeIter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RangeIter")
-            .field("start", &self.start)
-            .field("stop", &self.stop)
+            .field("iter", &self.iter)
             .field("reverse", &self.reverse)
             .finish_non_exhaustive()
     }
