@@ -1,7 +1,7 @@
 /*
 ** bg.c -- the background threads of a database and the jobs they run.
 **
-** max_background_jobs threads wait on db->bg_cv for work: flushes
+** max_background_jobs threads wait on db->mu.bg.cv for work: flushes
 ** (flush.c) -- one at a time, oldest immutable memtable first -- and
 ** compactions (compaction.c), picked by score (compaction_picker.h).
 ** Flushes go first, and with two threads or more at most all but one run
@@ -17,7 +17,7 @@
 ** the next open replays.
 **
 ** Whoever waits for a flush (a write-group leader with no room, ravel_flush)
-** waits on db->flush_cv, broadcast after every flush, failed or not.
+** waits on db->mu.bg.flush_cv, broadcast after every flush, failed or not.
 */
 #include "db/db.h"
 #include "util/error.h"
@@ -36,30 +36,30 @@ static int bg_max_compactions(const ravel_db *db)
 
 /* The next automatic compaction, marked and ready to run, or NULL. */
 static struct rv_compaction *bg_pick_compaction_locked(ravel_db *db)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 static struct rv_compaction *bg_pick_compaction_locked(ravel_db *db)
 {
     if (db->options.disable_auto_compactions || rv_stop_code(&db->stop) ||
-        db->n_running_compactions >= bg_max_compactions(db))
+        db->mu.compact.n_running >= bg_max_compactions(db))
         return NULL;
-    if (db->compaction_failures && rv_now_micros() < db->compaction_retry_at)
+    if (db->mu.compact.failures && rv_now_micros() < db->mu.compact.retry_at)
         return NULL;
-    return rv_compaction_pick(&db->options, db->current->files,
-                              db->running_compactions, db->compact_pointer);
+    return rv_compaction_pick(&db->options, db->read.current->files,
+                              db->mu.compact.running, db->mu.compact.pointer);
 }
 
 /* Runs one job if one is due: 1 if it ran one. */
 static int bg_run_one_locked(ravel_db *db)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 static int bg_run_one_locked(ravel_db *db)
 {
-    if (db->current->n_imm > 0 && !db->flush_running &&
+    if (db->read.current->n_imm > 0 && !db->mu.bg.flush_running &&
         !rv_stop_code(&db->stop)) {
-        db->flush_running = 1;
+        db->mu.bg.flush_running = 1;
         rv_flush_run_locked(db);
-        db->flush_running = 0;
-        pthread_cond_broadcast(&db->flush_cv);
-        pthread_cond_broadcast(&db->bg_cv); /* a compaction may be due */
+        db->mu.bg.flush_running = 0;
+        pthread_cond_broadcast(&db->mu.bg.flush_cv);
+        pthread_cond_broadcast(&db->mu.bg.cv); /* a compaction may be due */
         return 1;
     }
     struct rv_compaction *c = bg_pick_compaction_locked(db);
@@ -72,16 +72,16 @@ static int bg_run_one_locked(ravel_db *db)
 /* How long an idle thread sleeps: short while versions wait for readers
 ** (read_epoch.h), or until a failed compaction's retry is due. */
 static void bg_idle_locked(ravel_db *db)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 static void bg_idle_locked(ravel_db *db)
 {
     uint64_t micros = 0;
-    if (rv_read_epoch_pending_locked(&db->epoch))
+    if (rv_read_epoch_pending_locked(&db->read.epoch))
         micros = 20 * 1000;
-    else if (db->compaction_failures && !rv_stop_code(&db->stop))
+    else if (db->mu.compact.failures && !rv_stop_code(&db->stop))
         micros = 100 * 1000;
     if (!micros) {
-        rv_cond_wait(&db->bg_cv, &db->mu);
+        rv_cond_wait(&db->mu.bg.cv, &db->mu.lock);
         return;
     }
     struct timespec until;
@@ -91,56 +91,56 @@ static void bg_idle_locked(ravel_db *db)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
-    rv_cond_timedwait(&db->bg_cv, &db->mu, &until);
+    rv_cond_timedwait(&db->mu.bg.cv, &db->mu.lock, &until);
     /* Versions wait for readers: nudge the epoch now and then, so a
     ** replaced memtable is freed even when no write comes. */
-    rv_read_epoch_release(rv_read_epoch_advance_locked(&db->epoch));
+    rv_read_epoch_release(rv_read_epoch_advance_locked(&db->read.epoch));
 }
 
 static void *bg_main(void *arg)
 {
     ravel_db *db = arg;
-    rv_mutex_lock(&db->mu);
-    while (!db->bg_shutdown)
+    rv_mutex_lock(&db->mu.lock);
+    while (!db->mu.bg.shutdown)
         if (!bg_run_one_locked(db))
             bg_idle_locked(db);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     return NULL;
 }
 
 int rv_bg_start(ravel_db *db)
 {
     int n = db->options.max_background_jobs;
-    db->bg_threads = calloc((size_t)n, sizeof *db->bg_threads);
-    if (!db->bg_threads)
+    db->mu.bg.threads = calloc((size_t)n, sizeof *db->mu.bg.threads);
+    if (!db->mu.bg.threads)
         return rv_error(RAVEL_NOMEM, "out of memory for background threads");
     for (int i = 0; i < n; i++) {
-        int err = pthread_create(&db->bg_threads[i], NULL, bg_main, db);
+        int err = pthread_create(&db->mu.bg.threads[i], NULL, bg_main, db);
         if (err) {
             rv_bg_stop(db);
             return rv_error_errno(RAVEL_IOERR, err, "cannot start background "
                                   "thread %d of %d", i + 1, n);
         }
-        db->n_bg_threads++;
+        db->mu.bg.n_threads++;
     }
     /* a flush may be due already (recovered data) */
-    rv_mutex_lock(&db->mu);
-    pthread_cond_broadcast(&db->bg_cv);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
+    pthread_cond_broadcast(&db->mu.bg.cv);
+    rv_mutex_unlock(&db->mu.lock);
     return RAVEL_OK;
 }
 
 void rv_bg_stop(ravel_db *db)
 {
-    rv_mutex_lock(&db->mu);
-    db->bg_shutdown = 1;
+    rv_mutex_lock(&db->mu.lock);
+    db->mu.bg.shutdown = 1;
     atomic_store_explicit(&db->compaction_abort, 1, memory_order_relaxed);
-    pthread_cond_broadcast(&db->bg_cv);
-    pthread_cond_broadcast(&db->flush_cv);
-    rv_mutex_unlock(&db->mu);
-    for (int i = 0; i < db->n_bg_threads; i++)
-        pthread_join(db->bg_threads[i], NULL);
-    db->n_bg_threads = 0;
-    free(db->bg_threads);
-    db->bg_threads = NULL;
+    pthread_cond_broadcast(&db->mu.bg.cv);
+    pthread_cond_broadcast(&db->mu.bg.flush_cv);
+    rv_mutex_unlock(&db->mu.lock);
+    for (int i = 0; i < db->mu.bg.n_threads; i++)
+        pthread_join(db->mu.bg.threads[i], NULL);
+    db->mu.bg.n_threads = 0;
+    free(db->mu.bg.threads);
+    db->mu.bg.threads = NULL;
 }

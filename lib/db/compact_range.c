@@ -10,7 +10,7 @@
 ** range that this call did not just write are rewritten in place, so the
 ** deletions and overwritten versions they hold go.  Each step waits while
 ** a running compaction holds a file or an output range it needs
-** (db->compact_cv) and runs as an ordinary compaction (compaction.c)
+** (db->mu.compact.cv) and runs as an ordinary compaction (compaction.c)
 ** beside the background ones.
 */
 #include "db/db.h"
@@ -18,13 +18,13 @@
 #include "util/error.h"
 
 /* Compacts LEVEL's files overlapping the range into OUTPUT_LEVEL (under
-** db->mu; see rv_compaction_pick_range for MIN_NUMBER and ALLOW_MOVE). */
+** db->mu.lock; see rv_compaction_pick_range for MIN_NUMBER and ALLOW_MOVE). */
 static int compact_range_step_locked(ravel_db *db, int level,
                                      int output_level, const char *begin,
                                      size_t blen, const char *end,
                                      size_t elen, uint64_t min_number,
                                      int allow_move)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 static int compact_range_step_locked(ravel_db *db, int level,
                                      int output_level, const char *begin,
                                      size_t blen, const char *end,
@@ -38,7 +38,7 @@ static int compact_range_step_locked(ravel_db *db, int level,
                                  "reopened", db->dir);
         int busy = 0;
         struct rv_compaction *c = rv_compaction_pick_range(
-            &db->options, db->current->files, db->running_compactions, level,
+            &db->options, db->read.current->files, db->mu.compact.running, level,
             output_level, begin, blen, end, elen, min_number, allow_move,
             &busy);
         if (c)
@@ -48,7 +48,7 @@ static int compact_range_step_locked(ravel_db *db, int level,
                             "memory picking the files of level %d", level);
         if (!busy)
             return RAVEL_OK; /* nothing of the range at this level */
-        rv_cond_wait(&db->compact_cv, &db->mu);
+        rv_cond_wait(&db->mu.compact.cv, &db->mu.lock);
     }
 }
 
@@ -58,15 +58,15 @@ static int compact_range_run(ravel_db *db, const char *begin, size_t blen,
     int rc = rv_db_flush(db, 0);
     if (rc)
         return rc;
-    rv_mutex_lock(&db->mu);
-    uint64_t first_new = db->next_file_number;
-    int last = rv_files_deepest_level(db->current->files);
+    rv_mutex_lock(&db->mu.lock);
+    uint64_t first_new = db->mu.files.next_file_number;
+    int last = rv_files_deepest_level(db->read.current->files);
     if (last < 1)
         last = 1;
     /* level 0 goes to the base level (1 unless the level sizes are
     ** dynamic: the levels between are empty then), then level by level */
     struct rv_level_targets t;
-    rv_level_targets_compute(&db->options, db->current->files, &t);
+    rv_level_targets_compute(&db->options, db->read.current->files, &t);
     int base = t.base_level < last ? t.base_level : last;
     rc = compact_range_step_locked(db, 0, base, begin, blen, end, elen,
                                    UINT64_MAX, 1);
@@ -76,7 +76,7 @@ static int compact_range_run(ravel_db *db, const char *begin, size_t blen,
     if (rc == RAVEL_OK)
         rc = compact_range_step_locked(db, last, last, begin, blen, end,
                                        elen, first_new, 0);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     return rc;
 }
 

@@ -2,7 +2,7 @@
 ** compaction.c -- running one compaction (picked by compaction_picker.c):
 ** merging its input files into new files of the output level.
 **
-**   1. under db->mu: registers it as running; takes the live snapshots'
+**   1. under db->mu.lock: registers it as running; takes the live snapshots'
 **      bounds and, with write_prepared, the commit watermark (keep.h);
 **   2. merges the inputs in internal-key order, keeping the versions
 **      keep.h says a reader may still see, and dropping a deletion seen by
@@ -13,7 +13,7 @@
 **      key's versions; each file is fdatasynced by its builder;
 **   3. fsyncs the directory, then appends one edit to the manifest (the
 **      inputs deleted, the outputs added);
-**   4. under db->mu: installs a version with the new file set.  The input
+**   4. under db->mu.lock: installs a version with the new file set.  The input
 **      files are deleted once no version, iterator or get still uses them
 **      (version.h).
 ** A move -- one file overlapping nothing in the output level -- is only
@@ -237,22 +237,22 @@ static int compaction_edit(const struct rv_compaction *c,
 
 static void compaction_unlink_running_locked(ravel_db *db,
                                              struct rv_compaction *c)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 static void compaction_unlink_running_locked(ravel_db *db,
                                              struct rv_compaction *c)
 {
-    struct rv_compaction **p = &db->running_compactions;
+    struct rv_compaction **p = &db->mu.compact.running;
     while (*p && *p != c)
         p = &(*p)->next;
     if (*p)
         *p = c->next;
-    db->n_running_compactions--;
+    db->mu.compact.n_running--;
 }
 
-/* Under db->mu: what a failure RC of C does (see the top of the file). */
+/* Under db->mu.lock: what a failure RC of C does (see the top of the file). */
 static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
                                    int rc, int logged)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
                                    int rc, int logged)
 {
@@ -261,19 +261,19 @@ static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
     char why[RV_STOP_REASON_MAX];
     snprintf(why, sizeof why, "a compaction of level %d into level %d "
              "failed: %.400s", c->level, c->output_level, rv_errmsg_get());
-    atomic_fetch_add_explicit(&db->stat_bg_errors, 1, memory_order_relaxed);
-    db->compaction_failures++;
+    atomic_fetch_add_explicit(&db->stats.bg_errors, 1, memory_order_relaxed);
+    db->mu.compact.failures++;
     uint64_t pause = 1000000u;
-    for (int i = 1; i < db->compaction_failures && pause < 60000000u; i++)
+    for (int i = 1; i < db->mu.compact.failures && pause < 60000000u; i++)
         pause *= 2;
-    db->compaction_retry_at = rv_now_micros() + pause;
+    db->mu.compact.retry_at = rv_now_micros() + pause;
     rv_db_log(db, "%s (failure %d in a row; inputs kept, retry in %llu s)",
-              why, db->compaction_failures,
+              why, db->mu.compact.failures,
               (unsigned long long)(pause / 1000000u));
-    if (logged || db->compaction_failures >= COMPACTION_MAX_FAILURES) {
-        rv_mutex_unlock(&db->mu);
+    if (logged || db->mu.compact.failures >= COMPACTION_MAX_FAILURES) {
+        rv_mutex_unlock(&db->mu.lock);
         rv_db_stop_writes(db, rc, why);
-        rv_mutex_lock(&db->mu);
+        rv_mutex_lock(&db->mu.lock);
     }
 }
 
@@ -282,30 +282,30 @@ static void compaction_count(ravel_db *db, const struct rv_compaction *c,
                              uint64_t took)
 {
     int o = c->output_level;
-    atomic_fetch_add_explicit(&db->stat_compactions[o], 1,
+    atomic_fetch_add_explicit(&db->stats.compactions[o], 1,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&db->stat_compact_read[o], r->read_bytes,
+    atomic_fetch_add_explicit(&db->stats.compact_read[o], r->read_bytes,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&db->stat_compact_written[o], r->out.bytes,
+    atomic_fetch_add_explicit(&db->stats.compact_written[o], r->out.bytes,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&db->stat_compact_micros[o], took,
+    atomic_fetch_add_explicit(&db->stats.compact_micros[o], took,
                               memory_order_relaxed);
-    atomic_fetch_add_explicit(&db->stat_compact_dropped, r->dropped,
+    atomic_fetch_add_explicit(&db->stats.compact_dropped, r->dropped,
                               memory_order_relaxed);
     if (c->is_move)
-        atomic_fetch_add_explicit(&db->stat_compact_moves, 1,
+        atomic_fetch_add_explicit(&db->stats.compact_moves, 1,
                                   memory_order_relaxed);
 }
 
 int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
 {
-    c->next = db->running_compactions;
-    db->running_compactions = c;
-    db->n_running_compactions++;
+    c->next = db->mu.compact.running;
+    db->mu.compact.running = c;
+    db->mu.compact.n_running++;
     struct rv_keep keep;
     memset(&keep, 0, sizeof keep);
     int rc = rv_keep_init_locked(&keep, db);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     rv_pause_here(RV_PAUSE_COMPACTION_PICKED);
 
     uint64_t start = rv_now_micros();
@@ -337,7 +337,7 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
             rv_pause_here(RV_PAUSE_COMPACTION_LOGGED);
     }
 
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, NULL, &edit);
     compaction_unlink_running_locked(db, c);
@@ -345,7 +345,7 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
     if (rc != RAVEL_OK) {
         compaction_fail_locked(db, c, rc, logged);
     } else {
-        db->compaction_failures = 0;
+        db->mu.compact.failures = 0;
         compaction_count(db, c, &r, took);
         rv_db_log(db, "compacted %d+%d file(s) of level %d%s into %d file(s) "
                   "of level %d: %llu bytes read, %llu written, %llu "
@@ -358,8 +358,8 @@ int rv_compaction_run_locked(ravel_db *db, struct rv_compaction *c)
                   c->score, c->manual ? ", manual" : "");
     }
     rv_compaction_release(c);
-    pthread_cond_broadcast(&db->compact_cv);
-    pthread_cond_broadcast(&db->bg_cv);
+    pthread_cond_broadcast(&db->mu.compact.cv);
+    pthread_cond_broadcast(&db->mu.bg.cv);
     rv_version_edit_clear(&edit);
     rv_table_output_free(&r.out);
     rv_keep_free(&keep);

@@ -107,7 +107,7 @@ rv_compaction_pick_range(const struct ravel_options *o, struct rv_files *fs,
                          const char *end, size_t elen, uint64_t min_number,
                          int allow_move, int *busy);
 
-/* Clears the inputs' compacting marks (under db->mu) and frees C. */
+/* Clears the inputs' compacting marks (under db->mu.lock) and frees C. */
 RAVEL_PRIVATE void rv_compaction_release(struct rv_compaction *c);
 
 /* The deepest level of FS holding a file, 0 if none. */

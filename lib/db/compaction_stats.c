@@ -18,8 +18,8 @@ static uint64_t cstats_load(_Atomic uint64_t *c)
 
 char *rv_levelstats_text(ravel_db *db)
 {
-    rv_mutex_lock(&db->mu);
-    const struct rv_files *fs = db->current->files;
+    rv_mutex_lock(&db->mu.lock);
+    const struct rv_files *fs = db->read.current->files;
     struct rv_level_targets t;
     rv_level_targets_compute(&db->options, fs, &t);
     char *text = rv_text_format("level files bytes target score "
@@ -29,38 +29,38 @@ char *rv_levelstats_text(ravel_db *db)
                       (unsigned long long)rv_level_bytes(fs, l),
                       (unsigned long long)(l ? t.bytes[l] : 0),
                       rv_level_score(&db->options, fs, &t, l));
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     return text;
 }
 
 uint64_t rv_db_pending_compaction_bytes(ravel_db *db)
 {
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
     uint64_t b = rv_pending_compaction_bytes(&db->options,
-                                             db->current->files);
-    rv_mutex_unlock(&db->mu);
+                                             db->read.current->files);
+    rv_mutex_unlock(&db->mu.lock);
     return b;
 }
 
 int rv_db_compaction_pending(ravel_db *db)
 {
-    rv_mutex_lock(&db->mu);
-    const struct rv_files *fs = db->current->files;
+    rv_mutex_lock(&db->mu.lock);
+    const struct rv_files *fs = db->read.current->files;
     struct rv_level_targets t;
     rv_level_targets_compute(&db->options, fs, &t);
     int due = 0;
     for (int l = 0; l < db->options.num_levels && !due; l++)
         due = rv_level_score(&db->options, fs, &t, l) >= 1;
-    due |= db->n_running_compactions > 0;
-    rv_mutex_unlock(&db->mu);
+    due |= db->mu.compact.n_running > 0;
+    rv_mutex_unlock(&db->mu.lock);
     return due;
 }
 
 int rv_db_running_compactions(ravel_db *db)
 {
-    rv_mutex_lock(&db->mu);
-    int n = db->n_running_compactions;
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
+    int n = db->mu.compact.n_running;
+    rv_mutex_unlock(&db->mu.lock);
     return n;
 }
 
@@ -77,38 +77,38 @@ enum rv_wc_state rv_db_write_controller_state(ravel_db *db, uint64_t *rate)
 char *rv_compaction_stats_text(ravel_db *db)
 {
     char *text = rv_text_format("%s", "");
-    uint64_t written = cstats_load(&db->stat_flush_bytes);
+    uint64_t written = cstats_load(&db->stats.flush_bytes);
     for (int l = 1; l < RV_NUM_LEVELS; l++) {
-        uint64_t n = cstats_load(&db->stat_compactions[l]);
+        uint64_t n = cstats_load(&db->stats.compactions[l]);
         if (!n)
             continue;
-        uint64_t w = cstats_load(&db->stat_compact_written[l]);
+        uint64_t w = cstats_load(&db->stats.compact_written[l]);
         written += w;
         rv_text_append(&text, "compaction into level %d: %llu compactions, "
                       "%llu bytes read, %llu written, %.3f s\n", l,
                       (unsigned long long)n,
                       (unsigned long long)cstats_load(
-                          &db->stat_compact_read[l]),
+                          &db->stats.compact_read[l]),
                       (unsigned long long)w,
-                      (double)cstats_load(&db->stat_compact_micros[l]) / 1e6);
+                      (double)cstats_load(&db->stats.compact_micros[l]) / 1e6);
     }
-    uint64_t user = cstats_load(&db->stat_user_bytes);
+    uint64_t user = cstats_load(&db->stats.user_bytes);
     rv_text_append(&text, "compaction: %llu moves, %llu entries dropped, %d "
                   "running, %llu pending bytes\n"
                   "write amplification: %.2f (%llu bytes written by flushes "
                   "and compactions / %llu bytes written by users)\n",
-                  (unsigned long long)cstats_load(&db->stat_compact_moves),
-                  (unsigned long long)cstats_load(&db->stat_compact_dropped),
+                  (unsigned long long)cstats_load(&db->stats.compact_moves),
+                  (unsigned long long)cstats_load(&db->stats.compact_dropped),
                   rv_db_running_compactions(db),
                   (unsigned long long)rv_db_pending_compaction_bytes(db),
                   user ? (double)written / (double)user : 0.0,
                   (unsigned long long)written, (unsigned long long)user);
     uint64_t rate = 0;
     enum rv_wc_state s = rv_db_write_controller_state(db, &rate);
-    rv_mutex_lock(&db->mu);
-    enum rv_wc_state own = db->stall_state;
-    enum rv_stall_cause cause = db->stall_cause;
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
+    enum rv_wc_state own = db->mu.stall.state;
+    enum rv_stall_cause cause = db->mu.stall.cause;
+    rv_mutex_unlock(&db->mu.lock);
     rv_text_append(&text, "write controller: %s%s, this database asks for "
                   "%s (%s), rate %llu bytes/s; %llu writes refused "
                   "(RAVEL_NO_SLOWDOWN)\n",
@@ -119,10 +119,10 @@ char *rv_compaction_stats_text(ravel_db *db)
                   own == RV_WC_STOP ? "a stop"
                       : own == RV_WC_DELAY ? "a slowdown" : "nothing",
                   rv_stall_cause_name(cause), (unsigned long long)rate,
-                  (unsigned long long)cstats_load(&db->stat_busy));
+                  (unsigned long long)cstats_load(&db->stats.busy));
     for (int c = RV_CAUSE_MEMTABLES; c < RV_CAUSE_COUNT; c++) {
-        uint64_t stop = cstats_load(&db->stat_stop_micros[c]);
-        uint64_t delay = cstats_load(&db->stat_delay_micros[c]);
+        uint64_t stop = cstats_load(&db->stats.stop_micros[c]);
+        uint64_t delay = cstats_load(&db->stats.delay_micros[c]);
         if (stop || delay)
             rv_text_append(&text, "write stall %s: %.3f s stopped, %.3f s "
                           "slowed down\n",

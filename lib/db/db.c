@@ -125,7 +125,7 @@ uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing)
 
 int rv_db_writers_queued(ravel_db *db)
 {
-    return rv_write_queue_waiting(&db->queue);
+    return rv_write_queue_waiting(&db->write.queue);
 }
 #endif
 
@@ -171,10 +171,10 @@ void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
     rv_stop_set(&db->stop, rc, reason);
     /* wake writers waiting for room and ravel_flush callers; withdraw
     ** what the database asked of its write controller */
-    rv_mutex_lock(&db->mu);
-    pthread_cond_broadcast(&db->flush_cv);
+    rv_mutex_lock(&db->mu.lock);
+    pthread_cond_broadcast(&db->mu.bg.flush_cv);
     rv_write_stall_update_locked(db);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     /* The first to get here logs the recorded reason, which may be one the
     ** WAL recorded before.  relaxed: the flag only elects the logger. */
     if (atomic_exchange_explicit(&db->stop_logged, 1, memory_order_relaxed))
@@ -190,10 +190,10 @@ static void db_free(ravel_db *db)
 {
     /* a stall this database caused must not outlive it */
     rv_wc_detach(&db->wc_member);
-    rv_read_epoch_drain(&db->epoch);
-    if (db->current)
-        rv_version_unref(db->current);
-    rv_manifest_close(db->manifest);
+    rv_read_epoch_drain(&db->read.epoch);
+    if (db->read.current)
+        rv_version_unref(db->read.current);
+    rv_manifest_close(db->manifest.log);
     rv_table_cache_free(db->tables);
     if (db->block_cache)
         rv_cache_unref(db->block_cache);
@@ -201,17 +201,17 @@ static void db_free(ravel_db *db)
     rv_lockfile_release(&db->lock);
     if (db->log_fd >= 0)
         close(db->log_fd);
-    rv_write_queue_destroy(&db->queue);
-    rv_write_queue_destroy(&db->commit_queue);
+    rv_write_queue_destroy(&db->write.queue);
+    rv_write_queue_destroy(&db->write.commit_queue);
     rv_write_ordering_destroy(db);
     rv_stop_destroy(&db->stop);
-    pthread_cond_destroy(&db->bg_cv);
-    pthread_cond_destroy(&db->flush_cv);
-    pthread_cond_destroy(&db->compact_cv);
-    rv_mutex_destroy(&db->manifest_mu);
-    rv_mutex_destroy(&db->mu);
+    pthread_cond_destroy(&db->mu.bg.cv);
+    pthread_cond_destroy(&db->mu.bg.flush_cv);
+    pthread_cond_destroy(&db->mu.compact.cv);
+    rv_mutex_destroy(&db->manifest.lock);
+    rv_mutex_destroy(&db->mu.lock);
     for (int l = 0; l < RV_NUM_LEVELS; l++)
-        free(db->compact_pointer[l].key);
+        free(db->mu.compact.pointer[l].key);
     db->magic = RV_DB_DEAD;
     free(db->dir);
     free(db);
@@ -229,31 +229,31 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     db->dir = strdup(dir);
     rv_memtable *mem = rv_memtable_new(db->options.write_buffer_size);
     struct rv_files *files = rv_files_new_empty();
-    db->current = mem && files ? rv_version_new(mem, 0, 0, files) : NULL;
+    db->read.current = mem && files ? rv_version_new(mem, 0, 0, files) : NULL;
     if (mem)
         rv_memtable_unref(mem); /* the version holds it */
     if (files)
         rv_files_unref(files);
-    if (!db->dir || !db->current) {
-        if (db->current)
-            rv_version_unref(db->current);
+    if (!db->dir || !db->read.current) {
+        if (db->read.current)
+            rv_version_unref(db->read.current);
         rv_options_release(&db->options);
         free(db->dir);
         free(db);
         return NULL;
     }
-    rv_read_epoch_init(&db->epoch);
+    rv_read_epoch_init(&db->read.epoch);
     db->magic = RV_DB_MAGIC;
     db->lock.fd = -1;
     db->log_fd = -1;
-    rv_mutex_init(&db->mu);
-    pthread_cond_init(&db->bg_cv, NULL);
-    pthread_cond_init(&db->flush_cv, NULL);
-    pthread_cond_init(&db->compact_cv, NULL);
-    rv_mutex_init(&db->manifest_mu);
+    rv_mutex_init(&db->mu.lock);
+    pthread_cond_init(&db->mu.bg.cv, NULL);
+    pthread_cond_init(&db->mu.bg.flush_cv, NULL);
+    pthread_cond_init(&db->mu.compact.cv, NULL);
+    rv_mutex_init(&db->manifest.lock);
     rv_stop_init(&db->stop);
-    rv_write_queue_init(&db->queue);
-    rv_write_queue_init(&db->commit_queue);
+    rv_write_queue_init(&db->write.queue);
+    rv_write_queue_init(&db->write.commit_queue);
     return db;
 }
 
@@ -306,9 +306,9 @@ static int db_open_caches(ravel_db *db)
 ** a background flush writes it and the WAL it came from can go. */
 static int db_flush_recovered(ravel_db *db, uint64_t segment)
 {
-    rv_memtable *mem = db->current->mem;
+    rv_memtable *mem = db->read.current->mem;
     if (rv_memtable_memory_usage(mem) < db->options.write_buffer_size / 4 ||
-        rv_db_memtable_is_empty(mem))
+        rv_memtable_is_empty(mem))
         return RAVEL_OK;
     rv_memtable *fresh = rv_memtable_new(db->options.write_buffer_size);
     if (!fresh)
@@ -333,19 +333,19 @@ static int db_attach_write_controller(ravel_db *db)
         return rc;
     rv_wc_attach(wc, &db->wc_member);
     rv_write_controller_unref(wc); /* the membership holds it */
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
     rv_write_stall_update_locked(db);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     return RAVEL_OK;
 }
 
 static void db_log_open(ravel_db *db)
 {
     const char *why = "";
-    const char *io = db->wal ? rv_wal_io_mode(db->wal, &why) : "none";
+    const char *io = db->write.wal ? rv_wal_io_mode(db->write.wal, &why) : "none";
     rv_db_log(db, "opened %s%s; WAL I/O: %s%s%s; write ordering: %s",
               db->dir, db->options.read_only ? " read-only" : "", io,
-              *why ? " -- " : "", why, rv_write_ordering_name(db->ordering));
+              *why ? " -- " : "", why, rv_write_ordering_name(db->write.ordering));
 }
 
 int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
@@ -371,12 +371,12 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         rc = rv_db_recover(db);
     if (rc == RAVEL_OK)
         rc = rv_write_ordering_init(db);
-    db->active_mem = db->current->mem;
-    db->active_mem_wal = db->current->mem_wal;
-    uint64_t segment = db->next_segment;
+    db->write.active_mem = db->read.current->mem;
+    db->write.active_mem_wal = db->read.current->mem_wal;
+    uint64_t segment = db->write.next_segment;
     if (rc == RAVEL_OK && !db->options.read_only)
-        rc = rv_wal_open(db->dir, db->next_segment++, db->wal_prev_end,
-                         &db->options, &db->stop, &db->wal);
+        rc = rv_wal_open(db->dir, db->write.next_segment++, db->write.wal_prev_end,
+                         &db->options, &db->stop, &db->write.wal);
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = db_flush_recovered(db, segment);
     if (rc == RAVEL_OK && !db->options.read_only)
@@ -385,14 +385,14 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         rc = rv_bg_start(db);
     if (rc)
         goto out;
-    atomic_store_explicit(&db->last_visible_seq, db->last_seq,
+    atomic_store_explicit(&db->write.last_visible_seq, db->write.last_seq,
                           memory_order_relaxed);
     db_log_open(db);
     *out = db;
 out:
     if (rc) {
-        if (db->wal)
-            rv_wal_close(db->wal);
+        if (db->write.wal)
+            rv_wal_close(db->write.wal);
         db_free(db);
     }
     return rc;
@@ -419,7 +419,7 @@ static void db_flush_at_close(ravel_db *db)
         bytes += rv_memtable_memory_usage(v->imm[i]);
     rv_version_unref(v);
     /* relaxed: written by leaders that completed before the gate closed */
-    int nowal = atomic_load_explicit(&db->stat_nowal_writes,
+    int nowal = atomic_load_explicit(&db->stats.nowal_writes,
                                      memory_order_relaxed) > 0;
     if (bytes < DB_CLOSE_FLUSH_MIN && !nowal)
         return;
@@ -454,11 +454,11 @@ int ravel_close(ravel_db *db)
         return rc;
     /* No call is in progress now, so the counts are stable; and no write
     ** is queued or waiting for an fdatasync. */
-    rv_mutex_lock(&db->mu);
-    int snaps = db->live_snapshots;
-    int iters = atomic_load_explicit(&db->live_iterators,
+    rv_mutex_lock(&db->mu.lock);
+    int snaps = db->mu.snapshots.live;
+    int iters = atomic_load_explicit(&db->read.live_iterators,
                                      memory_order_acquire);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     if (snaps || iters) {
         rc = rv_error(RAVEL_INVALID, "ravel_close: %d snapshot(s) and %d "
                       "iterator(s) are still open; release them first",
@@ -471,9 +471,9 @@ int ravel_close(ravel_db *db)
     /* A running flush finishes; memtables not yet flushed stay in their
     ** WAL segments for the next open. */
     rv_bg_stop(db);
-    uint64_t segment = db->wal ? rv_wal_segment_number(db->wal) : 0;
-    rc = rv_wal_close(db->wal);
-    if (rc == RAVEL_OK && segment && db->manifest &&
+    uint64_t segment = db->write.wal ? rv_wal_segment_number(db->write.wal) : 0;
+    rc = rv_wal_close(db->write.wal);
+    if (rc == RAVEL_OK && segment && db->manifest.log &&
         !db->options.read_only && !rv_stop_code(&db->stop))
         rc = db_record_clean_close(db, segment);
     rv_db_log(db, "closed%s%s", rc ? ": " : "", rc ? rv_errmsg_get() : "");

@@ -1,15 +1,15 @@
 /*
-** db.h -- the database handle, shared by the files of lib/db/:
-**   db.c          the handle: open, close, checking a handle
-**   db_dir.c      the directory: creating it, IDENTITY
-**   recovery.c    reading the manifest and replaying the WAL on open
-**   version.c     the memtables and files reads see (version.h)
-**   table_cache.c the open table files
-**   bg.c          the background threads and the jobs they run
-**   flush.c       writing an immutable memtable to table files
-**   db_write.c    the write path; write_group.c forms the groups
-**   db_read.c     gets, snapshots, iterators
-**   properties.c  ravel_property
+** db.h -- the database handle (struct ravel_db) and the few functions
+** every file of lib/db/ shares: the call gate, versions, the manifest
+** edit, stopping writes, the LOG.
+**
+** The handle's state is grouped by what protects it (the comment on
+** struct ravel_db); each group's type is declared field by field, saying
+** who writes it and what protects it, in its subsystem's header:
+** db_write.h (the write path), db_read.h (what reads load, the
+** snapshots), version.h (the file numbering), bg.h, compaction.h,
+** write_stall.h, db_stats.h.  Every file of lib/db/ that defines an rv_
+** function has its header; docs/design.md maps them all.
 **
 ** Visibility: last_visible_seq is the sequence number reads and snapshots
 ** use.  In the default (ordered) mode it advances only when a whole write
@@ -21,176 +21,117 @@
 #define RAVEL_DB_H
 
 #include "ravel_int.h"
-#include "util/mutex.h"
-#include "base/commit_table.h"
-#include "db/compaction_picker.h"
+#include "base/options.h"
+#include "db/bg.h"
+#include "db/compaction.h"
+#include "db/compaction_stats.h"
+#include "db/db_dir.h"
+#include "db/db_read.h"
+#include "db/db_stats.h"
+#include "db/db_write.h"
+#include "db/flush.h"
 #include "db/manifest.h"
-#include "db/order_ring.h"
-#include "db/read_epoch.h"
+#include "db/recovery.h"
 #include "db/table_cache.h"
 #include "db/version.h"
 #include "db/visibility.h"
+#include "db/write_stall.h"
+#include "util/cache.h"
 #include "util/lockfile.h"
-#include "util/write_controller.h"
-#include "db/write_group.h"
-#include "memtable/memtable.h"
-#include "base/options.h"
+#include "util/mutex.h"
 #include "util/stop.h"
-#include "wal/wal_writer.h"
+#include "util/write_controller.h"
 
 #include <pthread.h>
 
 #define RV_DB_MAGIC 0x7261766c64624f4bull  /* alive */
 #define RV_DB_DEAD 0x7261766c64624445ull   /* closed */
 
+/* The database handle.  Its state is grouped by what protects it, so that
+** every use names the lock or the rule: db->mu.bg.flush_running is read
+** and written with db->mu.lock held, db->write.next_segment by the
+** write-group leader alone, db->stats.flushes with relaxed atomics.  Each
+** group's type is declared, field by field, in its subsystem's header. */
 struct ravel_db {
+    /* Fixed after open: set by ravel_open before any other thread exists,
+    ** read by everyone without a lock, released by close. */
     uint64_t magic;                 /* RV_DB_MAGIC while open */
     char *dir;
     struct ravel_options options;
     struct rv_lockfile lock;        /* DIR/LOCK, held while open */
     int log_fd;                     /* LOG file, -1 if it could not open */
+    rv_table_cache *tables;         /* has its own locks (table_cache.h) */
+    struct rv_cache *block_cache;   /* NULL when block_cache_size is 0;
+                                    ** its own locks (util/cache.h) */
+    /* This database's membership of its write controller: attached at
+    ** open, detached at close; what it asks and is granted are the
+    ** controller's, under its own lock (util/write_controller.h). */
+    struct rv_wc_member wc_member;
 
     /* API calls in progress, plus a closing flag in the top bit (db.c,
     ** "the gate"); also the futex word ravel_close sleeps on.  Atomic:
     ** rv_db_enter/rv_db_leave and ravel_close. */
     _Atomic uint32_t gate;
 
-    /* Write path. */
-    struct rv_write_queue queue;
-    rv_wal *wal;                    /* NULL when read_only */
-    /* The last sequence assigned: by the write-group leader, and with
-    ** write_prepared also by the commit-queue leader (compare-and-swap).
-    ** Others read it for statistics and the manifest. */
-    _Atomic uint64_t last_seq;
-    uint64_t next_segment;          /* leader only */
-    uint64_t wal_prev_end;          /* set by recovery: where the data of
-                                    ** the last replayed segment ends, the
-                                    ** first new segment's prev_end */
-    /* The sequence reads and snapshots use: published (release) by the
-    ** group completer (ordered), the leader (unordered), the batch poppers
-    ** (in-order publication) or the commit-queue leader (write_prepared,
-    ** where it is RocksDB's last_published_seq). */
-    _Atomic uint64_t last_visible_seq;
-
-    /* Ordering modes (docs/ordering.md, db_write.c). */
-    enum rv_write_ordering ordering;
-    /* Released members still inserting (unordered modes): a memtable
-    ** switch waits for 0 (RocksDB's pending_memtable_writes and
-    ** switch_cv_); a futex word, with switch_waiting set while the
-    ** leader sleeps on it. */
-    _Atomic uint32_t pending_inserts;
-    _Atomic uint32_t switch_waiting;
-    /* Batches in sequence order until published (in-order publication)
-    ** or committed (write_prepared). */
-    struct rv_order_ring order_ring;
-    _Atomic int publish_failed;     /* in-order: an insert failed, nothing
-                                    ** past it is ever published */
-    /* write_prepared: the second write queue (commits), the commit table,
-    ** and the commit watermark: every batch prepared at or below it has
-    ** committed, at or below last_visible_seq (raised after it). */
-    struct rv_write_queue commit_queue;
-    struct rv_commit_table commit_table;
-    _Atomic uint64_t commit_watermark;
+    /* The write path: the leader's and the ordering modes' state
+    ** (db_write.h). */
+    struct rv_db_write write;
 
     /* Writes stopped by a failure (util/stop.h): the one record of it,
     ** shared with the WAL writer, which records its I/O failures there. */
     struct rv_stop stop;
     _Atomic int stop_logged;        /* 1 once the LOG has the stop; xchg */
 
-    rv_mutex mu;             /* guards current and the fields
-                                    ** below, up to the statistics */
-    struct rv_version *_Atomic current; /* written under mu; readers load
-                                    ** it inside the read epoch */
-    struct rv_read_epoch epoch;     /* what keeps replaced versions alive
-                                    ** for the readers that loaded them */
-    /* current->mem and current->mem_wal, written under mu by the leader
-    ** that switches memtables, read by leaders alone without the lock. */
-    rv_memtable *active_mem;
-    uint64_t active_mem_wal;
-    int live_snapshots;
-    _Atomic int live_iterators;     /* atomic, not under mu */
-    struct ravel_snapshot *snapshots; /* live snapshots, a list */
+    /* What reads load without a lock (db_read.h). */
+    struct rv_db_read read;
 
-    /* Table files (mu).  log_number: WAL segments below it hold only
-    ** flushed data (the manifest says so); next_file_number: the next
-    ** table or manifest number. */
-    uint64_t log_number;
-    uint64_t next_file_number;
-    rv_manifest *manifest;          /* flushes, compactions and close
-                                    ** append, one edit at a time
-                                    ** (manifest_mu) */
-    rv_table_cache *tables;
-    struct rv_cache *block_cache;   /* NULL when block_cache_size is 0 */
+    /* Everything below mu.lock is read and written with it held. */
+    struct {
+        rv_mutex lock;
+        struct rv_db_snapshot_list snapshots; /* db_read.h */
+        struct rv_db_files files;             /* version.h */
+        struct rv_db_bg bg;                   /* bg.h */
+        struct rv_db_compactions compact;     /* compaction.h */
+        struct rv_db_stall stall;             /* write_stall.h */
+    } mu;
 
-    /* Background jobs (bg.c; mu).  bg_cv: a job may be ready (or
-    ** shutdown); flush_cv: a flush finished, or failed. */
-    pthread_cond_t bg_cv;
-    pthread_cond_t flush_cv;
-    pthread_t *bg_threads;
-    int n_bg_threads;
-    int bg_shutdown;
-    int flush_running;              /* one flush at a time, oldest first */
+    /* The manifest takes one edit at a time: flushes, compactions and
+    ** close append under manifest.lock, which is taken inside no other
+    ** lock (mu.lock is never held while waiting for it). */
+    struct {
+        rv_mutex lock;
+        rv_manifest *log;
+    } manifest;
 
-    /* Compactions (compaction.c, compaction_picker.h; mu).  The manifest
-    ** takes one edit at a time (manifest_mu, inside no other lock);
-    ** compact_cv: a compaction ended. */
-    rv_mutex manifest_mu;
-    pthread_cond_t compact_cv;
-    struct rv_compaction *running_compactions;
-    int n_running_compactions;
-    struct rv_key_pointer compact_pointer[RV_NUM_LEVELS];
-    int compaction_failures;        /* in a row; writes stop at 5 */
-    uint64_t compaction_retry_at;   /* monotonic micros: no automatic
-                                    ** compaction before, after a failure */
-    _Atomic int compaction_abort;   /* close: running ones give up */
+    /* Close sets it: running compactions give up.  Atomic. */
+    _Atomic int compaction_abort;
 
-    /* The write controller (write_stall.c): this database's membership,
-    ** and what it asks for now (mu). */
-    struct rv_wc_member wc_member;
-    enum rv_wc_state stall_state;
-    enum rv_stall_cause stall_cause;
-    uint64_t stall_rate;            /* bytes/s asked while delaying */
-    uint64_t stall_prev_debt;       /* pending bytes at the last update */
-    int stall_prev_l0;              /* level 0 files at the last update */
-    int memtables_full;             /* a leader waits for a flush to make
-                                    ** room for a memtable */
-    uint64_t stall_since;           /* monotonic micros the state began */
-
-    /* Statistics (relaxed). */
-    _Atomic uint64_t stat_memtable_switches;
-    _Atomic uint64_t stat_nowal_writes;
-    _Atomic uint64_t stat_flushes;
-    _Atomic uint64_t stat_flush_bytes;     /* table bytes written */
-    _Atomic uint64_t stat_flush_entries;   /* entries written */
-    _Atomic uint64_t stat_flush_dropped;   /* versions no reader can see */
-    _Atomic uint64_t stat_flush_micros;
-    _Atomic uint64_t stat_stalls;          /* groups that waited for room */
-    _Atomic uint64_t stat_stall_micros;
-    _Atomic uint64_t stat_bg_errors;
-    _Atomic uint64_t stat_filter_useful;   /* table lookups a filter saved */
-    _Atomic uint64_t stat_wal_deleted;     /* obsolete segments deleted */
-    _Atomic uint64_t stat_switch_waits;    /* switches that waited for
-                                           ** released inserts */
-    _Atomic uint64_t stat_publish_waits;   /* writers that waited for an
-                                           ** earlier batch to publish */
-    _Atomic uint64_t stat_window_waits;    /* leaders that waited for room
-                                           ** in the order ring or the
-                                           ** commit window */
-    _Atomic uint64_t stat_stale_reads;     /* gets started again (an
-                                           ** evicted commit entry) */
-    _Atomic uint64_t stat_user_bytes;      /* batch bytes written */
-    /* compactions, by output level */
-    _Atomic uint64_t stat_compactions[RV_NUM_LEVELS];
-    _Atomic uint64_t stat_compact_read[RV_NUM_LEVELS];
-    _Atomic uint64_t stat_compact_written[RV_NUM_LEVELS];
-    _Atomic uint64_t stat_compact_micros[RV_NUM_LEVELS];
-    _Atomic uint64_t stat_compact_moves;
-    _Atomic uint64_t stat_compact_dropped;  /* versions and deletions */
-    /* the write controller: micros writers waited, by cause */
-    _Atomic uint64_t stat_stop_micros[RV_CAUSE_COUNT];
-    _Atomic uint64_t stat_delay_micros[RV_CAUSE_COUNT];
-    _Atomic uint64_t stat_busy;            /* writes refused: RAVEL_BUSY */
+    /* Statistics: relaxed atomic counters (db_stats.h). */
+    struct rv_db_stats stats;
 };
+
+/* The functions of the subsystems that run with db->mu.lock held are
+** declared here, after struct ravel_db, because clang reads the lock named
+** in their attribute (util/mutex.h) where they are declared. */
+
+/* Runs compaction C, picked under db->mu.lock (compaction.c): registers it
+** as running, drops the lock while it merges, retakes it to install the
+** result, and releases C.  On failure the inputs stay; a failed manifest
+** append stops writes, other failures stop them after 5 in a row. */
+RAVEL_PRIVATE int rv_compaction_run_locked(ravel_db *db,
+                                           struct rv_compaction *c)
+    RV_REQUIRES(db->mu.lock);
+
+/* Flushes the oldest immutable memtable of the current version (flush.c).
+** Called by a background thread with db->mu.lock held and flush_running set;
+** drops and retakes the lock.  On failure writes are stopped. */
+RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db)
+    RV_REQUIRES(db->mu.lock);
+
+/* Under db->mu.lock: recomputes what the database asks of the write
+** controller from its current version (write_stall.c). */
+RAVEL_PRIVATE void rv_write_stall_update_locked(ravel_db *db)
+    RV_REQUIRES(db->mu.lock);
 
 /* A live snapshot (db_read.c), in db->snapshots.  Its view never
 ** changes (visibility.h); HIDDEN is the view's own copy of what it
@@ -230,95 +171,14 @@ RAVEL_PRIVATE uint32_t rv_db_calls_in_progress(ravel_db *db, int *closing);
 RAVEL_PRIVATE int rv_db_writers_queued(ravel_db *db);
 #endif
 
-/* The current version with a reference taken (version.c). */
-RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);
-
-/* The current version without a reference, for a short read: valid until
-** rv_db_unpin_version(db, *TOKEN).  No lock (read_epoch.h). */
-RAVEL_PRIVATE struct rv_version *rv_db_pin_version(ravel_db *db,
-                                                   unsigned *token);
-RAVEL_PRIVATE void rv_db_unpin_version(ravel_db *db, unsigned token);
-
-/* The memtable the write-group leader inserts into.  Leader only. */
-RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
-
-/* 1 if MEM holds no entry. */
-RAVEL_PRIVATE int rv_db_memtable_is_empty(rv_memtable *mem);
-
-/* Installs a version whose active memtable is MEM (a fresh one), moving
-** the previous active memtable to the immutable list.  Leader only. */
-RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
-                                         uint64_t wal_segment);
-
-/* Appends E to the manifest, with the next file number and the last
-** sequence as of now, and makes it durable (version.c).  Flushes and
-** compactions append one at a time (db->manifest_mu). */
-RAVEL_PRIVATE int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e);
-
-/* Under db->mu: installs a version whose files are the current ones with
+/* Under db->mu.lock: installs a version whose files are the current ones with
 ** E applied (its files added, its deleted ones removed) and, if FLUSHED is
 ** not NULL, without that immutable memtable; then updates the write
 ** controller's view of the database (version.c). */
 RAVEL_PRIVATE int rv_db_install_edit_locked(ravel_db *db,
                                             rv_memtable *flushed,
                                             const struct rv_version_edit *e)
-    RV_REQUIRES(db->mu);
-
-/* ravel_flush without the gate (db_write.c): close calls it. */
-RAVEL_PRIVATE int rv_db_flush(ravel_db *db, int flags);
-
-/* Starts the background threads (bg.c); stops them, letting a running
-** job finish and starting no other. */
-RAVEL_PRIVATE int rv_bg_start(ravel_db *db);
-RAVEL_PRIVATE void rv_bg_stop(ravel_db *db);
-
-/* Runs compaction C, picked under db->mu (compaction.c): registers it
-** as running, drops the lock while it merges, retakes it to install the
-** result, and releases C.  On failure the inputs stay; a failed manifest
-** append stops writes, other failures stop them after 5 in a row. */
-RAVEL_PRIVATE int rv_compaction_run_locked(ravel_db *db,
-                                           struct rv_compaction *c)
-    RV_REQUIRES(db->mu);
-
-/* Under db->mu: recomputes what the database asks of the write
-** controller from its current version (write_stall.c). */
-RAVEL_PRIVATE void rv_write_stall_update_locked(ravel_db *db)
-    RV_REQUIRES(db->mu);
-
-/* Admits a write group of BYTES whose last member is LAST
-** (write_stall.c): waits as the write controller says, or returns
-** RAVEL_BUSY (no message: the writers refused report it) for
-** NO_SLOWDOWN; RAVEL_READONLY (message set) if writes stop meanwhile.
-** Before waiting, fails the RAVEL_NO_SLOWDOWN writers queued behind LAST
-** (rv_write_stall_fail_no_slowdown). */
-RAVEL_PRIVATE int rv_write_stall_admit(ravel_db *db, uint64_t bytes,
-                                       int no_slowdown,
-                                       struct rv_writer *last);
-RAVEL_PRIVATE void rv_write_stall_fail_no_slowdown(ravel_db *db,
-                                                   struct rv_writer *last);
-
-/* 1 if the write controller holds writes back now (a slowdown or a stop;
-** one relaxed load, a hint): a group is admitted only then, and a
-** RAVEL_NO_SLOWDOWN write is refused before it queues. */
-RAVEL_PRIVATE int rv_write_stall_active(ravel_db *db);
-
-/* Text of the compaction properties (compaction_stats.c), malloc'd or
-** NULL on OOM: ravel.levelstats, the compaction and write-controller
-** lines of ravel.stats. */
-RAVEL_PRIVATE char *rv_levelstats_text(ravel_db *db);
-RAVEL_PRIVATE char *rv_compaction_stats_text(ravel_db *db);
-RAVEL_PRIVATE uint64_t rv_db_pending_compaction_bytes(ravel_db *db);
-RAVEL_PRIVATE int rv_db_compaction_pending(ravel_db *db);
-RAVEL_PRIVATE int rv_db_running_compactions(ravel_db *db);
-/* The write controller's enforced state and rate (0 unless delayed). */
-RAVEL_PRIVATE enum rv_wc_state rv_db_write_controller_state(ravel_db *db,
-                                                            uint64_t *rate);
-
-/* Flushes the oldest immutable memtable of the current version (flush.c).
-** Called by a background thread with db->mu held and flush_running set;
-** drops and retakes the lock.  On failure writes are stopped. */
-RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 
 /* Makes a version-edit file of META and the callbacks that delete its
 ** file once obsolete and unused (db.c; used by recovery, flushes and
@@ -331,7 +191,7 @@ RAVEL_PRIVATE struct rv_file *rv_db_new_file(ravel_db *db,
 ** none or memory ran out (*NOMEM set then). */
 RAVEL_PRIVATE struct rv_snapshot_bounds *
 rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 
 /* Stops writes after a failure with result code RC (RAVEL_IOERR,
 ** RAVEL_NOMEM, ...) and message REASON: every later write returns
@@ -339,21 +199,6 @@ rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem)
 ** The first failure wins (the WAL may have recorded it already). */
 RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, int rc,
                                      const char *reason);
-
-/* Prepares the directory (db_dir.c): creates it and IDENTITY when asked
-** and allowed, or checks they are there; takes the LOCK. */
-RAVEL_PRIVATE int rv_db_prepare_dir(ravel_db *db);
-
-/* Reads the manifest and replays the WAL segments it does not cover
-** into the active memtable; then, unless read-only, starts a new manifest
-** and deletes obsolete files (recovery.c). */
-RAVEL_PRIVATE int rv_db_recover(ravel_db *db);
-
-/* Deletes WAL segments FROM .. TO-1 (flushed: their data is in table
-** files the manifest names).  Best effort: a segment left behind is
-** deleted by the next open. */
-RAVEL_PRIVATE void rv_db_delete_wal_segments(ravel_db *db, uint64_t from,
-                                             uint64_t to);
 
 /* Appends a timestamped line to the LOG file of the database. */
 RAVEL_PRIVATE void rv_db_log(ravel_db *db, const char *fmt, ...)

@@ -12,8 +12,8 @@
 ** through the read epoch (read_epoch.h), an iterator takes a reference
 ** inside it.
 **
-** Snapshots are listed in db->snapshots (their sequences are read under
-** db->mu when they are taken), so that a flush keeps every version one of
+** Snapshots are listed in db->mu.snapshots.list (their sequences are read under
+** db->mu.lock when they are taken), so that a flush keeps every version one of
 ** them can see.
 **
 ** Read options (read_options.h) choose the snapshot, an iterator's bounds
@@ -90,19 +90,19 @@ static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
         return rv_error(RAVEL_NOMEM, "out of memory for a snapshot");
     s->db = db;
     s->prev = NULL;
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
     int rc = rv_db_capture_view(db, &s->view, &s->hidden);
     if (rc) {
-        rv_mutex_unlock(&db->mu);
+        rv_mutex_unlock(&db->mu.lock);
         free(s);
         return rc;
     }
-    s->next = db->snapshots;
+    s->next = db->mu.snapshots.list;
     if (s->next)
         s->next->prev = s;
-    db->snapshots = s;
-    db->live_snapshots++;
-    rv_mutex_unlock(&db->mu);
+    db->mu.snapshots.list = s;
+    db->mu.snapshots.live++;
+    rv_mutex_unlock(&db->mu.lock);
     *out = s;
     return RAVEL_OK;
 }
@@ -125,15 +125,15 @@ static int read_snapshot_release(ravel_db *db, ravel_snapshot *snap)
     int rc = read_check_snapshot(db, snap, "ravel_snapshot_release");
     if (rc)
         return rc;
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
     if (snap->prev)
         snap->prev->next = snap->next;
     else
-        db->snapshots = snap->next;
+        db->mu.snapshots.list = snap->next;
     if (snap->next)
         snap->next->prev = snap->prev;
-    db->live_snapshots--;
-    rv_mutex_unlock(&db->mu);
+    db->mu.snapshots.live--;
+    rv_mutex_unlock(&db->mu.lock);
     free(snap->hidden);
     free(snap);
     return RAVEL_OK;
@@ -167,15 +167,15 @@ struct rv_snapshot_bounds *rv_db_snapshot_list_locked(ravel_db *db, int *n,
 {
     *n = 0;
     *nomem = 0;
-    if (db->live_snapshots == 0)
+    if (db->mu.snapshots.live == 0)
         return NULL;
     struct rv_snapshot_bounds *b =
-        malloc((size_t)db->live_snapshots * sizeof *b);
+        malloc((size_t)db->mu.snapshots.live * sizeof *b);
     if (!b) {
         *nomem = 1;
         return NULL;
     }
-    for (ravel_snapshot *s = db->snapshots; s; s = s->next) {
+    for (ravel_snapshot *s = db->mu.snapshots.list; s; s = s->next) {
         b[*n].all_below = s->view.all_below;
         b[*n].seq = s->view.seq;
         (*n)++;
@@ -266,7 +266,7 @@ static int read_file(ravel_db *db, struct rv_file *f, struct read_probe *p,
     int rc = rv_table_cache_get(db->tables, f, p->flags, target, tlen,
                                 read_table_entry, p, &filtered);
     if (filtered)
-        atomic_fetch_add_explicit(&db->stat_filter_useful, 1,
+        atomic_fetch_add_explicit(&db->stats.filter_useful, 1,
                                   memory_order_relaxed);
     if (rc == RAVEL_OK && p->corrupt)
         rc = rv_error(RAVEL_CORRUPT, "table file %06llu holds an entry whose "
@@ -387,7 +387,7 @@ static int read_get(ravel_db *db, const ravel_snapshot *snap, int flags,
         /* write_prepared: the commit table forgot an entry this read
         ** needed (it stalled while a table's worth of sequences went
         ** by): read again at a fresh view */
-        atomic_fetch_add_explicit(&db->stat_stale_reads, 1,
+        atomic_fetch_add_explicit(&db->stats.stale_reads, 1,
                                   memory_order_relaxed);
         if (sink->copy) {
             free(*sink->copy);
@@ -614,7 +614,7 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     it->hidden = hidden;
     it->error_message = NULL;
     /* relaxed: close reads it only after the gate, which orders it */
-    atomic_fetch_add_explicit(&db->live_iterators, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->read.live_iterators, 1, memory_order_relaxed);
     *out = it;
     return RAVEL_OK;
 }
@@ -653,7 +653,7 @@ void ravel_iter_free(ravel_iter *it)
     free(it);
     /* release: the iterator's last use happens before close sees 0 (this
     ** call is not inside the gate) */
-    atomic_fetch_sub_explicit(&db->live_iterators, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&db->read.live_iterators, 1, memory_order_release);
 }
 
 /* The iterator's status as the result of a call on it.  At its first

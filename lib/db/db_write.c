@@ -79,7 +79,7 @@ static void write_fail_group(struct rv_write_group *g, int rc)
     }
 }
 
-static int write_refusal(ravel_db *db)
+int rv_write_refusal(ravel_db *db)
 {
     return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s refuses "
                          "writes until reopened", db->dir);
@@ -96,8 +96,8 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown,
 {
     int waited = 0, rc = RAVEL_OK;
     uint64_t start = 0;
-    rv_mutex_lock(&db->mu);
-    while (db->current->n_imm + 1 >= db->options.max_write_buffer_number) {
+    rv_mutex_lock(&db->mu.lock);
+    while (db->read.current->n_imm + 1 >= db->options.max_write_buffer_number) {
         if (rv_stop_code(&db->stop)) {
             rc = RAVEL_READONLY;
             break;
@@ -109,7 +109,7 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown,
         if (!waited) {
             waited = 1;
             start = rv_now_micros();
-            db->memtables_full = 1;
+            db->mu.stall.memtables_full = 1;
             rv_write_stall_update_locked(db);
         }
         /* none of those queued behind that must not wait does */
@@ -123,24 +123,24 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown,
             until.tv_sec++;
             until.tv_nsec -= 1000000000;
         }
-        rv_cond_timedwait(&db->flush_cv, &db->mu, &until);
+        rv_cond_timedwait(&db->mu.bg.flush_cv, &db->mu.lock, &until);
     }
     if (waited) {
-        db->memtables_full = 0;
+        db->mu.stall.memtables_full = 0;
         rv_write_stall_update_locked(db);
     }
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
     if (waited) {
         uint64_t took = rv_now_micros() - start;
-        atomic_fetch_add_explicit(&db->stat_stalls, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&db->stat_stall_micros, took,
+        atomic_fetch_add_explicit(&db->stats.stalls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&db->stats.stall_micros, took,
                                   memory_order_relaxed);
-        atomic_fetch_add_explicit(&db->stat_stop_micros[RV_CAUSE_MEMTABLES],
+        atomic_fetch_add_explicit(&db->stats.stop_micros[RV_CAUSE_MEMTABLES],
                                   took, memory_order_relaxed);
     }
     if (rc == RAVEL_BUSY) /* each writer refused reports it (write_busy) */
         return RAVEL_BUSY;
-    return rc == RAVEL_OK ? RAVEL_OK : write_refusal(db);
+    return rc == RAVEL_OK ? RAVEL_OK : rv_write_refusal(db);
 }
 
 /* Replaces a full memtable by a fresh one with its own WAL segment. */
@@ -156,13 +156,13 @@ static int write_switch_memtable(ravel_db *db, int no_slowdown,
     rv_memtable *mem = rv_memtable_new(db->options.write_buffer_size);
     if (!mem)
         return rv_error(RAVEL_NOMEM, "out of memory creating a memtable");
-    uint64_t segment = db->next_segment++;
-    rc = db->wal ? rv_wal_switch_segment(db->wal, segment) : RAVEL_OK;
+    uint64_t segment = db->write.next_segment++;
+    rc = db->write.wal ? rv_wal_switch_segment(db->write.wal, segment) : RAVEL_OK;
     if (rc == RAVEL_OK)
         rc = rv_db_install_memtable(db, mem, segment);
     rv_memtable_unref(mem); /* the version holds it now, or nobody */
     if (rc == RAVEL_OK)
-        atomic_fetch_add_explicit(&db->stat_memtable_switches, 1,
+        atomic_fetch_add_explicit(&db->stats.memtable_switches, 1,
                                   memory_order_relaxed);
     return rc;
 }
@@ -180,7 +180,7 @@ static int write_assign_sequences(ravel_db *db, struct rv_write_group *g,
         if (!(w->flags & RAVEL_NO_WAL))
             *wal_bytes += rv_wal_record_size(w->batch->len);
         else if (!(w->flags & RV_WRITE_FLUSH))
-            atomic_fetch_add_explicit(&db->stat_nowal_writes, 1,
+            atomic_fetch_add_explicit(&db->stats.nowal_writes, 1,
                                       memory_order_relaxed);
         if (w->flags & RAVEL_SYNC)
             *want_sync = 1;
@@ -252,7 +252,7 @@ static void write_group_note_flush_target(ravel_db *db,
 {
     for (struct rv_writer *w = g->leader;; w = w->next) {
         if (w->flags & RV_WRITE_FLUSH)
-            w->wal_end = db->active_mem_wal;
+            w->wal_end = db->write.active_mem_wal;
         if (w == g->last)
             return;
     }
@@ -262,7 +262,7 @@ static void write_group_note_flush_target(ravel_db *db,
 static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
 {
     if (rv_stop_code(&db->stop))
-        return write_refusal(db);
+        return rv_write_refusal(db);
 
     /* the write controller: one decision per group, charged its bytes
     ** (a group without any -- ravel_flush's request, empty batches --
@@ -274,13 +274,13 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     rv_memtable *mem = rv_db_active_memtable(db);
     if (rc == RAVEL_OK &&
         (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||
-         (write_group_wants_flush(g) && !rv_db_memtable_is_empty(mem))))
+         (write_group_wants_flush(g) && !rv_memtable_is_empty(mem))))
         rc = write_switch_memtable(db, no_slowdown, g->last);
     if (rc == RAVEL_BUSY)
         return rc; /* nothing of the group is written; writes go on */
     if (rc != RAVEL_OK)
         goto out;
-    atomic_fetch_add_explicit(&db->stat_user_bytes, g->bytes,
+    atomic_fetch_add_explicit(&db->stats.user_bytes, g->bytes,
                               memory_order_relaxed);
     write_group_note_flush_target(db, g);
 
@@ -295,16 +295,16 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     if (wal_bytes == 0)
         return RAVEL_OK;
 
-    char *buf = rv_wal_reserve(db->wal, wal_bytes);
+    char *buf = rv_wal_reserve(db->write.wal, wal_bytes);
     if (!buf) {
         rc = rv_error(RAVEL_NOMEM, "out of memory for a %zu-byte WAL write",
                       wal_bytes);
         goto out;
     }
-    write_encode_records(g, buf, rv_wal_segment_number(db->wal),
-                         rv_wal_segment_tag(db->wal));
+    write_encode_records(g, buf, rv_wal_segment_number(db->write.wal),
+                         rv_wal_segment_tag(db->write.wal));
     uint64_t end = 0;
-    rc = rv_wal_append(db->wal, wal_bytes, want_sync, &end);
+    rc = rv_wal_append(db->write.wal, wal_bytes, want_sync, &end);
     if (rc != RAVEL_OK)
         goto out;
     for (struct rv_writer *w = g->leader;; w = w->next) {
@@ -373,9 +373,9 @@ static void write_finish_group(ravel_db *db, struct rv_write_group *g,
         /* release: a reader that sees last_visible_seq sees every insert
         ** of the group (each member's inserts happen-before its
         ** insert_done). */
-        atomic_store_explicit(&db->last_visible_seq, g->last_seq,
+        atomic_store_explicit(&db->write.last_visible_seq, g->last_seq,
                               memory_order_release);
-    rv_write_group_complete(&db->queue, g, self);
+    rv_write_group_complete(&db->write.queue, g, self);
 }
 
 /* A member inserts its own batch; the last one finishes the group. */
@@ -400,7 +400,7 @@ static void write_leave_inbound(ravel_db *db, struct rv_write_group *g)
             break;
     }
     if (n)
-        rv_wal_inbound(db->wal, -n);
+        rv_wal_inbound(db->write.wal, -n);
 }
 
 static void write_lead_group(ravel_db *db, struct rv_writer *leader)
@@ -409,23 +409,23 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
     rv_pause_here(RV_PAUSE_GROUP_LEAD);
     /* write_prepared: a group spans at most half the commit table, so
     ** that no two of its batches share an entry (commit_table.h) */
-    uint64_t max_seqs = db->ordering == RV_ORDERING_WRITE_PREPARED
-        ? (db->commit_table.mask + 1) / 2 : UINT64_MAX;
-    rv_write_group_form(&db->queue, leader, &g,
+    uint64_t max_seqs = db->write.ordering == RV_ORDERING_WRITE_PREPARED
+        ? (db->write.commit_table.mask + 1) / 2 : UINT64_MAX;
+    rv_write_group_form(&db->write.queue, leader, &g,
                         db->options.max_write_batch_group_size_bytes,
                         max_seqs, rv_write_unordered_max_group(db));
     int rc = write_prepare_group(db, &g);
     write_leave_inbound(db, &g);
     if (rc != RAVEL_OK) {
         write_fail_group(&g, rc);
-        rv_write_group_complete(&db->queue, &g, leader);
+        rv_write_group_complete(&db->write.queue, &g, leader);
         return;
     }
-    if (db->ordering != RV_ORDERING_ORDERED) {
+    if (db->write.ordering != RV_ORDERING_ORDERED) {
         rc = rv_write_unordered_release(db, &g, leader);
         if (rc != RAVEL_OK) {
             write_fail_group(&g, rc);
-            rv_write_group_complete(&db->queue, &g, leader);
+            rv_write_group_complete(&db->write.queue, &g, leader);
         }
         return;
     }
@@ -450,11 +450,11 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
 static void write_join(ravel_db *db, struct rv_writer *w)
 {
     if (w->flags & RAVEL_SYNC) /* only sync writers gain from gathering */
-        rv_wal_inbound(db->wal, 1);
-    int state = rv_write_queue_join(&db->queue, w);
+        rv_wal_inbound(db->write.wal, 1);
+    int state = rv_write_queue_join(&db->write.queue, w);
     if (state == RV_WRITER_LEADER)
         write_lead_group(db, w);
-    else if (state == RV_WRITER_INSERT && db->ordering != RV_ORDERING_ORDERED)
+    else if (state == RV_WRITER_INSERT && db->write.ordering != RV_ORDERING_ORDERED)
         rv_write_unordered_insert(db, w);
     else if (state == RV_WRITER_INSERT)
         write_member_insert(db, w);
@@ -463,7 +463,7 @@ static void write_join(ravel_db *db, struct rv_writer *w)
 /* RAVEL_BUSY for a RAVEL_NO_SLOWDOWN write the controller would hold. */
 static int write_busy(ravel_db *db)
 {
-    atomic_fetch_add_explicit(&db->stat_busy, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->stats.busy, 1, memory_order_relaxed);
     return rv_error(RAVEL_BUSY, "write refused (RAVEL_NO_SLOWDOWN): the write "
                     "controller of %s would make it wait (a slowdown or a "
                     "stop: ravel.stats says why); nothing of it was written",
@@ -475,7 +475,7 @@ static int write_busy(ravel_db *db)
 static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
 {
     if (rv_stop_code(&db->stop))
-        return write_refusal(db);
+        return rv_write_refusal(db);
     /* refused before it queues: none waits behind a stalled leader */
     if ((flags & RAVEL_NO_SLOWDOWN) && rv_write_stall_active(db))
         return write_busy(db);
@@ -490,7 +490,7 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     write_join(db, &w);
 
     if (w.status == RAVEL_READONLY)
-        return write_refusal(db);
+        return rv_write_refusal(db);
     if (w.status == RAVEL_BUSY) /* born in the leader's thread */
         return write_busy(db);
     if (w.status != RAVEL_OK) /* the message was born in another thread */
@@ -500,12 +500,12 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
         /* wal_io=direct: acknowledged once its write has completed */
         if (flags & RAVEL_NO_WAL)
             return RAVEL_OK;
-        rc = rv_wal_wait_written(db->wal, w.wal_end);
+        rc = rv_wal_wait_written(db->write.wal, w.wal_end);
         if (rc != RAVEL_OK)
             rv_db_stop_writes(db, rc, rv_errmsg_get());
         return rc;
     }
-    rc = rv_wal_sync_to(db->wal, w.wal_end);
+    rc = rv_wal_sync_to(db->write.wal, w.wal_end);
     if (rc != RAVEL_OK)
         rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
@@ -576,7 +576,7 @@ int ravel_delete(ravel_db *db, int flags, const void *key, size_t klen)
 static int write_flush_wal(ravel_db *db, int sync)
 {
     int rc = RAVEL_OK;
-    if (!db->wal)
+    if (!db->write.wal)
         return rc;
     if (rv_stop_code(&db->stop)) {
         /* An I/O failure is reported as such; after another failure the
@@ -584,12 +584,12 @@ static int write_flush_wal(ravel_db *db, int sync)
         ** acknowledged before) but writes are refused. */
         int io = rv_stop_io_failed(&db->stop);
         if (!io)
-            (void)rv_wal_flush(db->wal);
+            (void)rv_wal_flush(db->write.wal);
         return rv_stop_error(&db->stop, io ? RAVEL_IOERR : RAVEL_READONLY,
                              "ravel_flush_wal");
     }
     /* manual_wal_flush: the buffered records go to the file first */
-    rc = sync ? rv_wal_sync_all(db->wal) : rv_wal_flush(db->wal);
+    rc = sync ? rv_wal_sync_all(db->write.wal) : rv_wal_flush(db->write.wal);
     if (rc != RAVEL_OK)
         rv_db_stop_writes(db, rc, rv_errmsg_get());
     return rc;
@@ -605,32 +605,10 @@ int ravel_flush_wal(ravel_db *db, int sync)
     return rc;
 }
 
-/* ------------------------------------------------------------ ravel_flush */
+/* ------------------------------------------------- switching for a flush */
 
-/* 1 if an immutable memtable whose data begins before WAL segment TARGET
-** is still waiting for its flush. */
-static int write_flush_pending_locked(ravel_db *db, uint64_t target)
-    RV_REQUIRES(db->mu);
-static int write_flush_pending_locked(ravel_db *db, uint64_t target)
+int rv_write_switch_memtable(ravel_db *db, uint64_t *segment)
 {
-    const struct rv_version *v = db->current;
-    for (int i = 0; i < v->n_imm; i++)
-        if (v->imm_wal[i] < target)
-            return 1;
-    return 0;
-}
-
-int rv_db_flush(ravel_db *db, int flags)
-{
-    if (flags & ~RAVEL_FLUSH_NO_WAIT)
-        return rv_error(RAVEL_INVALID, "ravel_flush: unknown flags 0x%x",
-                        (unsigned)(flags & ~RAVEL_FLUSH_NO_WAIT));
-    if (db->options.read_only)
-        return rv_error(RAVEL_READONLY, "ravel_flush: database %s was "
-                        "opened with read_only=true", db->dir);
-    if (rv_stop_code(&db->stop))
-        return write_refusal(db);
-
     /* An empty batch through the write queue: its leader, the only one
     ** who may switch memtables, switches the active one out. */
     struct ravel_batch b;
@@ -643,35 +621,9 @@ int rv_db_flush(ravel_db *db, int flags)
     w.status = RAVEL_OK;
     write_join(db, &w);
     if (w.status == RAVEL_READONLY)
-        return write_refusal(db);
+        return rv_write_refusal(db);
     if (w.status != RAVEL_OK)
         return rv_stop_error(&db->stop, w.status, "ravel_flush failed");
-    if (flags & RAVEL_FLUSH_NO_WAIT)
-        return RAVEL_OK;
-
-    uint64_t target = w.wal_end; /* the new active memtable's segment */
-    int stopped = 0;
-    rv_mutex_lock(&db->mu);
-    while (write_flush_pending_locked(db, target)) {
-        if (rv_stop_code(&db->stop)) {
-            stopped = 1;
-            break;
-        }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
-        rv_cond_timedwait(&db->flush_cv, &db->mu, &until);
-    }
-    rv_mutex_unlock(&db->mu);
-    return stopped ? write_refusal(db) : RAVEL_OK;
-}
-
-int ravel_flush(ravel_db *db, int flags)
-{
-    int rc = rv_db_enter(db, "ravel_flush");
-    if (rc)
-        return rc;
-    rc = rv_db_flush(db, flags);
-    rv_db_leave(db);
-    return rc;
+    *segment = w.wal_end;
+    return RAVEL_OK;
 }

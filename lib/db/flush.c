@@ -3,7 +3,7 @@
 **
 ** A flush, run by a background thread (bg.c), one at a time, oldest
 ** memtable first:
-**   1. under db->mu: picks the memtable, the WAL segment that becomes the
+**   1. under db->mu.lock: picks the memtable, the WAL segment that becomes the
 **      log number once it is flushed (the first segment of the next newer
 **      memtable), and the live snapshots;
 **   2. writes the memtable's entries to one or more table files (cut at
@@ -14,7 +14,7 @@
 **   4. appends one version edit to the manifest (fdatasynced,
 **      rv_db_log_edit): the files at level 0, the new log number, the next
 **      file number, the last sequence;
-**   5. under db->mu: installs a version in which the files replace the
+**   5. under db->mu.lock: installs a version in which the files replace the
 **      memtable, and wakes writers waiting for room;
 **   6. deletes the WAL segments below the new log number.
 ** A crash before 4 leaves table files no manifest names: the next open
@@ -113,22 +113,22 @@ static void flush_fail(ravel_db *db, int rc)
 {
     char why[RV_STOP_REASON_MAX];
     snprintf(why, sizeof why, "a flush failed: %.450s", rv_errmsg_get());
-    atomic_fetch_add_explicit(&db->stat_bg_errors, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->stats.bg_errors, 1, memory_order_relaxed);
     rv_db_stop_writes(db, rc, why);
 }
 
 void rv_flush_run_locked(ravel_db *db)
 {
-    struct rv_version *v = db->current;
+    struct rv_version *v = db->read.current;
     atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
     rv_memtable *mem = v->imm[v->n_imm - 1];
     uint64_t log_number = v->n_imm >= 2 ? v->imm_wal[v->n_imm - 2]
                                         : v->mem_wal;
-    uint64_t old_log_number = db->log_number;
+    uint64_t old_log_number = db->mu.files.log_number;
     struct rv_keep keep;
     memset(&keep, 0, sizeof keep);
     int rc = rv_keep_init_locked(&keep, db);
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_unlock(&db->mu.lock);
 
     uint64_t start = rv_now_micros();
     struct rv_table_output out;
@@ -154,27 +154,27 @@ void rv_flush_run_locked(ravel_db *db)
             rv_pause_here(RV_PAUSE_FLUSH_LOGGED);
     }
 
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, mem, &edit);
     if (rc == RAVEL_OK)
-        db->log_number = log_number;
-    rv_mutex_unlock(&db->mu);
+        db->mu.files.log_number = log_number;
+    rv_mutex_unlock(&db->mu.lock);
     if (rc != RAVEL_OK) {
         /* The manifest may name the files (a failed install): they stay
         ** for the next open, which the stop makes the only way on. */
         flush_fail(db, rc);
     } else {
         rv_db_delete_wal_segments(db, old_log_number, log_number);
-        atomic_fetch_add_explicit(&db->stat_flushes, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&db->stat_flush_bytes, out.bytes,
+        atomic_fetch_add_explicit(&db->stats.flushes, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&db->stats.flush_bytes, out.bytes,
                                   memory_order_relaxed);
-        atomic_fetch_add_explicit(&db->stat_flush_entries, out.entries,
+        atomic_fetch_add_explicit(&db->stats.flush_entries, out.entries,
                                   memory_order_relaxed);
-        atomic_fetch_add_explicit(&db->stat_flush_dropped, dropped,
+        atomic_fetch_add_explicit(&db->stats.flush_dropped, dropped,
                                   memory_order_relaxed);
         uint64_t took = rv_now_micros() - start;
-        atomic_fetch_add_explicit(&db->stat_flush_micros, took,
+        atomic_fetch_add_explicit(&db->stats.flush_micros, took,
                                   memory_order_relaxed);
         rv_db_log(db, "flushed a memtable into %d table file(s), %llu "
                   "bytes, %llu entries (%llu versions dropped) in %.3f s; "
@@ -187,5 +187,80 @@ void rv_flush_run_locked(ravel_db *db)
     rv_table_output_free(&out);
     rv_keep_free(&keep);
     rv_version_unref(v);
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
+}
+
+/* ------------------------------------------------ WAL segments let go */
+
+void rv_db_delete_wal_segments(ravel_db *db, uint64_t from, uint64_t to)
+{
+    for (uint64_t n = from; n < to; n++) {
+        char path[RV_PATH_MAX];
+        if (db->write.wal && rv_wal_recycle(db->write.wal, n))
+            continue; /* kept for reuse (recycle_log_file_num) */
+        if (rv_wal_segment_path(path, db->dir, n) != 0)
+            continue;
+        if (unlink(path) == 0)
+            atomic_fetch_add_explicit(&db->stats.wal_deleted, 1,
+                                      memory_order_relaxed);
+        else if (errno != ENOENT)
+            rv_db_log(db, "could not delete flushed WAL segment %s: %s",
+                      path, strerror(errno));
+    }
+}
+
+/* ------------------------------------------------------------ ravel_flush */
+
+/* 1 if an immutable memtable whose data begins before WAL segment TARGET
+** is still waiting for its flush. */
+static int flush_pending_locked(ravel_db *db, uint64_t target)
+    RV_REQUIRES(db->mu.lock);
+static int flush_pending_locked(ravel_db *db, uint64_t target)
+{
+    const struct rv_version *v = db->read.current;
+    for (int i = 0; i < v->n_imm; i++)
+        if (v->imm_wal[i] < target)
+            return 1;
+    return 0;
+}
+
+int rv_db_flush(ravel_db *db, int flags)
+{
+    if (flags & ~RAVEL_FLUSH_NO_WAIT)
+        return rv_error(RAVEL_INVALID, "ravel_flush: unknown flags 0x%x",
+                        (unsigned)(flags & ~RAVEL_FLUSH_NO_WAIT));
+    if (db->options.read_only)
+        return rv_error(RAVEL_READONLY, "ravel_flush: database %s was "
+                        "opened with read_only=true", db->dir);
+    if (rv_stop_code(&db->stop))
+        return rv_write_refusal(db);
+    uint64_t target; /* the new active memtable's segment */
+    int rc = rv_write_switch_memtable(db, &target);
+    if (rc || (flags & RAVEL_FLUSH_NO_WAIT))
+        return rc;
+
+    int stopped = 0;
+    rv_mutex_lock(&db->mu.lock);
+    while (flush_pending_locked(db, target)) {
+        if (rv_stop_code(&db->stop)) {
+            stopped = 1;
+            break;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        rv_cond_timedwait(&db->mu.bg.flush_cv, &db->mu.lock, &until);
+    }
+    rv_mutex_unlock(&db->mu.lock);
+    return stopped ? rv_write_refusal(db) : RAVEL_OK;
+}
+
+int ravel_flush(ravel_db *db, int flags)
+{
+    int rc = rv_db_enter(db, "ravel_flush");
+    if (rc)
+        return rc;
+    rc = rv_db_flush(db, flags);
+    rv_db_leave(db);
+    return rc;
 }

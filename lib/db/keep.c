@@ -148,8 +148,8 @@ int rv_keep_seen_by_all(const struct rv_keep *k, uint64_t seq)
 int rv_keep_init_locked(struct rv_keep *k, ravel_db *db)
 {
     int nomem = 0, n = 0;
-    uint64_t watermark = db->ordering == RV_ORDERING_WRITE_PREPARED
-        ? atomic_load(&db->commit_watermark) : UINT64_MAX;
+    uint64_t watermark = db->write.ordering == RV_ORDERING_WRITE_PREPARED
+        ? atomic_load(&db->write.commit_watermark) : UINT64_MAX;
     struct rv_snapshot_bounds *snaps =
         rv_db_snapshot_list_locked(db, &n, &nomem);
     int rc = nomem ? rv_error(RAVEL_NOMEM, "out of memory listing snapshots")

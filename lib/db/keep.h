@@ -67,11 +67,11 @@ RAVEL_PRIVATE int rv_keep_init(struct rv_keep *k,
                                uint64_t watermark);
 RAVEL_PRIVATE void rv_keep_free(struct rv_keep *k);
 
-/* Under db->mu: fills K (zeroed by the caller) for DB as it is now -- its
+/* Under db->mu.lock: fills K (zeroed by the caller) for DB as it is now -- its
 ** live snapshots and, with write_prepared, its commit watermark (loaded
 ** first: a snapshot taken after the list has all_below at or above it). */
 RAVEL_PRIVATE int rv_keep_init_locked(struct rv_keep *k, ravel_db *db)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 
 /* 1 if the entry IKEY (KLEN bytes; entries come in internal-key order)
 ** must be kept; 0 if a newer version of its key in the same stripe hides

@@ -26,8 +26,8 @@ static uint64_t properties_stat(_Atomic uint64_t *counter)
 static char *properties_flush_stats(ravel_db *db, int n_files,
                                     uint64_t file_bytes)
 {
-    uint64_t flushes = properties_stat(&db->stat_flushes);
-    uint64_t micros = properties_stat(&db->stat_flush_micros);
+    uint64_t flushes = properties_stat(&db->stats.flushes);
+    uint64_t micros = properties_stat(&db->stats.flush_micros);
     char *compaction = rv_compaction_stats_text(db);
     if (!compaction)
         return NULL;
@@ -44,30 +44,30 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         "commit table: %llu entries, %llu evictions, max evicted %llu, "
         "commit watermark %llu, %llu reads restarted\n%s",
         (unsigned long long)flushes,
-        (unsigned long long)properties_stat(&db->stat_flush_bytes),
-        (unsigned long long)properties_stat(&db->stat_flush_entries),
-        (unsigned long long)properties_stat(&db->stat_flush_dropped),
+        (unsigned long long)properties_stat(&db->stats.flush_bytes),
+        (unsigned long long)properties_stat(&db->stats.flush_entries),
+        (unsigned long long)properties_stat(&db->stats.flush_dropped),
         (double)micros / 1e6,
         flushes ? (double)micros / 1e6 / (double)flushes : 0.0,
-        (unsigned long long)properties_stat(&db->stat_stalls),
-        (double)properties_stat(&db->stat_stall_micros) / 1e6,
+        (unsigned long long)properties_stat(&db->stats.stalls),
+        (double)properties_stat(&db->stats.stall_micros) / 1e6,
         n_files, (unsigned long long)file_bytes,
-        (unsigned long long)properties_stat(&db->stat_filter_useful),
-        (unsigned long long)properties_stat(&db->stat_wal_deleted),
-        (unsigned long long)properties_stat(&db->stat_bg_errors),
-        rv_write_ordering_name(db->ordering),
-        (unsigned)atomic_load_explicit(&db->pending_inserts,
+        (unsigned long long)properties_stat(&db->stats.filter_useful),
+        (unsigned long long)properties_stat(&db->stats.wal_deleted),
+        (unsigned long long)properties_stat(&db->stats.bg_errors),
+        rv_write_ordering_name(db->write.ordering),
+        (unsigned)atomic_load_explicit(&db->write.pending_inserts,
                                        memory_order_relaxed),
-        (unsigned long long)properties_stat(&db->stat_switch_waits),
-        (unsigned long long)properties_stat(&db->stat_publish_waits),
-        (unsigned long long)properties_stat(&db->stat_window_waits),
-        (unsigned long long)(db->commit_table.slots
-                                 ? db->commit_table.mask + 1 : 0),
-        (unsigned long long)properties_stat(&db->commit_table.evictions),
+        (unsigned long long)properties_stat(&db->stats.switch_waits),
+        (unsigned long long)properties_stat(&db->stats.publish_waits),
+        (unsigned long long)properties_stat(&db->stats.window_waits),
+        (unsigned long long)(db->write.commit_table.slots
+                                 ? db->write.commit_table.mask + 1 : 0),
+        (unsigned long long)properties_stat(&db->write.commit_table.evictions),
         (unsigned long long)properties_stat(
-            &db->commit_table.max_evicted_seq),
-        (unsigned long long)properties_stat(&db->commit_watermark),
-        (unsigned long long)properties_stat(&db->stat_stale_reads),
+            &db->write.commit_table.max_evicted_seq),
+        (unsigned long long)properties_stat(&db->write.commit_watermark),
+        (unsigned long long)properties_stat(&db->stats.stale_reads),
         compaction);
     free(compaction);
     return s;
@@ -122,18 +122,18 @@ static void properties_wal_buffer(const struct rv_wal_stats *ws,
 
 static char *properties_stats(ravel_db *db)
 {
-    uint64_t groups = atomic_load_explicit(&db->queue.groups,
+    uint64_t groups = atomic_load_explicit(&db->write.queue.groups,
                                            memory_order_relaxed);
-    uint64_t writers = atomic_load_explicit(&db->queue.writers,
+    uint64_t writers = atomic_load_explicit(&db->write.queue.writers,
                                             memory_order_relaxed);
-    uint64_t max_group = atomic_load_explicit(&db->queue.max_group,
+    uint64_t max_group = atomic_load_explicit(&db->write.queue.max_group,
                                               memory_order_relaxed);
     struct rv_wal_stats ws;
     memset(&ws, 0, sizeof ws);
     const char *why = "opened read-only", *io = "none";
-    if (db->wal) {
-        rv_wal_get_stats(db->wal, &ws);
-        io = rv_wal_io_mode(db->wal, &why);
+    if (db->write.wal) {
+        rv_wal_get_stats(db->write.wal, &ws);
+        io = rv_wal_io_mode(db->write.wal, &why);
     }
     struct rv_version *v = rv_db_ref_version(db);
     size_t mem_bytes = rv_memtable_memory_usage(v->mem);
@@ -145,7 +145,7 @@ static char *properties_stats(ravel_db *db)
     if (!flush)
         return NULL;
     char wal_buffer[256];
-    properties_wal_buffer(&ws, db->wal ? "manual_wal_flush=false: every "
+    properties_wal_buffer(&ws, db->write.wal ? "manual_wal_flush=false: every "
                           "group is written before it is acknowledged"
                           : "opened read-only", wal_buffer,
                           sizeof wal_buffer);
@@ -173,14 +173,14 @@ static char *properties_stats(ravel_db *db)
         (unsigned long long)ws.fsyncs,
         (unsigned long long)ws.sync_acks,
         ws.fsyncs ? (double)ws.sync_acks / (double)ws.fsyncs : 0.0,
-        (unsigned long long)atomic_load_explicit(&db->stat_nowal_writes,
+        (unsigned long long)atomic_load_explicit(&db->stats.nowal_writes,
                                                  memory_order_relaxed),
         mem_bytes, n_imm,
-        (unsigned long long)atomic_load_explicit(&db->stat_memtable_switches,
+        (unsigned long long)atomic_load_explicit(&db->stats.memtable_switches,
                                                  memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&db->last_seq,
+        (unsigned long long)atomic_load_explicit(&db->write.last_seq,
                                                  memory_order_relaxed),
-        (unsigned long long)atomic_load_explicit(&db->last_visible_seq,
+        (unsigned long long)atomic_load_explicit(&db->write.last_visible_seq,
                                                  memory_order_acquire),
         rv_stop_code(&db->stop)
             ? "refused (see ravel.read_only_reason)"
@@ -193,13 +193,13 @@ static char *properties_stats(ravel_db *db)
 static char *properties_last_sequence(ravel_db *db)
 {
     return rv_text_format("%llu", (unsigned long long)atomic_load_explicit(
-                                 &db->last_seq, memory_order_relaxed));
+                                 &db->write.last_seq, memory_order_relaxed));
 }
 
 static char *properties_last_visible_sequence(ravel_db *db)
 {
     return rv_text_format("%llu", (unsigned long long)atomic_load_explicit(
-                                 &db->last_visible_seq, memory_order_acquire));
+                                 &db->write.last_visible_seq, memory_order_acquire));
 }
 
 static char *properties_num_immutable(ravel_db *db)
@@ -221,9 +221,9 @@ static char *properties_active_size(ravel_db *db)
 static char *properties_wal_io(ravel_db *db)
 {
     const char *why = "opened read-only";
-    if (!db->wal)
+    if (!db->write.wal)
         return rv_text_format("none (%s)", why);
-    const char *io = rv_wal_io_mode(db->wal, &why);
+    const char *io = rv_wal_io_mode(db->write.wal, &why);
     return rv_text_format("%s (%s)", io, why);
 }
 
@@ -380,7 +380,7 @@ static char *properties_block_cache_usage(ravel_db *db)
 static char *properties_background_errors(ravel_db *db)
 {
     return rv_text_format("%llu", (unsigned long long)
-                             atomic_load_explicit(&db->stat_bg_errors,
+                             atomic_load_explicit(&db->stats.bg_errors,
                                                   memory_order_relaxed));
 }
 

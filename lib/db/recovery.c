@@ -341,14 +341,14 @@ static int recovery_install_files(ravel_db *db, const struct recovery_state *st)
     }
     struct rv_files *fs = NULL;
     if (files && made == n)
-        fs = rv_files_apply(db->current->files, files, n, NULL);
+        fs = rv_files_apply(db->read.current->files, files, n, NULL);
     for (int i = 0; i < made; i++)
         rv_file_unref(files[i]);
     free(files);
     if (!fs)
         return rv_error(RAVEL_NOMEM, "out of memory loading the file list");
-    rv_files_unref(db->current->files);
-    db->current->files = fs;
+    rv_files_unref(db->read.current->files);
+    db->read.current->files = fs;
     return RAVEL_OK;
 }
 
@@ -425,15 +425,15 @@ static int recovery_new_manifest(ravel_db *db, const struct recovery_state *st)
     int rc = RAVEL_OK;
     for (int i = 0; i < st->files.n_added && rc == RAVEL_OK; i++)
         rc = rv_version_edit_add_file(&e, &st->files.added[i]);
-    uint64_t number = db->next_file_number++;
+    uint64_t number = db->mu.files.next_file_number++;
     e.has_log_number = 1;
-    e.log_number = db->log_number;
+    e.log_number = db->mu.files.log_number;
     e.has_next_file_number = 1;
-    e.next_file_number = db->next_file_number;
+    e.next_file_number = db->mu.files.next_file_number;
     e.has_last_sequence = 1;
-    e.last_sequence = db->last_seq;
+    e.last_sequence = db->write.last_seq;
     if (rc == RAVEL_OK)
-        rc = rv_manifest_create(db->dir, number, &e, &db->manifest);
+        rc = rv_manifest_create(db->dir, number, &e, &db->manifest.log);
     rv_version_edit_clear(&e);
     return rc;
 }
@@ -490,7 +490,7 @@ static void recovery_delete_obsolete(ravel_db *db,
     char name[32];
     int doubt = st->tail.dropped_at != 0;
     for (int i = 0; i < l->n_manifests; i++) {
-        if (l->manifests[i] == rv_manifest_number(db->manifest))
+        if (l->manifests[i] == rv_manifest_number(db->manifest.log))
             continue;
         rv_manifest_name(name, sizeof name, l->manifests[i]);
         if (doubt && l->manifests[i] == st->manifest_number)
@@ -513,26 +513,9 @@ static void recovery_delete_obsolete(ravel_db *db,
             recovery_unlink(db, name, "no manifest names it: a flush that "
                             "did not finish");
     }
-    for (int i = 0; i < l->n_wal && l->wal[i] < db->log_number; i++) {
+    for (int i = 0; i < l->n_wal && l->wal[i] < db->mu.files.log_number; i++) {
         rv_wal_segment_name(name, sizeof name, l->wal[i]);
         recovery_unlink(db, name, "flushed WAL segment");
-    }
-}
-
-void rv_db_delete_wal_segments(ravel_db *db, uint64_t from, uint64_t to)
-{
-    for (uint64_t n = from; n < to; n++) {
-        char path[RV_PATH_MAX];
-        if (db->wal && rv_wal_recycle(db->wal, n))
-            continue; /* kept for reuse (recycle_log_file_num) */
-        if (rv_wal_segment_path(path, db->dir, n) != 0)
-            continue;
-        if (unlink(path) == 0)
-            atomic_fetch_add_explicit(&db->stat_wal_deleted, 1,
-                                      memory_order_relaxed);
-        else if (errno != ENOENT)
-            rv_db_log(db, "could not delete flushed WAL segment %s: %s",
-                      path, strerror(errno));
     }
 }
 
@@ -551,7 +534,7 @@ static int recovery_check_closed_log(ravel_db *db,
                                      const struct rv_wal_replay_result *r)
 {
     uint64_t n = st->closed_segment;
-    if (!n || n < db->log_number)
+    if (!n || n < db->mu.files.log_number)
         return RAVEL_OK; /* not closed cleanly, or that segment is flushed */
     char name[32], what[160];
     rv_wal_segment_name(name, sizeof name, n);
@@ -591,15 +574,15 @@ static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
                                struct rv_wal_replay_result *r, int *first)
 {
     int skip = 0;
-    while (skip < l->n_wal && l->wal[skip] < db->log_number)
+    while (skip < l->n_wal && l->wal[skip] < db->mu.files.log_number)
         skip++;
     const uint64_t *numbers = l->wal + skip;
     int n = l->n_wal - skip;
     memset(r, 0, sizeof *r);
-    int rc = rv_wal_replay(db->dir, db->log_number, numbers, n,
+    int rc = rv_wal_replay(db->dir, db->mu.files.log_number, numbers, n,
                            db->options.wal_recovery_mode,
                            db->options.read_only, recovery_replay_record,
-                           db->current->mem, r);
+                           db->read.current->mem, r);
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = recovery_make_durable(db, numbers, n, r);
     *first = n;
@@ -613,22 +596,22 @@ static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
         ** its first segment where the manifest says.  Never below the log
         ** number. */
         if (r->last_segment)
-            db->next_segment = r->last_segment + 1;
-        else if (db->log_number)
-            db->next_segment = db->log_number;
+            db->write.next_segment = r->last_segment + 1;
+        else if (db->mu.files.log_number)
+            db->write.next_segment = db->mu.files.log_number;
         else
-            db->next_segment = r->highest_segment + 1;
-        if (db->next_segment < db->log_number)
-            db->next_segment = db->log_number;
-        db->wal_prev_end = r->last_segment ? r->last_end : 0;
-        db->current->mem_wal = first_segment ? first_segment
-                                             : db->next_segment;
+            db->write.next_segment = r->highest_segment + 1;
+        if (db->write.next_segment < db->mu.files.log_number)
+            db->write.next_segment = db->mu.files.log_number;
+        db->write.wal_prev_end = r->last_segment ? r->last_end : 0;
+        db->read.current->mem_wal = first_segment ? first_segment
+                                             : db->write.next_segment;
         /* Nothing replayed: no segment holds anything the memtables need,
         ** so the log starts at the new segment, and the new manifest lets
         ** the old ones go (else every open would leave one more). */
         if (r->records == 0 && !db->options.read_only) {
-            db->log_number = db->next_segment;
-            db->current->mem_wal = db->next_segment;
+            db->mu.files.log_number = db->write.next_segment;
+            db->read.current->mem_wal = db->write.next_segment;
         }
     }
     return rc;
@@ -661,11 +644,11 @@ int rv_db_recover(ravel_db *db)
         rc = recovery_check_files(db, &st);
     if (rc == RAVEL_OK)
         rc = recovery_install_files(db, &st);
-    db->log_number = st.log_number;
-    db->next_file_number = st.next_file_number > l.max_file_number
+    db->mu.files.log_number = st.log_number;
+    db->mu.files.next_file_number = st.next_file_number > l.max_file_number
                                ? st.next_file_number : l.max_file_number + 1;
-    if (db->next_file_number == 0)
-        db->next_file_number = 1;
+    if (db->mu.files.next_file_number == 0)
+        db->mu.files.next_file_number = 1;
 
     struct rv_wal_replay_result r;
     int n_replayed = 0;
@@ -676,11 +659,11 @@ int rv_db_recover(ravel_db *db)
     if (rc == RAVEL_OK)
         rc = recovery_check_closed_log(db, &l, &st, &r);
     if (rc == RAVEL_OK) {
-        db->last_seq = r.max_sequence;
-        if (st.last_sequence > db->last_seq)
-            db->last_seq = st.last_sequence;
-        if (recovery_max_file_seq(&st) > db->last_seq)
-            db->last_seq = recovery_max_file_seq(&st);
+        db->write.last_seq = r.max_sequence;
+        if (st.last_sequence > db->write.last_seq)
+            db->write.last_seq = st.last_sequence;
+        if (recovery_max_file_seq(&st) > db->write.last_seq)
+            db->write.last_seq = recovery_max_file_seq(&st);
     }
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = recovery_new_manifest(db, &st);
@@ -693,12 +676,12 @@ int rv_db_recover(ravel_db *db)
                   "WAL segment(s): %llu records replayed, %llu dropped, %llu "
                   "tail bytes truncated, %llu holes skipped, last sequence "
                   "%llu", st.files.n_added,
-                  (unsigned long long)db->log_number, n_replayed,
+                  (unsigned long long)db->mu.files.log_number, n_replayed,
                   (unsigned long long)r.records,
                   (unsigned long long)r.records_dropped,
                   (unsigned long long)r.bytes_truncated,
                   (unsigned long long)r.holes,
-                  (unsigned long long)db->last_seq);
+                  (unsigned long long)db->write.last_seq);
     }
     recovery_listing_free(&l);
     rv_version_edit_clear(&st.files);

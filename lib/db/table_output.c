@@ -24,9 +24,9 @@ void rv_table_output_init(struct rv_table_output *o, ravel_db *db, int level)
 
 static uint64_t table_output_new_number(ravel_db *db)
 {
-    rv_mutex_lock(&db->mu);
-    uint64_t n = db->next_file_number++;
-    rv_mutex_unlock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
+    uint64_t n = db->mu.files.next_file_number++;
+    rv_mutex_unlock(&db->mu.lock);
     return n;
 }
 

@@ -222,13 +222,13 @@ void rv_version_unref(struct rv_version *v)
 
 struct rv_version *rv_db_pin_version(ravel_db *db, unsigned *token)
 {
-    *token = rv_read_epoch_enter(&db->epoch);
-    return atomic_load(&db->current); /* seq_cst: see read_epoch.h */
+    *token = rv_read_epoch_enter(&db->read.epoch);
+    return atomic_load(&db->read.current); /* seq_cst: see read_epoch.h */
 }
 
 void rv_db_unpin_version(ravel_db *db, unsigned token)
 {
-    rv_read_epoch_exit(&db->epoch, token);
+    rv_read_epoch_exit(&db->read.epoch, token);
 }
 
 struct rv_version *rv_db_ref_version(ravel_db *db)
@@ -243,23 +243,12 @@ struct rv_version *rv_db_ref_version(ravel_db *db)
 rv_memtable *rv_db_active_memtable(ravel_db *db)
 {
     /* Only leaders switch the active memtable (rv_db_install_memtable
-    ** sets db->active_mem), and leaders follow one another through the
+    ** sets db->write.active_mem), and leaders follow one another through the
     ** write queue's release/acquire hand-off, so the leader reads its own
-    ** latest store without the lock.  db->current itself may be replaced
+    ** latest store without the lock.  db->read.current itself may be replaced
     ** by a flush meanwhile (which keeps the active memtable): it is not
     ** read here.  The current version keeps the memtable alive. */
-    return db->active_mem;
-}
-
-int rv_db_memtable_is_empty(rv_memtable *mem)
-{
-    struct rv_iter *it = rv_memtable_iter_new(mem);
-    if (!it)
-        return 0; /* out of memory: say "not empty", the safe answer */
-    it->ops->seek_to_first(it);
-    int empty = !it->ops->valid(it);
-    it->ops->destroy(it);
-    return empty;
+    return db->write.active_mem;
 }
 
 /* Copies OLD's immutable memtables into V from index AT on, skipping
@@ -277,26 +266,26 @@ static void version_copy_imm(struct rv_version *v, int at,
     }
 }
 
-/* Makes V current (under db->mu); the old one is retired until no reader
+/* Makes V current (under db->mu.lock); the old one is retired until no reader
 ** can hold it (read_epoch.h). */
 static void version_install_locked(ravel_db *db, struct rv_version *v)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 static void version_install_locked(ravel_db *db, struct rv_version *v)
 {
-    struct rv_version *old = db->current;
-    atomic_store(&db->current, v); /* seq_cst: see read_epoch.h */
-    rv_read_epoch_release(rv_read_epoch_retire_locked(&db->epoch, old));
+    struct rv_version *old = db->read.current;
+    atomic_store(&db->read.current, v); /* seq_cst: see read_epoch.h */
+    rv_read_epoch_release(rv_read_epoch_retire_locked(&db->read.epoch, old));
 }
 
 int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                            uint64_t wal_segment)
 {
-    rv_mutex_lock(&db->mu);
-    struct rv_version *old = db->current;
+    rv_mutex_lock(&db->mu.lock);
+    struct rv_version *old = db->read.current;
     struct rv_version *v = rv_version_new(mem, wal_segment, old->n_imm + 1,
                                           old->files);
     if (!v) {
-        rv_mutex_unlock(&db->mu);
+        rv_mutex_unlock(&db->mu.lock);
         return rv_error(RAVEL_NOMEM, "out of memory switching memtables");
     }
     rv_memtable_ref(old->mem);
@@ -304,32 +293,32 @@ int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
     v->imm_wal[0] = old->mem_wal;
     version_copy_imm(v, 1, old, -1);
     version_install_locked(db, v);
-    db->active_mem = mem;
-    db->active_mem_wal = wal_segment;
+    db->write.active_mem = mem;
+    db->write.active_mem_wal = wal_segment;
     rv_write_stall_update_locked(db);
-    pthread_cond_broadcast(&db->bg_cv); /* a flush to run */
-    rv_mutex_unlock(&db->mu);
+    pthread_cond_broadcast(&db->mu.bg.cv); /* a flush to run */
+    rv_mutex_unlock(&db->mu.lock);
     return RAVEL_OK;
 }
 
 static int version_install_flush_locked(ravel_db *db, rv_memtable *flushed,
                                         struct rv_files *files)
-    RV_REQUIRES(db->mu);
+    RV_REQUIRES(db->mu.lock);
 
 int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e)
 {
-    rv_mutex_lock(&db->manifest_mu);
+    rv_mutex_lock(&db->manifest.lock);
     /* read here, under the manifest's lock, so that the counters the
     ** manifest records never go backwards from one edit to the next */
-    rv_mutex_lock(&db->mu);
+    rv_mutex_lock(&db->mu.lock);
     e->has_next_file_number = 1;
-    e->next_file_number = db->next_file_number;
-    rv_mutex_unlock(&db->mu);
+    e->next_file_number = db->mu.files.next_file_number;
+    rv_mutex_unlock(&db->mu.lock);
     e->has_last_sequence = 1;
-    e->last_sequence = atomic_load_explicit(&db->last_seq,
+    e->last_sequence = atomic_load_explicit(&db->write.last_seq,
                                             memory_order_relaxed);
-    int rc = rv_manifest_append(db->manifest, e);
-    rv_mutex_unlock(&db->manifest_mu);
+    int rc = rv_manifest_append(db->manifest.log, e);
+    rv_mutex_unlock(&db->manifest.lock);
     return rc;
 }
 
@@ -345,13 +334,13 @@ int rv_db_install_edit_locked(ravel_db *db, rv_memtable *flushed,
     }
     struct rv_files *fs = NULL;
     if (files && made == e->n_added)
-        fs = rv_files_apply(db->current->files, files, e->n_added, e);
+        fs = rv_files_apply(db->read.current->files, files, e->n_added, e);
     if (!fs) {
         rc = rv_error(RAVEL_NOMEM, "out of memory installing a new version");
     } else if (flushed) {
         rc = version_install_flush_locked(db, flushed, fs);
     } else {
-        struct rv_version *old = db->current;
+        struct rv_version *old = db->read.current;
         struct rv_version *v = rv_version_new(old->mem, old->mem_wal,
                                               old->n_imm, fs);
         if (v) {
@@ -377,7 +366,7 @@ int rv_db_install_edit_locked(ravel_db *db, rv_memtable *flushed,
 static int version_install_flush_locked(ravel_db *db, rv_memtable *flushed,
                                         struct rv_files *files)
 {
-    struct rv_version *old = db->current;
+    struct rv_version *old = db->read.current;
     int at = -1;
     for (int i = 0; i < old->n_imm; i++)
         if (old->imm[i] == flushed)

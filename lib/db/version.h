@@ -4,10 +4,10 @@
 **
 ** A version is never changed once installed: whoever changes the database
 ** (the write-group leader switching memtables, a flush adding files)
-** builds a new one and installs it under db->mu; readers take a reference
+** builds a new one and installs it under db->mu.lock; readers take a reference
 ** (rv_db_ref_version) and use it without locks.  The version is the one
 ** home of "which memtable is active": the write-group leader inserts into
-** db->current->mem.
+** db->read.current->mem.
 **
 ** The table files live in a file set (struct rv_files) of its own,
 ** shared by every version that differs only in its memtables, so a
@@ -28,6 +28,14 @@
 #include "db/version_edit.h"
 #include "memtable/memtable.h"
 
+/* The file numbering in the handle (db->mu.files, read and written with
+** db->mu.lock held; recovery sets it before any other thread exists). */
+struct rv_db_files {
+    uint64_t log_number;            /* WAL segments below it hold only
+                                    ** flushed data (the manifest says so) */
+    uint64_t next_file_number;      /* the next table or manifest number */
+};
+
 struct rv_file;
 
 /* Called once the last reference to a file is gone, before it is freed:
@@ -46,7 +54,8 @@ struct rv_file {
     struct rv_cache_handle *_Atomic table;
     rv_file_release_fn release;
     void *release_ctx;
-    int compacting;             /* an input of a running compaction (mu) */
+    int compacting;             /* an input of a running compaction
+                                ** (db->mu.lock) */
 };
 
 /* A file set: the table files of every level. */
@@ -66,7 +75,8 @@ struct rv_version {
                             ** once imm[i] is flushed, the segments before
                             ** imm_wal[i-1] (or mem_wal) are obsolete */
     struct rv_files *files; /* never NULL */
-    struct rv_version *retired_next; /* read_epoch.h's lists, under mu */
+    struct rv_version *retired_next; /* read_epoch.h's lists, under
+                                     ** db->mu.lock */
 };
 
 /* A file for META (whose keys are copied), one reference held by the
@@ -105,5 +115,29 @@ RAVEL_PRIVATE struct rv_version *rv_version_new(rv_memtable *mem,
                                                 uint64_t mem_wal, int n_imm,
                                                 struct rv_files *files);
 RAVEL_PRIVATE void rv_version_unref(struct rv_version *v);
+
+/* The handle's versions (version.c). */
+
+/* The current version with a reference taken (version.c). */
+RAVEL_PRIVATE struct rv_version *rv_db_ref_version(ravel_db *db);
+
+/* The current version without a reference, for a short read: valid until
+** rv_db_unpin_version(db, *TOKEN).  No lock (read_epoch.h). */
+RAVEL_PRIVATE struct rv_version *rv_db_pin_version(ravel_db *db,
+                                                   unsigned *token);
+RAVEL_PRIVATE void rv_db_unpin_version(ravel_db *db, unsigned token);
+
+/* The memtable the write-group leader inserts into.  Leader only. */
+RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
+
+/* Installs a version whose active memtable is MEM (a fresh one), moving
+** the previous active memtable to the immutable list.  Leader only. */
+RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
+                                         uint64_t wal_segment);
+
+/* Appends E to the manifest, with the next file number and the last
+** sequence as of now, and makes it durable (version.c).  Flushes and
+** compactions append one at a time (db->manifest.lock). */
+RAVEL_PRIVATE int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e);
 
 #endif /* RAVEL_VERSION_H */

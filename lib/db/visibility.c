@@ -20,18 +20,18 @@
 
 struct rv_read_view rv_db_current_view(ravel_db *db, int *stale)
 {
-    if (db->ordering != RV_ORDERING_WRITE_PREPARED)
+    if (db->write.ordering != RV_ORDERING_WRITE_PREPARED)
         /* acquire: pairs with the publisher's release, so every insert of
         ** a visible batch is seen */
-        return rv_read_view_at(atomic_load_explicit(&db->last_visible_seq,
+        return rv_read_view_at(atomic_load_explicit(&db->write.last_visible_seq,
                                                     memory_order_acquire));
     /* the watermark first: see the top of this file */
-    uint64_t all_below = atomic_load_explicit(&db->commit_watermark,
+    uint64_t all_below = atomic_load_explicit(&db->write.commit_watermark,
                                               memory_order_acquire);
     struct rv_read_view v = rv_read_view_at(
-        atomic_load_explicit(&db->last_visible_seq, memory_order_acquire));
+        atomic_load_explicit(&db->write.last_visible_seq, memory_order_acquire));
     v.all_below = all_below;
-    v.table = &db->commit_table;
+    v.table = &db->write.commit_table;
     v.stale = stale;
     return v;
 }
@@ -70,7 +70,7 @@ static int visibility_capture_once(ravel_db *db, struct rv_read_view *v,
     for (uint64_t p = v->all_below + 1; p <= v->seq; p++) {
         uint64_t commit = 0;
         enum rv_commit_lookup found =
-            rv_commit_table_lookup(&db->commit_table, p, &commit);
+            rv_commit_table_lookup(&db->write.commit_table, p, &commit);
         if (found == RV_COMMIT_EVICTED)
             return 1;
         if (found == RV_COMMIT_FOUND && commit <= v->seq)
@@ -86,7 +86,7 @@ int rv_db_capture_view(ravel_db *db, struct rv_read_view *v,
                        struct rv_seq_range **hidden)
 {
     *hidden = NULL;
-    if (db->ordering != RV_ORDERING_WRITE_PREPARED) {
+    if (db->write.ordering != RV_ORDERING_WRITE_PREPARED) {
         *v = rv_db_current_view(db, NULL);
         return RAVEL_OK;
     }

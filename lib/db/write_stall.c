@@ -30,7 +30,7 @@
 ** with RAVEL_BUSY, and such writers arriving meanwhile do not queue
 ** (RocksDB's BeginWriteStall): none of them waits.
 **
-** Updates happen under db->mu wherever the state changes: a version
+** Updates happen under db->mu.lock wherever the state changes: a version
 ** installed (flush, compaction, memtable switch) and a leader starting or
 ** ending its wait for room.  Each entry into and exit from a stop or a
 ** slowdown is logged with its cause.
@@ -78,7 +78,7 @@ static struct stall_need stall_assess(ravel_db *db, uint64_t debt, int l0)
     int compacting = !o->disable_auto_compactions;
     if (rv_stop_code(&db->stop))
         return n; /* a database refusing writes holds nobody else's */
-    if (db->memtables_full) {
+    if (db->mu.stall.memtables_full) {
         n.state = RV_WC_STOP;
         n.cause = RV_CAUSE_MEMTABLES;
         return n;
@@ -96,9 +96,9 @@ static struct stall_need stall_assess(ravel_db *db, uint64_t debt, int l0)
         return n;
     }
     int max_mem = o->max_write_buffer_number;
-    if (max_mem > 3 && db->current->n_imm + 1 >= max_mem)
+    if (max_mem > 3 && db->read.current->n_imm + 1 >= max_mem)
         stall_slow(&n, RV_CAUSE_MEMTABLES,
-                   (double)rv_memtable_memory_usage(db->current->mem) /
+                   (double)rv_memtable_memory_usage(db->read.current->mem) /
                        (double)o->write_buffer_size);
     if (compacting && l0 >= o->level0_slowdown_writes_trigger) {
         stall_slow(&n, RV_CAUSE_LEVEL0,
@@ -124,13 +124,13 @@ static uint64_t stall_rate(ravel_db *db, const struct stall_need *n,
     double rate;
     if (db->options.use_dynamic_delay) {
         rate = (double)max * (1.0 - n->fraction * 63.0 / 64.0);
-    } else if (db->stall_state != RV_WC_DELAY) {
+    } else if (db->mu.stall.state != RV_WC_DELAY) {
         rate = (double)max;
     } else {
-        rate = (double)db->stall_rate;
-        if (debt > db->stall_prev_debt || l0 > db->stall_prev_l0)
+        rate = (double)db->mu.stall.rate;
+        if (debt > db->mu.stall.prev_debt || l0 > db->mu.stall.prev_l0)
             rate *= 0.8;
-        else if (debt < db->stall_prev_debt || l0 < db->stall_prev_l0)
+        else if (debt < db->mu.stall.prev_debt || l0 < db->mu.stall.prev_l0)
             rate *= 1.25;
         if (n->near_stop)
             rate *= 0.6;
@@ -151,17 +151,17 @@ void rv_write_stall_update_locked(ravel_db *db)
 {
     if (!db->wc_member.wc)
         return; /* read-only, or not open yet */
-    const struct rv_files *fs = db->current->files;
+    const struct rv_files *fs = db->read.current->files;
     int l0 = fs->n[0];
     uint64_t debt = rv_pending_compaction_bytes(&db->options, fs);
     struct stall_need n = stall_assess(db, debt, l0);
     uint64_t rate = n.state == RV_WC_DELAY ? stall_rate(db, &n, debt, l0)
                                            : 0;
-    enum rv_wc_state was = db->stall_state;
-    enum rv_stall_cause was_cause = db->stall_cause;
-    db->stall_prev_debt = debt;
-    db->stall_prev_l0 = l0;
-    db->stall_rate = rate;
+    enum rv_wc_state was = db->mu.stall.state;
+    enum rv_stall_cause was_cause = db->mu.stall.cause;
+    db->mu.stall.prev_debt = debt;
+    db->mu.stall.prev_l0 = l0;
+    db->mu.stall.rate = rate;
     rv_wc_set(&db->wc_member, n.state, n.cause, rate);
     if (n.state == was && n.cause == was_cause)
         return;
@@ -169,7 +169,7 @@ void rv_write_stall_update_locked(ravel_db *db)
     if (was != RV_WC_NONE)
         rv_db_log(db, "write %s (%s) ended after %.3f s", stall_state_name(was),
                   rv_stall_cause_name(was_cause),
-                  (double)(now - db->stall_since) / 1e6);
+                  (double)(now - db->mu.stall.since) / 1e6);
     char rate_text[48] = "";
     if (n.state == RV_WC_DELAY)
         snprintf(rate_text, sizeof rate_text, "; rate %llu bytes/s",
@@ -181,10 +181,10 @@ void rv_write_stall_update_locked(ravel_db *db)
                   rv_stall_cause_name(n.cause), l0,
                   db->options.level0_slowdown_writes_trigger,
                   db->options.level0_stop_writes_trigger,
-                  (unsigned long long)debt, db->current->n_imm, rate_text);
-    db->stall_state = n.state;
-    db->stall_cause = n.cause;
-    db->stall_since = now;
+                  (unsigned long long)debt, db->read.current->n_imm, rate_text);
+    db->mu.stall.state = n.state;
+    db->mu.stall.cause = n.cause;
+    db->mu.stall.since = now;
 }
 
 /* The writers behind a stalled group that must not wait: failed with
@@ -202,10 +202,10 @@ static void stall_fail_queued(void *ctx)
 
 void rv_write_stall_fail_no_slowdown(ravel_db *db, struct rv_writer *last)
 {
-    int sync = rv_write_queue_fail_flagged(&db->queue, last,
+    int sync = rv_write_queue_fail_flagged(&db->write.queue, last,
                                            RAVEL_NO_SLOWDOWN, RAVEL_BUSY);
-    if (sync && db->wal)
-        rv_wal_inbound(db->wal, -sync);
+    if (sync && db->write.wal)
+        rv_wal_inbound(db->write.wal, -sync);
 }
 
 int rv_write_stall_active(ravel_db *db)
@@ -222,10 +222,10 @@ int rv_write_stall_admit(ravel_db *db, uint64_t bytes, int no_slowdown,
     int rc = rv_wc_admit(&db->wc_member, bytes, no_slowdown, &db->stop, &w,
                          stall_fail_queued, &q);
     if (w.state == RV_WC_STOP)
-        atomic_fetch_add_explicit(&db->stat_stop_micros[w.cause], w.micros,
+        atomic_fetch_add_explicit(&db->stats.stop_micros[w.cause], w.micros,
                                   memory_order_relaxed);
     else if (w.state == RV_WC_DELAY)
-        atomic_fetch_add_explicit(&db->stat_delay_micros[w.cause], w.micros,
+        atomic_fetch_add_explicit(&db->stats.delay_micros[w.cause], w.micros,
                                   memory_order_relaxed);
     if (rc == RAVEL_READONLY)
         return rv_stop_error(&db->stop, RAVEL_READONLY, "database %s "

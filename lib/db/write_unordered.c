@@ -43,30 +43,30 @@
 
 int rv_write_ordering_init(ravel_db *db)
 {
-    db->ordering = rv_options_ordering(&db->options);
-    uint64_t last = atomic_load(&db->last_seq);
-    atomic_store(&db->commit_watermark, last);
+    db->write.ordering = rv_options_ordering(&db->options);
+    uint64_t last = atomic_load(&db->write.last_seq);
+    atomic_store(&db->write.commit_watermark, last);
     int rc = RAVEL_OK;
     if (db->options.read_only) /* no writes: every view is a sequence */
         return RAVEL_OK;
-    if (db->ordering == RV_ORDERING_IN_ORDER ||
-        db->ordering == RV_ORDERING_WRITE_PREPARED)
-        rc = rv_order_ring_init(&db->order_ring, UNORDERED_RING_SLOTS);
-    if (rc == RAVEL_OK && db->ordering == RV_ORDERING_WRITE_PREPARED)
-        rc = rv_commit_table_init(&db->commit_table,
+    if (db->write.ordering == RV_ORDERING_IN_ORDER ||
+        db->write.ordering == RV_ORDERING_WRITE_PREPARED)
+        rc = rv_order_ring_init(&db->write.order_ring, UNORDERED_RING_SLOTS);
+    if (rc == RAVEL_OK && db->write.ordering == RV_ORDERING_WRITE_PREPARED)
+        rc = rv_commit_table_init(&db->write.commit_table,
                                   db->options.commit_table_size);
     if (rc != RAVEL_OK)
         return rv_error(RAVEL_NOMEM, "out of memory for the %s ordering's "
                         "tables (commit_table_size=%llu)",
-                        rv_write_ordering_name(db->ordering),
+                        rv_write_ordering_name(db->write.ordering),
                         (unsigned long long)db->options.commit_table_size);
     return RAVEL_OK;
 }
 
 void rv_write_ordering_destroy(ravel_db *db)
 {
-    rv_order_ring_destroy(&db->order_ring);
-    rv_commit_table_destroy(&db->commit_table);
+    rv_order_ring_destroy(&db->write.order_ring);
+    rv_commit_table_destroy(&db->write.commit_table);
 }
 
 static void unordered_backoff(int *round)
@@ -89,11 +89,11 @@ static int unordered_refusal(ravel_db *db)
 
 int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
 {
-    if (db->ordering != RV_ORDERING_WRITE_PREPARED) {
+    if (db->write.ordering != RV_ORDERING_WRITE_PREPARED) {
         /* the leader alone assigns sequences */
-        uint64_t last = atomic_load_explicit(&db->last_seq,
+        uint64_t last = atomic_load_explicit(&db->write.last_seq,
                                              memory_order_relaxed);
-        atomic_store_explicit(&db->last_seq, last + n, memory_order_relaxed);
+        atomic_store_explicit(&db->write.last_seq, last + n, memory_order_relaxed);
         *first = last + 1;
         return RAVEL_OK;
     }
@@ -101,7 +101,7 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
     ** window: the last sequence reserved may not run past the commit
     ** watermark by the table's size (commit_table.h), unless nothing is
     ** in flight at all (a batch larger than the table). */
-    uint64_t window = db->commit_table.mask + 1;
+    uint64_t window = db->write.commit_table.mask + 1;
     int round = 0, waited = 0;
     for (;;) {
         /* Stopped writes (a failed insert may have frozen the watermark
@@ -109,12 +109,12 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
         ** window past entries reads still need. */
         if (rv_stop_code(&db->stop))
             return unordered_refusal(db);
-        uint64_t cur = atomic_load(&db->last_seq);
-        uint64_t wm = atomic_load(&db->commit_watermark);
+        uint64_t cur = atomic_load(&db->write.last_seq);
+        uint64_t wm = atomic_load(&db->write.commit_watermark);
         if (cur + n <= wm + window - 1 ||
-            (rv_order_ring_empty(&db->order_ring) &&
-             !atomic_load(&db->publish_failed))) {
-            if (atomic_compare_exchange_weak(&db->last_seq, &cur, cur + n)) {
+            (rv_order_ring_empty(&db->write.order_ring) &&
+             !atomic_load(&db->write.publish_failed))) {
+            if (atomic_compare_exchange_weak(&db->write.last_seq, &cur, cur + n)) {
                 *first = cur + 1;
                 return RAVEL_OK;
             }
@@ -122,7 +122,7 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
         }
         if (!waited) {
             waited = 1;
-            atomic_fetch_add_explicit(&db->stat_window_waits, 1,
+            atomic_fetch_add_explicit(&db->stats.window_waits, 1,
                                       memory_order_relaxed);
         }
         unordered_backoff(&round);
@@ -133,31 +133,31 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
 
 void rv_write_wait_for_inserts(ravel_db *db)
 {
-    uint32_t n = atomic_load(&db->pending_inserts);
+    uint32_t n = atomic_load(&db->write.pending_inserts);
     if (n == 0)
         return;
-    atomic_fetch_add_explicit(&db->stat_switch_waits, 1,
+    atomic_fetch_add_explicit(&db->stats.switch_waits, 1,
                               memory_order_relaxed);
-    atomic_store(&db->switch_waiting, 1);
-    while ((n = atomic_load(&db->pending_inserts)) != 0)
-        rv_futex_wait(&db->pending_inserts, n, NULL);
-    atomic_store(&db->switch_waiting, 0);
+    atomic_store(&db->write.switch_waiting, 1);
+    while ((n = atomic_load(&db->write.pending_inserts)) != 0)
+        rv_futex_wait(&db->write.pending_inserts, n, NULL);
+    atomic_store(&db->write.switch_waiting, 0);
 }
 
 /* A released member is done with its insert (and its pops). */
 static void unordered_insert_done(ravel_db *db)
 {
-    if (atomic_fetch_sub(&db->pending_inserts, 1) == 1 &&
-        atomic_load(&db->switch_waiting))
-        rv_futex_wake_all(&db->pending_inserts);
+    if (atomic_fetch_sub(&db->write.pending_inserts, 1) == 1 &&
+        atomic_load(&db->write.switch_waiting))
+        rv_futex_wake_all(&db->write.pending_inserts);
 }
 
 /* ---------------------------------------------------- the release */
 
 int rv_write_unordered_max_group(ravel_db *db)
 {
-    if (db->ordering == RV_ORDERING_IN_ORDER ||
-        db->ordering == RV_ORDERING_WRITE_PREPARED)
+    if (db->write.ordering == RV_ORDERING_IN_ORDER ||
+        db->write.ordering == RV_ORDERING_WRITE_PREPARED)
         return UNORDERED_RING_SLOTS;
     return INT_MAX;
 }
@@ -169,12 +169,12 @@ int rv_write_unordered_max_group(ravel_db *db)
 static int unordered_wait_ring_room(ravel_db *db, uint32_t n)
 {
     int round = 0, waited = 0;
-    while (rv_order_ring_free(&db->order_ring) < n) {
+    while (rv_order_ring_free(&db->write.order_ring) < n) {
         if (rv_stop_code(&db->stop))
             return unordered_refusal(db);
         if (!waited) {
             waited = 1;
-            atomic_fetch_add_explicit(&db->stat_window_waits, 1,
+            atomic_fetch_add_explicit(&db->stats.window_waits, 1,
                                       memory_order_relaxed);
         }
         unordered_backoff(&round);
@@ -192,18 +192,18 @@ int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
         if (w == g->last)
             break;
     }
-    if (db->ordering != RV_ORDERING_UNORDERED) {
+    if (db->write.ordering != RV_ORDERING_UNORDERED) {
         /* room for the whole group first: the leader alone pushes, so it
         ** stays free while it does */
         int rc = unordered_wait_ring_room(db, inserting);
         if (rc)
             return rc;
         /* in-order publication wakes the owner once published */
-        int in_order = db->ordering == RV_ORDERING_IN_ORDER;
+        int in_order = db->write.ordering == RV_ORDERING_IN_ORDER;
         for (struct rv_writer *w = g->leader;; w = w->next) {
             if (w->batch->count > 0)
                 w->order_pos = rv_order_ring_push(
-                    &db->order_ring, w->first_seq + w->batch->count - 1,
+                    &db->write.order_ring, w->first_seq + w->batch->count - 1,
                     in_order ? w : NULL);
             if (w == g->last)
                 break;
@@ -211,15 +211,15 @@ int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
     }
     /* relaxed: the release of each member's INSERT state orders it
     ** before the member's own decrement */
-    atomic_fetch_add_explicit(&db->pending_inserts, inserting,
+    atomic_fetch_add_explicit(&db->write.pending_inserts, inserting,
                               memory_order_relaxed);
-    if (db->ordering == RV_ORDERING_UNORDERED)
+    if (db->write.ordering == RV_ORDERING_UNORDERED)
         /* release: what readers need before the group's sequences is
         ** in the memtable already; the group's own inserts are not, and
         ** that is this mode's relaxed guarantee */
-        atomic_store_explicit(&db->last_visible_seq, g->last_seq,
+        atomic_store_explicit(&db->write.last_visible_seq, g->last_seq,
                               memory_order_release);
-    rv_write_group_release(&db->queue, g, leader);
+    rv_write_group_release(&db->write.queue, g, leader);
     rv_write_unordered_insert(db, leader);
     return RAVEL_OK;
 }
@@ -233,15 +233,15 @@ static int unordered_publish(ravel_db *db, struct rv_writer *self)
 {
     int mine = 0;
     struct rv_order_popped p;
-    while (rv_order_ring_pop(&db->order_ring, &p)) {
+    while (rv_order_ring_pop(&db->write.order_ring, &p)) {
         struct rv_writer *w = p.owner;
         if (p.failed)
-            atomic_store(&db->publish_failed, 1);
-        if (atomic_load(&db->publish_failed)) {
+            atomic_store(&db->write.publish_failed, 1);
+        if (atomic_load(&db->write.publish_failed)) {
             if (w->status == RAVEL_OK)
                 w->status = RAVEL_READONLY;
         } else {
-            rv_order_raise(&db->last_visible_seq, p.last_seq);
+            rv_order_raise(&db->write.last_visible_seq, p.last_seq);
         }
         if (w == self)
             mine = 1;
@@ -259,13 +259,13 @@ static void unordered_finish_in_order(ravel_db *db, struct rv_writer *w,
     ** sequentially consistent), even if the popper of this one has not
     ** got to set it yet. */
     if (rc)
-        atomic_store(&db->publish_failed, 1);
-    rv_order_ring_finish(&db->order_ring, w->order_pos,
+        atomic_store(&db->write.publish_failed, 1);
+    rv_order_ring_finish(&db->write.order_ring, w->order_pos,
                          rc ? RV_ORDER_FAILED : RV_ORDER_DONE);
     int mine = unordered_publish(db, w);
     unordered_insert_done(db);
     if (!mine) {
-        atomic_fetch_add_explicit(&db->stat_publish_waits, 1,
+        atomic_fetch_add_explicit(&db->stats.publish_waits, 1,
                                   memory_order_relaxed);
         rv_writer_await_done(w);
     }
@@ -280,36 +280,36 @@ static void unordered_finish_in_order(ravel_db *db, struct rv_writer *w,
 static void unordered_lead_commit(ravel_db *db, struct rv_writer *leader)
 {
     struct rv_write_group g;
-    rv_write_group_form(&db->commit_queue, leader, &g, SIZE_MAX / 4,
+    rv_write_group_form(&db->write.commit_queue, leader, &g, SIZE_MAX / 4,
                         UINT64_MAX, INT_MAX);
-    uint64_t commit = atomic_fetch_add(&db->last_seq, 1) + 1;
+    uint64_t commit = atomic_fetch_add(&db->write.last_seq, 1) + 1;
     for (struct rv_writer *w = g.leader;; w = w->next) {
         uint64_t end = w->first_seq + w->batch->count;
         for (uint64_t s = w->first_seq; s < end; s++)
-            rv_commit_table_add(&db->commit_table, s, commit);
+            rv_commit_table_add(&db->write.commit_table, s, commit);
         if (w == g.last)
             break;
     }
     /* release: the entries above, and the members' inserts (each joined
     ** this queue after its insert), before the sequence that shows them */
-    atomic_store_explicit(&db->last_visible_seq, commit,
+    atomic_store_explicit(&db->write.last_visible_seq, commit,
                           memory_order_release);
     /* After the publication, so that a view loading the watermark and
     ** then the published sequence never finds a batch below the first
     ** whose commit is above the second. */
     for (struct rv_writer *w = g.leader;; w = w->next) {
-        rv_order_ring_finish(&db->order_ring, w->order_pos, RV_ORDER_DONE);
+        rv_order_ring_finish(&db->write.order_ring, w->order_pos, RV_ORDER_DONE);
         if (w == g.last)
             break;
     }
     struct rv_order_popped p;
-    while (rv_order_ring_pop(&db->order_ring, &p)) {
+    while (rv_order_ring_pop(&db->write.order_ring, &p)) {
         if (p.failed)
-            atomic_store(&db->publish_failed, 1);
-        if (!atomic_load(&db->publish_failed))
-            rv_order_raise(&db->commit_watermark, p.last_seq);
+            atomic_store(&db->write.publish_failed, 1);
+        if (!atomic_load(&db->write.publish_failed))
+            rv_order_raise(&db->write.commit_watermark, p.last_seq);
     }
-    rv_write_group_complete(&db->commit_queue, &g, leader);
+    rv_write_group_complete(&db->write.commit_queue, &g, leader);
 }
 
 /* Test builds: the RV_PAUSE_COMMIT point, armed for a batch's first
@@ -331,7 +331,7 @@ static void unordered_pause_before_commit(const struct rv_writer *w)
 static void unordered_commit(ravel_db *db, struct rv_writer *w)
 {
     unordered_pause_before_commit(w);
-    if (rv_write_queue_join(&db->commit_queue, w) == RV_WRITER_LEADER)
+    if (rv_write_queue_join(&db->write.commit_queue, w) == RV_WRITER_LEADER)
         unordered_lead_commit(db, w);
 }
 
@@ -345,7 +345,7 @@ void rv_write_unordered_insert(ravel_db *db, struct rv_writer *w)
     int rc = rv_write_insert_batch(db, w->memtable, w);
     if (rc)
         w->status = rc;
-    switch (db->ordering) {
+    switch (db->write.ordering) {
     case RV_ORDERING_IN_ORDER:
         unordered_finish_in_order(db, w, rc);
         return;
@@ -353,8 +353,8 @@ void rv_write_unordered_insert(ravel_db *db, struct rv_writer *w)
         if (rc) {
             /* the watermark stops here for good: no sequence is reserved
             ** past the commit window from now on */
-            atomic_store(&db->publish_failed, 1);
-            rv_order_ring_finish(&db->order_ring, w->order_pos,
+            atomic_store(&db->write.publish_failed, 1);
+            rv_order_ring_finish(&db->write.order_ring, w->order_pos,
                                  RV_ORDER_FAILED);
         }
         unordered_insert_done(db);

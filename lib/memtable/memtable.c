@@ -281,3 +281,14 @@ struct rv_iter *rv_memtable_iter_new(rv_memtable *mt)
     rv_skiplist_iter_init(&mi->pos, mt->list);
     return &mi->base;
 }
+
+int rv_memtable_is_empty(rv_memtable *mem)
+{
+    struct rv_iter *it = rv_memtable_iter_new(mem);
+    if (!it)
+        return 0; /* out of memory: say "not empty", the safe answer */
+    it->ops->seek_to_first(it);
+    int empty = !it->ops->valid(it);
+    it->ops->destroy(it);
+    return empty;
+}

@@ -56,4 +56,8 @@ RAVEL_PRIVATE uint64_t rv_memtable_entries(const rv_memtable *mt);
 ** holds a reference on MT until destroyed.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_iter *rv_memtable_iter_new(rv_memtable *mt);
 
+/* 1 if MEM holds no entry (0 when out of memory to look: the safe
+** answer). */
+RAVEL_PRIVATE int rv_memtable_is_empty(rv_memtable *mem);
+
 #endif /* RAVEL_MEMTABLE_H */

@@ -22,7 +22,7 @@
 ** all members together never exceed the rate, and a stop's release lets
 ** the queue go in its order.
 **
-** Locks: the controller's mutex is taken inside db->mu (write_stall.c
+** Locks: the controller's mutex is taken inside db->mu.lock (write_stall.c
 ** registers requirements under it), never the other way round.
 */
 #ifndef RAVEL_WRITE_CONTROLLER_H

@@ -1,0 +1,80 @@
+/*
+** db_write.h -- the write path's state in the handle (db->write), written
+** by db_write.c, write_unordered.c and the memtable switch in version.c.
+**
+** Who writes what: the write-group leader owns the plain fields (one
+** group at a time: leaders follow one another through the write queue's
+** release/acquire hand-off, write_group.h), the atomics say their own
+** rule, and the fields fixed after open are set by ravel_open before any
+** writer exists.
+*/
+#ifndef RAVEL_DB_WRITE_H
+#define RAVEL_DB_WRITE_H
+
+#include "ravel_int.h"
+#include "base/commit_table.h"
+#include "base/options.h"
+#include "db/order_ring.h"
+#include "db/write_group.h"
+#include "memtable/memtable.h"
+#include "wal/wal_writer.h"
+
+struct rv_db_write {
+    struct rv_write_queue queue;    /* its own lock (write_group.h) */
+    rv_wal *wal;                    /* fixed after open; NULL when
+                                    ** read_only */
+    /* The last sequence assigned: by the write-group leader, and with
+    ** write_prepared also by the commit-queue leader (compare-and-swap).
+    ** Others read it for statistics and the manifest. */
+    _Atomic uint64_t last_seq;
+    uint64_t next_segment;          /* leader only */
+    uint64_t wal_prev_end;          /* set by recovery, before any writer:
+                                    ** where the data of the last replayed
+                                    ** segment ends, the first new
+                                    ** segment's prev_end */
+    /* The sequence reads and snapshots use: published (release) by the
+    ** group completer (ordered), the leader (unordered), the batch poppers
+    ** (in-order publication) or the commit-queue leader (write_prepared,
+    ** where it is RocksDB's last_published_seq). */
+    _Atomic uint64_t last_visible_seq;
+
+    /* Ordering modes (docs/ordering.md, write_unordered.h). */
+    enum rv_write_ordering ordering; /* fixed after open */
+    /* Released members still inserting (unordered modes): a memtable
+    ** switch waits for 0 (RocksDB's pending_memtable_writes and
+    ** switch_cv_); a futex word, with switch_waiting set while the
+    ** leader sleeps on it.  Sequentially consistent atomics. */
+    _Atomic uint32_t pending_inserts;
+    _Atomic uint32_t switch_waiting;
+    /* Batches in sequence order until published (in-order publication)
+    ** or committed (write_prepared): one producer, the leader; poppers by
+    ** compare-and-swap (order_ring.h). */
+    struct rv_order_ring order_ring;
+    _Atomic int publish_failed;     /* in-order: an insert failed, nothing
+                                    ** past it is ever published */
+    /* write_prepared: the second write queue (commits), the commit table
+    ** (entries written by the commit leader alone), and the commit
+    ** watermark: every batch prepared at or below it has committed, at or
+    ** below last_visible_seq (raised after it). */
+    struct rv_write_queue commit_queue;
+    struct rv_commit_table commit_table;
+    _Atomic uint64_t commit_watermark;
+
+    /* db->read.current->mem and ->mem_wal: written with db->mu.lock held
+    ** by the leader that switches memtables, read by leaders alone
+    ** without it (the leader reads its own latest store). */
+    rv_memtable *active_mem;
+    uint64_t active_mem_wal;
+};
+
+/* Switches the active memtable out through the write queue (its leader
+** is the only one who may switch), so that the memtable written so far is
+** flushed; *SEGMENT receives the new active memtable's WAL segment: the
+** flush of everything before it is done once no immutable memtable
+** begins below it.  The refusal if writes are stopped. */
+RAVEL_PRIVATE int rv_write_switch_memtable(ravel_db *db, uint64_t *segment);
+
+/* RAVEL_READONLY naming why writes stopped (util/stop.h). */
+RAVEL_PRIVATE int rv_write_refusal(ravel_db *db);
+
+#endif /* RAVEL_DB_WRITE_H */
