@@ -3,12 +3,12 @@
 ** nothing acknowledged is lost, no batch is partial, no table file is
 ** leaked, the manifest is consistent.
 **
-** Each round, a child process (this program re-executed with --child)
+** Each round, a child process (this program re-executed: crash_harness.h)
 ** opens the shared database with tiny memtables, files and level targets
 ** (compactions run constantly) and runs 4 writer threads.  Each writer
 ** owns its keys and writes RAVEL_SYNC batches of two puts and a delete,
 ** numbered 1, 2, ... in the round; after each batch is acknowledged it
-** reports "A writer number" on a pipe, so at most one batch per writer --
+** reports it ("A", writer, number), so at most one batch per writer --
 ** the next, not yet reported -- is in flight.  A monitor thread reports
 ** "C" whenever it sees a compaction start running.  The parent kills the
 ** child with SIGKILL shortly after a "C" that follows a random number of

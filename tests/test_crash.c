@@ -2,7 +2,7 @@
 ** test_crash.c -- a synced write survives kill -9, and no batch is ever
 ** half there.
 **
-** Each round, a child process (this program, re-executed with --child)
+** Each round, a child process (this program, re-executed: crash_harness.h)
 ** opens the database and writes from several threads with RAVEL_SYNC:
 ** single puts, deletes of earlier puts, and multi-key batches that set all
 ** of a thread's K batch keys to one version.  After each acknowledged write

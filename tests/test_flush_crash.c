@@ -2,7 +2,7 @@
 ** test_flush_crash.c -- a kill -9 at every step of a flush, and of the
 ** manifest switch at open, loses nothing and leaves nothing behind.
 **
-** Each round, a child process (this program re-executed with --child)
+** Each round, a child process (this program re-executed: crash_harness.h)
 ** opens the database, writes its round's keys, and then stops at one step
 ** through a pause point of lib/util/fault.h:
 **   tables    the flush's table files are durable, the manifest does not

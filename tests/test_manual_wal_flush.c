@@ -6,7 +6,7 @@
 ** the buffer's hand-off between the leader, flushers and segment switches
 ** loses, duplicates, reorders and tears nothing.
 **
-** Child processes (this program re-executed with --child) open the
+** Child processes (this program re-executed: crash_harness.h) open the
 ** database with manual_wal_flush=true and write from THREADS threads:
 ** each put is a batch that sets tTT-IIIIII to a value naming it and
 ** last-TT to IIIIII, so that after a reopen each thread's puts present

@@ -3,7 +3,7 @@
 ** (docs/ordering.md): every acknowledged write is there after the reopen,
 ** and no batch is ever partly there.
 **
-** Each round, a child process (this program, re-executed with --child)
+** Each round, a child process (this program, re-executed: crash_harness.h)
 ** opens the database in the test's mode with 64K memtables (switches and
 ** flushes all the time) and some inserts slowed after their first entry
 ** (rv_test_insert_delay: kills land in the middle of inserts, with
