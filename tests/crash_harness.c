@@ -24,14 +24,15 @@
 
 #define CHILD_FLAG "--crash-child"
 
-/* Bound on the wait for a child's open (crash_kill_after). */
-#define OPEN_LIMIT_MS 120000
+/* Bound on the wait for a child's open or end of work (crash_kill_after). */
+#define REPORT_LIMIT_MS 120000
 
 enum frame_kind {
     FRAME_MSG = 1,    /* the program's message */
     FRAME_ERROR = 2,  /* crash_child_fail: text */
-    FRAME_OPENED = 3, /* crash_child_opened: the note */
+    FRAME_OPENED = 3, /* crash_child_opened: the ordering mode */
     FRAME_PAUSED = 4, /* crash_child_paused */
+    FRAME_DONE = 5,   /* crash_child_done */
 };
 
 struct frame_header {
@@ -87,15 +88,25 @@ void crash_child_fail(const char *fmt, ...)
     _exit(2);
 }
 
-void crash_child_opened(const char *note)
+void crash_child_opened(ravel_db *db)
 {
-    size_t n = note ? strnlen(note, 63) : 0;
-    send_frame(FRAME_OPENED, note, n);
+    char *mode = NULL;
+    int rc = ravel_property(db, "ravel.write-ordering", &mode);
+    if (rc)
+        crash_child_fail("ravel.write-ordering: %s: %s", ravel_errstr(rc),
+                         ravel_errmsg());
+    send_frame(FRAME_OPENED, mode, strnlen(mode, 63));
+    ravel_free(mode);
 }
 
 void crash_child_paused(void)
 {
     send_frame(FRAME_PAUSED, NULL, 0);
+}
+
+void crash_child_done(void)
+{
+    send_frame(FRAME_DONE, NULL, 0);
 }
 
 void crash_child_park(void)
@@ -208,7 +219,7 @@ void crash_spawn(struct crash_child *c, const char *role, const void *arg,
     c->fd = fds[0];
     c->status = 0;
     c->have = 0;
-    c->opened = c->paused = 0;
+    c->opened = c->paused = c->done = 0;
     c->note[0] = '\0';
     c->spawned_ms = tu_now_ms();
     c->opened_ms = 0;
@@ -241,7 +252,11 @@ static void handle_frame(struct crash_child *c, uint16_t kind,
         if (!c->on_msg)
             fail_msg("%s: a message from a child that sends none",
                      label_of(c));
-        c->on_msg(c, p, len);
+        if (len != c->msg_size)
+            fail_msg("%s: a garbled message from the child (%zu bytes, "
+                     "not %zu)", label_of(c), len, c->msg_size);
+        memcpy(c->msg, p, len); /* aligned */
+        c->on_msg(c, c->msg);
         break;
     case FRAME_ERROR:
         fail_msg("%s: the child failed: %.*s", label_of(c), (int)len,
@@ -254,6 +269,9 @@ static void handle_frame(struct crash_child *c, uint16_t kind,
         break;
     case FRAME_PAUSED:
         c->paused = 1;
+        break;
+    case FRAME_DONE:
+        c->done = 1;
         break;
     default:
         fail_msg("%s: a garbled frame from the child (kind %u)",
@@ -389,6 +407,11 @@ int crash_paused(struct crash_child *c)
     return c->paused;
 }
 
+int crash_done(struct crash_child *c)
+{
+    return c->done;
+}
+
 void crash_kill(struct crash_child *c)
 {
     if (c->pid > 0)
@@ -406,7 +429,10 @@ void crash_kill_after(struct crash_child *c, enum crash_from from,
                       uint64_t delay_ms)
 {
     if (from == CRASH_FROM_OPEN)
-        crash_wait(c, crash_opened, OPEN_LIMIT_MS, "its open of the database");
+        crash_wait(c, crash_opened, REPORT_LIMIT_MS,
+                   "its open of the database");
+    else if (from == CRASH_FROM_DONE)
+        crash_wait(c, crash_done, REPORT_LIMIT_MS, "the end of its work");
     crash_pump(c, tu_now_ms() + delay_ms);
     crash_kill(c);
 }

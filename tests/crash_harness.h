@@ -73,13 +73,18 @@ void crash_send(const void *msg, size_t len);
 _Noreturn void crash_child_fail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
-/* Tells the parent the database is open; NOTE (may be NULL, at most 63
-** bytes kept) is for the program, e.g. the ordering mode the child runs. */
-void crash_child_opened(const char *note);
+/* Tells the parent the child opened DB (crash_opened is then true), and
+** in which ordering mode: its ravel.write-ordering becomes the parent's
+** crash_child.note. */
+void crash_child_opened(ravel_db *db);
 
 /* Tells the parent the child stopped at the pause point it was to reach
 ** (crash_paused is then true). */
 void crash_child_paused(void);
+
+/* Tells the parent the child did all it was to do (crash_done is then
+** true); it waits for the kill next. */
+void crash_child_done(void);
 
 /* Waits for the kill. */
 _Noreturn void crash_child_park(void);
@@ -94,16 +99,17 @@ _Noreturn void crash_child_park_at(enum rv_pause_point point);
 
 struct crash_child;
 
-/* Records one message of the child (LEN bytes at MSG); may fail the test
-** (a garbled message, a check of its own). */
-typedef void (*crash_msg_fn)(struct crash_child *c, const void *msg,
-                             size_t len);
+/* Records one message of the child (MSG_SIZE bytes at MSG, aligned for
+** any type); may fail the test (a check of its own). */
+typedef void (*crash_msg_fn)(struct crash_child *c, const void *msg);
 /* Whether what has been recorded says the moment waited for has come. */
 typedef int (*crash_reached_fn)(struct crash_child *c);
 
 struct crash_child {
     /* Set by the caller before crash_spawn: */
     crash_msg_fn on_msg;        /* NULL: the program sends no messages */
+    size_t msg_size;            /* the size of every message: another is
+                                ** garbled, and fails the test */
     void *ctx;                  /* for ON_MSG and the predicates */
     char label[96];             /* starts the harness's failure messages,
                                 ** e.g. "round 3"; may stay "" */
@@ -113,8 +119,9 @@ struct crash_child {
 
     /* The harness's: */
     int opened;                 /* crash_child_opened was received ... */
-    char note[64];              /* ... with this note */
+    char note[64];              /* ... with the child's ordering mode */
     int paused;                 /* crash_child_paused was received */
+    int done;                   /* crash_child_done was received */
     uint64_t spawned_ms;        /* tu_now_ms() when spawned ... */
     uint64_t opened_ms;         /* ... and when the open was reported */
     pid_t pid;                  /* -1 once reaped */
@@ -122,6 +129,7 @@ struct crash_child {
     int status;                 /* waitpid's, once reaped */
     size_t have;                /* bytes of a frame not yet handled */
     unsigned char buf[16384];
+    _Alignas(max_align_t) unsigned char msg[CRASH_MSG_MAX];
 };
 
 /* Starts a child running ROLE with the ARG_LEN bytes at ARG (a struct of
@@ -142,9 +150,11 @@ int crash_pump(struct crash_child *c, uint64_t deadline_ms);
 void crash_wait(struct crash_child *c, crash_reached_fn reached,
                 uint64_t limit_ms, const char *what);
 
-/* Predicates for crash_wait: the child reported its open, its pause. */
+/* Predicates for crash_wait: the child reported its open, its pause, the
+** end of its work. */
 int crash_opened(struct crash_child *c);
 int crash_paused(struct crash_child *c);
+int crash_done(struct crash_child *c);
 
 /* Kills the child with SIGKILL, reaps it, handles every message it sent
 ** before it died and closes the pipe.  Fails the test unless the kill is
@@ -153,10 +163,11 @@ void crash_kill(struct crash_child *c);
 
 /* When crash_kill_after counts its delay from. */
 enum crash_from {
-    CRASH_FROM_OPEN,  /* the child's report of its open (crash_wait, two
-                      ** minutes at most) */
     CRASH_FROM_SPAWN, /* its start: the kill may land during its open,
                       ** which is a recovery */
+    CRASH_FROM_OPEN,  /* the child's report of its open (crash_wait, two
+                      ** minutes at most) */
+    CRASH_FROM_DONE,  /* its report of the end of its work (the same) */
 };
 
 /* Pumps for DELAY_MS from FROM, then crash_kill. */

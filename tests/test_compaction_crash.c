@@ -257,24 +257,22 @@ struct round_watch {
     uint64_t kill_at_us; /* 0: not chosen yet */
 };
 
-static void handle_report(struct crash_child *c, const void *msg, size_t len)
+static void handle_report(struct crash_child *c, const void *msg)
 {
     struct round_watch *rw = c->ctx;
     struct round_result *r = rw->r;
-    struct report rep;
-    if (len != sizeof rep)
-        fail_msg("the child reported %zu bytes", len);
-    memcpy(&rep, msg, sizeof rep);
-    if (rep.kind == 'C') {
+    const struct report *rep = msg;
+    if (rep->kind == 'C') {
         rw->last_c_us = tu_now_us();
-    } else if (rep.kind == 'A' && rep.w >= 0 && rep.w < WRITERS) {
-        if (rep.c != r->acked[rep.w] + 1)
-            fail_msg("writer %d reported batch %d after %d", rep.w, rep.c,
-                     r->acked[rep.w]);
-        r->acked[rep.w] = rep.c;
+    } else if (rep->kind == 'A' && rep->w >= 0 && rep->w < WRITERS) {
+        if (rep->c != r->acked[rep->w] + 1)
+            fail_msg("writer %d reported batch %d after %d", rep->w, rep->c,
+                     r->acked[rep->w]);
+        r->acked[rep->w] = rep->c;
         rw->acks++;
     } else {
-        fail_msg("the child reported '%c' %d %d", rep.kind, rep.w, rep.c);
+        fail_msg("the child reported '%c' %d %d", rep->kind, rep->w,
+                 rep->c);
     }
 }
 
@@ -322,7 +320,8 @@ static void run_child(const char *dir, int round, const char *point,
         .min_acks = MIN_ACKS + (int)(tu_rand(rng) % MORE_ACKS),
         .start_us = tu_now_us(),
     };
-    struct crash_child c = {.on_msg = handle_report, .ctx = &rw,
+    struct crash_child c = {.on_msg = handle_report,
+                            .msg_size = sizeof(struct report), .ctx = &rw,
                             .describe = describe_round};
     snprintf(c.label, sizeof c.label, "round %d (%s)", round, point);
     crash_spawn(&c, "writer", &ca, sizeof ca);

@@ -43,8 +43,8 @@ static const char *child_opts(void)
 #define BATCH_KEYS 6
 #define MAX_ROUNDS 200
 
-/* The child's open is reported by crash_child_opened, with its
-** ravel.write-ordering as the note; a failure by crash_child_fail. */
+/* The child's open is reported by crash_child_opened (with its ordering
+** mode); a failure by crash_child_fail. */
 enum msg_type {
     MSG_PUT = 2,    /* put of s-R-T-I acknowledged */
     MSG_DEL = 3,    /* delete of s-R-T-I acknowledged */
@@ -224,13 +224,8 @@ static int child_main(const void *arg)
     if (rc)
         child_fail(0, "open", rc);
     ravel_options_free(o);
-    /* the parent checks the child ran in the mode it reopens in */
-    char *mode = NULL;
-    rc = ravel_property(child_db, "ravel.write-ordering", &mode);
-    if (rc)
-        child_fail(0, "ravel.write-ordering", rc);
-    crash_child_opened(mode);
-    ravel_free(mode);
+    /* with its ordering mode: the parent checks it reopens in that one */
+    crash_child_opened(child_db);
     pthread_t th[SYNC_THREADS + 2];
     for (int t = 0; t < SYNC_THREADS; t++)
         if (pthread_create(&th[t], NULL, child_sync_writer,
@@ -280,14 +275,10 @@ static void note_op(struct acked *a, uint32_t r, uint32_t t, int64_t op)
         a->last_op[r][t] = op;
 }
 
-static void handle_msg(struct crash_child *c, const void *msg, size_t len)
+static void handle_msg(struct crash_child *c, const void *msg)
 {
     struct acked *a = c->ctx;
-    struct msg mm;
-    const struct msg *m = &mm;
-    if (len != sizeof mm)
-        fail_msg("garbled message from the child");
-    memcpy(&mm, msg, sizeof mm);
+    const struct msg *m = msg;
     if ((int)m->round != a->round || m->thread >= SYNC_THREADS)
         fail_msg("garbled message from the child");
     switch (m->type) {
@@ -430,7 +421,8 @@ static void test_kill_during_sync_writes(void **state)
         uint64_t before = a->total;
         struct child_args ca = {.round = round};
         snprintf(ca.dir, sizeof ca.dir, "%s", dir);
-        struct crash_child c = {.on_msg = handle_msg, .ctx = a};
+        struct crash_child c = {.on_msg = handle_msg,
+                                .msg_size = sizeof(struct msg), .ctx = a};
         snprintf(c.label, sizeof c.label, "round %d", round);
         a->round = round;
         crash_spawn(&c, "writer", &ca, sizeof ca);

@@ -62,12 +62,12 @@
 /* The WAL writer's buffer (wal_writer.c): what a crash may take at most. */
 #define BUFFER_BYTES (1u << 20)
 
+/* The child's messages (the end of its writes: crash_child_done). */
 enum msg_kind {
     MSG_ACK = 1,      /* put I of thread T acknowledged without sync */
     MSG_ACK_SYNC = 2, /* put I of thread T acknowledged with RAVEL_SYNC */
     MSG_FLUSHED = 3,  /* ravel_flush_wal returned RAVEL_OK after COUNT[t]
                       ** puts of each thread were acknowledged */
-    MSG_DONE = 4,     /* every put and the final flush, if any, done */
     MSG_ERROR = 5,    /* in the child: sent as crash_child_fail */
 };
 
@@ -277,8 +277,7 @@ static int child_main(const void *arg)
     if (rc)
         run_fail(&r, "ravel_open", rc);
     run_writers(&r);
-    struct msg m = {.kind = MSG_DONE};
-    child_report(&m);
+    crash_child_done();
     crash_child_park();
 }
 
@@ -291,43 +290,31 @@ struct acked {
                                    ** a flush that returned OK, or up to a
                                    ** RAVEL_SYNC put */
     uint32_t flushes;
-    int done;
 };
 
-static void acked_apply(struct crash_child *c, const void *msg, size_t len)
+static void acked_apply(struct crash_child *c, const void *msg)
 {
     struct acked *a = c->ctx;
-    struct msg m;
-    if (len != sizeof m)
-        fail_msg("garbled message from the child");
-    memcpy(&m, msg, sizeof m);
-    switch (m.kind) {
+    const struct msg *m = msg;
+    switch (m->kind) {
     case MSG_ACK:
     case MSG_ACK_SYNC:
-        assert_true(m.thread < MAX_THREADS);
-        if (m.i + 1 > a->acked[m.thread])
-            a->acked[m.thread] = m.i + 1;
+        assert_true(m->thread < MAX_THREADS);
+        if (m->i + 1 > a->acked[m->thread])
+            a->acked[m->thread] = m->i + 1;
         /* A sync put makes everything buffered before it durable. */
-        if (m.kind == MSG_ACK_SYNC && m.i + 1 > a->durable[m.thread])
-            a->durable[m.thread] = m.i + 1;
+        if (m->kind == MSG_ACK_SYNC && m->i + 1 > a->durable[m->thread])
+            a->durable[m->thread] = m->i + 1;
         break;
     case MSG_FLUSHED:
         a->flushes++;
         for (int t = 0; t < MAX_THREADS; t++)
-            if (m.count[t] > a->durable[t])
-                a->durable[t] = m.count[t];
-        break;
-    case MSG_DONE:
-        a->done = 1;
+            if (m->count[t] > a->durable[t])
+                a->durable[t] = m->count[t];
         break;
     default:
-        fail_msg("garbled message from the child (kind %u)", m.kind);
+        fail_msg("garbled message from the child (kind %u)", m->kind);
     }
-}
-
-static int child_done(struct crash_child *c)
-{
-    return ((struct acked *)c->ctx)->done;
 }
 
 /* Runs a child on DIR with plan PL (JOURNAL NULL: no sync journal) and
@@ -339,13 +326,13 @@ static void run_child(const char *dir, const char *journal,
     struct child_args ca = {.plan = *pl};
     snprintf(ca.dir, sizeof ca.dir, "%s", dir);
     snprintf(ca.journal, sizeof ca.journal, "%s", journal ? journal : "");
-    struct crash_child c = {.on_msg = acked_apply, .ctx = a};
+    struct crash_child c = {.on_msg = acked_apply,
+                            .msg_size = sizeof(struct msg), .ctx = a};
     crash_spawn(&c, "writer", &ca, sizeof ca);
     if (kill_after_ms < 0)
-        crash_wait(&c, child_done, 120000, "the end of its writes");
+        crash_kill_after(&c, CRASH_FROM_DONE, 0);
     else
-        crash_pump(&c, tu_now_ms() + (uint64_t)kill_after_ms);
-    crash_kill(&c);
+        crash_kill_after(&c, CRASH_FROM_SPAWN, (uint64_t)kill_after_ms);
 }
 
 /* Thread T's puts present in DB: a prefix 0..P-1 with the right values

@@ -62,8 +62,8 @@ static const struct mode modes[] = {
 };
 
 /* The child's one message: batch I of THREAD acknowledged.  Its open is
-** reported by crash_child_opened, with its ravel.write-ordering as the
-** note; a failure by crash_child_fail. */
+** reported by crash_child_opened (with its ordering mode), a failure by
+** crash_child_fail. */
 struct msg {
     uint32_t thread;
     uint32_t i;
@@ -153,12 +153,7 @@ static int child_main(const void *arg)
     if (rc)
         child_fail(0, "open", rc);
     ravel_options_free(o);
-    char *name = NULL;
-    rc = ravel_property(child_db, "ravel.write-ordering", &name);
-    if (rc)
-        child_fail(0, "ravel.write-ordering", rc);
-    crash_child_opened(name);
-    ravel_free(name);
+    crash_child_opened(child_db);
     pthread_t th;
     for (int t = 0; t < WRITERS; t++)
         if (pthread_create(&th, NULL, child_writer, (void *)(intptr_t)t))
@@ -178,18 +173,15 @@ struct acked {
     int round; /* the child's */
 };
 
-static void handle_msg(struct crash_child *c, const void *msg, size_t len)
+static void handle_msg(struct crash_child *c, const void *msg)
 {
     struct acked *a = c->ctx;
     int round = a->round;
-    struct msg m;
-    if (len != sizeof m)
-        fail_msg("round %d: garbled message from the child", round);
-    memcpy(&m, msg, sizeof m);
-    if (m.thread >= WRITERS || m.i != a->acked[round][m.thread] + 1)
+    const struct msg *m = msg;
+    if (m->thread >= WRITERS || m->i != a->acked[round][m->thread] + 1)
         fail_msg("round %d: garbled message from the child (thread %u, "
-                 "batch %u)", round, m.thread, m.i);
-    a->acked[round][m.thread] = m.i;
+                 "batch %u)", round, m->thread, m->i);
+    a->acked[round][m->thread] = m->i;
     a->total++;
 }
 
@@ -304,7 +296,8 @@ static int run_child(const char *dir, int round, int mode, struct acked *a,
 {
     struct child_args ca = {.round = round, .mode = mode};
     snprintf(ca.dir, sizeof ca.dir, "%s", dir);
-    struct crash_child c = {.on_msg = handle_msg, .ctx = a};
+    struct crash_child c = {.on_msg = handle_msg,
+                            .msg_size = sizeof(struct msg), .ctx = a};
     snprintf(c.label, sizeof c.label, "round %d", round);
     a->round = round;
     uint64_t r = tu_rand(rng);

@@ -46,11 +46,11 @@
 
 #define MAX_KEYS 4096
 
+/* The child's messages (the end of its writes: crash_child_done). */
 enum msg_kind {
     MSG_SYNCED = 1,   /* put i acknowledged with RAVEL_SYNC */
     MSG_UNSYNCED = 2, /* put i acknowledged without sync */
     MSG_SEEN = 3,     /* i puts of the previous phase read back after open */
-    MSG_DONE = 4,     /* all writes done; waiting for the kill */
 };
 
 struct msg {
@@ -183,7 +183,7 @@ static int child_main(const void *arg)
     }
     for (int t = 0; t < threads; t++)
         pthread_join(th[t], NULL);
-    child_send(MSG_DONE, phase, 0);
+    crash_child_done();
     crash_child_park();
 }
 
@@ -192,33 +192,23 @@ static int child_main(const void *arg)
 struct acked {
     unsigned char state[3][MAX_KEYS]; /* per phase: 0, MSG_SYNCED, MSG_UNSYNCED */
     uint32_t seen[3];                 /* MSG_SEEN of each phase */
-    int done;
 };
 
-static void handle_msg(struct crash_child *c, const void *msg, size_t len)
+static void handle_msg(struct crash_child *c, const void *msg)
 {
     struct acked *a = c->ctx;
-    struct msg m;
-    if (len != sizeof m)
-        fail_msg("garbled message from the child");
-    memcpy(&m, msg, sizeof m);
-    assert_true(m.phase < 3);
-    switch (m.kind) {
+    const struct msg *m = msg;
+    assert_true(m->phase < 3);
+    switch (m->kind) {
     case MSG_SYNCED:
     case MSG_UNSYNCED:
-        assert_true(m.i < MAX_KEYS);
-        a->state[m.phase][m.i] = (unsigned char)m.kind;
+        assert_true(m->i < MAX_KEYS);
+        a->state[m->phase][m->i] = (unsigned char)m->kind;
         break;
-    case MSG_SEEN: a->seen[m.phase] = m.i; break;
-    case MSG_DONE: a->done = 1; break;
+    case MSG_SEEN: a->seen[m->phase] = m->i; break;
     default:
-        fail_msg("garbled message from the child (kind %u)", m.kind);
+        fail_msg("garbled message from the child (kind %u)", m->kind);
     }
-}
-
-static int child_done(struct crash_child *c)
-{
-    return ((struct acked *)c->ctx)->done;
 }
 
 /* Runs one child; kills it once it is done (KILL_AFTER_MS < 0) or after
@@ -232,15 +222,14 @@ static void run_child(const char *dir, const char *journal, struct acked *a,
                             .check_prev = check_prev};
     snprintf(ca.dir, sizeof ca.dir, "%s", dir);
     snprintf(ca.journal, sizeof ca.journal, "%s", journal);
-    struct crash_child c = {.on_msg = handle_msg, .ctx = a};
+    struct crash_child c = {.on_msg = handle_msg,
+                            .msg_size = sizeof(struct msg), .ctx = a};
     snprintf(c.label, sizeof c.label, "phase %u", phase);
-    a->done = 0;
     crash_spawn(&c, "writer", &ca, sizeof ca);
     if (kill_after_ms < 0)
-        crash_wait(&c, child_done, 120000, "the end of its writes");
+        crash_kill_after(&c, CRASH_FROM_DONE, 0);
     else
-        crash_pump(&c, tu_now_ms() + (uint64_t)kill_after_ms);
-    crash_kill(&c);
+        crash_kill_after(&c, CRASH_FROM_SPAWN, (uint64_t)kill_after_ms);
 }
 
 /* Every synced put of PHASE (and, with ALL, every acknowledged put) reads

@@ -1055,12 +1055,9 @@ struct boundary_heard {
     int got;
 };
 
-static void boundary_record(struct crash_child *c, const void *msg,
-                            size_t len)
+static void boundary_record(struct crash_child *c, const void *msg)
 {
     struct boundary_heard *h = c->ctx;
-    if (len != sizeof h->ready)
-        fail_msg("garbled message from the child");
     memcpy(&h->ready, msg, sizeof h->ready);
     h->got = 1;
 }
@@ -1076,7 +1073,9 @@ static void boundary_killed(int with_switch)
     struct boundary_args ba = {.with_switch = with_switch};
     snprintf(ba.dir, sizeof ba.dir, "%s", dir);
     struct boundary_heard heard = {{{0}, 0}, 0};
-    struct crash_child c = {.on_msg = boundary_record, .ctx = &heard};
+    struct crash_child c = {.on_msg = boundary_record,
+                            .msg_size = sizeof(struct boundary_ready),
+                            .ctx = &heard};
     crash_spawn(&c, "boundary", &ba, sizeof ba);
     crash_wait(&c, boundary_got_ready, 120000, "its setup");
     crash_kill(&c);
@@ -1432,7 +1431,7 @@ static int cr_child(const void *arg)
     if (ravel_property(db, "ravel.wal_io", &io) || strncmp(io, "direct", 6))
         cr_die("not wal_io=direct", RAVEL_INVALID);
     ravel_free(io);
-    crash_child_opened(NULL);
+    crash_child_opened(db);
     if (check) {
         for (int t = 0; t < CR_THREADS; t++) {
             int64_t got[CR_KEYS], base[CR_KEYS];
@@ -1473,14 +1472,10 @@ struct cr_run {
     uint64_t acks;
 };
 
-static void cr_handle(struct crash_child *c, const void *msg, size_t len)
+static void cr_handle(struct crash_child *c, const void *msg)
 {
     struct cr_run *r = c->ctx;
-    struct cr_msg mm;
-    const struct cr_msg *m = &mm;
-    if (len != sizeof mm)
-        fail_msg("garbled message from the child");
-    memcpy(&mm, msg, sizeof mm);
+    const struct cr_msg *m = msg;
     switch (m->type) {
     case CR_ACK:
         assert_true(m->t < CR_THREADS);
@@ -1526,7 +1521,8 @@ static void cr_run_child(const char *dir, uint64_t seed, const char *journal,
     snprintf(ca.opts, sizeof ca.opts, "%s", opts);
     for (int t = 0; t < CR_THREADS; t++)
         ca.start[t] = start[t];
-    struct crash_child c = {.on_msg = cr_handle, .ctx = r};
+    struct crash_child c = {.on_msg = cr_handle,
+                            .msg_size = sizeof(struct cr_msg), .ctx = r};
     crash_spawn(&c, "writer", &ca, sizeof ca);
     crash_kill_after(&c, early ? CRASH_FROM_SPAWN : CRASH_FROM_OPEN, delay);
     r->opened = c.opened;
