@@ -3,12 +3,12 @@
 ** nothing acknowledged is lost, no batch is partial, no table file is
 ** leaked, the manifest is consistent.
 **
-** Each round, a child process (this program re-executed with --child)
+** Each round, a child process (this program re-executed: crash_harness.h)
 ** opens the shared database with tiny memtables, files and level targets
 ** (compactions run constantly) and runs 4 writer threads.  Each writer
 ** owns its keys and writes RAVEL_SYNC batches of two puts and a delete,
 ** numbered 1, 2, ... in the round; after each batch is acknowledged it
-** reports "A writer number" on a pipe, so at most one batch per writer --
+** reports it ("A", writer, number), so at most one batch per writer --
 ** the next, not yet reported -- is in flight.  A monitor thread reports
 ** "C" whenever it sees a compaction start running.  The parent kills the
 ** child with SIGKILL shortly after a "C" that follows a random number of
@@ -36,21 +36,19 @@
 ** acknowledged batch lost, a manifest naming a torn or missing file, or a
 ** file leaked.  RAVEL_TEST_COMPACTION_POWERLOSS_ROUNDS (default 12).
 */
+#include "crash_harness.h"
 #include "powerloss.h"
-#include "testutil.h"
 #include "util/fault.h"
 
 #include <dirent.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #define OPTS "write_buffer_size=64K;target_file_size_base=64K;" \
              "max_bytes_for_level_base=128K;" \
@@ -61,8 +59,6 @@
 #define MIN_ACKS 100      /* batches acknowledged in a round before a kill */
 #define MORE_ACKS 1500    /* ... plus a random number up to this */
 #define MAX_BATCHES 1000000
-
-static char *self_exe;
 
 static void key_of(char *buf, size_t n, int w, int i)
 {
@@ -99,28 +95,37 @@ static size_t value_of(char *buf, size_t n, int round, int w, int c, int j)
 
 /* ------------------------------------------------------------ the child */
 
+/* What the child reports (a stop at the pause point: crash_child_paused). */
+struct report {
+    char kind; /* 'A': batch C of writer W acknowledged; 'C': a compaction
+               ** was seen starting */
+    int w, c;
+};
+
+struct child_args {
+    char dir[PATH_MAX];
+    int round;
+    char point[16];        /* in kill_points[] */
+    int arm_after;         /* batches acknowledged before the pause point
+                           ** is armed */
+    char journal[PATH_MAX]; /* the sync journal (power loss), or "" */
+};
+
 struct child {
     ravel_db *db;
     int round;
-    int fd;
     _Atomic int acks;   /* batches acknowledged, all writers */
-    pthread_mutex_t mu; /* one report at a time on the pipe */
 };
 
 static _Noreturn void child_die(const char *what, int rc)
 {
-    fprintf(stderr, "child: %s: %s (%s)\n", what, ravel_errmsg(),
-            ravel_errstr(rc));
-    _exit(2);
+    crash_child_fail("%s: %s (%s)", what, ravel_errmsg(), ravel_errstr(rc));
 }
 
-static void child_report(struct child *ch, const char *line)
+static void child_report(char kind, int w, int c)
 {
-    pthread_mutex_lock(&ch->mu);
-    size_t len = strlen(line);
-    if (write(ch->fd, line, len) != (ssize_t)len)
-        _exit(3);
-    pthread_mutex_unlock(&ch->mu);
+    struct report r = {kind, w, c};
+    crash_send(&r, sizeof r);
 }
 
 struct child_writer {
@@ -132,7 +137,7 @@ static void *child_writer_main(void *p)
 {
     struct child_writer *cw = p;
     struct child *ch = cw->ch;
-    char k[32], v[256], line[64];
+    char k[32], v[256];
     for (int c = 1; c < MAX_BATCHES; c++) {
         ravel_batch *b;
         int rc = ravel_batch_new(&b);
@@ -153,8 +158,7 @@ static void *child_writer_main(void *p)
         ravel_batch_free(b);
         if (rc)
             child_die("write", rc);
-        snprintf(line, sizeof line, "A %d %d\n", cw->w, c);
-        child_report(ch, line);
+        child_report('A', cw->w, c);
         atomic_fetch_add(&ch->acks, 1);
     }
     return NULL;
@@ -174,26 +178,22 @@ static uint64_t child_prop(ravel_db *db, const char *name)
 static const char *const kill_points[] = {"random", "written", "logged"};
 
 /* POINT: "random", or the pause point to arm once ARM_AFTER batches are
-** acknowledged. */
-/* Set (in the environment the children inherit) by the power-loss test:
-** the sync journal every process appends to. */
-#define JOURNAL_ENV "RAVEL_TEST_COMPACTION_JOURNAL"
-
-static int child_main(const char *dir, int round, int fd, const char *point,
-                      int arm_after)
+** acknowledged.  JOURNAL: the sync journal every process of the
+** power-loss test appends to. */
+static int child_main(const void *arg)
 {
-    const char *journal = getenv(JOURNAL_ENV);
-    if (journal)
-        tu_sync_journal_start(journal);
+    const struct child_args *ca = arg;
+    const char *dir = ca->dir, *point = ca->point;
+    int arm_after = ca->arm_after;
+    if (ca->journal[0])
+        tu_sync_journal_start(ca->journal);
     int pause = -1, armed = 0;
     if (strcmp(point, "written") == 0)
         pause = RV_PAUSE_COMPACTION_WRITTEN;
     else if (strcmp(point, "logged") == 0)
         pause = RV_PAUSE_COMPACTION_LOGGED;
     static struct child ch;
-    ch.round = round;
-    ch.fd = fd;
-    pthread_mutex_init(&ch.mu, NULL);
+    ch.round = ca->round;
     ravel_options *o = NULL;
     int rc = tu_options_try(OPTS, &o);
     if (!rc)
@@ -214,7 +214,7 @@ static int child_main(const char *dir, int round, int fd, const char *point,
     for (;;) { /* until the parent kills us */
         int now = child_prop(ch.db, "ravel.num-running-compactions") > 0;
         if (now && !running)
-            child_report(&ch, "C\n");
+            child_report('C', 0, 0);
         running = now;
         if (pause >= 0 && !armed && atomic_load(&ch.acks) >= arm_after) {
             rv_pause_arm((enum rv_pause_point)pause);
@@ -223,7 +223,7 @@ static int child_main(const char *dir, int round, int fd, const char *point,
         if (armed && !paused &&
             rv_pause_waiting((enum rv_pause_point)pause)) {
             paused = 1;
-            child_report(&ch, "P\n");
+            crash_child_paused();
         }
         nanosleep(&nap, NULL);
     }
@@ -240,117 +240,94 @@ struct kv {
 
 static struct kv model[WRITERS][KEYS];
 
-static uint64_t now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 struct round_result {
     int acked[WRITERS];
     int killed_in_compaction; /* a "C" came within the last 30 ms */
     int paused;               /* the child reported "P" */
 };
 
-/* Handles the report lines in BUF[0..*LEN); keeps an incomplete tail. */
-static void parse_reports(char *buf, size_t *len, struct round_result *r,
-                          int *acks, uint64_t *last_c)
+/* What the parent hears during a round: the reports, and when to kill. */
+struct round_watch {
+    struct round_result *r;
+    uint64_t *rng;
+    int by_pause;        /* killed at the pause point, not after a "C" */
+    int acks, min_acks;
+    uint64_t start_us;   /* tu_now_us() */
+    uint64_t last_c_us;  /* the last 'C' report, 0 if none */
+    uint64_t kill_at_us; /* 0: not chosen yet */
+};
+
+static void handle_report(struct crash_child *c, const void *msg)
 {
-    size_t start = 0;
-    for (size_t i = 0; i < *len; i++) {
-        if (buf[i] != '\n')
-            continue;
-        buf[i] = '\0';
-        int w, c;
-        if (buf[start] == 'C') {
-            *last_c = now_micros();
-        } else if (buf[start] == 'P') {
-            r->paused = 1;
-        } else if (sscanf(buf + start, "A %d %d", &w, &c) == 2 && w >= 0 &&
-                   w < WRITERS) {
-            if (c != r->acked[w] + 1)
-                fail_msg("writer %d reported batch %d after %d", w, c,
-                         r->acked[w]);
-            r->acked[w] = c;
-            (*acks)++;
-        } else {
-            fail_msg("the child reported '%s'", buf + start);
-        }
-        start = i + 1;
+    struct round_watch *rw = c->ctx;
+    struct round_result *r = rw->r;
+    const struct report *rep = msg;
+    if (rep->kind == 'C') {
+        rw->last_c_us = tu_now_us();
+    } else if (rep->kind == 'A' && rep->w >= 0 && rep->w < WRITERS) {
+        if (rep->c != r->acked[rep->w] + 1)
+            fail_msg("writer %d reported batch %d after %d", rep->w, rep->c,
+                     r->acked[rep->w]);
+        r->acked[rep->w] = rep->c;
+        rw->acks++;
+    } else {
+        fail_msg("the child reported '%c' %d %d", rep->kind, rep->w,
+                 rep->c);
     }
-    memmove(buf, buf + start, *len - start);
-    *len -= start;
+}
+
+/* Whether the kill is due: at the pause point, or a random moment of up
+** to 8 ms after a compaction was seen starting (within the last 5 ms)
+** once enough batches are acknowledged. */
+static int kill_due(struct crash_child *c)
+{
+    struct round_watch *rw = c->ctx;
+    uint64_t now = tu_now_us();
+    if (!rw->kill_at_us && rw->by_pause && c->paused)
+        rw->kill_at_us = now;
+    else if (!rw->kill_at_us && !rw->by_pause && rw->acks >= rw->min_acks &&
+             rw->last_c_us > rw->start_us && now - rw->last_c_us < 5000)
+        rw->kill_at_us = now + tu_rand(rw->rng) % 8000;
+    if (!rw->kill_at_us || now < rw->kill_at_us)
+        return 0;
+    rw->r->killed_in_compaction = now - rw->last_c_us < 30000;
+    return 1;
+}
+
+static void describe_round(struct crash_child *c, char *buf, size_t n)
+{
+    struct round_watch *rw = c->ctx;
+    snprintf(buf, n, "%d batches acknowledged, %s compaction seen, %s",
+             rw->acks, rw->last_c_us ? "a" : "no",
+             c->paused ? "paused" : "no pause");
 }
 
 /* Runs ROUND's child and kills it during a compaction. */
 static void run_child(const char *dir, int round, const char *point,
-                      uint64_t *rng, struct round_result *r)
+                      const char *journal, uint64_t *rng,
+                      struct round_result *r)
 {
     memset(r, 0, sizeof *r);
-    int fds[2];
-    char arm[16];
-    snprintf(arm, sizeof arm, "%d", (int)(tu_rand(rng) % 400));
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        tu_child_prepare();
-        close(fds[0]);
-        char rs[16], fs[16];
-        snprintf(rs, sizeof rs, "%d", round);
-        snprintf(fs, sizeof fs, "%d", fds[1]);
-        execl(self_exe, self_exe, "--child", dir, rs, fs, point, arm,
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    char buf[4096];
-    size_t len = 0;
-    int acks = 0, killed = 0, by_pause = strcmp(point, "random") != 0;
-    int min_acks = MIN_ACKS + (int)(tu_rand(rng) % MORE_ACKS);
-    uint64_t last_c = 0, kill_at = 0, start = now_micros();
-    uint64_t deadline = start + 60u * 1000000u; /* against a hang */
-    for (;;) {
-        uint64_t now = now_micros();
-        if (!killed && kill_at && now >= kill_at) {
-            r->killed_in_compaction = now - last_c < 30000;
-            kill(pid, SIGKILL);
-            killed = 1;
-        }
-        if (!killed && now > deadline) {
-            tu_child_stuck(pid, "acknowledged batches and a compaction");
-            waitpid(pid, NULL, 0);
-            fail_msg("round %d (%s): %d batches acknowledged, %s compaction "
-                     "seen, %s in 60 s", round, point, acks,
-                     last_c ? "a" : "no", r->paused ? "paused" : "no pause");
-        }
-        struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
-        int pr = poll(&pfd, 1, killed ? -1 : 1);
-        if (pr <= 0)
-            continue;
-        ssize_t n = read(fds[0], buf + len, sizeof buf - len);
-        if (n <= 0) {
-            if (!killed) {
-                int status = 0;
-                waitpid(pid, &status, 0);
-                fail_msg("round %d: the child ended before it was killed "
-                         "(status 0x%x)", round, status);
-            }
-            break; /* every report read */
-        }
-        len += (size_t)n;
-        parse_reports(buf, &len, r, &acks, &last_c);
-        if (!kill_at && by_pause && r->paused)
-            kill_at = now_micros();
-        else if (!kill_at && !by_pause && acks >= min_acks &&
-                 last_c > start && now_micros() - last_c < 5000)
-            kill_at = now_micros() + tu_rand(rng) % 8000;
-    }
-    close(fds[0]);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    struct child_args ca = {.round = round};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    snprintf(ca.point, sizeof ca.point, "%s", point);
+    snprintf(ca.journal, sizeof ca.journal, "%s", journal ? journal : "");
+    ca.arm_after = (int)(tu_rand(rng) % 400);
+    struct round_watch rw = {
+        .r = r,
+        .rng = rng,
+        .by_pause = strcmp(point, "random") != 0,
+        .min_acks = MIN_ACKS + (int)(tu_rand(rng) % MORE_ACKS),
+        .start_us = tu_now_us(),
+    };
+    struct crash_child c = {.on_msg = handle_report,
+                            .msg_size = sizeof(struct report), .ctx = &rw,
+                            .describe = describe_round};
+    snprintf(c.label, sizeof c.label, "round %d (%s)", round, point);
+    crash_spawn(&c, "writer", &ca, sizeof ca);
+    crash_wait(&c, kill_due, 60000, "acknowledged batches and a compaction");
+    crash_kill(&c);
+    r->paused = c.paused;
 }
 
 /* The value KEY holds now: 1 with it in VAL, 0 absent. */
@@ -501,7 +478,7 @@ static void kill_rounds(const char *dir, int rounds, const char *journal)
     for (int round = 1; round <= rounds; round++) {
         struct round_result r;
         const char *point = kill_points[round % 3];
-        run_child(dir, round, point, &rng, &r);
+        run_child(dir, round, point, journal, &rng, &r);
         if (journal)
             tu_power_loss(dir, journal,
                           (enum tu_power_loss_pattern)(round %
@@ -529,7 +506,8 @@ static void kill_rounds(const char *dir, int rounds, const char *journal)
            in_compaction, rounds, at_pause, in_flight_seen);
     assert_true(below > 0);
     assert_true(in_compaction > 0);
-    assert_int_equal(at_pause, rounds / 3 * 2 + (rounds % 3 == 2));
+    /* every round but each third stops at a pause point */
+    assert_int_equal(at_pause, rounds - rounds / 3);
     /* a last reopen as the children open, and a full check */
     ravel_db *db = tu_open_ok(dir, OPTS);
     tu_wait_background_idle(db);
@@ -554,31 +532,23 @@ static void test_power_loss_during_compactions(void **state)
     char *journal = tu_path("compaction-powerloss.journal");
     /* this process's checks sync too: the journal must know them */
     tu_sync_journal_start(journal);
-    assert_int_equal(setenv(JOURNAL_ENV, journal, 1), 0);
     kill_rounds(dir, (int)tu_env_u64(
                          "RAVEL_TEST_COMPACTION_POWERLOSS_ROUNDS", 12),
                 journal);
-    unsetenv(JOURNAL_ENV);
     free(journal);
     free(dir);
 }
 
+static const struct crash_role roles[] = {
+    {"writer", child_main, sizeof(struct child_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 7 && strcmp(argv[1], "--child") == 0)
-        return child_main(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5],
-                          atoi(argv[6]));
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_during_compactions),
         cmocka_unit_test(test_power_loss_during_compactions),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

@@ -2,7 +2,7 @@
 ** test_crash.c -- a synced write survives kill -9, and no batch is ever
 ** half there.
 **
-** Each round, a child process (this program, re-executed with --child)
+** Each round, a child process (this program, re-executed: crash_harness.h)
 ** opens the database and writes from several threads with RAVEL_SYNC:
 ** single puts, deletes of earlier puts, and multi-key batches that set all
 ** of a thread's K batch keys to one version.  After each acknowledged write
@@ -20,20 +20,14 @@
 ** RAVEL_TEST_CRASH_ROUNDS (default 24) sets the number of rounds;
 ** RAVEL_TEST_SEED replays a run.
 */
-#include "testutil.h"
+#include "crash_harness.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SYNC_THREADS 4
@@ -49,59 +43,43 @@ static const char *child_opts(void)
 #define BATCH_KEYS 6
 #define MAX_ROUNDS 200
 
+/* The child's open is reported by crash_child_opened (with its ordering
+** mode); a failure by crash_child_fail. */
 enum msg_type {
-    MSG_OPENED = 1, /* the child's ravel_open returned RAVEL_OK */
     MSG_PUT = 2,    /* put of s-R-T-I acknowledged */
     MSG_DEL = 3,    /* delete of s-R-T-I acknowledged */
     MSG_BATCH = 4,  /* batch version R-I of thread T acknowledged */
-    MSG_ERROR = 5,  /* a call failed: the child exits */
     MSG_FLUSHED = 6,/* ravel_flush_wal returned RAVEL_OK after the unsynced
                     ** puts f-R-0 .. f-R-(I-1) were acknowledged */
 };
 
-/* Written with one write(2) of less than PIPE_BUF bytes: atomic. */
 struct msg {
     uint32_t type;
     uint32_t round;
     uint32_t thread;
     uint32_t i;
-    int32_t rc;
-    char text[236];
 };
 
 /* ------------------------------------------------------------ the child */
 
-static int child_fd;
+struct child_args {
+    char dir[PATH_MAX];
+    int round;
+};
+
 static int child_round;
 static ravel_db *child_db;
 
-static void child_send(uint32_t type, uint32_t t, uint32_t i, int rc,
-                       const char *text)
+static void child_send(uint32_t type, uint32_t t, uint32_t i)
 {
-    struct msg m;
-    memset(&m, 0, sizeof m);
-    m.type = type;
-    m.round = (uint32_t)child_round;
-    m.thread = t;
-    m.i = i;
-    m.rc = rc;
-    if (text)
-        snprintf(m.text, sizeof m.text, "%s", text);
-    ssize_t n;
-    do
-        n = write(child_fd, &m, sizeof m);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof m)
-        _exit(3);
+    struct msg m = {type, (uint32_t)child_round, t, i};
+    crash_send(&m, sizeof m);
 }
 
 static void child_fail(uint32_t t, const char *what, int rc)
 {
-    char text[236];
-    snprintf(text, sizeof text, "%s: %s: %s", what, ravel_errstr(rc),
-             ravel_errmsg());
-    child_send(MSG_ERROR, t, 0, rc, text);
-    _exit(2);
+    crash_child_fail("thread %u: %s: %s: %s", t, what, ravel_errstr(rc),
+                     ravel_errmsg());
 }
 
 static int single_key(char *buf, size_t size, int r, int t, int i)
@@ -144,7 +122,7 @@ static void *child_sync_writer(void *p)
                            (size_t)vl);
             if (rc)
                 child_fail((uint32_t)t, "put", rc);
-            child_send(MSG_PUT, (uint32_t)t, (uint32_t)i, 0, NULL);
+            child_send(MSG_PUT, (uint32_t)t, (uint32_t)i);
             break;
         }
         case 2: {
@@ -159,7 +137,7 @@ static void *child_sync_writer(void *p)
             rc = ravel_write(child_db, RAVEL_SYNC, b);
             if (rc)
                 child_fail((uint32_t)t, "write", rc);
-            child_send(MSG_BATCH, (uint32_t)t, (uint32_t)i, 0, NULL);
+            child_send(MSG_BATCH, (uint32_t)t, (uint32_t)i);
             break;
         }
         case 3: {
@@ -167,7 +145,7 @@ static void *child_sync_writer(void *p)
             rc = ravel_delete(child_db, RAVEL_SYNC, key, (size_t)kl);
             if (rc)
                 child_fail((uint32_t)t, "delete", rc);
-            child_send(MSG_DEL, (uint32_t)t, (uint32_t)(i - 3), 0, NULL);
+            child_send(MSG_DEL, (uint32_t)t, (uint32_t)(i - 3));
             break;
         }
         }
@@ -224,16 +202,17 @@ static void *child_flush_writer(void *p)
             rc = ravel_flush_wal(child_db, i % 16 == 15);
             if (rc)
                 child_fail(98, "flush_wal", rc);
-            child_send(MSG_FLUSHED, 0, (uint32_t)(i + 1), 0, NULL);
+            child_send(MSG_FLUSHED, 0, (uint32_t)(i + 1));
         }
     }
     return NULL;
 }
 
-static int child_main(const char *dir, int fd, int round)
+static int child_main(const void *arg)
 {
-    child_fd = fd;
-    child_round = round;
+    const struct child_args *ca = arg;
+    const char *dir = ca->dir;
+    child_round = ca->round;
     /* The run's options (its WAL path, ordering mode or manual_wal_flush:
     ** tests/meson.build), and small memtables: switches happen while the
     ** child is killed. */
@@ -245,13 +224,8 @@ static int child_main(const char *dir, int fd, int round)
     if (rc)
         child_fail(0, "open", rc);
     ravel_options_free(o);
-    /* the parent checks the child ran in the mode it reopens in */
-    char *mode = NULL;
-    rc = ravel_property(child_db, "ravel.write-ordering", &mode);
-    if (rc)
-        child_fail(0, "ravel.write-ordering", rc);
-    child_send(MSG_OPENED, 0, 0, 0, mode);
-    ravel_free(mode);
+    /* with its ordering mode: the parent checks it reopens in that one */
+    crash_child_opened(child_db);
     pthread_t th[SYNC_THREADS + 2];
     for (int t = 0; t < SYNC_THREADS; t++)
         if (pthread_create(&th[t], NULL, child_sync_writer,
@@ -261,9 +235,7 @@ static int child_main(const char *dir, int fd, int round)
         || pthread_create(&th[SYNC_THREADS + 1], NULL, child_flush_writer,
                           NULL))
         child_fail(0, "pthread_create", 0);
-    for (;;)
-        pause();
-    return 0; /* not reached: the parent kills this process */
+    crash_child_park();
 }
 
 /* ----------------------------------------------------------- the parent */
@@ -276,10 +248,10 @@ struct acked {
     uint32_t len[MAX_ROUNDS][SYNC_THREADS];
     int64_t last_op[MAX_ROUNDS][SYNC_THREADS]; /* newest op acknowledged */
     uint32_t flushed[MAX_ROUNDS];  /* f-R-0 .. f-R-(n-1) flushed */
-    char child_mode[32];           /* ravel.write-ordering in the child */
     int batch_round[SYNC_THREADS]; /* -1: none acknowledged yet */
     uint32_t batch_i[SYNC_THREADS];
     uint64_t total;
+    int round;                     /* the child's */
 };
 
 static void acked_set(struct acked *a, uint32_t r, uint32_t t, uint32_t i,
@@ -303,20 +275,13 @@ static void note_op(struct acked *a, uint32_t r, uint32_t t, int64_t op)
         a->last_op[r][t] = op;
 }
 
-static void handle_msg(struct acked *a, const struct msg *m, int round,
-                       int *opened)
+static void handle_msg(struct crash_child *c, const void *msg)
 {
-    if (m->type == MSG_ERROR)
-        fail_msg("child (round %d, thread %u) failed: %s", round, m->thread,
-                 m->text);
-    if ((int)m->round != round || (m->type != MSG_OPENED
-                                   && m->thread >= SYNC_THREADS))
+    struct acked *a = c->ctx;
+    const struct msg *m = msg;
+    if ((int)m->round != a->round || m->thread >= SYNC_THREADS)
         fail_msg("garbled message from the child");
     switch (m->type) {
-    case MSG_OPENED:
-        *opened = 1;
-        snprintf(a->child_mode, sizeof a->child_mode, "%.31s", m->text);
-        break;
     case MSG_PUT:
         acked_set(a, m->round, m->thread, m->i, 1);
         note_op(a, m->round, m->thread, m->i);
@@ -339,51 +304,6 @@ static void handle_msg(struct acked *a, const struct msg *m, int round,
         break;
     default:
         fail_msg("unknown message type %u from the child", m->type);
-    }
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Reads messages until DEADLINE_MS (or EOF when 0); returns 0 at EOF. */
-static int pump(int fd, char *buf, size_t *have, struct acked *a, int round,
-                int *opened, uint64_t deadline_ms)
-{
-    for (;;) {
-        int timeout = -1;
-        if (deadline_ms) {
-            uint64_t now = now_ms();
-            if (now >= deadline_ms)
-                return 1;
-            timeout = (int)(deadline_ms - now);
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int n = poll(&pfd, 1, timeout);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n >= 0);
-        if (n == 0)
-            continue;
-        ssize_t got = read(fd, buf + *have, 64 * sizeof(struct msg) - *have);
-        if (got < 0 && errno == EINTR)
-            continue;
-        assert_true(got >= 0);
-        if (got == 0)
-            return 0;
-        *have += (size_t)got;
-        size_t off = 0;
-        while (*have - off >= sizeof(struct msg)) {
-            struct msg m;
-            memcpy(&m, buf + off, sizeof m);
-            handle_msg(a, &m, round, opened);
-            off += sizeof m;
-        }
-        memmove(buf, buf + off, *have - off);
-        *have -= off;
     }
 }
 
@@ -474,8 +394,6 @@ static void verify(ravel_db *db, const struct acked *a, int rounds_done)
     }
 }
 
-static char *self_exe;
-
 static void test_kill_during_sync_writes(void **state)
 {
     (void)state;
@@ -494,73 +412,38 @@ static void test_kill_during_sync_writes(void **state)
     int opened_rounds = 0;
 
     for (int round = 0; round < rounds; round++) {
-        int fds[2];
-        assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            tu_child_prepare();
-            char fdtext[16], rtext[16];
-            int wfd = dup(fds[1]); /* without O_CLOEXEC */
-            snprintf(fdtext, sizeof fdtext, "%d", wfd);
-            snprintf(rtext, sizeof rtext, "%d", round);
-            execl(self_exe, self_exe, "--child", dir, fdtext, rtext,
-                  (char *)NULL);
-            _exit(127);
-        }
-        close(fds[1]);
-
         /* One round in four: a kill at a random moment of the child's
         ** start (its open is a recovery).  The others: a random moment
         ** after the open, while the writes go on. */
         uint64_t r = tu_rand(&rng);
-        uint64_t start = now_ms();
         int early = r % 4 == 0;
         uint64_t delay = early ? (r >> 8) % 60 : 5 + (r >> 8) % 200;
-        char buf[64 * sizeof(struct msg)];
-        size_t have = 0;
-        int opened = 0;
         uint64_t before = a->total;
-        int open_pipe = 1;
-        if (!early) {
-            /* Wait for the open (bounded: a hung open fails below). */
-            uint64_t limit = now_ms() + 60000;
-            while (!opened && open_pipe && now_ms() < limit)
-                open_pipe = pump(fds[0], buf, &have, a, round, &opened,
-                                 now_ms() + 10);
-            if (!opened && open_pipe) {
-                tu_child_stuck(pid, "its open of the database");
-                fail_msg("round %d: the child did not open the database "
-                         "within 60 s", round);
-            }
-        }
-        uint64_t open_ms = now_ms() - start;
-        if (open_pipe)
-            open_pipe = pump(fds[0], buf, &have, a, round, &opened,
-                             now_ms() + delay);
-        kill(pid, SIGKILL);
-        if (open_pipe)
-            pump(fds[0], buf, &have, a, round, &opened, 0);
-        close(fds[0]);
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-            fail_msg("round %d: the child ended before the kill (status "
-                     "0x%x)", round, status);
+        struct child_args ca = {.round = round};
+        snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+        struct crash_child c = {.on_msg = handle_msg,
+                                .msg_size = sizeof(struct msg), .ctx = a};
+        snprintf(c.label, sizeof c.label, "round %d", round);
+        a->round = round;
+        crash_spawn(&c, "writer", &ca, sizeof ca);
+        crash_kill_after(&c, early ? CRASH_FROM_SPAWN : CRASH_FROM_OPEN,
+                         delay);
+        int opened = c.opened;
         opened_rounds += opened;
         printf("# round %d: killed %" PRIu64 " ms after %s, %" PRIu64
                " acknowledged writes%s\n", round, delay,
                early ? "the start" : "the open", a->total - before,
                opened ? "" : " (during open)");
         if (!early)
-            printf("#   (the open took %" PRIu64 " ms)\n", open_ms);
+            printf("#   (the open took %" PRIu64 " ms)\n",
+                   c.opened_ms - c.spawned_ms);
 
         ravel_db *db = tu_open_ok(dir, CHILD_OPTS);
         if (opened) {
             char *mode = tu_prop(db, "ravel.write-ordering");
-            if (strcmp(mode, a->child_mode) != 0)
+            if (strcmp(mode, c.note) != 0)
                 fail_msg("the child wrote in ordering mode '%s', the parent "
-                         "reopens in '%s'", a->child_mode, mode);
+                         "reopens in '%s'", c.note, mode);
             ravel_free(mode);
         }
         verify(db, a, round + 1);
@@ -593,20 +476,15 @@ static void test_kill_during_sync_writes(void **state)
     free(dir);
 }
 
+static const struct crash_role roles[] = {
+    {"writer", child_main, sizeof(struct child_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "--child") == 0)
-        return child_main(argv[2], atoi(argv[3]), atoi(argv[4]));
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_during_sync_writes),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

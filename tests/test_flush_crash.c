@@ -2,7 +2,7 @@
 ** test_flush_crash.c -- a kill -9 at every step of a flush, and of the
 ** manifest switch at open, loses nothing and leaves nothing behind.
 **
-** Each round, a child process (this program re-executed with --child)
+** Each round, a child process (this program re-executed: crash_harness.h)
 ** opens the database, writes its round's keys, and then stops at one step
 ** through a pause point of lib/util/fault.h:
 **   tables    the flush's table files are durable, the manifest does not
@@ -17,25 +17,21 @@
 ** and one manifest, and a second reopen works.  The rounds share one
 ** database, so each recovery starts from the previous crash.
 */
-#include "testutil.h"
+#include "crash_harness.h"
 #include "util/fault.h"
 
 #include <dirent.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define KEYS_PER_ROUND 1500
 /* no compaction: the level 0 files each flush adds are what is checked */
 #define OPTS "write_buffer_size=256K;target_file_size_base=64K;" \
              "disable_auto_compactions=true"
-
-static char *self_exe;
 
 static void key_of(char *buf, size_t n, int round, int i)
 {
@@ -51,10 +47,14 @@ static void val_of(char *buf, size_t n, int round, int i)
 
 static void child_die(const char *what, int rc)
 {
-    fprintf(stderr, "child: %s: %s (%s)\n", what, ravel_errmsg(),
-            ravel_errstr(rc));
-    _exit(2);
+    crash_child_fail("%s: %s (%s)", what, ravel_errmsg(), ravel_errstr(rc));
 }
+
+struct child_args {
+    char dir[PATH_MAX];
+    int round;
+    char point[16]; /* "tables", "logged" or "manifest" */
+};
 
 static ravel_db *child_open(const char *dir)
 {
@@ -84,9 +84,12 @@ static void *opener_main(void *p)
 }
 
 /* Writes the round's keys (all acknowledged before the pause point is
-** reached), then stops at POINT and says so on FD. */
-static int child_main(const char *dir, int round, const char *point, int fd)
+** reached), then stops at the pause point and says so. */
+static int child_main(const void *arg)
 {
+    const struct child_args *ca = arg;
+    const char *dir = ca->dir, *point = ca->point;
+    int round = ca->round;
     ravel_db *db = child_open(dir);
     /* the open may flush what it recovered: let that finish before the
     ** pause point is armed, so that the flush stopped is this round's */
@@ -121,12 +124,7 @@ static int child_main(const char *dir, int round, const char *point, int fd)
         if (rc)
             child_die("flush", rc);
     }
-    while (!rv_pause_waiting(p))
-        usleep(1000);
-    if (write(fd, "!", 1) != 1)
-        _exit(3);
-    for (;;)
-        pause(); /* the parent kills us here */
+    crash_child_park_at(p); /* the parent kills us there */
 }
 
 /* ----------------------------------------------------------- the parent */
@@ -158,34 +156,14 @@ static int count_lines(const char *text)
 /* Runs a child for ROUND stopping at POINT, and kills it there. */
 static void run_child(const char *dir, int round, const char *point)
 {
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        tu_child_prepare();
-        close(fds[0]);
-        char r[16], fd[16];
-        snprintf(r, sizeof r, "%d", round);
-        snprintf(fd, sizeof fd, "%d", fds[1]);
-        execl(self_exe, self_exe, "--child", dir, r, point, fd,
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    char c;
-    ssize_t n = read(fds[0], &c, 1);
-    close(fds[0]);
-    if (n != 1) {
-        int status = 0;
-        waitpid(pid, &status, 0);
-        fail_msg("round %d (%s): the child ended before reaching its "
-                 "pause point (status 0x%x)", round, point, status);
-    }
-    kill(pid, SIGKILL);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    struct child_args ca = {.round = round};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    snprintf(ca.point, sizeof ca.point, "%s", point);
+    struct crash_child c = {.on_msg = NULL};
+    snprintf(c.label, sizeof c.label, "round %d (%s)", round, point);
+    crash_spawn(&c, "flusher", &ca, sizeof ca);
+    crash_wait(&c, crash_paused, 120000, "its pause point");
+    crash_kill(&c);
 }
 
 /* Every key of rounds 0..ROUNDS-1 is there, by get and by scan. */
@@ -250,20 +228,15 @@ static void test_kill_at_each_flush_step(void **state)
     free(dir);
 }
 
+static const struct crash_role roles[] = {
+    {"flusher", child_main, sizeof(struct child_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 6 && strcmp(argv[1], "--child") == 0)
-        return child_main(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]));
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_at_each_flush_step),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

@@ -6,7 +6,7 @@
 ** the buffer's hand-off between the leader, flushers and segment switches
 ** loses, duplicates, reorders and tears nothing.
 **
-** Child processes (this program re-executed with --child) open the
+** Child processes (this program re-executed: crash_harness.h) open the
 ** database with manual_wal_flush=true and write from THREADS threads:
 ** each put is a batch that sets tTT-IIIIII to a value naming it and
 ** last-TT to IIIIII, so that after a reopen each thread's puts present
@@ -42,21 +42,18 @@
 ** RAVEL_TEST_MWF_ROUNDS (default 6) rounds of concurrent_flush_kill;
 ** RAVEL_TEST_SEED replays a run.
 */
+#include "crash_harness.h"
 #include "powerloss.h"
-#include "testutil.h"
 #include "util/fault.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,16 +62,15 @@
 /* The WAL writer's buffer (wal_writer.c): what a crash may take at most. */
 #define BUFFER_BYTES (1u << 20)
 
+/* The child's messages (the end of its writes: crash_child_done). */
 enum msg_kind {
     MSG_ACK = 1,      /* put I of thread T acknowledged without sync */
     MSG_ACK_SYNC = 2, /* put I of thread T acknowledged with RAVEL_SYNC */
     MSG_FLUSHED = 3,  /* ravel_flush_wal returned RAVEL_OK after COUNT[t]
                       ** puts of each thread were acknowledged */
-    MSG_DONE = 4,     /* every put and the final flush, if any, done */
-    MSG_ERROR = 5,
+    MSG_ERROR = 5,    /* in the child: sent as crash_child_fail */
 };
 
-/* Written with one write(2) of less than PIPE_BUF bytes: atomic. */
 struct msg {
     uint32_t kind;
     uint32_t thread;
@@ -93,8 +89,6 @@ struct plan {
                          ** puts, 2: a thread calling it in a loop */
     uint32_t small_mem;  /* write_buffer_size=256K: segment switches */
 };
-
-static char *self_exe;
 
 /* --------------------------------------------------------- keys, values */
 
@@ -260,39 +254,31 @@ static void run_writers(struct run *r)
 
 /* ------------------------------------------------------------ the child */
 
-static int child_fd;
-
 static void child_report(const struct msg *m)
 {
-    if (write(child_fd, m, sizeof *m) != (ssize_t)sizeof *m)
-        _exit(3);
-    if (m->kind == MSG_ERROR)
-        _exit(2);
+    if (m->kind == MSG_ERROR) /* run_fail printed what failed */
+        crash_child_fail("a call failed: %s", ravel_errstr(m->rc));
+    crash_send(m, sizeof *m);
 }
 
-/* argv: --child DIR FD JOURNAL THREADS PUTS SYNC_EVERY VAL_LEN FLUSHER
-** SMALL_MEM */
-static int child_main(char **argv)
+struct child_args {
+    char dir[PATH_MAX];
+    char journal[PATH_MAX]; /* the sync journal, or "" */
+    struct plan plan;
+};
+
+static int child_main(const void *arg)
 {
-    const char *dir = argv[2];
-    child_fd = atoi(argv[3]);
-    if (strcmp(argv[4], "-") != 0)
-        tu_sync_journal_start(argv[4]);
-    struct plan pl = {
-        (uint32_t)atoi(argv[5]), (uint32_t)atoi(argv[6]),
-        (uint32_t)atoi(argv[7]), (uint32_t)atoi(argv[8]),
-        (uint32_t)atoi(argv[9]), (uint32_t)atoi(argv[10]),
-    };
-    struct run r = {.plan = &pl, .report = child_report};
-    int rc = tu_open(dir, open_extra(&pl), &r.db);
+    const struct child_args *ca = arg;
+    if (ca->journal[0])
+        tu_sync_journal_start(ca->journal);
+    struct run r = {.plan = &ca->plan, .report = child_report};
+    int rc = tu_open(ca->dir, open_extra(&ca->plan), &r.db);
     if (rc)
         run_fail(&r, "ravel_open", rc);
     run_writers(&r);
-    struct msg m = {.kind = MSG_DONE};
-    child_report(&m);
-    for (;;)
-        pause();
-    return 0; /* not reached: the parent kills this process */
+    crash_child_done();
+    crash_child_park();
 }
 
 /* ----------------------------------------------------------- the parent */
@@ -304,13 +290,12 @@ struct acked {
                                    ** a flush that returned OK, or up to a
                                    ** RAVEL_SYNC put */
     uint32_t flushes;
-    int done;
 };
 
-static pid_t pump_child;
-
-static void acked_apply(struct acked *a, const struct msg *m)
+static void acked_apply(struct crash_child *c, const void *msg)
 {
+    struct acked *a = c->ctx;
+    const struct msg *m = msg;
     switch (m->kind) {
     case MSG_ACK:
     case MSG_ACK_SYNC:
@@ -327,45 +312,8 @@ static void acked_apply(struct acked *a, const struct msg *m)
             if (m->count[t] > a->durable[t])
                 a->durable[t] = m->count[t];
         break;
-    case MSG_DONE:
-        a->done = 1;
-        break;
     default:
-        fail_msg("the child failed: %s", ravel_errstr(m->rc));
-    }
-}
-
-/* Reads messages until DONE (WAIT_DONE) or for WAIT_MS milliseconds. */
-static void pump(int fd, struct acked *a, int wait_done, uint64_t wait_ms)
-{
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        int64_t left = (int64_t)wait_ms -
-                       ((t.tv_sec - t0.tv_sec) * 1000 +
-                        (t.tv_nsec - t0.tv_nsec) / 1000000);
-        if (wait_done && a->done)
-            return;
-        if (left <= 0) {
-            if (!wait_done)
-                return;
-            tu_child_stuck(pump_child, "its writes");
-            fail_msg("the child did not finish in %" PRIu64 " ms", wait_ms);
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        if (poll(&pfd, 1, (int)left) <= 0)
-            continue;
-        struct msg m;
-        ssize_t n = read(fd, &m, sizeof m);
-        if (n == 0) {
-            if (!wait_done)
-                return;
-            fail_msg("the child exited before it was killed");
-        }
-        assert_int_equal(n, (ssize_t)sizeof m);
-        acked_apply(a, &m);
+        fail_msg("garbled message from the child (kind %u)", m->kind);
     }
 }
 
@@ -375,36 +323,16 @@ static void run_child(const char *dir, const char *journal,
                       const struct plan *pl, struct acked *a,
                       int64_t kill_after_ms)
 {
-    int fds[2];
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        tu_child_prepare();
-        char args[7][16];
-        snprintf(args[0], 16, "%d", dup(fds[1]));
-        snprintf(args[1], 16, "%u", pl->threads);
-        snprintf(args[2], 16, "%u", pl->puts);
-        snprintf(args[3], 16, "%u", pl->sync_every);
-        snprintf(args[4], 16, "%u", pl->val_len);
-        snprintf(args[5], 16, "%u", pl->flusher);
-        snprintf(args[6], 16, "%u", pl->small_mem);
-        execl(self_exe, self_exe, "--child", dir, args[0],
-              journal ? journal : "-", args[1], args[2], args[3], args[4],
-              args[5], args[6], (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    pump_child = pid;
+    struct child_args ca = {.plan = *pl};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    snprintf(ca.journal, sizeof ca.journal, "%s", journal ? journal : "");
+    struct crash_child c = {.on_msg = acked_apply,
+                            .msg_size = sizeof(struct msg), .ctx = a};
+    crash_spawn(&c, "writer", &ca, sizeof ca);
     if (kill_after_ms < 0)
-        pump(fds[0], a, 1, 120000);
+        crash_kill_after(&c, CRASH_FROM_DONE, 0);
     else
-        pump(fds[0], a, 0, (uint64_t)kill_after_ms);
-    kill(pid, SIGKILL);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    pump(fds[0], a, 0, 0); /* what was sent before the kill */
-    close(fds[0]);
+        crash_kill_after(&c, CRASH_FROM_SPAWN, (uint64_t)kill_after_ms);
 }
 
 /* Thread T's puts present in DB: a prefix 0..P-1 with the right values
@@ -753,16 +681,13 @@ static void test_stats(void **state)
     free(dir);
 }
 
+static const struct crash_role roles[] = {
+    {"writer", child_main, sizeof(struct child_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 11 && strcmp(argv[1], "--child") == 0)
-        return child_main(argv);
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_without_flush),
         cmocka_unit_test(test_flush_before_kill),
@@ -772,7 +697,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fault_on_buffer_write),
         cmocka_unit_test(test_stats),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

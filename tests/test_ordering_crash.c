@@ -3,7 +3,7 @@
 ** (docs/ordering.md): every acknowledged write is there after the reopen,
 ** and no batch is ever partly there.
 **
-** Each round, a child process (this program, re-executed with --child)
+** Each round, a child process (this program, re-executed: crash_harness.h)
 ** opens the database in the test's mode with 64K memtables (switches and
 ** flushes all the time) and some inserts slowed after their first entry
 ** (rv_test_insert_delay: kills land in the middle of inserts, with
@@ -28,21 +28,15 @@
 ** RAVEL_TEST_ORDERING_CRASH_ROUNDS (default 8) sets the rounds per mode;
 ** RAVEL_TEST_SEED replays the kill moments.
 */
-#include "testutil.h"
+#include "crash_harness.h"
 #include "util/fault.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define WRITERS 32
 #define SET_KEYS 6
@@ -67,19 +61,12 @@ static const struct mode modes[] = {
      "write_policy=write_prepared;commit_table_size=16"},
 };
 
-enum msg_type {
-    MSG_OPENED = 1, /* the child's ravel_open returned RAVEL_OK; TEXT: its
-                    ** ravel.write-ordering */
-    MSG_ACKED = 2,  /* batch I of THREAD acknowledged */
-    MSG_ERROR = 3,  /* a call failed (TEXT): the child exits */
-};
-
-/* Written with one write(2) of less than PIPE_BUF bytes: atomic. */
+/* The child's one message: batch I of THREAD acknowledged.  Its open is
+** reported by crash_child_opened (with its ordering mode), a failure by
+** crash_child_fail. */
 struct msg {
-    uint32_t type;
     uint32_t thread;
     uint32_t i;
-    char text[116];
 };
 
 static void set_key(char *buf, size_t n, int t, int k)
@@ -101,35 +88,19 @@ static void log_key(char *buf, size_t n, int t, const char *version)
 
 /* ------------------------------------------------------------ the child */
 
-static int child_fd;
+struct child_args {
+    char dir[PATH_MAX];
+    int round;
+    int mode; /* in modes[] */
+};
+
 static int child_round;
 static ravel_db *child_db;
 
-static void child_send(uint32_t type, uint32_t t, uint32_t i,
-                       const char *text)
-{
-    struct msg m;
-    memset(&m, 0, sizeof m);
-    m.type = type;
-    m.thread = t;
-    m.i = i;
-    if (text)
-        snprintf(m.text, sizeof m.text, "%s", text);
-    ssize_t n;
-    do
-        n = write(child_fd, &m, sizeof m);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof m)
-        _exit(3);
-}
-
 static void child_fail(uint32_t t, const char *what, int rc)
 {
-    char text[116];
-    snprintf(text, sizeof text, "%s: %s: %s", what, ravel_errstr(rc),
-             ravel_errmsg());
-    child_send(MSG_ERROR, t, 0, text);
-    _exit(2);
+    crash_child_fail("thread %u: %s: %s: %s", t, what, ravel_errstr(rc),
+                     ravel_errmsg());
 }
 
 static void *child_writer(void *p)
@@ -158,15 +129,18 @@ static void *child_writer(void *p)
         rc = ravel_write(child_db, i % 16 == 0 ? RAVEL_SYNC : 0, b);
         if (rc)
             child_fail((uint32_t)t, "write", rc);
-        child_send(MSG_ACKED, (uint32_t)t, i, NULL);
+        struct msg m = {(uint32_t)t, i};
+        crash_send(&m, sizeof m);
     }
     return NULL;
 }
 
-static int child_main(const char *dir, int fd, int round, int mode)
+static int child_main(const void *arg)
 {
-    child_fd = fd;
-    child_round = round;
+    const struct child_args *ca = arg;
+    const char *dir = ca->dir;
+    int mode = ca->mode;
+    child_round = ca->round;
     char extra[300];
     snprintf(extra, sizeof extra, "%s;" MEMTABLES, modes[mode].opts);
     ravel_options *o = NULL;
@@ -179,19 +153,12 @@ static int child_main(const char *dir, int fd, int round, int mode)
     if (rc)
         child_fail(0, "open", rc);
     ravel_options_free(o);
-    char *name = NULL;
-    rc = ravel_property(child_db, "ravel.write-ordering", &name);
-    if (rc)
-        child_fail(0, "ravel.write-ordering", rc);
-    child_send(MSG_OPENED, 0, 0, name);
-    ravel_free(name);
+    crash_child_opened(child_db);
     pthread_t th;
     for (int t = 0; t < WRITERS; t++)
         if (pthread_create(&th, NULL, child_writer, (void *)(intptr_t)t))
             child_fail(0, "pthread_create", 0);
-    for (;;)
-        pause();
-    return 0; /* not reached: the parent kills this process */
+    crash_child_park();
 }
 
 /* ----------------------------------------------------------- the parent */
@@ -201,76 +168,21 @@ static int child_main(const char *dir, int fd, int round, int mode)
 ** one at a time). */
 struct acked {
     uint32_t acked[MAX_ROUNDS][WRITERS];
-    char child_mode[32];
+    char child_mode[64]; /* the note of its open: ravel.write-ordering */
     uint64_t total;
+    int round; /* the child's */
 };
 
-static void handle_msg(struct acked *a, const struct msg *m, int round,
-                       int *opened)
+static void handle_msg(struct crash_child *c, const void *msg)
 {
-    if (m->type == MSG_ERROR)
-        fail_msg("child (round %d, thread %u) failed: %s", round, m->thread,
-                 m->text);
-    switch (m->type) {
-    case MSG_OPENED:
-        *opened = 1;
-        snprintf(a->child_mode, sizeof a->child_mode, "%.31s", m->text);
-        break;
-    case MSG_ACKED:
-        if (m->thread >= WRITERS || m->i != a->acked[round][m->thread] + 1)
-            fail_msg("round %d: garbled message from the child (thread "
-                     "%u, batch %u)", round, m->thread, m->i);
-        a->acked[round][m->thread] = m->i;
-        a->total++;
-        break;
-    default:
-        fail_msg("unknown message type %u from the child", m->type);
-    }
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Reads messages until DEADLINE_MS (or EOF when 0); returns 0 at EOF. */
-static int pump(int fd, char *buf, size_t *have, struct acked *a, int round,
-                int *opened, uint64_t deadline_ms)
-{
-    for (;;) {
-        int timeout = -1;
-        if (deadline_ms) {
-            uint64_t now = now_ms();
-            if (now >= deadline_ms)
-                return 1;
-            timeout = (int)(deadline_ms - now);
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int n = poll(&pfd, 1, timeout);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n >= 0);
-        if (n == 0)
-            continue;
-        ssize_t got = read(fd, buf + *have, 64 * sizeof(struct msg) - *have);
-        if (got < 0 && errno == EINTR)
-            continue;
-        assert_true(got >= 0);
-        if (got == 0)
-            return 0;
-        *have += (size_t)got;
-        size_t off = 0;
-        while (*have - off >= sizeof(struct msg)) {
-            struct msg m;
-            memcpy(&m, buf + off, sizeof m);
-            handle_msg(a, &m, round, opened);
-            off += sizeof m;
-        }
-        memmove(buf, buf + off, *have - off);
-        *have -= off;
-    }
+    struct acked *a = c->ctx;
+    int round = a->round;
+    const struct msg *m = msg;
+    if (m->thread >= WRITERS || m->i != a->acked[round][m->thread] + 1)
+        fail_msg("round %d: garbled message from the child (thread %u, "
+                 "batch %u)", round, m->thread, m->i);
+    a->acked[round][m->thread] = m->i;
+    a->total++;
 }
 
 /* KEY's value into BUF (CAP bytes), "" if absent. */
@@ -377,62 +289,26 @@ static void verify_after_kill(ravel_db *db, const struct acked *a, int round)
     }
 }
 
-static char *self_exe;
-
 /* Runs the child of ROUND in mode MODE, kills it at a random moment;
 ** returns whether it had opened the database. */
 static int run_child(const char *dir, int round, int mode, struct acked *a,
                      uint64_t *rng)
 {
-    int fds[2];
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        tu_child_prepare();
-        char fdtext[16], rtext[16], mtext[16];
-        int wfd = dup(fds[1]); /* without O_CLOEXEC */
-        snprintf(fdtext, sizeof fdtext, "%d", wfd);
-        snprintf(rtext, sizeof rtext, "%d", round);
-        snprintf(mtext, sizeof mtext, "%d", mode);
-        execl(self_exe, self_exe, "--child", dir, fdtext, rtext, mtext,
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-
+    struct child_args ca = {.round = round, .mode = mode};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    struct crash_child c = {.on_msg = handle_msg,
+                            .msg_size = sizeof(struct msg), .ctx = a};
+    snprintf(c.label, sizeof c.label, "round %d", round);
+    a->round = round;
     uint64_t r = tu_rand(rng);
     int early = r % 5 == 0;
     uint64_t delay = early ? (r >> 8) % 40 : 10 + (r >> 8) % 150;
-    char buf[64 * sizeof(struct msg)];
-    size_t have = 0;
-    int opened = 0, open_pipe = 1;
-    if (!early) {
-        uint64_t limit = now_ms() + 60000;
-        while (!opened && open_pipe && now_ms() < limit)
-            open_pipe = pump(fds[0], buf, &have, a, round, &opened,
-                             now_ms() + 10);
-        if (!opened && open_pipe) {
-            tu_child_stuck(pid, "its open of the database");
-            fail_msg("round %d: the child did not open the database within "
-                     "60 s", round);
-        }
-    }
-    if (open_pipe)
-        open_pipe = pump(fds[0], buf, &have, a, round, &opened,
-                         now_ms() + delay);
-    kill(pid, SIGKILL);
-    if (open_pipe)
-        pump(fds[0], buf, &have, a, round, &opened, 0);
-    close(fds[0]);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        fail_msg("round %d: the child ended before the kill (status 0x%x)",
-                 round, status);
+    crash_spawn(&c, "writer", &ca, sizeof ca);
+    crash_kill_after(&c, early ? CRASH_FROM_SPAWN : CRASH_FROM_OPEN, delay);
+    snprintf(a->child_mode, sizeof a->child_mode, "%s", c.note);
     printf("# round %d: killed %" PRIu64 " ms after %s\n", round, delay,
            early ? "the start" : "the open");
-    return opened;
+    return c.opened;
 }
 
 static void kill_rounds(int mode)
@@ -509,17 +385,13 @@ static void test_kill_write_prepared_tiny_commit_table(void **state)
     kill_rounds(4);
 }
 
+static const struct crash_role roles[] = {
+    {"writer", child_main, sizeof(struct child_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 6 && strcmp(argv[1], "--child") == 0)
-        return child_main(argv[2], atoi(argv[3]), atoi(argv[4]),
-                          atoi(argv[5]));
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_ordered),
         cmocka_unit_test(test_kill_unordered),
@@ -527,7 +399,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kill_write_prepared),
         cmocka_unit_test(test_kill_write_prepared_tiny_commit_table),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

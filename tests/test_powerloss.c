@@ -33,57 +33,44 @@
 ** pattern;
 ** RAVEL_TEST_SEED replays a run.
 */
+#include "crash_harness.h"
 #include "powerloss.h"
-#include "testutil.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_KEYS 4096
 
+/* The child's messages (the end of its writes: crash_child_done). */
 enum msg_kind {
     MSG_SYNCED = 1,   /* put i acknowledged with RAVEL_SYNC */
     MSG_UNSYNCED = 2, /* put i acknowledged without sync */
     MSG_SEEN = 3,     /* i puts of the previous phase read back after open */
-    MSG_DONE = 4,     /* all writes done; waiting for the kill */
-    MSG_ERROR = 5,
 };
 
 struct msg {
     uint32_t kind;
     uint32_t phase;
     uint32_t i;
-    int32_t rc;
 };
-
-static char *self_exe;
 
 /* ------------------------------------------------------------ the child */
 
-static int child_fd;
-
-static void child_send(uint32_t kind, uint32_t phase, uint32_t i, int rc)
+static void child_send(uint32_t kind, uint32_t phase, uint32_t i)
 {
-    struct msg m = {kind, phase, i, rc};
-    if (write(child_fd, &m, sizeof m) != (ssize_t)sizeof m)
-        _exit(3);
+    struct msg m = {kind, phase, i};
+    crash_send(&m, sizeof m);
 }
 
 static void child_fail(uint32_t phase, int rc)
 {
-    fprintf(stderr, "child: %s: %s\n", ravel_errstr(rc), ravel_errmsg());
-    child_send(MSG_ERROR, phase, 0, rc);
-    _exit(2);
+    crash_child_fail("phase %u: %s: %s", phase, ravel_errstr(rc),
+                     ravel_errmsg());
 }
 
 static void key_of(char *buf, size_t n, uint32_t phase, uint32_t i)
@@ -119,7 +106,7 @@ static void *child_write(void *p)
                            val, vl);
         if (rc)
             child_fail(cw->phase, rc);
-        child_send(sync ? MSG_SYNCED : MSG_UNSYNCED, cw->phase, i, 0);
+        child_send(sync ? MSG_SYNCED : MSG_UNSYNCED, cw->phase, i);
     }
     return NULL;
 }
@@ -142,17 +129,27 @@ static uint32_t child_count_phase(ravel_db *db, uint32_t phase, uint32_t n)
     return seen;
 }
 
-/* argv: --child DIR JOURNAL FD PHASE PUTS SYNC_EVERY THREADS CHECK_PREV */
-static int child_main(char **argv)
+/* What a child does: PUTS puts of PHASE from THREADS threads, every
+** SYNC_EVERY-th synced; first, with CHECK_PREV, it counts the puts
+** 0..CHECK_PREV-1 of the phase before that read back (MSG_SEEN). */
+struct child_args {
+    char dir[PATH_MAX];
+    char journal[PATH_MAX];
+    uint32_t phase, puts;
+    int sync_every, threads;
+    uint32_t check_prev;
+};
+
+static int child_main(const void *arg)
 {
-    const char *dir = argv[2];
-    tu_sync_journal_start(argv[3]);
-    child_fd = atoi(argv[4]);
-    uint32_t phase = (uint32_t)atoi(argv[5]);
-    uint32_t puts = (uint32_t)atoi(argv[6]);
-    int sync_every = atoi(argv[7]);
-    int threads = atoi(argv[8]);
-    uint32_t check_prev = (uint32_t)atoi(argv[9]);
+    const struct child_args *ca = arg;
+    const char *dir = ca->dir;
+    tu_sync_journal_start(ca->journal);
+    uint32_t phase = ca->phase;
+    uint32_t puts = ca->puts;
+    int sync_every = ca->sync_every;
+    int threads = ca->threads;
+    uint32_t check_prev = ca->check_prev;
 
     ravel_options *o = NULL;
     int rc = ravel_options_new(&o);
@@ -173,7 +170,7 @@ static int child_main(char **argv)
         child_fail(phase, rc);
     if (check_prev)
         child_send(MSG_SEEN, phase - 1,
-                   child_count_phase(db, phase - 1, check_prev), 0);
+                   child_count_phase(db, phase - 1, check_prev));
 
     pthread_t th[4];
     struct child_writer cw[4];
@@ -186,10 +183,8 @@ static int child_main(char **argv)
     }
     for (int t = 0; t < threads; t++)
         pthread_join(th[t], NULL);
-    child_send(MSG_DONE, phase, 0, 0);
-    for (;;)
-        pause();
-    return 0; /* not reached: the parent kills this process */
+    crash_child_done();
+    crash_child_park();
 }
 
 /* ----------------------------------------------------------- the parent */
@@ -197,53 +192,22 @@ static int child_main(char **argv)
 struct acked {
     unsigned char state[3][MAX_KEYS]; /* per phase: 0, MSG_SYNCED, MSG_UNSYNCED */
     uint32_t seen[3];                 /* MSG_SEEN of each phase */
-    int done;
 };
 
-/* The child pump() reads from (for its backtraces if it is stuck). */
-static pid_t pump_child;
-
-/* Reads messages until DONE (WAIT_DONE) or until DEADLINE_MS passes,
-** then returns; an ERROR message fails the test. */
-static void pump(int fd, struct acked *a, int wait_done, uint64_t wait_ms)
+static void handle_msg(struct crash_child *c, const void *msg)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        int64_t left = (int64_t)wait_ms -
-                       ((t.tv_sec - t0.tv_sec) * 1000 +
-                        (t.tv_nsec - t0.tv_nsec) / 1000000);
-        if (!wait_done && left <= 0)
-            return;
-        if (wait_done && a->done)
-            return;
-        if (wait_done && left <= 0) {
-            tu_child_stuck(pump_child, "its writes");
-            fail_msg("the child did not finish its writes in %" PRIu64 " ms",
-                     wait_ms);
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        if (poll(&pfd, 1, (int)(left > 0 ? left : 0)) <= 0)
-            continue;
-        struct msg m;
-        ssize_t n = read(fd, &m, sizeof m);
-        if (n == 0)
-            fail_msg("the child exited before it was killed");
-        assert_int_equal(n, (ssize_t)sizeof m);
-        assert_true(m.phase < 3);
-        switch (m.kind) {
-        case MSG_SYNCED:
-        case MSG_UNSYNCED:
-            assert_true(m.i < MAX_KEYS);
-            a->state[m.phase][m.i] = (unsigned char)m.kind;
-            break;
-        case MSG_SEEN: a->seen[m.phase] = m.i; break;
-        case MSG_DONE: a->done = 1; break;
-        default:
-            fail_msg("the child failed: %s", ravel_errstr(m.rc));
-        }
+    struct acked *a = c->ctx;
+    const struct msg *m = msg;
+    assert_true(m->phase < 3);
+    switch (m->kind) {
+    case MSG_SYNCED:
+    case MSG_UNSYNCED:
+        assert_true(m->i < MAX_KEYS);
+        a->state[m->phase][m->i] = (unsigned char)m->kind;
+        break;
+    case MSG_SEEN: a->seen[m->phase] = m->i; break;
+    default:
+        fail_msg("garbled message from the child (kind %u)", m->kind);
     }
 }
 
@@ -253,35 +217,19 @@ static void run_child(const char *dir, const char *journal, struct acked *a,
                       uint32_t phase, uint32_t puts, int sync_every,
                       int threads, uint32_t check_prev, int64_t kill_after_ms)
 {
-    int fds[2];
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        tu_child_prepare();
-        char args[7][16];
-        snprintf(args[0], 16, "%d", dup(fds[1]));
-        snprintf(args[1], 16, "%u", phase);
-        snprintf(args[2], 16, "%u", puts);
-        snprintf(args[3], 16, "%d", sync_every);
-        snprintf(args[4], 16, "%d", threads);
-        snprintf(args[5], 16, "%u", check_prev);
-        execl(self_exe, self_exe, "--child", dir, journal, args[0], args[1],
-              args[2], args[3], args[4], args[5], (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    pump_child = pid;
-    a->done = 0;
+    struct child_args ca = {.phase = phase, .puts = puts,
+                            .sync_every = sync_every, .threads = threads,
+                            .check_prev = check_prev};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    snprintf(ca.journal, sizeof ca.journal, "%s", journal);
+    struct crash_child c = {.on_msg = handle_msg,
+                            .msg_size = sizeof(struct msg), .ctx = a};
+    snprintf(c.label, sizeof c.label, "phase %u", phase);
+    crash_spawn(&c, "writer", &ca, sizeof ca);
     if (kill_after_ms < 0)
-        pump(fds[0], a, 1, 120000);
+        crash_kill_after(&c, CRASH_FROM_DONE, 0);
     else
-        pump(fds[0], a, 0, (uint64_t)kill_after_ms);
-    kill(pid, SIGKILL);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    pump(fds[0], a, 0, 0); /* what was sent before the kill */
-    close(fds[0]);
+        crash_kill_after(&c, CRASH_FROM_SPAWN, (uint64_t)kill_after_ms);
 }
 
 /* Every synced put of PHASE (and, with ALL, every acknowledged put) reads
@@ -480,21 +428,16 @@ static void test_torn_tail(void **state)
     }
 }
 
+static const struct crash_role roles[] = {
+    {"writer", child_main, sizeof(struct child_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 10 && strcmp(argv[1], "--child") == 0)
-        return child_main(argv);
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_after_recovery),
         cmocka_unit_test(test_torn_tail),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

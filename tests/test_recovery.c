@@ -18,17 +18,17 @@
 ** a zero record header ends the data, and a closed segment ends with a
 ** seal record (type 2).
 */
-#include "testutil.h"
+#include "crash_harness.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define SEG_HEADER 40    /* version 2; version 3 (wal_io=direct): 48 */
@@ -46,8 +46,13 @@ static const char *mode_name[NMODES] = {
     "skip_any_corrupted_records",
 };
 
-static char *self_exe;
 static int db_counter;
+
+/* What a child process is given (write_segment_and_crash, open_in_child). */
+struct child_args {
+    char dir[PATH_MAX];
+    int s; /* the segment to write */
+};
 
 /* ------------------------------------------------------------ WAL files */
 
@@ -210,29 +215,31 @@ static void write_segment(const char *dir, int s)
 
 /* The same in a child process that exits without closing, once its last
 ** put is synced. */
+static int write_segment_child(const void *arg)
+{
+    const struct child_args *ca = arg;
+    char key[32], val[64];
+    ravel_db *db = NULL;
+    if (tu_open(ca->dir, NULL, &db) != RAVEL_OK)
+        _exit(1);
+    for (int k = 0; k < PER_SEG; k++) {
+        key_of(key, sizeof key, ca->s, k);
+        val_of(val, sizeof val, ca->s, k);
+        if (ravel_put(db, k == PER_SEG - 1 ? RAVEL_SYNC : 0, key,
+                      strlen(key), val, strlen(val)) != RAVEL_OK)
+            _exit(2);
+    }
+    _exit(0); /* no ravel_close: as a crash leaves it */
+}
+
 static void write_segment_and_crash(const char *dir, int s)
 {
-    fflush(stdout);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char key[32], val[64];
-        ravel_db *db = NULL;
-        if (tu_open(dir, NULL, &db) != RAVEL_OK)
-            _exit(1);
-        for (int k = 0; k < PER_SEG; k++) {
-            key_of(key, sizeof key, s, k);
-            val_of(val, sizeof val, s, k);
-            if (ravel_put(db, k == PER_SEG - 1 ? RAVEL_SYNC : 0, key,
-                          strlen(key), val, strlen(val)) != RAVEL_OK)
-                _exit(2);
-        }
-        _exit(0);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        fail_msg("the child writing segment %d failed (status %d)", s,
+    struct child_args ca = {.s = s};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    struct crash_child c = {.on_msg = NULL};
+    int status = crash_run(&c, "write-segment", &ca, sizeof ca, 120000);
+    if (status != 0)
+        fail_msg("the child writing segment %d failed (exit status %d)", s,
                  status);
 }
 
@@ -959,8 +966,9 @@ static void test_damage_in_sealed_segment(void **state)
 /* ------------------------------------------------------------------ LOCK */
 
 /* In a separate process: ravel_open's result code as the exit status. */
-static int open_child_main(const char *dir)
+static int open_child_main(const void *arg)
 {
+    const char *dir = ((const struct child_args *)arg)->dir;
     ravel_options *o = NULL;
     int rc = ravel_options_new(&o);
     if (!rc && tu_wal_io())
@@ -980,17 +988,10 @@ static int open_child_main(const char *dir)
 
 static int open_in_child(const char *dir)
 {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execl(self_exe, self_exe, "--open", dir, (char *)NULL);
-        _exit(126);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status))
-        fail_msg("open child died (status 0x%x)", status);
-    return WEXITSTATUS(status);
+    struct child_args ca = {.s = 0};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    struct crash_child c = {.on_msg = NULL};
+    return crash_run(&c, "open", &ca, sizeof ca, 120000);
 }
 
 static void test_lock(void **state)
@@ -1039,16 +1040,14 @@ static void test_lock(void **state)
     free(dir);
 }
 
+static const struct crash_role roles[] = {
+    {"write-segment", write_segment_child, sizeof(struct child_args)},
+    {"open", open_child_main, sizeof(struct child_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--open") == 0)
-        return open_child_main(argv[2]);
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clean_wal),
         cmocka_unit_test(test_hole_missing_segment),
@@ -1070,7 +1069,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_refused_then_tolerated),
         cmocka_unit_test(test_lock),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

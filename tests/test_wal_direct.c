@@ -52,8 +52,8 @@
 ** (default 16) and RAVEL_TEST_POWERLOSS_ROUNDS (default 2 per pattern) set
 ** the rounds; RAVEL_TEST_FILTER (a cmocka pattern, "*kill9*") picks tests.
 */
+#include "crash_harness.h"
 #include "powerloss.h"
-#include "testutil.h"
 #include "util/fault.h"
 #include "wal/wal_format.h"
 
@@ -61,16 +61,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,7 +77,6 @@ static const char *const recovery_modes[4] = {
     "point_in_time", "skip_any_corrupted_records",
 };
 
-static char *self_exe;
 static int db_counter;
 
 /* ============================================================ helpers */
@@ -89,13 +86,6 @@ static void nap_ms(int ms)
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Opens DIR with wal_io=direct and EXTRA, or exits 77 where direct I/O
@@ -462,9 +452,9 @@ static struct writer *writer_start(struct held *h, const char *key, int sync,
 ** completion.  A minute bounds it against hanging. */
 static void wait_in_file(struct held *h, struct writer *w)
 {
-    uint64_t limit = now_ms() + 60000;
+    uint64_t limit = tu_now_ms() + 60000;
     while (!wal_files_hold(h->dir, w->key)) {
-        if (now_ms() > limit)
+        if (tu_now_ms() > limit)
             fail_msg("the write of %s never reached the WAL file", w->key);
         nap_ms(1);
     }
@@ -473,9 +463,9 @@ static void wait_in_file(struct held *h, struct writer *w)
 
 static void wait_slot_waits(ravel_db *db)
 {
-    uint64_t limit = now_ms() + 60000;
+    uint64_t limit = tu_now_ms() + 60000;
     while (direct_stat(db, " waits for a write slot") == 0) {
-        if (now_ms() > limit)
+        if (tu_now_ms() > limit)
             fail_msg("no write ever waited for a write slot");
         nap_ms(1);
     }
@@ -964,34 +954,42 @@ static int boundary_switch(ravel_db *db, char *err, size_t n)
 
 #define BOUNDARY_OPTS "recycle_log_file_num=4;write_buffer_size=8M"
 
-/* The child of test_boundary_last_segment and _switched_segment: sets up,
-** reports "READY lives number target recycled" (or "ERROR why") and waits
+/* What the child of test_boundary_last_segment and _switched_segment is
+** given, and what it reports once it is set up. */
+struct boundary_args {
+    char dir[PATH_MAX];
+    int with_switch;
+};
+
+struct boundary_ready {
+    struct boundary_info bi;
+    uint64_t recycled; /* ravel.stats' count of recycled segments */
+};
+
+/* The child: sets up, reports a struct boundary_ready (or fails) and waits
 ** for its kill. */
-static int boundary_child(const char *dir, int fd, int with_switch)
+static int boundary_child(const void *arg)
 {
-    char line[600], err[512] = "";
+    const struct boundary_args *ba = arg;
+    const char *dir = ba->dir;
+    char err[512] = "";
     ravel_options *o = NULL;
     ravel_db *db = NULL;
-    struct boundary_info bi;
+    struct boundary_ready ready = {{0}, 0};
     int rc = tu_options_try("wal_io=direct;" BOUNDARY_OPTS, &o);
     if (!rc)
         rc = ravel_open(dir, o, &db);
     ravel_options_free(o);
     if (rc)
-        snprintf(err, sizeof err, "open: %s: %s", ravel_errstr(rc),
-                 ravel_errmsg());
-    else if (boundary_setup(db, dir, &bi, err, sizeof err) == 0 &&
-             with_switch)
+        crash_child_fail("open: %s: %s", ravel_errstr(rc), ravel_errmsg());
+    if (boundary_setup(db, dir, &ready.bi, err, sizeof err) == 0 &&
+        ba->with_switch)
         boundary_switch(db, err, sizeof err);
-    int n = err[0]
-        ? snprintf(line, sizeof line, "ERROR %s\n", err)
-        : snprintf(line, sizeof line, "READY %d %llu %zu %llu\n", bi.lives,
-                   (unsigned long long)bi.number, bi.target,
-                   (unsigned long long)direct_stat(db, " recycled"));
-    if (write(fd, line, (size_t)n) != n || err[0])
-        _exit(2);
-    for (;;)
-        pause();
+    if (err[0])
+        crash_child_fail("%s", err);
+    ready.recycled = direct_stat(db, " recycled");
+    crash_send(&ready, sizeof ready);
+    crash_child_park();
 }
 
 /* Opens copies of DIR in every recovery mode and counts the modes that do
@@ -1051,50 +1049,39 @@ static int boundary_check(const char *dir, const struct boundary_info *bi,
     return failures;
 }
 
+/* The parent's record of the child's report. */
+struct boundary_heard {
+    struct boundary_ready ready;
+    int got;
+};
+
+static void boundary_record(struct crash_child *c, const void *msg)
+{
+    struct boundary_heard *h = c->ctx;
+    memcpy(&h->ready, msg, sizeof h->ready);
+    h->got = 1;
+}
+
+static int boundary_got_ready(struct crash_child *c)
+{
+    return ((struct boundary_heard *)c->ctx)->got;
+}
+
 static void boundary_killed(int with_switch)
 {
     char *dir = tu_path("boundary-%d", db_counter++);
-    int fds[2];
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        tu_child_prepare();
-        char fdtext[16];
-        snprintf(fdtext, sizeof fdtext, "%d", dup(fds[1]));
-        execl(self_exe, self_exe, "--boundary", dir, fdtext,
-              with_switch ? "1" : "0", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    char line[600];
-    size_t have = 0;
-    while (have < sizeof line - 1) {
-        struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
-        if (poll(&pfd, 1, 120000) <= 0) {
-            tu_child_stuck(pid, "its setup");
-            fail_msg("the child did not get ready");
-        }
-        ssize_t n = read(fds[0], line + have, sizeof line - 1 - have);
-        assert_true(n >= 0);
-        if (n == 0)
-            break;
-        have += (size_t)n;
-        if (memchr(line, '\n', have))
-            break;
-    }
-    line[have] = 0;
-    kill(pid, SIGKILL);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    close(fds[0]);
+    struct boundary_args ba = {.with_switch = with_switch};
+    snprintf(ba.dir, sizeof ba.dir, "%s", dir);
+    struct boundary_heard heard = {{{0}, 0}, 0};
+    struct crash_child c = {.on_msg = boundary_record,
+                            .msg_size = sizeof(struct boundary_ready),
+                            .ctx = &heard};
+    crash_spawn(&c, "boundary", &ba, sizeof ba);
+    crash_wait(&c, boundary_got_ready, 120000, "its setup");
+    crash_kill(&c);
     settle_dir(dir);
-    struct boundary_info bi;
-    unsigned long long number = 0, recycled = 0;
-    if (sscanf(line, "READY %d %llu %zu %llu", &bi.lives, &number,
-               &bi.target, &recycled) != 4)
-        fail_msg("the child failed: %s", line);
-    bi.number = number;
+    struct boundary_info bi = heard.ready.bi;
+    unsigned long long number = bi.number, recycled = heard.ready.recycled;
     printf("# segment %llu (a recycled file; %llu recycled) ends at block "
            "boundary %zu with its earlier life's bytes behind; %s; "
            "killed\n", number, recycled, bi.target,
@@ -1121,7 +1108,7 @@ static void test_boundary_failed_flush(void **state)
     rv_fault_arm(RV_FAULT_MANIFEST_WRITE, 0, EIO);
     rv_pause_release(RV_PAUSE_FLUSH_TABLES_WRITTEN);
     /* The flush fails and stops writes; wait for it. */
-    uint64_t limit = now_ms() + 60000;
+    uint64_t limit = tu_now_ms() + 60000;
     for (;;) {
         char *why = tu_prop(db, "ravel.read_only_reason");
         int stopped = why[0] != 0;
@@ -1130,7 +1117,7 @@ static void test_boundary_failed_flush(void **state)
         ravel_free(why);
         if (stopped)
             break;
-        if (now_ms() > limit)
+        if (tu_now_ms() > limit)
             fail_msg("the flush with a failing manifest write never failed");
         nap_ms(1);
     }
@@ -1351,13 +1338,13 @@ static int64_t find_prefix(uint64_t seed, int t, const int64_t *base,
 
 /* ------------------------------------------------------------ the child */
 
+/* The child's messages (its open: crash_child_opened; a failure:
+** crash_child_fail). */
 enum cr_msg_type {
-    CR_OPENED = 1,   /* the open returned RAVEL_OK */
     CR_ACK = 2,      /* op V of thread T returned RAVEL_OK; A: synced */
     CR_RECYCLED = 3, /* ravel.stats counts V recycled segments */
     CR_SEEN = 4,     /* after the open, thread T's state is the prefix
                      ** 0..V-1 (V = J + 1) */
-    CR_ERROR = 5,
 };
 
 struct cr_msg {
@@ -1368,25 +1355,15 @@ struct cr_msg {
     uint64_t v;
 };
 
-static int cr_fd;
-
 static void cr_send(uint32_t type, uint32_t t, uint32_t a, uint64_t v)
 {
     struct cr_msg m = {type, t, a, 0, v};
-    ssize_t n;
-    do
-        n = write(cr_fd, &m, sizeof m);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof m)
-        _exit(3);
+    crash_send(&m, sizeof m);
 }
 
 static void cr_die(const char *what, int rc)
 {
-    fprintf(stderr, "child: %s: %s: %s\n", what, ravel_errstr(rc),
-            ravel_errmsg());
-    cr_send(CR_ERROR, 0, (uint32_t)rc, 0);
-    _exit(2);
+    crash_child_fail("%s: %s: %s", what, ravel_errstr(rc), ravel_errmsg());
 }
 
 struct cr_thread {
@@ -1416,22 +1393,30 @@ static void *cr_writer(void *p)
     return NULL;
 }
 
-/* argv: --crash DIR FD SEED JOURNAL|- OPTIONS CHECK S0..S3
-** CHECK 0: thread T starts at op S_T.  CHECK 1: a fresh database's
-** second process: finds each thread's prefix (ops up to S_T - 1 at most),
-** reports it, and goes on after it. */
-static int cr_child(char **argv)
+/* What a child is given.  CHECK 0: thread T starts at op START[T].
+** CHECK 1: a fresh database's second process: finds each thread's prefix
+** (ops up to START[T] - 1 at most), reports it, and goes on after it. */
+struct cr_args {
+    char dir[PATH_MAX];
+    char journal[PATH_MAX]; /* the sync journal, or "" */
+    char opts[256];
+    uint64_t seed;
+    int check;
+    uint64_t start[CR_THREADS];
+};
+
+static int cr_child(const void *arg)
 {
-    const char *dir = argv[2];
-    cr_fd = atoi(argv[3]);
-    uint64_t seed = strtoull(argv[4], NULL, 10);
-    if (strcmp(argv[5], "-") != 0)
-        tu_sync_journal_start(argv[5]);
-    const char *opts = argv[6];
-    int check = atoi(argv[7]);
+    const struct cr_args *ca = arg;
+    const char *dir = ca->dir;
+    uint64_t seed = ca->seed;
+    if (ca->journal[0])
+        tu_sync_journal_start(ca->journal);
+    const char *opts = ca->opts;
+    int check = ca->check;
     uint64_t start[CR_THREADS];
     for (int t = 0; t < CR_THREADS; t++)
-        start[t] = strtoull(argv[8 + t], NULL, 10);
+        start[t] = ca->start[t];
 
     ravel_options *o = NULL;
     int rc = tu_options_try(opts, &o);
@@ -1446,24 +1431,21 @@ static int cr_child(char **argv)
     if (ravel_property(db, "ravel.wal_io", &io) || strncmp(io, "direct", 6))
         cr_die("not wal_io=direct", RAVEL_INVALID);
     ravel_free(io);
-    cr_send(CR_OPENED, 0, 0, 0);
+    crash_child_opened(db);
     if (check) {
         for (int t = 0; t < CR_THREADS; t++) {
             int64_t got[CR_KEYS], base[CR_KEYS];
             char why[256];
             for (int k = 0; k < CR_KEYS; k++)
                 base[k] = -1;
-            if (read_state(db, t, got, why, sizeof why) != 0) {
-                fprintf(stderr, "child: %s\n", why);
-                cr_die("state after recovery", RAVEL_CORRUPT);
-            }
+            if (read_state(db, t, got, why, sizeof why) != 0)
+                crash_child_fail("state after recovery: %s", why);
             int64_t j = find_prefix(seed, t, base, -1, got, -1,
                                     (int64_t)start[t] - 1, 0);
-            if (j == -2) {
-                fprintf(stderr, "child: thread %d: the state after "
-                        "recovery is no prefix of its ops\n", t);
-                cr_die("state after recovery", RAVEL_CORRUPT);
-            }
+            if (j == -2)
+                crash_child_fail("state after recovery: thread %d: the "
+                                 "state after recovery is no prefix of its "
+                                 "ops", t);
             cr_send(CR_SEEN, (uint32_t)t, 0, (uint64_t)(j + 1));
             start[t] = (uint64_t)(j + 1);
         }
@@ -1475,16 +1457,14 @@ static int cr_child(char **argv)
         if (pthread_create(&th[t], NULL, cr_writer, &ct[t]))
             cr_die("pthread_create", RAVEL_NOMEM);
     }
-    for (;;)
-        pause();
-    return 0; /* not reached: the parent kills this process */
+    crash_child_park();
 }
 
 /* ----------------------------------------------------------- the parent */
 
 /* What the parent knows of one child run. */
 struct cr_run {
-    int opened;
+    int opened;                     /* it reported its open */
     int64_t acked[CR_THREADS];      /* highest op acknowledged, or -1 */
     int64_t synced[CR_THREADS];     /* highest synced op acknowledged */
     int64_t seen[CR_THREADS];       /* CR_SEEN: prefix found, -2 none */
@@ -1492,38 +1472,11 @@ struct cr_run {
     uint64_t acks;
 };
 
-static pid_t cr_spawn(const char *dir, int *rfd, uint64_t seed,
-                      const char *journal, const char *opts, int check,
-                      const uint64_t *start)
+static void cr_handle(struct crash_child *c, const void *msg)
 {
-    int fds[2];
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        tu_child_prepare();
-        char a[8][32];
-        snprintf(a[0], 32, "%d", dup(fds[1]));
-        snprintf(a[1], 32, "%llu", (unsigned long long)seed);
-        snprintf(a[2], 32, "%d", check);
-        for (int t = 0; t < CR_THREADS; t++)
-            snprintf(a[3 + t], 32, "%llu", (unsigned long long)start[t]);
-        execl(self_exe, self_exe, "--crash", dir, a[0], a[1],
-              journal ? journal : "-", opts, a[2], a[3], a[4], a[5], a[6],
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    *rfd = fds[0];
-    return pid;
-}
-
-static void cr_handle(struct cr_run *r, const struct cr_msg *m)
-{
+    struct cr_run *r = c->ctx;
+    const struct cr_msg *m = msg;
     switch (m->type) {
-    case CR_OPENED:
-        r->opened = 1;
-        break;
     case CR_ACK:
         assert_true(m->t < CR_THREADS);
         if ((int64_t)m->v > r->acked[m->t])
@@ -1540,57 +1493,8 @@ static void cr_handle(struct cr_run *r, const struct cr_msg *m)
         assert_true(m->t < CR_THREADS);
         r->seen[m->t] = (int64_t)m->v - 1;
         break;
-    case CR_ERROR:
-        fail_msg("the child failed (%s); its stderr says why",
-                 ravel_errstr((int)m->a));
-        break;
     default:
         fail_msg("garbled message from the child");
-    }
-}
-
-/* Reads messages until DEADLINE (0: until EOF), or until the child opened
-** when UNTIL_OPEN.  Returns 0 at EOF. */
-static int cr_pump(int fd, struct cr_run *r, uint64_t deadline,
-                   int until_open)
-{
-    static char buf[64 * sizeof(struct cr_msg)];
-    static size_t have;
-    for (;;) {
-        if (until_open && r->opened)
-            return 1;
-        int timeout = -1;
-        if (deadline) {
-            uint64_t now = now_ms();
-            if (now >= deadline)
-                return 1;
-            timeout = (int)(deadline - now);
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int n = poll(&pfd, 1, timeout);
-        if (n < 0 && errno == EINTR)
-            continue;
-        assert_true(n >= 0);
-        if (n == 0)
-            continue;
-        ssize_t got = read(fd, buf + have, sizeof buf - have);
-        if (got < 0 && errno == EINTR)
-            continue;
-        assert_true(got >= 0);
-        if (got == 0) {
-            have = 0;
-            return 0;
-        }
-        have += (size_t)got;
-        size_t off = 0;
-        while (have - off >= sizeof(struct cr_msg)) {
-            struct cr_msg m;
-            memcpy(&m, buf + off, sizeof m);
-            cr_handle(r, &m);
-            off += sizeof m;
-        }
-        memmove(buf, buf + off, have - off);
-        have -= off;
     }
 }
 
@@ -1611,26 +1515,17 @@ static void cr_run_child(const char *dir, uint64_t seed, const char *journal,
                          int early, uint64_t delay, struct cr_run *r)
 {
     cr_run_init(r, start);
-    int fd;
-    pid_t pid = cr_spawn(dir, &fd, seed, journal, opts, check, start);
-    int open_pipe = 1;
-    if (!early) {
-        open_pipe = cr_pump(fd, r, now_ms() + 120000, 1);
-        if (open_pipe && !r->opened) {
-            tu_child_stuck(pid, "its open");
-            fail_msg("the child did not open the database in 120 s");
-        }
-    }
-    if (open_pipe)
-        open_pipe = cr_pump(fd, r, now_ms() + delay, 0);
-    kill(pid, SIGKILL);
-    if (open_pipe)
-        cr_pump(fd, r, 0, 0);
-    close(fd);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        fail_msg("the child ended before the kill (status 0x%x)", status);
+    struct cr_args ca = {.seed = seed, .check = check};
+    snprintf(ca.dir, sizeof ca.dir, "%s", dir);
+    snprintf(ca.journal, sizeof ca.journal, "%s", journal ? journal : "");
+    snprintf(ca.opts, sizeof ca.opts, "%s", opts);
+    for (int t = 0; t < CR_THREADS; t++)
+        ca.start[t] = start[t];
+    struct crash_child c = {.on_msg = cr_handle,
+                            .msg_size = sizeof(struct cr_msg), .ctx = r};
+    crash_spawn(&c, "writer", &ca, sizeof ca);
+    crash_kill_after(&c, early ? CRASH_FROM_SPAWN : CRASH_FROM_OPEN, delay);
+    r->opened = c.opened;
     settle_dir(dir);
 }
 
@@ -1963,18 +1858,14 @@ static void test_powerloss_recycled(void **state)
 
 /* ================================================================ main */
 
+static const struct crash_role roles[] = {
+    {"boundary", boundary_child, sizeof(struct boundary_args)},
+    {"writer", cr_child, sizeof(struct cr_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "--boundary") == 0)
-        return boundary_child(argv[2], atoi(argv[3]), atoi(argv[4]));
-    if (argc == 12 && strcmp(argv[1], "--crash") == 0)
-        return cr_child(argv);
-    self_exe = realpath("/proc/self/exe", NULL);
-    if (!self_exe) {
-        perror("realpath /proc/self/exe");
-        return 1;
-    }
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_held_concurrent_ok),
         cmocka_unit_test(test_held_concurrent_eio),
@@ -1995,10 +1886,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kill9_recycled_every_mode),
         cmocka_unit_test(test_powerloss_recycled),
     };
-    const char *only = getenv("RAVEL_TEST_FILTER"); /* e.g. "*kill9*" */
-    if (only && only[0])
-        cmocka_set_test_filter(only);
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    free(self_exe);
-    return rc;
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

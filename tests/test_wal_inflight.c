@@ -19,18 +19,18 @@
 ** segment no record reached still gets its header.
 ** Runs with wal_io=direct only (skipped, 77, where O_DIRECT is refused).
 */
-#include "testutil.h"
+#include "crash_harness.h"
 #include "util/fault.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -355,6 +355,10 @@ static void test_recycled_segments_replay_only_their_own(void **state)
 ** next open refuses the hole.  Each round ends the child with _exit, no
 ** close; the race it needs (the flush's switch before the next write)
 ** comes in about one round of five. */
+struct unwritten_args {
+    char dir[PATH_MAX];
+};
+
 static void test_unwritten_segment_gets_its_header(void **state)
 {
     (void)state;
@@ -362,20 +366,16 @@ static void test_unwritten_segment_gets_its_header(void **state)
         char *dir = tu_path("unwritten-%d", db_counter++);
         /* a fresh process (exec, not a bare fork: sanitizers refuse
         ** threads in a child forked from a threaded process) */
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            execl("/proc/self/exe", "test_wal_inflight", "--unwritten-child",
-                  dir, (char *)NULL);
-            _exit(127);
-        }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+        struct unwritten_args ua;
+        snprintf(ua.dir, sizeof ua.dir, "%s", dir);
+        struct crash_child c = {.on_msg = NULL};
+        snprintf(c.label, sizeof c.label, "round %d", round);
+        int status = crash_run(&c, "unwritten", &ua, sizeof ua, 120000);
+        if (status == 77) {
             printf("SKIP: wal_io=direct cannot be used here\n");
             exit(77);
         }
-        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_int_equal(status, 0);
         ravel_db *db = NULL;
         int rc = tu_open(dir, "wal_io=direct", &db);
         if (rc != RAVEL_OK)
@@ -389,8 +389,9 @@ static void test_unwritten_segment_gets_its_header(void **state)
 
 /* The child of test_unwritten_segment_gets_its_header: the writes, then
 ** _exit without a close. */
-static int unwritten_child(const char *dir)
+static int unwritten_child(const void *arg)
 {
+    const char *dir = ((const struct unwritten_args *)arg)->dir;
     ravel_db *db = NULL;
     if (tu_open(dir, "wal_io=direct", &db) != RAVEL_OK)
         _exit(77);
@@ -403,16 +404,18 @@ static int unwritten_child(const char *dir)
     _exit(rc == RAVEL_OK ? 0 : 1);
 }
 
+static const struct crash_role roles[] = {
+    {"unwritten", unwritten_child, sizeof(struct unwritten_args)},
+    {NULL, NULL, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--unwritten-child") == 0)
-        return unwritten_child(argv[2]);
-    tu_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_held_write_orders_acknowledgements),
         cmocka_unit_test(test_held_write_failure_fails_later_writers),
         cmocka_unit_test(test_recycled_segments_replay_only_their_own),
         cmocka_unit_test(test_unwritten_segment_gets_its_header),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return CRASH_MAIN(argc, argv, roles, tests);
 }

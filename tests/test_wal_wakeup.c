@@ -29,13 +29,6 @@
 /* Bound on each wait below; what is awaited takes microseconds. */
 #define WAIT_LIMIT_MS 30000
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void nap_ms(long ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000,
@@ -125,9 +118,9 @@ static void test_sleeper_woken_when_watcher_leaves(void **state)
     struct waiter a = {.db = db};
     pthread_t ath, bth;
     assert_int_equal(pthread_create(&ath, NULL, flusher, &a), 0);
-    uint64_t limit = now_ms() + WAIT_LIMIT_MS;
+    uint64_t limit = tu_now_ms() + WAIT_LIMIT_MS;
     while (!rv_pause_waiting(RV_PAUSE_WAL_WATCHED)) {
-        if (atomic_load(&a.done) || now_ms() > limit)
+        if (atomic_load(&a.done) || tu_now_ms() > limit)
             fail_msg("the flusher did not stop at the pause point (%s)",
                      atomic_load(&a.done) ? "it returned" : "timed out");
         nap_ms(1);
@@ -140,7 +133,7 @@ static void test_sleeper_woken_when_watcher_leaves(void **state)
     assert_int_equal(pthread_create(&bth, NULL, sync_writer, &b), 0);
     while (fsyncs_issued(db) < fsyncs0 + 2 || !atomic_load(&b.tid) ||
            !thread_sleeping((pid_t)atomic_load(&b.tid))) {
-        if (atomic_load(&b.done) || now_ms() > limit)
+        if (atomic_load(&b.done) || tu_now_ms() > limit)
             fail_msg("the sync writer did not start fdatasync #2 and sleep "
                      "(%s)", atomic_load(&b.done) ? "it returned"
                                                   : "timed out");
@@ -156,8 +149,8 @@ static void test_sleeper_woken_when_watcher_leaves(void **state)
     /* 4. Nobody else will come: the sleeper must have been woken to watch
     **    #2.  If it is still asleep, wake it the way the next writer would
     **    (by watching #2), so the test can end, and fail. */
-    limit = now_ms() + WAIT_LIMIT_MS;
-    while (!atomic_load(&b.done) && now_ms() < limit)
+    limit = tu_now_ms() + WAIT_LIMIT_MS;
+    while (!atomic_load(&b.done) && tu_now_ms() < limit)
         nap_ms(1);
     int lost = !atomic_load(&b.done);
     if (lost)

@@ -46,13 +46,6 @@ static char *fresh_dir(void)
     return tu_path("wc-%d", db_counter++);
 }
 
-static uint64_t now_micros(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void nap_ms(int ms)
 {
     struct timespec t = {.tv_sec = ms / 1000,
@@ -232,7 +225,7 @@ static uint64_t wait_accepted(_Atomic uint64_t *accepted, uint64_t at_least,
         uint64_t v = atomic_load(accepted);
         if (v >= at_least) {
             *seen = v;
-            return now_micros();
+            return tu_now_us();
         }
         nap_ms(1);
     }
@@ -313,7 +306,7 @@ static void prime_bucket(ravel_db *db, const char *key)
         int tries_ = 0; \
         for (;;) { \
             prime_bucket((primed), "primer"); \
-            uint64_t t_ = now_micros(); \
+            uint64_t t_ = tu_now_us(); \
             tu_errmsg_prime(); \
             int rc_ = (call); \
             if (rc_ == RAVEL_BUSY) { \
@@ -321,7 +314,7 @@ static void prime_bucket(ravel_db *db, const char *key)
                     fail_msg("%s: RAVEL_BUSY without a message", #call); \
                 break; \
             } \
-            if (now_micros() - t_ < 500000 || ++tries_ == 5) \
+            if (tu_now_us() - t_ < 500000 || ++tries_ == 5) \
                 fail_msg("%s during a slowdown returned %s, not " \
                          "RAVEL_BUSY: %s", #call, ravel_errstr(rc_), \
                          ravel_errmsg()); \

@@ -138,7 +138,7 @@ static void *watchdog_main(void *arg)
 static void watchdog_start(void)
 {
     unsigned secs = (unsigned)tu_env_u64("RAVEL_TEST_WATCHDOG", 0);
-    secs *= (unsigned)tu_env_u64("RAVEL_TEST_TIMEOUT_MULTIPLIER", 1);
+    secs *= (unsigned)tu_timeout_multiplier();
     if (!secs)
         return;
     watchdog_seconds = secs;
@@ -416,6 +416,24 @@ uint64_t tu_env_u64(const char *name, uint64_t dflt)
         exit(1);
     }
     return (uint64_t)n;
+}
+
+uint64_t tu_timeout_multiplier(void)
+{
+    uint64_t m = tu_env_u64("RAVEL_TEST_TIMEOUT_MULTIPLIER", 1);
+    return m ? m : 1;
+}
+
+uint64_t tu_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t tu_now_ms(void)
+{
+    return tu_now_us() / 1000u;
 }
 
 uint64_t tu_seed(void)

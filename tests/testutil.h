@@ -129,6 +129,15 @@ void tu_assert_no_thread_failures(void);
 /* An unsigned number from the environment, or DFLT if unset. */
 uint64_t tu_env_u64(const char *name, uint64_t dflt);
 
+/* RAVEL_TEST_TIMEOUT_MULTIPLIER (1 if unset or 0): the runs that stretch
+** meson's timeouts (the sanitizer runs of .ci/run) stretch every bound on
+** a wait by it -- the watchdog's, and the crash harness's on a child. */
+uint64_t tu_timeout_multiplier(void);
+
+/* The monotonic clock, in milliseconds and in microseconds. */
+uint64_t tu_now_ms(void);
+uint64_t tu_now_us(void);
+
 /* A small PRNG (xorshift64*), one state per thread. */
 static inline uint64_t tu_rand(uint64_t *state)
 {
