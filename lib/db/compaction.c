@@ -21,8 +21,9 @@
 **
 ** A failure before the manifest append deletes the outputs and leaves the
 ** inputs as they were: the database stays consistent and the compaction
-** is retried after a pause (1 s, doubling up to 60 s).  Five failures in a
-** row stop writes with the reason (as does a failed manifest append at
+** is retried after a pause (1 s, doubling up to 60 s).
+** RV_COMPACTION_MAX_FAILURES (compaction.h) failures in a row stop writes
+** with the reason (as does a failed manifest append at
 ** once: the manifest is then unusable).  Close aborts a running
 ** compaction the same way, without counting it as a failure.
 */
@@ -40,7 +41,6 @@
 #include <string.h>
 #include <time.h>
 
-#define COMPACTION_MAX_FAILURES 5
 
 /* -------------------------------------------------- deeper levels */
 
@@ -270,7 +270,7 @@ static void compaction_fail_locked(ravel_db *db, const struct rv_compaction *c,
     rv_db_log(db, "%s (failure %d in a row; inputs kept, retry in %llu s)",
               why, db->mu.compact.failures,
               (unsigned long long)(pause / 1000000u));
-    if (logged || db->mu.compact.failures >= COMPACTION_MAX_FAILURES) {
+    if (logged || db->mu.compact.failures >= RV_COMPACTION_MAX_FAILURES) {
         rv_mutex_unlock(&db->mu.lock);
         rv_db_stop_writes(db, rc, why);
         rv_mutex_lock(&db->mu.lock);

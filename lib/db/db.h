@@ -117,7 +117,8 @@ struct ravel_db {
 /* Runs compaction C, picked under db->mu.lock (compaction.c): registers it
 ** as running, drops the lock while it merges, retakes it to install the
 ** result, and releases C.  On failure the inputs stay; a failed manifest
-** append stops writes, other failures stop them after 5 in a row. */
+** append stops writes, other failures stop them after
+** RV_COMPACTION_MAX_FAILURES in a row (compaction.h). */
 RAVEL_PRIVATE int rv_compaction_run_locked(ravel_db *db,
                                            struct rv_compaction *c)
     RV_REQUIRES(db->mu.lock);

@@ -234,7 +234,7 @@ int rv_db_flush(ravel_db *db, int flags)
                         "opened with read_only=true", db->dir);
     if (rv_stop_code(&db->stop))
         return rv_write_refusal(db);
-    uint64_t target; /* the new active memtable's segment */
+    uint64_t target = 0; /* the new active memtable's segment */
     int rc = rv_write_switch_memtable(db, &target);
     if (rc || (flags & RAVEL_FLUSH_NO_WAIT))
         return rc;
