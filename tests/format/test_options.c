@@ -371,15 +371,15 @@ static void test_describe(void **state)
     (void)state;
     ravel_options *o = opts_new();
     assert_int_equal(ravel_options_parse(o, "write_buffer_size=1M;"
-                                         "wal_io=uring;read_only=1"),
+                                         "wal_io=uring;read_only=1;"
+                                         "wal_recovery_mode=2"),
                      RAVEL_OK);
     char *text = rv_options_describe(o);
     assert_non_null(text);
     assert_non_null(strstr(text, "write_buffer_size=1048576\n"));
     assert_non_null(strstr(text, "wal_io=uring\n"));
     assert_non_null(strstr(text, "read_only=true\n"));
-    assert_non_null(strstr(text, "wal_recovery_mode="
-                           "tolerate_corrupted_tail_records\n"));
+    assert_non_null(strstr(text, "wal_recovery_mode=point_in_time\n"));
 
     /* Every described line sets back to the same state. */
     ravel_options *copy = opts_new();
