@@ -149,11 +149,11 @@ void shell_print_manpage(FILE *f)
         manpage_sentence(f, o->help);
     }
     fputs(".SH DATABASE OPTIONS\n"
-          "Set with \\fB\\-o\\fR \\fINAME\\fR=\\fIVALUE\\fR here, and with\n"
-          "\\fBravel_options_set\\fR in a program (\\fBravel\\fR(3)); each is\n"
-          "shown with its default.\n"
-          "Booleans take true, false, 1, 0, on, off, yes or no; sizes, counts\n"
-          "and rates a K, M, G, T or P suffix (powers of 1024).\n"
+          "Set with \\fB\\-o\\fR \\fINAME\\fR=\\fIVALUE\\fR here, and\n"
+          "with \\fBravel_options_set\\fR in a program\n"
+          "(\\fBravel\\fR(3)); each is shown with its default.\n"
+          "Booleans take true, false, 1, 0, on, off, yes or no; sizes,\n"
+          "counts and rates a K, M, G, T or P suffix (powers of 1024).\n"
           "The comment above \\fBravel_options_set\\fR in\n"
           ".I ravel.h\n"
           "describes each option in full.\n", f);

@@ -16,7 +16,7 @@
 ** One table drives set, get, describe and the defaults, so an option added
 ** to the table is settable, readable, listed and initialised at once; the
 ** option list of include/ravel.h and the manual pages are checked against
-** it by tests/docs/test_options_table.py (ravel(1)'s is printed from it).
+** it by tests/docs/test_options_table.py (ravel.1's is printed from it).
 ** Values are strict: a size with trailing junk, a negative number or one
 ** that overflows is rejected rather than half-parsed, because a mistyped
 ** option silently replaced by a default is worse than a failed open.
@@ -54,7 +54,7 @@ struct options_enum_name {
 
 /* One row of the options table: everything ravel knows about an option
 ** but what it does.  Set, get, describe, the defaults, the messages and
-** the option list of ravel(1) all read it. */
+** the option list of the man page ravel.1 all read it. */
 struct options_def {
     const char *name;  /* the name of its field in struct ravel_options */
     enum options_kind kind;
@@ -135,8 +135,8 @@ static const struct options_enum_name options_compaction_pri_names[] = {
                      .offset = offsetof(struct ravel_options, f)
 
 /* Every option, in the order describe prints them.  include/ravel.h (its
-** list in the comment above ravel_options_set), ravel(1) (printed from
-** here by `ravel -manpage`) and ravel(3) are checked against this table by
+** list in the comment above ravel_options_set), ravel.1 (printed from
+** here by `ravel -manpage`) and ravel.3 are checked against this table by
 ** tests/docs/test_options_table.py; rv_options_init_defaults fills the
 ** defaults from it. */
 static const struct options_def options_table[] = {

@@ -170,8 +170,8 @@ RAVEL_PRIVATE const char *rv_recovery_mode_name(enum rv_recovery_mode mode);
 RAVEL_PRIVATE int rv_option_is_not_built(const char *name);
 
 /* What the options table (options.c) says of one option, as text: for
-** ravel(1)'s list of options (shell/manpage.c) and the test that checks
-** ravel.h and the manual pages against the table. */
+** the man page ravel.1's list of options (shell/manpage.c) and the test
+** that checks ravel.h and the manual pages against the table. */
 struct rv_option_info {
     const char *name;
     const char *kind;      /* "bool", "size", "entries", "rate", "int",
