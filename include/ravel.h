@@ -180,7 +180,7 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   write_buffer_size=64M       memtable size before it is switched for a
 **                               fresh one (4K .. 4G)
 **   max_write_batch_group_size_bytes=1M
-**                               byte cap on one write group
+**                               byte cap on one write group (1K .. 1G)
 **   allow_concurrent_memtable_write=true
 **                               members of a write group insert their own
 **                               batches in parallel (false: the leader
@@ -281,7 +281,7 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               and with 2 or more one thread is always
 **                               left for them
 **   target_file_size_base=64M   flushes and compactions cut table files at
-**                               this size (level L >= 1: times
+**                               this size (64K .. 16G; level L >= 1: times
 **   target_file_size_multiplier=1  this to the power L-1, 1 ..
 **                               2147483647)
 **   avoid_flush_during_shutdown=false
@@ -295,9 +295,9 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   block_size=4K               target size of a data block (256 .. 64M)
 **   block_restart_interval=16   keys between restart points in a block
 **                               (1 .. 2147483647)
-**   bloom_bits_per_key=10       filter bits per key (0: no filter); at 10 a
-**                               point lookup reads about 1% of the files
-**                               that do not hold its key
+**   bloom_bits_per_key=10       filter bits per key (0 .. 64; 0: no
+**                               filter); at 10 a point lookup reads about
+**                               1% of the files that do not hold its key
 **   compression=none            none | lz4 | zstd: how data blocks are
 **                               compressed; lz4 and zstd exist only where
 **                               ravel was built with liblz4 / libzstd (not
@@ -305,9 +305,9 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               -DRAVEL_OMIT_COMPRESSION), and are
 **                               RAVEL_INVALID elsewhere
 **   verify_checksums=true       check every block read from a file
-**   block_cache_size=32M        bytes of data blocks cached in memory (0:
-**                               none), unless a shared cache is given with
-**                               ravel_options_set_cache
+**   block_cache_size=32M        bytes of data blocks cached in memory (0
+**                               .. 1T; 0: none), unless a shared cache is
+**                               given with ravel_options_set_cache
 **   max_open_files=1000         table files kept open (16 .. 1000000)
 **
 ** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
@@ -318,7 +318,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               large to be reached means never: db_bench
 **                               command lines give 99999)
 **   max_bytes_for_level_base=256M  target size of level 1 (or, with
-**                               dynamic level bytes, of the base level)
+**                               dynamic level bytes, of the base level;
+**                               64K .. 1P)
 **   max_bytes_for_level_multiplier=10
 **                               each level's target is this many times the
 **                               one above (2 .. 2147483647, a whole number)
@@ -350,18 +351,21 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** fall behind, writes are slowed down before they must be stopped.
 ** Each write group is charged its bytes once, by its leader.
 **   level0_slowdown_writes_trigger=20  level 0 files that slow writes down
+**                               (1 .. 2147483647)
 **   level0_stop_writes_trigger=36      level 0 files that stop them until
-**                               a compaction brings the count below (each
-**                               1 .. 2147483647, too large to be reached
-**                               meaning never; the stop trigger must be >=
-**                               the slowdown trigger >= the compaction
-**                               trigger)
+**                               a compaction brings the count below (1 ..
+**                               2147483647; for both, a number too large to
+**                               be reached means never; the stop trigger
+**                               must be >= the slowdown trigger >= the
+**                               compaction trigger)
 **   soft_pending_compaction_bytes_limit=64G
 **                               estimated bytes compaction must rewrite to
 **                               bring every level within its target, past
-**                               which writes slow down (0: never)
+**                               which writes slow down (0: never; 0 ..
+**                               18446744073709551615, 2^64 - 1)
 **   hard_pending_compaction_bytes_limit=256G
-**                               ... past which they stop (0: never)
+**                               ... past which they stop (0: never; 0 ..
+**                               18446744073709551615)
 **   delayed_write_rate=16M      bytes per second a slowed-down database
 **                               accepts at first; lowered while the backlog
 **                               grows, raised as it shrinks (RocksDB's

@@ -226,8 +226,8 @@ const struct shell_option shell_options[] = {
     {"-batch", "", "no prompts or banner, even on a terminal"},
     {"-interactive", "", "prompts and banner, even from a pipe"},
     {"-readonly", "", "open the database read-only"},
-    {"-o", "NAME=VALUE", "set a database option (see ravel.h),\n"
-                         "e.g. -o wal_io=sync; repeatable"},
+    {"-o", "NAME=VALUE", "set a database option (ravel(1) lists\n"
+                         "them), e.g. -o wal_io=sync; repeatable"},
     {"-version", "", "print the version and exit"},
     {"-manpage", "", "print the manual page ravel(1) (roff) and exit"},
     {"-help", "", "print this text and exit"},

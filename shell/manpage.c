@@ -2,12 +2,16 @@
 ** manpage.c -- the manual page ravel.1, written in roff by
 ** `ravel -manpage` from the tables of commands.c: the command-line options,
 ** every command with its details, and the byte string syntax are the same
-** text -help and .help print, so the page cannot drift from them.  The
-** build runs `ravel -manpage` to make the ravel.1 that meson installs.
+** text -help and .help print, so the page cannot drift from them.  Its list
+** of database options is printed from the library's options table
+** (base/options.c, through rv_option_info), so it cannot drift from what
+** ravel_options_set takes.  The build runs `ravel -manpage` to make the
+** ravel.1 that meson installs.
 */
 #include <string.h>
 
 #include "shell.h"
+#include "base/options.h"
 
 /* TEXT as roff body text: backslashes and hyphens escaped, a line that
 ** would start with a control character ('.' or '\'') protected with \&. */
@@ -58,6 +62,56 @@ static void manpage_sentence(FILE *f, const char *text)
     fputc('\n', f);
 }
 
+/* What a value of an option of KIND is, before its range. */
+static const char *manpage_kind(const char *kind)
+{
+    return !strcmp(kind, "size") ? "A size in bytes"
+         : !strcmp(kind, "entries") ? "A number of entries"
+         : !strcmp(kind, "rate") ? "Bytes per second"
+         : "A whole number";
+}
+
+/* Every row of the options table:
+** .TP
+** \fBwal_io\fR=\fIauto\fR
+** How the WAL is written; auto probes the file system at open.
+** One of: auto | uring | sync | direct. */
+static void manpage_db_options(FILE *f)
+{
+    struct rv_option_info info;
+    for (size_t i = 0; rv_option_info(i, &info); i++) {
+        fputs(".TP\n\\fB", f);
+        manpage_text(f, info.name);
+        fputs("\\fR=\\fI", f);
+        manpage_text(f, info.def);
+        fputs("\\fR\n", f);
+        manpage_sentence(f, info.doc);
+        if (!strcmp(info.kind, "bool")) {
+            /* the default says it is one */
+        } else if (!strcmp(info.kind, "enum")) {
+            fputs("One of: ", f);
+            manpage_text(f, info.choices);
+            fputs(".\n", f);
+        } else {
+            fprintf(f, "%s, ", manpage_kind(info.kind));
+            manpage_text(f, info.min);
+            fputs(" .. ", f);
+            manpage_text(f, info.max);
+            fputs(".\n", f);
+        }
+        if (info.conflicts[0]) {
+            fputs("Checked at open against ", f);
+            for (const char *p = info.conflicts; *p; p++) {
+                if (*p == ' ')
+                    fputs(", ", f);
+                else
+                    fputc(*p, f);
+            }
+            fputs(".\n", f);
+        }
+    }
+}
+
 static void manpage_commands(FILE *f, int dot)
 {
     for (const struct shell_command *c = shell_commands; c->name; c++) {
@@ -94,6 +148,16 @@ void shell_print_manpage(FILE *f)
         manpage_tag(f, o->name, o->arg);
         manpage_sentence(f, o->help);
     }
+    fputs(".SH DATABASE OPTIONS\n"
+          "Set with \\fB\\-o\\fR \\fINAME\\fR=\\fIVALUE\\fR here, and\n"
+          "with \\fBravel_options_set\\fR in a program\n"
+          "(\\fBravel\\fR(3)); each is shown with its default.\n"
+          "Booleans take true, false, 1, 0, on, off, yes or no; sizes,\n"
+          "counts and rates a K, M, G, T or P suffix (powers of 1024).\n"
+          "The comment above \\fBravel_options_set\\fR in\n"
+          ".I ravel.h\n"
+          "describes each option in full.\n", f);
+    manpage_db_options(f);
     fputs(".SH COMMANDS\n"
           "A command is a name followed by its arguments, one per line.\n",
           f);

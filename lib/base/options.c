@@ -1,21 +1,25 @@
 /*
-** options.c -- ravel_options: names, defaults, value parsing, text form.
+** options.c -- ravel_options: names, defaults, value parsing, text form,
+** and the checks of options against each other.
 **
-** Owns: the table of settable options (name, kind, range, where the value
-** lives in struct ravel_options), the parsers for booleans, sizes and
-** enums (and so the names of the recovery modes, which the WAL reader
-** prints through rv_recovery_mode_name), the list of RocksDB option names
-** ravel has not built yet, and
-** the "did you mean" suggestion for a misspelt name (edit distance over
-** both lists).
+** Owns: the table of settable options -- each one's name, kind, default,
+** range, one-line doc, the options it is checked against, and where the
+** value lives in struct ravel_options --, the parsers for booleans, sizes
+** and enums (and so the names of the recovery modes, which the WAL reader
+** prints through rv_recovery_mode_name), every refusal of a combination of
+** options (rv_options_check), the list of RocksDB option names ravel has
+** not built yet, and the "did you mean" suggestion for a misspelt name
+** (edit distance over both lists).
 ** Does not own: what an option does (db.c, wal_writer.c, wal_reader.c read
 ** the parsed struct).
 **
-** One table drives set, get and describe, so an option added to the table
-** is settable, readable and listed at once.  Values are strict: a size
-** with trailing junk, a negative number or one that overflows is rejected
-** rather than half-parsed, because a mistyped option silently replaced by
-** a default is worse than a failed open.
+** One table drives set, get, describe and the defaults, so an option added
+** to the table is settable, readable, listed and initialised at once; the
+** option list of include/ravel.h and the manual pages are checked against
+** it by tests/docs/test_options_table.py (ravel.1's is printed from it).
+** Values are strict: a size with trailing junk, a negative number or one
+** that overflows is rejected rather than half-parsed, because a mistyped
+** option silently replaced by a default is worse than a failed open.
 */
 #include "base/options.h"
 #include "util/cache.h"
@@ -48,10 +52,14 @@ struct options_enum_name {
     int value;
 };
 
+/* One row of the options table: everything ravel knows about an option
+** but what it does.  Set, get, describe, the defaults, the messages and
+** the option list of the man page ravel.1 all read it. */
 struct options_def {
-    const char *name;
+    const char *name;  /* the name of its field in struct ravel_options */
     enum options_kind kind;
     size_t offset;     /* of the field in struct ravel_options */
+    uint64_t def;      /* the default: 0/1, the number, the enum's value */
     uint64_t min, max; /* the quantities and OPTIONS_INT */
     const struct options_enum_name *names; /* OPTIONS_ENUM; NULL-terminated,
                                            ** the first name of a value is
@@ -60,6 +68,10 @@ struct options_def {
                      ** RocksDB's option of the same name takes (NULL:
                      ** RocksDB refuses them too, or has no such option);
                      ** every refusal of a value prints it */
+    const char *conflicts; /* the options rv_options_check refuses some
+                           ** values of this one with, space-separated
+                           ** (NULL: none); each lists the other */
+    const char *doc;   /* one line: what it sets */
 };
 
 static const struct options_enum_name options_wal_io_names[] = {
@@ -118,114 +130,172 @@ static const struct options_enum_name options_compaction_pri_names[] = {
     {NULL, 0},
 };
 
-#define OPTIONS_FIELD(f) offsetof(struct ravel_options, f)
+/* The row of option F, of kind K: its name is its field's name. */
+#define OPTION(f, k) .name = #f, .kind = OPTIONS_##k, \
+                     .offset = offsetof(struct ravel_options, f)
 
+/* Every option, in the order describe prints them.  include/ravel.h (its
+** list in the comment above ravel_options_set), ravel.1 (printed from
+** here by `ravel -manpage`) and ravel.3 are checked against this table by
+** tests/docs/test_options_table.py; rv_options_init_defaults fills the
+** defaults from it. */
 static const struct options_def options_table[] = {
-    {"create_if_missing", OPTIONS_BOOL, OPTIONS_FIELD(create_if_missing),
-     0, 0, NULL, NULL},
-    {"error_if_exists", OPTIONS_BOOL, OPTIONS_FIELD(error_if_exists),
-     0, 0, NULL, NULL},
-    {"read_only", OPTIONS_BOOL, OPTIONS_FIELD(read_only), 0, 0, NULL, NULL},
-    {"write_buffer_size", OPTIONS_SIZE, OPTIONS_FIELD(write_buffer_size),
-     4ull << 10, 4ull << 30, NULL, NULL},
-    {"max_write_batch_group_size_bytes", OPTIONS_SIZE,
-     OPTIONS_FIELD(max_write_batch_group_size_bytes),
-     1ull << 10, 1ull << 30, NULL, NULL},
-    {"allow_concurrent_memtable_write", OPTIONS_BOOL,
-     OPTIONS_FIELD(allow_concurrent_memtable_write), 0, 0, NULL, NULL},
-    {"wal_io", OPTIONS_ENUM, OPTIONS_FIELD(wal_io), 0, 0,
-     options_wal_io_names, NULL},
-    {"wal_recovery_mode", OPTIONS_ENUM, OPTIONS_FIELD(wal_recovery_mode),
-     0, 0, options_recovery_names, NULL},
-    {"wal_preallocate", OPTIONS_BOOL, OPTIONS_FIELD(wal_preallocate),
-     0, 0, NULL, NULL},
-    {"manual_wal_flush", OPTIONS_BOOL, OPTIONS_FIELD(manual_wal_flush),
-     0, 0, NULL, NULL},
-    {"recycle_log_file_num", OPTIONS_INT, OPTIONS_FIELD(recycle_log_file_num),
-     0, 64, NULL, "ravel keeps at most 64 spare WAL segments"},
-    {"unordered_write", OPTIONS_BOOL, OPTIONS_FIELD(unordered_write),
-     0, 0, NULL, NULL},
-    {"two_write_queues", OPTIONS_BOOL, OPTIONS_FIELD(two_write_queues),
-     0, 0, NULL, NULL},
-    {"write_policy", OPTIONS_ENUM, OPTIONS_FIELD(write_policy), 0, 0,
-     options_write_policy_names, NULL},
-    {"in_order_publication", OPTIONS_BOOL,
-     OPTIONS_FIELD(in_order_publication), 0, 0, NULL, NULL},
-    {"commit_table_size", OPTIONS_ENTRIES, OPTIONS_FIELD(commit_table_size),
-     16, 64ull << 20, NULL, NULL},
-    {"max_write_buffer_number", OPTIONS_INT,
-     OPTIONS_FIELD(max_write_buffer_number), 2, INT_MAX, NULL,
-     "one memtable takes writes while another is flushed; RocksDB reads "
-     "less than 2 as 2"},
-    {"max_background_jobs", OPTIONS_INT, OPTIONS_FIELD(max_background_jobs),
-     1, 64, NULL, "ravel starts one thread per job when it opens, where "
-     "RocksDB shares a thread pool; RocksDB reads less than 1 as 1"},
-    {"avoid_flush_during_shutdown", OPTIONS_BOOL,
-     OPTIONS_FIELD(avoid_flush_during_shutdown), 0, 0, NULL, NULL},
-    {"target_file_size_base", OPTIONS_SIZE,
-     OPTIONS_FIELD(target_file_size_base), 64ull << 10, 16ull << 30, NULL,
-     NULL},
-    {"target_file_size_multiplier", OPTIONS_INT,
-     OPTIONS_FIELD(target_file_size_multiplier), 1, INT_MAX, NULL,
-     "a level's file size is the one above's times this: less than 1 "
-     "would make files of no size"},
-    {"level0_file_num_compaction_trigger", OPTIONS_INT,
-     OPTIONS_FIELD(level0_file_num_compaction_trigger), 1, INT_MAX, NULL,
-     "a number of files; RocksDB reads 0 as 1 and a negative number as "
-     "never, which 2147483647 means here"},
-    {"max_bytes_for_level_base", OPTIONS_SIZE,
-     OPTIONS_FIELD(max_bytes_for_level_base), 64ull << 10, 1ull << 50, NULL,
-     NULL},
-    {"max_bytes_for_level_multiplier", OPTIONS_INT,
-     OPTIONS_FIELD(max_bytes_for_level_multiplier), 2, INT_MAX, NULL,
-     "a whole number, each level's target at least twice the one above's "
-     "(RocksDB takes a fraction, and reads 0 or less as 1: levels of one "
-     "size, which level_compaction_dynamic_level_bytes cannot lay out)"},
-    {"num_levels", OPTIONS_INT, OPTIONS_FIELD(num_levels), 2, RV_NUM_LEVELS,
-     NULL, "ravel is built with 7 levels at most (RV_NUM_LEVELS, the size "
-     "of its level arrays); leveled compaction needs 2, as RocksDB's, "
-     "which reads fewer as 2"},
-    {"level_compaction_dynamic_level_bytes", OPTIONS_BOOL,
-     OPTIONS_FIELD(level_compaction_dynamic_level_bytes), 0, 0, NULL, NULL},
-    {"disable_auto_compactions", OPTIONS_BOOL,
-     OPTIONS_FIELD(disable_auto_compactions), 0, 0, NULL, NULL},
-    {"compaction_pri", OPTIONS_ENUM, OPTIONS_FIELD(compaction_pri), 0, 0,
-     options_compaction_pri_names, NULL},
-    {"level0_slowdown_writes_trigger", OPTIONS_INT,
-     OPTIONS_FIELD(level0_slowdown_writes_trigger), 1, INT_MAX, NULL,
-     "a number of files: 0 would slow every write down; RocksDB reads a "
-     "negative number as never, which 2147483647 means here"},
-    {"level0_stop_writes_trigger", OPTIONS_INT,
-     OPTIONS_FIELD(level0_stop_writes_trigger), 1, INT_MAX, NULL,
-     "a number of files: 0 or less would stop every write, in RocksDB "
-     "too; 2147483647 means never"},
-    {"soft_pending_compaction_bytes_limit", OPTIONS_SIZE,
-     OPTIONS_FIELD(soft_pending_compaction_bytes_limit), 0, UINT64_MAX,
-     NULL, NULL},
-    {"hard_pending_compaction_bytes_limit", OPTIONS_SIZE,
-     OPTIONS_FIELD(hard_pending_compaction_bytes_limit), 0, UINT64_MAX,
-     NULL, NULL},
-    {"delayed_write_rate", OPTIONS_RATE, OPTIONS_FIELD(delayed_write_rate),
-     1ull << 10, 1ull << 40, NULL, NULL},
-    {"use_dynamic_delay", OPTIONS_BOOL, OPTIONS_FIELD(use_dynamic_delay),
-     0, 0, NULL, NULL},
-    {"block_size", OPTIONS_SIZE, OPTIONS_FIELD(block_size),
-     256, 64ull << 20, NULL, NULL},
-    {"block_restart_interval", OPTIONS_INT,
-     OPTIONS_FIELD(block_restart_interval), 1, INT_MAX, NULL,
-     "a block needs a restart point every so many keys; RocksDB reads "
-     "less than 1 as 1"},
-    {"bloom_bits_per_key", OPTIONS_INT, OPTIONS_FIELD(bloom_bits_per_key),
-     0, 64, NULL, NULL},
-    {"compression", OPTIONS_ENUM, OPTIONS_FIELD(compression), 0, 0,
-     options_compression_names, NULL},
-    {"verify_checksums", OPTIONS_BOOL, OPTIONS_FIELD(verify_checksums),
-     0, 0, NULL, NULL},
-    {"block_cache_size", OPTIONS_SIZE, OPTIONS_FIELD(block_cache_size),
-     0, 1ull << 40, NULL, NULL},
-    {"max_open_files", OPTIONS_INT, OPTIONS_FIELD(max_open_files),
-     16, 1000000, NULL, "RocksDB's -1 (no limit) is 1000000 here; "
-     "RocksDB reads fewer than 20 as 20"},
+    {OPTION(create_if_missing, BOOL), .def = 0,
+     .doc = "create the directory and the database if absent"},
+    {OPTION(error_if_exists, BOOL), .def = 0,
+     .doc = "fail to open an existing database"},
+    {OPTION(read_only, BOOL), .def = 0,
+     .doc = "open for reads only: the WAL is replayed, never modified"},
+    {OPTION(write_buffer_size, SIZE), .def = 64ull << 20,
+     .min = 4ull << 10, .max = 4ull << 30,
+     .doc = "memtable size before it is switched for a fresh one"},
+    {OPTION(max_write_batch_group_size_bytes, SIZE), .def = 1ull << 20,
+     .min = 1ull << 10, .max = 1ull << 30,
+     .doc = "byte cap on one write group"},
+    {OPTION(allow_concurrent_memtable_write, BOOL), .def = 1,
+     .conflicts = "unordered_write",
+     .doc = "members of a write group insert their own batches in "
+            "parallel"},
+    {OPTION(wal_io, ENUM), .def = RV_WAL_IO_AUTO,
+     .names = options_wal_io_names,
+     .conflicts = "manual_wal_flush recycle_log_file_num",
+     .doc = "how the WAL is written; auto probes the file system at open"},
+    {OPTION(wal_recovery_mode, ENUM),
+     .def = RV_RECOVERY_TOLERATE_CORRUPTED_TAIL,
+     .names = options_recovery_names,
+     .doc = "which damage to the WAL recovery drops, and which it refuses"},
+    {OPTION(wal_preallocate, BOOL), .def = 1,
+     .doc = "reserve each WAL segment's space up front"},
+    {OPTION(manual_wal_flush, BOOL), .def = 0,
+     .conflicts = "wal_io",
+     .doc = "keep WAL records in a 1 MiB buffer until it fills, a sync "
+            "write, ravel_flush_wal, a memtable switch or close"},
+    {OPTION(recycle_log_file_num, INT), .def = 0, .min = 0, .max = 64,
+     .why = "ravel keeps at most 64 spare WAL segments",
+     .conflicts = "wal_io",
+     .doc = "flushed WAL segments kept and reused (wal_io=direct)"},
+    {OPTION(unordered_write, BOOL), .def = 0,
+     .conflicts = "allow_concurrent_memtable_write write_policy "
+                  "in_order_publication",
+     .doc = "a write group is visible before its inserts end: "
+            "read-your-own-writes only"},
+    {OPTION(two_write_queues, BOOL), .def = 0,
+     .conflicts = "write_policy",
+     .doc = "a second write queue, for write_policy=write_prepared"},
+    {OPTION(write_policy, ENUM), .def = RV_WRITE_POLICY_COMMITTED,
+     .names = options_write_policy_names,
+     .conflicts = "unordered_write two_write_queues in_order_publication",
+     .doc = "write_prepared: unordered writes ordered by a commit table"},
+    {OPTION(in_order_publication, BOOL), .def = 0,
+     .conflicts = "unordered_write write_policy",
+     .doc = "with unordered_write: a batch is visible once it and every "
+            "earlier one are inserted"},
+    {OPTION(commit_table_size, ENTRIES), .def = 1ull << 20,
+     .min = 16, .max = 64ull << 20,
+     .doc = "entries of write_prepared's commit table, a power of two"},
+    {OPTION(max_write_buffer_number, INT), .def = 2, .min = 2,
+     .max = INT_MAX,
+     .why = "one memtable takes writes while another is flushed; RocksDB "
+            "reads less than 2 as 2",
+     .doc = "memtables in memory at most, the active one included"},
+    {OPTION(max_background_jobs, INT), .def = 2, .min = 1, .max = 64,
+     .why = "ravel starts one thread per job when it opens, where RocksDB "
+            "shares a thread pool; RocksDB reads less than 1 as 1",
+     .doc = "background threads running flushes and compactions"},
+    {OPTION(avoid_flush_during_shutdown, BOOL), .def = 0,
+     .doc = "close leaves the memtables to the WAL instead of flushing "
+            "them"},
+    {OPTION(target_file_size_base, SIZE), .def = 64ull << 20,
+     .min = 64ull << 10, .max = 16ull << 30,
+     .doc = "size at which flushes and compactions cut level 1's table "
+            "files"},
+    {OPTION(target_file_size_multiplier, INT), .def = 1, .min = 1,
+     .max = INT_MAX,
+     .why = "a level's file size is the one above's times this: less than "
+            "1 would make files of no size",
+     .doc = "each level's file size is the one above's times this"},
+    {OPTION(level0_file_num_compaction_trigger, INT), .def = 4, .min = 1,
+     .max = INT_MAX,
+     .why = "a number of files; RocksDB reads 0 as 1 and a negative number "
+            "as never, which 2147483647 means here",
+     .conflicts = "level0_slowdown_writes_trigger",
+     .doc = "level 0 files that start a compaction of level 0"},
+    {OPTION(max_bytes_for_level_base, SIZE), .def = 256ull << 20,
+     .min = 64ull << 10, .max = 1ull << 50,
+     .doc = "target size of level 1 (dynamic level bytes: of the base "
+            "level)"},
+    {OPTION(max_bytes_for_level_multiplier, INT), .def = 10, .min = 2,
+     .max = INT_MAX,
+     .why = "a whole number, each level's target at least twice the one "
+            "above's (RocksDB takes a fraction, and reads 0 or less as 1: "
+            "levels of one size, which level_compaction_dynamic_level_bytes "
+            "cannot lay out)",
+     .doc = "each level's target size is the one above's times this"},
+    {OPTION(num_levels, INT), .def = RV_NUM_LEVELS, .min = 2,
+     .max = RV_NUM_LEVELS,
+     .why = "ravel is built with 7 levels at most (RV_NUM_LEVELS, the size "
+            "of its level arrays); leveled compaction needs 2, as "
+            "RocksDB's, which reads fewer as 2",
+     .doc = "levels, level 0 included"},
+    {OPTION(level_compaction_dynamic_level_bytes, BOOL), .def = 0,
+     .doc = "derive the levels' targets from the last level's size"},
+    {OPTION(disable_auto_compactions, BOOL), .def = 0,
+     .doc = "run no compaction but those ravel_compact_range asks for"},
+    {OPTION(compaction_pri, ENUM),
+     .def = RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO,
+     .names = options_compaction_pri_names,
+     .doc = "which file of a level is compacted next"},
+    {OPTION(level0_slowdown_writes_trigger, INT), .def = 20, .min = 1,
+     .max = INT_MAX,
+     .why = "a number of files: 0 would slow every write down; RocksDB "
+            "reads a negative number as never, which 2147483647 means here",
+     .conflicts = "level0_file_num_compaction_trigger "
+                  "level0_stop_writes_trigger",
+     .doc = "level 0 files that slow writes down"},
+    {OPTION(level0_stop_writes_trigger, INT), .def = 36, .min = 1,
+     .max = INT_MAX,
+     .why = "a number of files: 0 or less would stop every write, in "
+            "RocksDB too; 2147483647 means never",
+     .conflicts = "level0_slowdown_writes_trigger",
+     .doc = "level 0 files that stop writes until a compaction"},
+    {OPTION(soft_pending_compaction_bytes_limit, SIZE), .def = 64ull << 30,
+     .min = 0, .max = UINT64_MAX,
+     .conflicts = "hard_pending_compaction_bytes_limit",
+     .doc = "bytes compaction owes past which writes slow down (0: never)"},
+    {OPTION(hard_pending_compaction_bytes_limit, SIZE),
+     .def = 256ull << 30, .min = 0, .max = UINT64_MAX,
+     .conflicts = "soft_pending_compaction_bytes_limit",
+     .doc = "bytes compaction owes past which writes stop (0: never)"},
+    {OPTION(delayed_write_rate, RATE), .def = 16ull << 20,
+     .min = 1ull << 10, .max = 1ull << 40,
+     .doc = "bytes per second a slowed-down database accepts at most"},
+    {OPTION(use_dynamic_delay, BOOL), .def = 0,
+     .doc = "slow writes in proportion to how near the worst cause is to "
+            "its stop point"},
+    {OPTION(block_size, SIZE), .def = 4ull << 10,
+     .min = 256, .max = 64ull << 20,
+     .doc = "target size of a data block"},
+    {OPTION(block_restart_interval, INT), .def = 16, .min = 1,
+     .max = INT_MAX,
+     .why = "a block needs a restart point every so many keys; RocksDB "
+            "reads less than 1 as 1",
+     .doc = "keys between restart points in a block"},
+    {OPTION(bloom_bits_per_key, INT), .def = 10, .min = 0, .max = 64,
+     .doc = "filter bits per key (0: no filter)"},
+    {OPTION(compression, ENUM), .def = RV_COMPRESSION_NONE,
+     .names = options_compression_names,
+     .doc = "how data blocks are compressed (lz4, zstd: where built with "
+            "them)"},
+    {OPTION(verify_checksums, BOOL), .def = 1,
+     .doc = "check every block read from a file"},
+    {OPTION(block_cache_size, SIZE), .def = 32ull << 20,
+     .min = 0, .max = 1ull << 40,
+     .doc = "bytes of data blocks cached in memory (0: none), unless a "
+            "shared cache is set"},
+    {OPTION(max_open_files, INT), .def = 1000, .min = 16, .max = 1000000,
+     .why = "RocksDB's -1 (no limit) is 1000000 here; RocksDB reads fewer "
+            "than 20 as 20",
+     .doc = "table files kept open"},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])
@@ -287,51 +357,32 @@ const char *rv_recovery_mode_name(enum rv_recovery_mode mode)
     return name ? name : "unknown";
 }
 
-void rv_options_init_defaults(struct ravel_options *o)
+/* Stores V in D's field of O, as the field's type: a uint64_t for the
+** quantities, an int for the others (every enum of options.h has int's
+** size and representation). */
+static void options_store(struct ravel_options *o,
+                          const struct options_def *d, uint64_t v)
 {
-    memset(o, 0, sizeof *o);
-    o->create_if_missing = 0;
-    o->error_if_exists = 0;
-    o->read_only = 0;
-    o->write_buffer_size = 64ull << 20;
-    o->max_write_batch_group_size_bytes = 1ull << 20;
-    o->allow_concurrent_memtable_write = 1;
-    o->wal_io = RV_WAL_IO_AUTO;
-    o->wal_recovery_mode = RV_RECOVERY_TOLERATE_CORRUPTED_TAIL;
-    o->wal_preallocate = 1;
-    o->manual_wal_flush = 0;
-    o->unordered_write = 0;
-    o->two_write_queues = 0;
-    o->write_policy = RV_WRITE_POLICY_COMMITTED;
-    o->in_order_publication = 0;
-    o->commit_table_size = 1ull << 20;
-    o->max_write_buffer_number = 2;
-    o->max_background_jobs = 2;
-    o->target_file_size_base = 64ull << 20;
-    o->target_file_size_multiplier = 1;
-    o->level0_file_num_compaction_trigger = 4;
-    o->max_bytes_for_level_base = 256ull << 20;
-    o->max_bytes_for_level_multiplier = 10;
-    o->num_levels = RV_NUM_LEVELS;
-    o->level_compaction_dynamic_level_bytes = 0;
-    o->disable_auto_compactions = 0;
-    o->compaction_pri = RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO;
-    o->level0_slowdown_writes_trigger = 20;
-    o->level0_stop_writes_trigger = 36;
-    o->soft_pending_compaction_bytes_limit = 64ull << 30;
-    o->hard_pending_compaction_bytes_limit = 256ull << 30;
-    o->delayed_write_rate = 16ull << 20;
-    o->use_dynamic_delay = 0;
-    o->block_size = 4096;
-    o->block_restart_interval = 16;
-    o->bloom_bits_per_key = 10;
-    o->compression = RV_COMPRESSION_NONE;
-    o->verify_checksums = 1;
-    o->block_cache_size = 32ull << 20;
-    o->max_open_files = 1000;
-    o->block_cache = NULL;
+    char *field = (char *)o + d->offset;
+    if (d->kind == OPTIONS_SIZE || d->kind == OPTIONS_ENTRIES ||
+        d->kind == OPTIONS_RATE) {
+        memcpy(field, &v, sizeof v);
+    } else {
+        int n = (int)v;
+        memcpy(field, &n, sizeof n);
+    }
 }
 
+void rv_options_init_defaults(struct ravel_options *o)
+{
+    memset(o, 0, sizeof *o); /* no shared block cache or write controller */
+    for (size_t i = 0; i < OPTIONS_COUNT; i++)
+        options_store(o, &options_table[i], options_table[i].def);
+}
+
+/* One rule after another, each refusal naming the options it involves
+** (the options table lists them as each other's conflicts): a list read
+** top to bottom, longer than a screen because there are that many rules. */
 int rv_options_check(const struct ravel_options *o)
 {
     int prepared = o->write_policy == RV_WRITE_POLICY_PREPARED;
@@ -357,6 +408,17 @@ int rv_options_check(const struct ravel_options *o)
         return rv_error(RAVEL_INVALID, "in_order_publication=true and "
                         "write_policy=write_prepared are two ways to order "
                         "unordered writes: choose one");
+    if (o->wal_io == RV_WAL_IO_DIRECT && o->manual_wal_flush)
+        return rv_error(RAVEL_INVALID, "wal_io=direct cannot be combined "
+                        "with manual_wal_flush=true (direct writes go out "
+                        "at once; use wal_io=sync or uring with it)");
+    if (o->recycle_log_file_num > 0 &&
+        (o->wal_io == RV_WAL_IO_SYNC || o->wal_io == RV_WAL_IO_URING))
+        return rv_error(RAVEL_INVALID, "recycle_log_file_num=%d needs "
+                        "wal_io=direct (or auto where it picks direct): "
+                        "wal_io=%s trims each segment to its data",
+                        o->recycle_log_file_num,
+                        o->wal_io == RV_WAL_IO_SYNC ? "sync" : "uring");
     if (o->level0_slowdown_writes_trigger <
         o->level0_file_num_compaction_trigger)
         return rv_error(RAVEL_INVALID, "level0_slowdown_writes_trigger=%d is "
@@ -968,4 +1030,76 @@ char *rv_options_describe(const struct ravel_options *o)
                                 options_table[i].name, buf);
     }
     return text;
+}
+
+static const char *options_kind_name(enum options_kind kind)
+{
+    switch (kind) {
+    case OPTIONS_BOOL:
+        return "bool";
+    case OPTIONS_SIZE:
+        return "size";
+    case OPTIONS_ENTRIES:
+        return "entries";
+    case OPTIONS_RATE:
+        return "rate";
+    case OPTIONS_INT:
+        return "int";
+    case OPTIONS_ENUM:
+        return "enum";
+    }
+    return "unknown";
+}
+
+/* V, a value or limit of D, as the messages print it: a quantity with its
+** suffix (64M), a whole number in decimal. */
+static void options_format_number(const struct options_def *d, uint64_t v,
+                                  char *buf, size_t size)
+{
+    if (d->kind == OPTIONS_INT)
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+    else
+        options_format_quantity(v, buf, size);
+}
+
+int rv_option_info(size_t i, struct rv_option_info *info)
+{
+    if (i >= OPTIONS_COUNT)
+        return 0;
+    const struct options_def *d = &options_table[i];
+    memset(info, 0, sizeof *info);
+    info->name = d->name;
+    info->kind = options_kind_name(d->kind);
+    info->doc = d->doc;
+    info->why = d->why ? d->why : "";
+    info->conflicts = d->conflicts ? d->conflicts : "";
+    switch (d->kind) {
+    case OPTIONS_BOOL:
+        snprintf(info->def, sizeof info->def, "%s", d->def ? "true"
+                                                           : "false");
+        break;
+    case OPTIONS_ENUM: {
+        const char *name = options_enum_name_of(d->names, (int)d->def);
+        snprintf(info->def, sizeof info->def, "%s", name ? name : "?");
+        /* each value once, by the name get prints */
+        size_t n = 0;
+        for (int k = 0; d->names[k].name && n < sizeof info->choices; k++) {
+            if (options_enum_name_of(d->names, d->names[k].value) !=
+                d->names[k].name)
+                continue;
+            int w = snprintf(info->choices + n, sizeof info->choices - n,
+                             "%s%s", n ? " | " : "", d->names[k].name);
+            if (w < 0)
+                break;
+            n += (size_t)w;
+        }
+        break;
+    }
+    default:
+        options_format_number(d, d->def, info->def, sizeof info->def);
+        options_format_number(d, d->min, info->min, sizeof info->min);
+        options_format_number(d, d->max, info->max, sizeof info->max);
+        break;
+    }
+    return 1;
 }

@@ -62,64 +62,62 @@ enum rv_recovery_mode {
     RV_RECOVERY_SKIP_ANY_CORRUPTED = 3,
 };
 
+/* The parsed options.  Each settable field's name, default, range and
+** doc are its row of the options table (options.c), and only there. */
 struct ravel_options {
-    int create_if_missing;               /* false */
-    int error_if_exists;                 /* false */
-    int read_only;                       /* false */
-    uint64_t write_buffer_size;          /* 64 MiB, 4 KiB .. 4 GiB */
-    uint64_t max_write_batch_group_size_bytes; /* 1 MiB, 1 KiB .. 1 GiB */
-    int allow_concurrent_memtable_write; /* true */
-    enum rv_wal_io wal_io;               /* auto */
-    enum rv_recovery_mode wal_recovery_mode; /* tolerate tail */
-    int wal_preallocate;                 /* true */
-    int recycle_log_file_num;            /* 0, 0 .. 64: flushed WAL
-                                         ** segments kept for reuse
-                                         ** (wal_io=direct) */
-    int manual_wal_flush;                /* false: each group is written
-                                         ** to the WAL file before it is
-                                         ** acknowledged; true: buffered in
-                                         ** the WAL writer (wal_writer.h) */
+    int create_if_missing;
+    int error_if_exists;
+    int read_only;
+    uint64_t write_buffer_size;
+    uint64_t max_write_batch_group_size_bytes;
+    int allow_concurrent_memtable_write;
+    enum rv_wal_io wal_io;
+    enum rv_recovery_mode wal_recovery_mode;
+    int wal_preallocate;
+    int recycle_log_file_num;            /* wal_io=direct: flushed WAL
+                                         ** segments kept for reuse */
+    int manual_wal_flush;                /* records buffered in the WAL
+                                         ** writer (wal_writer.h) */
 
     /* Ordering modes (rv_options_ordering; docs/ordering.md). */
-    int unordered_write;                 /* false */
-    int two_write_queues;                /* false */
-    enum rv_write_policy write_policy;   /* write_committed */
-    int in_order_publication;            /* false */
-    uint64_t commit_table_size;          /* 1 Mi entries; a power of two,
-                                         ** 16 .. 64 Mi */
+    int unordered_write;
+    int two_write_queues;
+    enum rv_write_policy write_policy;
+    int in_order_publication;
+    uint64_t commit_table_size;          /* entries; a power of two */
 
     /* Memtables and flushing. */
-    int max_write_buffer_number;         /* 2, 2 .. INT_MAX */
-    int max_background_jobs;             /* 2, 1 .. 64 */
-    uint64_t target_file_size_base;      /* 64 MiB */
-    int target_file_size_multiplier;     /* 1 */
-    int avoid_flush_during_shutdown;     /* false */
+    int max_write_buffer_number;
+    int max_background_jobs;
+    uint64_t target_file_size_base;
+    int target_file_size_multiplier;
+    int avoid_flush_during_shutdown;
 
     /* Leveled compaction (db/compaction_picker.h). */
-    int level0_file_num_compaction_trigger; /* 4 */
-    uint64_t max_bytes_for_level_base;   /* 256 MiB */
-    int max_bytes_for_level_multiplier;  /* 10 */
-    int num_levels;                      /* 7, 2 .. RV_NUM_LEVELS */
-    int level_compaction_dynamic_level_bytes; /* false */
-    int disable_auto_compactions;        /* false */
-    enum rv_compaction_pri compaction_pri; /* min_overlapping_ratio */
+    int level0_file_num_compaction_trigger;
+    uint64_t max_bytes_for_level_base;
+    int max_bytes_for_level_multiplier;
+    int num_levels;                      /* at most RV_NUM_LEVELS */
+    int level_compaction_dynamic_level_bytes;
+    int disable_auto_compactions;
+    enum rv_compaction_pri compaction_pri;
 
     /* The write controller (util/write_controller.h). */
-    int level0_slowdown_writes_trigger;  /* 20 */
-    int level0_stop_writes_trigger;      /* 36 */
-    uint64_t soft_pending_compaction_bytes_limit; /* 64 GiB; 0: none */
-    uint64_t hard_pending_compaction_bytes_limit; /* 256 GiB; 0: none */
-    uint64_t delayed_write_rate;         /* 16 MiB/s */
-    int use_dynamic_delay;               /* false */
+    int level0_slowdown_writes_trigger;
+    int level0_stop_writes_trigger;
+    uint64_t soft_pending_compaction_bytes_limit; /* 0: none */
+    uint64_t hard_pending_compaction_bytes_limit; /* 0: none */
+    uint64_t delayed_write_rate;         /* bytes per second */
+    int use_dynamic_delay;
 
     /* Table files. */
-    uint64_t block_size;                 /* 4 KiB */
-    int block_restart_interval;          /* 16 */
-    int bloom_bits_per_key;              /* 10; 0: no filter */
-    enum rv_compression compression;     /* none */
-    int verify_checksums;                /* true */
-    uint64_t block_cache_size;           /* 32 MiB; 0: no block cache */
-    int max_open_files;                  /* 1000 */
+    uint64_t block_size;
+    int block_restart_interval;
+    int bloom_bits_per_key;              /* 0: no filter */
+    enum rv_compression compression;
+    int verify_checksums;
+    uint64_t block_cache_size;           /* 0: no block cache */
+    int max_open_files;
     /* A block cache shared with other databases, with one reference held
     ** by these options; NULL: the database makes its own of
     ** block_cache_size bytes. */
@@ -143,11 +141,13 @@ RAVEL_PRIVATE int rv_compression_available(enum rv_compression c);
 /* "none", "lz4", "zstd". */
 RAVEL_PRIVATE const char *rv_compression_name(enum rv_compression c);
 
+/* O holding every option's default, from the options table. */
 RAVEL_PRIVATE void rv_options_init_defaults(struct ravel_options *o);
 
-/* Checks the options that only make sense together (the ordering modes,
-** commit_table_size a power of two): RAVEL_INVALID naming the options
-** otherwise.  ravel_open calls it. */
+/* Every check of options against each other (the ordering modes, the WAL
+** modes, the write controller's triggers), and commit_table_size a power
+** of two: RAVEL_INVALID naming the options otherwise.  ravel_open calls
+** it; the refusal and its message are born here and nowhere else. */
 RAVEL_PRIVATE int rv_options_check(const struct ravel_options *o);
 
 /* The ordering mode O selects (O passed rv_options_check). */
@@ -168,6 +168,29 @@ RAVEL_PRIVATE const char *rv_recovery_mode_name(enum rv_recovery_mode mode);
 ** this lets tools such as ravel-bench list them as ignored instead.
 ** Returns 1 if NAME is one of them. */
 RAVEL_PRIVATE int rv_option_is_not_built(const char *name);
+
+/* What the options table (options.c) says of one option, as text: for
+** the man page ravel.1's list of options (shell/manpage.c) and the test
+** that checks ravel.h and the manual pages against the table. */
+struct rv_option_info {
+    const char *name;
+    const char *kind;      /* "bool", "size", "entries", "rate", "int",
+                           ** "enum" */
+    const char *doc;       /* one line */
+    const char *why;       /* why the range is narrower than RocksDB's; "" */
+    const char *conflicts; /* the options rv_options_check refuses some
+                           ** values of it with, space-separated; "" */
+    char def[32];          /* the default as ravel.h writes it: false, 64M,
+                           ** 1000, auto */
+    char min[24], max[24]; /* the range as messages print it (4K, 1T,
+                           ** 2147483647); "" for a bool or an enum */
+    char choices[256];     /* an enum's values, "auto | uring | sync |
+                           ** direct"; "" for the others */
+};
+
+/* Fills *INFO with the I-th option of the table and returns 1; 0 past the
+** last one. */
+RAVEL_PRIVATE int rv_option_info(size_t i, struct rv_option_info *info);
 
 /* The whole option set as "name=value\n" lines, malloc'd (NULL on OOM). */
 RAVEL_PRIVATE char *rv_options_describe(const struct ravel_options *o);

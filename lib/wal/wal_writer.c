@@ -1013,17 +1013,8 @@ static int wal_choose_io(rv_wal *w, const struct ravel_options *o,
     enum rv_wal_io mode = o->wal_io;
     *block = 0;
     *dsync = 1;
-    if (mode == RV_WAL_IO_DIRECT && o->manual_wal_flush)
-        return rv_error(RAVEL_INVALID, "wal_io=direct cannot be combined "
-                        "with manual_wal_flush=true (direct writes go out "
-                        "at once; use wal_io=sync or uring with it)");
-    if (o->recycle_log_file_num > 0 &&
-        (mode == RV_WAL_IO_SYNC || mode == RV_WAL_IO_URING))
-        return rv_error(RAVEL_INVALID, "recycle_log_file_num=%d needs "
-                        "wal_io=direct (or auto where it picks direct): "
-                        "wal_io=%s trims each segment to its data",
-                        o->recycle_log_file_num,
-                        mode == RV_WAL_IO_SYNC ? "sync" : "uring");
+    /* wal_io=direct with manual_wal_flush, and recycle_log_file_num with
+    ** wal_io=sync or uring, were refused by rv_options_check. */
     if (mode == RV_WAL_IO_SYNC) {
         w->io = RV_WAL_IO_SYNC;
         snprintf(w->io_why, sizeof w->io_why, "wal_io=sync was requested");

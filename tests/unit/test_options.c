@@ -1,7 +1,10 @@
 /*
-** test_options.c -- ravel_options: defaults, every option's accepted
-** values round-tripping through get, every kind of bad value rejected with
-** a message naming it, and ravel_options_parse's item syntax.
+** test_options.c -- ravel_options: every option's accepted values
+** round-tripping through get, every kind of bad value rejected with a
+** message naming it, ravel_options_parse's item syntax, and the checks of
+** options against each other.  The defaults are not restated here: the
+** options table is their one home, and tests/docs/test_options_table.py
+** checks ravel.h and the manual pages against it.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +19,16 @@
 
 #include "base/options.h"
 #include "ravel.h"
+
+/* The number of options in the table, and of those with a range. */
+static size_t table_count(int ranged_only)
+{
+    struct rv_option_info info;
+    size_t n = 0;
+    for (size_t i = 0; rv_option_info(i, &info); i++)
+        n += !ranged_only || info.min[0];
+    return n;
+}
 
 static ravel_options *opts_new(void)
 {
@@ -61,28 +74,6 @@ static void opt_expect_bad(ravel_options *o, const char *name, const char *value
                  "accepted: %s", name, value, msg);
     opt_expect_value(o, name, before);
     free(before);
-}
-
-static void test_defaults(void **state)
-{
-    (void)state;
-    ravel_options *o = opts_new();
-    opt_expect_value(o, "create_if_missing", "false");
-    opt_expect_value(o, "error_if_exists", "false");
-    opt_expect_value(o, "read_only", "false");
-    opt_expect_value(o, "write_buffer_size", "67108864");
-    opt_expect_value(o, "max_write_batch_group_size_bytes", "1048576");
-    opt_expect_value(o, "allow_concurrent_memtable_write", "true");
-    opt_expect_value(o, "wal_io", "auto");
-    opt_expect_value(o, "wal_recovery_mode", "tolerate_corrupted_tail_records");
-    opt_expect_value(o, "wal_preallocate", "true");
-    opt_expect_value(o, "manual_wal_flush", "false");
-
-    struct ravel_options d;
-    rv_options_init_defaults(&d);
-    assert_memory_equal(&d, o, sizeof d);
-    ravel_options_free(o);
-    ravel_options_free(NULL);
 }
 
 static const char *const bool_names[] = {
@@ -338,6 +329,7 @@ static void test_null_args(void **state)
                      RAVEL_INVALID);
     assert_int_equal(ravel_options_parse(o, NULL), RAVEL_INVALID);
     ravel_options_free(o);
+    ravel_options_free(NULL);
 }
 
 static void test_parse(void **state)
@@ -379,15 +371,15 @@ static void test_describe(void **state)
     (void)state;
     ravel_options *o = opts_new();
     assert_int_equal(ravel_options_parse(o, "write_buffer_size=1M;"
-                                         "wal_io=uring;read_only=1"),
+                                         "wal_io=uring;read_only=1;"
+                                         "wal_recovery_mode=2"),
                      RAVEL_OK);
     char *text = rv_options_describe(o);
     assert_non_null(text);
     assert_non_null(strstr(text, "write_buffer_size=1048576\n"));
     assert_non_null(strstr(text, "wal_io=uring\n"));
     assert_non_null(strstr(text, "read_only=true\n"));
-    assert_non_null(strstr(text, "wal_recovery_mode="
-                           "tolerate_corrupted_tail_records\n"));
+    assert_non_null(strstr(text, "wal_recovery_mode=point_in_time\n"));
 
     /* Every described line sets back to the same state. */
     ravel_options *copy = opts_new();
@@ -401,7 +393,7 @@ static void test_describe(void **state)
         lines++;
         line = nl + 1;
     }
-    assert_int_equal(lines, 41);
+    assert_int_equal(lines, table_count(0));
     assert_memory_equal(copy, o, sizeof *o);
     free(text);
     ravel_options_free(copy);
@@ -591,15 +583,120 @@ static void test_printed_limits_parse(void **state)
             ravel_options_free(fresh);
         }
     }
-    assert_int_equal(ranged, 22);
+    assert_int_equal(ranged, table_count(1));
     free(text);
     ravel_options_free(o);
+}
+
+/* 1 if the space-separated LIST holds the word NAME. */
+static int list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+static const char *conflicts_of(const char *name)
+{
+    static struct rv_option_info info;
+    for (size_t i = 0; rv_option_info(i, &info); i++)
+        if (strcmp(info.name, name) == 0)
+            return info.conflicts;
+    fail_msg("option %s is not in the table", name);
+    return NULL;
+}
+
+/* Every refusal of a combination of options comes from rv_options_check,
+** which ravel_open calls, and names both options; the table lists each as
+** the other's conflict, and every pair it lists has a refusal here. */
+static void test_cross_option_checks(void **state)
+{
+    (void)state;
+    static const struct { const char *opts, *a, *b; } bad[] = {
+        {"write_policy=write_prepared;two_write_queues=true",
+         "write_policy", "unordered_write"},
+        {"write_policy=write_prepared;unordered_write=true",
+         "write_policy", "two_write_queues"},
+        {"two_write_queues=true;unordered_write=true",
+         "two_write_queues", "write_policy"},
+        {"unordered_write=true;allow_concurrent_memtable_write=false",
+         "unordered_write", "allow_concurrent_memtable_write"},
+        {"in_order_publication=true", "in_order_publication",
+         "unordered_write"},
+        {"unordered_write=true;in_order_publication=true;"
+         "two_write_queues=true;write_policy=write_prepared",
+         "in_order_publication", "write_policy"},
+        {"wal_io=direct;manual_wal_flush=true", "wal_io",
+         "manual_wal_flush"},
+        {"recycle_log_file_num=1;wal_io=sync", "recycle_log_file_num",
+         "wal_io"},
+        {"recycle_log_file_num=64;wal_io=uring", "recycle_log_file_num",
+         "wal_io"},
+        {"level0_file_num_compaction_trigger=21",
+         "level0_slowdown_writes_trigger",
+         "level0_file_num_compaction_trigger"},
+        {"level0_slowdown_writes_trigger=37", "level0_stop_writes_trigger",
+         "level0_slowdown_writes_trigger"},
+        {"soft_pending_compaction_bytes_limit=512G",
+         "soft_pending_compaction_bytes_limit",
+         "hard_pending_compaction_bytes_limit"},
+    };
+    static const char *const good[] = {
+        "wal_io=sync;manual_wal_flush=true",
+        "wal_io=auto;manual_wal_flush=true",
+        "wal_io=direct;recycle_log_file_num=4",
+        "wal_io=auto;recycle_log_file_num=4",
+        "soft_pending_compaction_bytes_limit=512G;"
+        "hard_pending_compaction_bytes_limit=0",
+        "level0_file_num_compaction_trigger=36;"
+        "level0_slowdown_writes_trigger=36",
+    };
+    size_t pairs = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ravel_options *o = opts_new();
+        assert_int_equal(ravel_options_parse(o, bad[i].opts), RAVEL_OK);
+        if (rv_options_check(o) != RAVEL_INVALID)
+            fail_msg("%s: accepted", bad[i].opts);
+        const char *msg = ravel_errmsg();
+        if (!strstr(msg, bad[i].a) || !strstr(msg, bad[i].b))
+            fail_msg("%s: the message should name %s and %s: %s",
+                     bad[i].opts, bad[i].a, bad[i].b, msg);
+        if (!list_has(conflicts_of(bad[i].a), bad[i].b) ||
+            !list_has(conflicts_of(bad[i].b), bad[i].a))
+            fail_msg("%s: the options table should list %s and %s as each "
+                     "other's conflicts", bad[i].opts, bad[i].a, bad[i].b);
+        int seen = 0; /* the pair counted once */
+        for (size_t j = 0; j < i; j++)
+            seen |= (!strcmp(bad[j].a, bad[i].a) &&
+                     !strcmp(bad[j].b, bad[i].b)) ||
+                    (!strcmp(bad[j].a, bad[i].b) &&
+                     !strcmp(bad[j].b, bad[i].a));
+        pairs += !seen;
+        ravel_options_free(o);
+    }
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        ravel_options *o = opts_new();
+        assert_int_equal(ravel_options_parse(o, good[i]), RAVEL_OK);
+        if (rv_options_check(o) != RAVEL_OK)
+            fail_msg("%s: refused: %s", good[i], ravel_errmsg());
+        ravel_options_free(o);
+    }
+    /* Each pair the table lists (twice, once from each side) is refused
+    ** above. */
+    struct rv_option_info info;
+    size_t listed = 0;
+    for (size_t i = 0; rv_option_info(i, &info); i++) {
+        for (const char *p = info.conflicts; *p; p++)
+            listed += p == info.conflicts || p[-1] == ' ';
+    }
+    assert_int_equal(listed, 2 * pairs);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_bools),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_range_units),
@@ -613,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_null_args),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_describe),
+        cmocka_unit_test(test_cross_option_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
