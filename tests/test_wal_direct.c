@@ -1636,6 +1636,14 @@ static void test_kill9_recycled_every_mode(void **state)
                (unsigned long long)run.recycled);
         /* Every acknowledged op is there (kill -9 loses none, synced or
         ** not), and at most the one in flight after it. */
+        if (access(dir, F_OK) != 0) {
+            /* an early kill on a loaded machine can land before the
+            ** child's open made the directory: nothing to reopen, and
+            ** nothing may have been acknowledged */
+            assert_int_equal(run.acks, 0);
+            printf("#   killed before the directory existed\n");
+            continue;
+        }
         int64_t lo[CR_THREADS], hi[CR_THREADS], j[4][CR_THREADS];
         for (int t = 0; t < CR_THREADS; t++) {
             lo[t] = run.acked[t];
