@@ -20,13 +20,8 @@
 **
 ** type is the block's compression: 0 = none, 1 = lz4, 2 = zstd (enum
 ** rv_compression, base/options.h).  Only data blocks are ever compressed,
-** and only when that saves at least 1/8 of the block; the contents of a
-** compressed block are (compress.h)
-**
-**   compressed := raw_len:varint32  codec_bytes
-**
-** raw_len being the length of the block decompressed, codec_bytes one LZ4
-** block (no frame) or one zstd frame.  A block's checksum is
+** and only when that saves at least 1/8 of the block; compress.h lays
+** out the contents of a compressed block.  A block's checksum is
 ** XXH3_64bits_withSeed over its contents as stored (compressed, if so),
 ** seeded with file_number ^ (type << 56): a block copied from another
 ** file, or with its type byte damaged, never verifies.  The footer's

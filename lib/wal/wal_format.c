@@ -1,16 +1,6 @@
 /*
 ** wal_format.c -- encoding of WAL segment names, segment headers and
-** records.  The layout (also in wal_format.h and docs/formats.md):
-**
-**   segment := header  record*  [zero padding or preallocated space]
-**   header  := magic:fixed64 ("RAVELWAL")  version:fixed32 (2)
-**              header_size:fixed32 (40)  segment_number:fixed64
-**              prev_end:fixed64
-**              checksum:fixed64            XXH3_64 of the first 32 bytes
-**   record  := checksum:fixed64  length:fixed32  type:u8  zero:u8[3]
-**              payload[length]  zero padding to a multiple of 8 bytes
-** and version 3 (wal_format.h): a 48-byte header with the block size,
-** records tagged with the segment number's low 24 bits, skip records.
+** records.  The layout is wal_format.h's (docs/formats.md quotes it).
 **
 ** Owns: only the bytes.  Writing them (wal_writer.c) and judging what was
 ** read back (wal_reader.c) live elsewhere.  A record's checksum is seeded
