@@ -38,9 +38,9 @@ static int compact_range_step_locked(ravel_db *db, int level,
                                  "reopened", db->dir);
         int busy = 0;
         struct rv_compaction *c = rv_compaction_pick_range(
-            &db->options, db->read.current->files, db->mu.compact.running, level,
-            output_level, begin, blen, end, elen, min_number, allow_move,
-            &busy);
+            &db->options, db->read.current->files, db->mu.compact.running,
+            level, output_level, begin, blen, end, elen, min_number,
+            allow_move, &busy);
         if (c)
             return rv_compaction_run_locked(db, c);
         if (busy < 0)

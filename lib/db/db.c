@@ -342,10 +342,12 @@ static int db_attach_write_controller(ravel_db *db)
 static void db_log_open(ravel_db *db)
 {
     const char *why = "";
-    const char *io = db->write.wal ? rv_wal_io_mode(db->write.wal, &why) : "none";
+    const char *io = db->write.wal ? rv_wal_io_mode(db->write.wal, &why)
+                                   : "none";
     rv_db_log(db, "opened %s%s; WAL I/O: %s%s%s; write ordering: %s",
               db->dir, db->options.read_only ? " read-only" : "", io,
-              *why ? " -- " : "", why, rv_write_ordering_name(db->write.ordering));
+              *why ? " -- " : "", why,
+              rv_write_ordering_name(db->write.ordering));
 }
 
 int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
@@ -375,7 +377,8 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
     db->write.active_mem_wal = db->read.current->mem_wal;
     uint64_t segment = db->write.next_segment;
     if (rc == RAVEL_OK && !db->options.read_only)
-        rc = rv_wal_open(db->dir, db->write.next_segment++, db->write.wal_prev_end,
+        rc = rv_wal_open(db->dir, db->write.next_segment++,
+                         db->write.wal_prev_end,
                          &db->options, &db->stop, &db->write.wal);
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = db_flush_recovered(db, segment);

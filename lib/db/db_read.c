@@ -614,7 +614,8 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     it->hidden = hidden;
     it->error_message = NULL;
     /* relaxed: close reads it only after the gate, which orders it */
-    atomic_fetch_add_explicit(&db->read.live_iterators, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&db->read.live_iterators, 1,
+                              memory_order_relaxed);
     *out = it;
     return RAVEL_OK;
 }
@@ -653,7 +654,8 @@ void ravel_iter_free(ravel_iter *it)
     free(it);
     /* release: the iterator's last use happens before close sees 0 (this
     ** call is not inside the gate) */
-    atomic_fetch_sub_explicit(&db->read.live_iterators, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&db->read.live_iterators, 1,
+                              memory_order_release);
 }
 
 /* The iterator's status as the result of a call on it.  At its first

@@ -157,7 +157,8 @@ static int write_switch_memtable(ravel_db *db, int no_slowdown,
     if (!mem)
         return rv_error(RAVEL_NOMEM, "out of memory creating a memtable");
     uint64_t segment = db->write.next_segment++;
-    rc = db->write.wal ? rv_wal_switch_segment(db->write.wal, segment) : RAVEL_OK;
+    rc = db->write.wal ? rv_wal_switch_segment(db->write.wal, segment)
+                       : RAVEL_OK;
     if (rc == RAVEL_OK)
         rc = rv_db_install_memtable(db, mem, segment);
     rv_memtable_unref(mem); /* the version holds it now, or nobody */
@@ -454,7 +455,8 @@ static void write_join(ravel_db *db, struct rv_writer *w)
     int state = rv_write_queue_join(&db->write.queue, w);
     if (state == RV_WRITER_LEADER)
         write_lead_group(db, w);
-    else if (state == RV_WRITER_INSERT && db->write.ordering != RV_ORDERING_ORDERED)
+    else if (state == RV_WRITER_INSERT &&
+             db->write.ordering != RV_ORDERING_ORDERED)
         rv_write_unordered_insert(db, w);
     else if (state == RV_WRITER_INSERT)
         write_member_insert(db, w);

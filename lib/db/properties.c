@@ -198,8 +198,9 @@ static char *properties_last_sequence(ravel_db *db)
 
 static char *properties_last_visible_sequence(ravel_db *db)
 {
-    return rv_text_format("%llu", (unsigned long long)atomic_load_explicit(
-                                 &db->write.last_visible_seq, memory_order_acquire));
+    uint64_t seq = atomic_load_explicit(&db->write.last_visible_seq,
+                                        memory_order_acquire);
+    return rv_text_format("%llu", (unsigned long long)seq);
 }
 
 static char *properties_num_immutable(ravel_db *db)

@@ -29,7 +29,8 @@ struct rv_read_view rv_db_current_view(ravel_db *db, int *stale)
     uint64_t all_below = atomic_load_explicit(&db->write.commit_watermark,
                                               memory_order_acquire);
     struct rv_read_view v = rv_read_view_at(
-        atomic_load_explicit(&db->write.last_visible_seq, memory_order_acquire));
+        atomic_load_explicit(&db->write.last_visible_seq,
+                             memory_order_acquire));
     v.all_below = all_below;
     v.table = &db->write.commit_table;
     v.stale = stale;

@@ -93,7 +93,8 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
         /* the leader alone assigns sequences */
         uint64_t last = atomic_load_explicit(&db->write.last_seq,
                                              memory_order_relaxed);
-        atomic_store_explicit(&db->write.last_seq, last + n, memory_order_relaxed);
+        atomic_store_explicit(&db->write.last_seq, last + n,
+                              memory_order_relaxed);
         *first = last + 1;
         return RAVEL_OK;
     }
@@ -114,7 +115,8 @@ int rv_write_reserve_sequences(ravel_db *db, uint64_t n, uint64_t *first)
         if (cur + n <= wm + window - 1 ||
             (rv_order_ring_empty(&db->write.order_ring) &&
              !atomic_load(&db->write.publish_failed))) {
-            if (atomic_compare_exchange_weak(&db->write.last_seq, &cur, cur + n)) {
+            if (atomic_compare_exchange_weak(&db->write.last_seq, &cur,
+                                             cur + n)) {
                 *first = cur + 1;
                 return RAVEL_OK;
             }
@@ -298,7 +300,8 @@ static void unordered_lead_commit(ravel_db *db, struct rv_writer *leader)
     ** then the published sequence never finds a batch below the first
     ** whose commit is above the second. */
     for (struct rv_writer *w = g.leader;; w = w->next) {
-        rv_order_ring_finish(&db->write.order_ring, w->order_pos, RV_ORDER_DONE);
+        rv_order_ring_finish(&db->write.order_ring, w->order_pos,
+                             RV_ORDER_DONE);
         if (w == g.last)
             break;
     }
