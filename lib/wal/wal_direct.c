@@ -4,6 +4,16 @@
 ** (wal_spare.c).  wal_writer.h has the contract; the bytes are version 3
 ** of wal_format.h.
 **
+** Owns: the direct mode's operations (rv_wal_direct_ops: wal_writer.c
+** calls them for every public function once wal_choose.c has picked
+** direct), its write slots, the tail block, the completion thread, and
+** the spares through wal_spare.c.  Does not own: choosing the mode, the
+** block size or RWF_DSYNC (wal_choose.c, from wal_probe.c's numbers),
+** setting up the ring (wal_choose.c) or submitting to it, the fdatasync
+** bookkeeping and the failure record shared with the buffered modes
+** (wal_writer.c).  Its state, struct rv_wal_direct (w->dio), is its alone;
+** the shared fields of struct rv_wal it writes are marked there.
+**
 ** Writes.  Every write covers whole blocks (the block size direct I/O
 ** asks for, at least 4 KiB) at a block-aligned offset from a block-aligned
 ** buffer.  The group's records are encoded straight into the buffer of a
@@ -37,7 +47,7 @@
 ** write durable itself (FUA where it has it).  Without DSYNC, or when an
 ** earlier write since the last sync did not carry it, the waiter issues
 ** one fdatasync covering every completed write, batched as in
-** wal_writer.c: one in flight at a time, covering all who wait.
+** wal_buffered.c: one in flight at a time, covering all who wait.
 **
 ** Writers without RAVEL_SYNC are acknowledged once their write has
 ** completed (rv_wal_wait_written): the data is then on the device, so a

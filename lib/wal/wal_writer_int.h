@@ -106,10 +106,6 @@ struct rv_wal {
     char io_why[RV_WAL_WHY_MAX]; /* why it is in force (ravel.wal_io) */
     struct rv_wal_direct *dio;/* wal_io=direct's state (wal_direct.c), or
                               ** NULL; the pointer is set by its open */
-    size_t header_size;       /* the current segment's header: 40, or 48
-                              ** (version 3, direct); changed by a direct
-                              ** switch under sync_mu, where the completion
-                              ** thread reads it */
 
     /* The segment file; written under write_mu, which every write to
     ** the file holds (the leader's appends, with manual_wal_flush any
@@ -121,8 +117,12 @@ struct rv_wal {
     uint64_t seg_start;       /* logical offset of the segment's first
                               ** record; written under sync_mu too, where
                               ** a finished fdatasync reads it */
+    size_t header_size;       /* the current segment's header: 40, or 48
+                              ** (version 3, direct); written under
+                              ** sync_mu too, like seg_start */
     uint64_t preallocated;    /* bytes reserved in the segment file */
-    uint64_t prealloc_chunk;  /* 0: preallocation off */
+    uint64_t prealloc_chunk;  /* 0: preallocation off (set at open; a
+                              ** refused fallocate clears it) */
 
     /* manual_wal_flush's buffer (wal_buffered.c): records appended, not
     ** yet written.  pend, pend_len under write_mu; pend allocated by the
