@@ -228,6 +228,8 @@ int rv_wal_fsync_begin_locked(rv_wal *w, uint64_t target)
     return 1;
 }
 
+/* Every mode counts; only the buffered modes' sync waiters read the count
+** (wal_buffered.c, wal_fsync_gather): the direct mode has no use for it. */
 void rv_wal_inbound(rv_wal *w, int delta)
 {
     /* relaxed: a hint; the wake-up below goes through sync_gen */
