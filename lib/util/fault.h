@@ -38,7 +38,7 @@ enum rv_fault_point {
 enum rv_pause_point {
     RV_PAUSE_WAL_WATCHED = 0, /* the io_uring fdatasync watcher saw its
                               ** fdatasync complete and has not yet
-                              ** re-taken sync_mu (wal_writer.c) */
+                              ** re-taken sync_mu (wal_buffered.c) */
     RV_PAUSE_FLUSH_TABLES_WRITTEN = 1, /* a flush's tables are durable,
                               ** the manifest does not name them yet */
     RV_PAUSE_FLUSH_LOGGED = 2, /* the manifest names a flush's tables; the

@@ -4,6 +4,16 @@
 ** (wal_spare.c).  wal_writer.h has the contract; the bytes are version 3
 ** of wal_format.h.
 **
+** Owns: the direct mode's operations (rv_wal_direct_ops: wal_writer.c
+** calls them for every public function once wal_choose.c has picked
+** direct), its write slots, the tail block, the completion thread, and
+** the spares through wal_spare.c.  Does not own: choosing the mode, the
+** block size or RWF_DSYNC (wal_choose.c, from wal_probe.c's numbers),
+** setting up the ring (wal_choose.c) or submitting to it, the fdatasync
+** bookkeeping and the failure record shared with the buffered modes
+** (wal_writer.c).  Its state, struct rv_wal_direct (w->dio), is its alone;
+** the shared fields of struct rv_wal it writes are marked there.
+**
 ** Writes.  Every write covers whole blocks (the block size direct I/O
 ** asks for, at least 4 KiB) at a block-aligned offset from a block-aligned
 ** buffer.  The group's records are encoded straight into the buffer of a
@@ -37,7 +47,7 @@
 ** write durable itself (FUA where it has it).  Without DSYNC, or when an
 ** earlier write since the last sync did not carry it, the waiter issues
 ** one fdatasync covering every completed write, batched as in
-** wal_writer.c: one in flight at a time, covering all who wait.
+** wal_buffered.c: one in flight at a time, covering all who wait.
 **
 ** Writers without RAVEL_SYNC are acknowledged once their write has
 ** completed (rv_wal_wait_written): the data is then on the device, so a
@@ -102,7 +112,7 @@ struct rv_wal_direct {
     struct dio_slot *tail_slot;/* the last write of that block, or NULL */
     int header_pending;        /* the segment's header is in the tail only:
                                ** no write has taken it to the file yet */
-    /* What rv_wal_direct_reserve laid out for rv_wal_direct_append. */
+    /* What dio_reserve laid out for dio_append. */
     struct dio_slot *pending;
     uint64_t pending_off;      /* where the write starts in the file */
     size_t pending_head;       /* bytes of the tail copied before */
@@ -276,7 +286,9 @@ static void dio_fsync_start_locked(rv_wal *w)
     }
 }
 
-int rv_wal_direct_wait(rv_wal *w, uint64_t end, int durable)
+/* Waits until everything up to logical offset END is written (DURABLE:
+** durable). */
+static int dio_wait(rv_wal *w, uint64_t end, int durable)
 {
     _Atomic uint64_t *mark = durable ? &w->synced_atomic : &w->written_atomic;
     for (;;) {
@@ -391,7 +403,9 @@ static char *dio_scratch(struct rv_wal_direct *d, size_t len)
     return d->scratch;
 }
 
-char *rv_wal_direct_reserve(rv_wal *w, size_t len)
+/* The reserve operation: lays out the next write in a free slot (waiting
+** for one), after a copy of the tail, and hands out where the records go. */
+static char *dio_reserve(rv_wal *w, size_t len)
 {
     struct rv_wal_direct *d = w->dio;
     size_t block = d->block;
@@ -446,7 +460,7 @@ static void dio_submit(rv_wal *w, struct dio_slot *s, int link_sync)
 /* Without RWF_DSYNC: whether to link an fdatasync behind S, a sync group's
 ** write.  Only when no fdatasync is in flight and every earlier write has
 ** completed, so that it covers everything up to S's end; other sync
-** waiters issue theirs (rv_wal_direct_wait). */
+** waiters issue theirs (dio_wait). */
 static int dio_link_sync(rv_wal *w, struct dio_slot *s)
 {
     pthread_mutex_lock(&w->sync_mu);
@@ -460,7 +474,9 @@ static int dio_link_sync(rv_wal *w, struct dio_slot *s)
     return link;
 }
 
-int rv_wal_direct_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
+/* The append operation: submits the write dio_reserve laid out and
+** returns; the writers wait for it (dio_wait).  write_mu held. */
+static int dio_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 {
     struct rv_wal_direct *d = w->dio;
     struct dio_slot *s = d->pending;
@@ -575,7 +591,9 @@ static int dio_write_pending_header(rv_wal *w)
     return rv_wal_failure_rc(w);
 }
 
-int rv_wal_direct_switch(rv_wal *w, uint64_t number)
+/* The switch_segment operation: settles the writes in flight, then takes
+** the spare.  write_mu held. */
+static int dio_switch(rv_wal *w, uint64_t number)
 {
     struct rv_wal_direct *d = w->dio;
     int rc = dio_settle(w);
@@ -637,10 +655,11 @@ static int dio_seal(rv_wal *w)
     return RAVEL_OK;
 }
 
-int rv_wal_direct_close(rv_wal *w)
+/* The close operation: syncs and seals the segment (unless an I/O failure
+** was recorded); the threads stop in dio_destroy.  write_mu held. */
+static int dio_close(rv_wal *w)
 {
     int rc = RAVEL_OK;
-    pthread_mutex_lock(&w->write_mu);
     if (!rv_wal_io_failed(w)) {
         rc = dio_settle(w);
         if (rc == RAVEL_OK)
@@ -648,11 +667,11 @@ int rv_wal_direct_close(rv_wal *w)
     } else {
         dio_wait_inflight(w, 0); /* the buffers must outlive the writes */
     }
-    pthread_mutex_unlock(&w->write_mu);
     return rc;
 }
 
-int rv_wal_direct_recycle(rv_wal *w, uint64_t number)
+/* The recycle operation: the spares' pool decides. */
+static int dio_recycle(rv_wal *w, uint64_t number)
 {
     return rv_wal_spares_recycle(w->dio->spares, number);
 }
@@ -682,10 +701,16 @@ static int dio_first_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
     return RAVEL_OK;
 }
 
-int rv_wal_direct_open(rv_wal *w, uint64_t number, uint64_t prev_end,
-                       const struct ravel_options *o, uint32_t block,
-                       int use_dsync)
+/* The open operation: direct I/O on the ring wal_choose.c set up, in
+** blocks of SETUP->block, RWF_DSYNC for sync groups if SETUP->dsync; the
+** completion thread, the spares, then segment NUMBER (after PREV_END).
+** On failure the caller destroys the WAL (dio_destroy). */
+static int dio_open(rv_wal *w, uint64_t number, uint64_t prev_end,
+                    const struct ravel_options *o,
+                    const struct rv_wal_setup *setup)
 {
+    uint32_t block = setup->block;
+    int use_dsync = setup->dsync;
     if (!block) /* the probe found the size before the mode was chosen */
         return rv_error(RAVEL_INVALID, "wal_io=direct: no direct I/O block "
                         "size for %s", w->dir);
@@ -738,9 +763,14 @@ static void dio_stop_reaper(rv_wal *w)
     d->reaper_started = 0;
 }
 
-void rv_wal_direct_destroy(rv_wal *w)
+/* The destroy operation: stops the completion thread once nothing is in
+** flight, frees the slots and the spares (after dio_close, or a failed
+** dio_open, even one that set up nothing). */
+static void dio_destroy(rv_wal *w)
 {
     struct rv_wal_direct *d = w->dio;
+    if (!d)
+        return;
     if (d->reaper_started) {
         dio_wait_inflight(w, 0);
         dio_stop_reaper(w);
@@ -754,7 +784,8 @@ void rv_wal_direct_destroy(rv_wal *w)
     w->dio = NULL;
 }
 
-void rv_wal_direct_stats(rv_wal *w, struct rv_wal_stats *s)
+/* The stats operation: the direct mode's counters and the spares'. */
+static void dio_stats(rv_wal *w, struct rv_wal_stats *s)
 {
     struct rv_wal_direct *d = w->dio;
     struct rv_wal_spare_stats sp;
@@ -777,75 +808,63 @@ void rv_wal_direct_stats(rv_wal *w, struct rv_wal_stats *s)
     s->pooled = sp.pooled;
 }
 
-#else /* RAVEL_OMIT_IO_URING: wal_io=direct is refused at open */
+/* ------------------------------------------------------------ the mode */
 
-int rv_wal_direct_open(rv_wal *w, uint64_t number, uint64_t prev_end,
-                       const struct ravel_options *o, uint32_t block,
-                       int use_dsync)
+/* The logical end of everything appended so far (any thread; the leader
+** moves it under write_mu, in dio_append). */
+static uint64_t dio_appended_end(rv_wal *w)
 {
-    (void)w;
-    (void)number;
-    (void)prev_end;
-    (void)o;
-    (void)block;
-    (void)use_dsync;
-    return rv_error(RAVEL_INVALID, "wal_io=direct: this build of ravel has "
-                    "no io_uring support (RAVEL_OMIT_IO_URING)");
+    pthread_mutex_lock(&w->write_mu);
+    uint64_t end = w->logical_end;
+    pthread_mutex_unlock(&w->write_mu);
+    return end;
 }
 
-char *rv_wal_direct_reserve(rv_wal *w, size_t len)
+/* The wait_written operation: the write holding END completed. */
+static int dio_wait_written(rv_wal *w, uint64_t end)
 {
-    (void)w;
-    (void)len;
-    return NULL;
+    return dio_wait(w, end, 0);
 }
 
-int rv_wal_direct_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
+/* The sync_to operation: END durable (an RWF_DSYNC write, or an
+** fdatasync issued here). */
+static int dio_sync_to(rv_wal *w, uint64_t end)
 {
-    (void)w;
-    (void)len;
-    (void)want_sync;
-    (void)end;
-    return RAVEL_INVALID;
+    return dio_wait(w, end, 1);
 }
 
-int rv_wal_direct_wait(rv_wal *w, uint64_t end, int durable)
+/* The sync_all operation: everything appended so far durable. */
+static int dio_sync_all(rv_wal *w)
 {
-    (void)w;
-    (void)end;
-    (void)durable;
-    return RAVEL_INVALID;
+    return dio_wait(w, dio_appended_end(w), 1);
 }
 
-int rv_wal_direct_switch(rv_wal *w, uint64_t number)
+/* The flush operation: nothing is buffered, but writes may be in flight:
+** waits for them to complete. */
+static int dio_flush(rv_wal *w)
 {
-    (void)w;
-    (void)number;
-    return RAVEL_INVALID;
+    return dio_wait(w, dio_appended_end(w), 0);
 }
 
-int rv_wal_direct_close(rv_wal *w)
+static const struct rv_wal_ops dio_ops_table = {
+    .open = dio_open,
+    .reserve = dio_reserve,
+    .append = dio_append,
+    .wait_written = dio_wait_written,
+    .sync_to = dio_sync_to,
+    .sync_all = dio_sync_all,
+    .flush = dio_flush,
+    .switch_segment = dio_switch,
+    .recycle = dio_recycle,
+    .close = dio_close,
+    .destroy = dio_destroy,
+    .stats = dio_stats,
+    .tagged = 1,
+};
+
+const struct rv_wal_ops *rv_wal_direct_ops(void)
 {
-    (void)w;
-    return RAVEL_OK;
+    return &dio_ops_table;
 }
 
-void rv_wal_direct_destroy(rv_wal *w)
-{
-    (void)w;
-}
-
-int rv_wal_direct_recycle(rv_wal *w, uint64_t number)
-{
-    (void)w;
-    (void)number;
-    return 0;
-}
-
-void rv_wal_direct_stats(rv_wal *w, struct rv_wal_stats *s)
-{
-    (void)w;
-    (void)s;
-}
-
-#endif /* RAVEL_OMIT_IO_URING */
+#endif /* RAVEL_OMIT_IO_URING: wal_choose.c refuses wal_io=direct */

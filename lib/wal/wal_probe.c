@@ -1,7 +1,8 @@
 /*
 ** wal_probe.c -- what wal_io=auto measures at open to pick how the WAL is
-** written (wal_writer.c applies the rule; docs/performance.md has the
-** numbers behind it).
+** written (wal_choose.c applies the rule and says why; docs/performance.md
+** has the numbers behind it).  Owns: the measurements only; it decides
+** nothing.
 **
 ** In a scratch file RV_WAL_PROBE_FILE of the database directory (created,
 ** zeroed, fsynced, then deleted), the probe times, WAL_PROBE_ROUNDS times

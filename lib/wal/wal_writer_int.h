@@ -1,9 +1,12 @@
 /*
-** wal_writer_int.h -- the WAL writer's state, shared by the files of the
-** writer: wal_writer.c (buffered writes: pwrite or io_uring, batched
-** fdatasync, manual_wal_flush), wal_direct.c (wal_io=direct),
-** wal_spare.c (segments prepared in advance) and wal_probe.c (what
-** wal_io=auto picks).  Nothing outside lib/wal/ includes it.
+** wal_writer_int.h -- the WAL writer's state and the operations each mode
+** implements, shared by the files of the writer: wal_writer.c (the
+** interface: open, close, dispatch through w->ops; what every mode
+** shares), wal_choose.c (which mode, and why), wal_buffered.c (wal_io=sync
+** and uring: pwrite or buffered io_uring, batched fdatasync,
+** manual_wal_flush), wal_direct.c (wal_io=direct), wal_spare.c (segments
+** prepared in advance) and wal_probe.c (what wal_io=auto measures).
+** Nothing outside lib/wal/ includes it.
 **
 ** Locks: write_mu (every write to the segment file; the leader's
 ** appends, segment switches, close), then sync_mu (durability state,
@@ -33,6 +36,52 @@ enum wal_flush_cause {
     WAL_FLUSH_CAUSES
 };
 
+/* What rv_wal_choose (wal_choose.c) found that the mode's open needs. */
+struct rv_wal_setup {
+    uint32_t block;           /* direct: the direct I/O block size the
+                              ** probe found (0: none) */
+    int dsync;                /* direct: sync groups are written with
+                              ** RWF_DSYNC (else an fdatasync follows) */
+};
+
+/* A mode: what each public function of wal_writer.h does in it.
+** wal_writer.c calls these and never asks which mode is in force; the
+** contracts are wal_writer.h's, with these threads and locks:
+**   open        at rv_wal_open, after rv_wal_choose: sets up the mode's
+**               state and makes segment NUMBER (after PREV_END) current.
+**               On failure the caller runs destroy, then frees the WAL.
+**   reserve     the leader.
+**   append      the leader, write_mu held (taken by wal_writer.c).
+**   wait_written, sync_to, sync_all, flush   any thread, no lock held.
+**   switch_segment   the leader, write_mu held.
+**   recycle     any thread (a flush), no lock held.
+**   close       once, write_mu held: writes what is buffered, makes the
+**               segment durable and seals it, unless an I/O failure was
+**               recorded; destroy follows.
+**   destroy     once, no lock held: frees the mode's state (also after a
+**               failed open, whatever it got to set up); wal_writer.c
+**               then closes the segment's fd and the ring.
+**   stats       any thread: the mode's fields of rv_wal_stats (the
+**               shared counters are filled already, the rest zeroed).
+**   tagged      records carry the segment's tag (format version 3). */
+struct rv_wal_ops {
+    int (*open)(rv_wal *w, uint64_t number, uint64_t prev_end,
+                const struct ravel_options *o,
+                const struct rv_wal_setup *setup);
+    char *(*reserve)(rv_wal *w, size_t len);
+    int (*append)(rv_wal *w, size_t len, int want_sync, uint64_t *end);
+    int (*wait_written)(rv_wal *w, uint64_t end);
+    int (*sync_to)(rv_wal *w, uint64_t end);
+    int (*sync_all)(rv_wal *w);
+    int (*flush)(rv_wal *w);
+    int (*switch_segment)(rv_wal *w, uint64_t number);
+    int (*recycle)(rv_wal *w, uint64_t number);
+    int (*close)(rv_wal *w);
+    void (*destroy)(rv_wal *w);
+    void (*stats)(rv_wal *w, struct rv_wal_stats *s);
+    int tagged;
+};
+
 /* A request whose result a thread waits for. */
 struct rv_wal_completion {
     _Atomic int done; /* 0 until res is set; release/acquire publishes res */
@@ -43,16 +92,20 @@ struct rv_wal_completion {
 };
 
 struct rv_wal {
+    /* Set at open (rv_wal_open, rv_wal_choose, the mode's open), read-only
+    ** afterwards: no lock. */
     char *dir;
     struct rv_stop *stop;     /* the database's: where I/O failures are
                               ** recorded and read (set at open) */
-    int use_uring;            /* the ring is set up (buffered or direct) */
+    const struct rv_wal_ops *ops; /* the mode in force (wal_choose.c) */
+    int use_uring;            /* the ring is set up (buffered or direct);
+                              ** wal_choose.c clears it if it tears the
+                              ** ring down again, before any other thread
+                              ** exists */
     enum rv_wal_io io;        /* the mode in force: sync, uring or direct */
     char io_why[RV_WAL_WHY_MAX]; /* why it is in force (ravel.wal_io) */
     struct rv_wal_direct *dio;/* wal_io=direct's state (wal_direct.c), or
-                              ** NULL */
-    size_t header_size;       /* the current segment's header: 40, or 48
-                              ** (version 3, direct) */
+                              ** NULL; the pointer is set by its open */
 
     /* The segment file; written under write_mu, which every write to
     ** the file holds (the leader's appends, with manual_wal_flush any
@@ -64,19 +117,27 @@ struct rv_wal {
     uint64_t seg_start;       /* logical offset of the segment's first
                               ** record; written under sync_mu too, where
                               ** a finished fdatasync reads it */
+    size_t header_size;       /* the current segment's header: 40, or 48
+                              ** (version 3, direct); written under
+                              ** sync_mu too, like seg_start */
     uint64_t preallocated;    /* bytes reserved in the segment file */
-    uint64_t prealloc_chunk;  /* 0: preallocation off */
+    uint64_t prealloc_chunk;  /* 0: preallocation off (set at open; a
+                              ** refused fallocate clears it) */
 
-    /* manual_wal_flush's buffer: records appended, not yet written.
-    ** pend, pend_len under write_mu; manual set at open. */
-    int manual;
+    /* manual_wal_flush's buffer (wal_buffered.c): records appended, not
+    ** yet written.  pend, pend_len under write_mu; pend allocated by the
+    ** manual mode's open, NULL in every other mode. */
     char *pend;               /* WAL_MANUAL_BUFFER_BYTES, or NULL */
     size_t pend_len;
 
     /* Leader-only state (write groups serialise leaders). */
     uint64_t logical_end;     /* logical offset after the last append
-                              ** (buffered records included) */
-    char *buf;                /* where the leader encodes a group */
+                              ** (buffered records included); moved by
+                              ** the append operation, under write_mu, so
+                              ** another thread may read it there */
+    char *buf;                /* where the leader encodes a group
+                              ** (wal_buffered.c; direct encodes into its
+                              ** write slots) */
     size_t buf_cap;
 
 #ifndef RAVEL_OMIT_IO_URING
@@ -103,8 +164,10 @@ struct rv_wal {
     _Atomic uint32_t sync_gen;/* futex word: bumped (release) under sync_mu
                               ** when an fdatasync finishes or fails */
     int fsync_inflight;
-    int fsync_watched;        /* a thread is waiting for the fsync's end */
-    _Atomic int gathering;    /* sync waiters waiting for inbound writers */
+    int fsync_watched;        /* a thread is waiting for the fsync's end
+                              ** (wal_buffered.c's watcher) */
+    _Atomic int gathering;    /* sync waiters waiting for inbound writers
+                              ** (wal_buffered.c); a hint, relaxed */
     uint64_t fsync_target;    /* what the in-flight fsync covers */
     struct rv_wal_completion fsync_done;
 
@@ -114,8 +177,8 @@ struct rv_wal {
     _Atomic uint64_t stat_fsyncs;
     _Atomic uint64_t stat_sync_acks;
     _Atomic uint64_t stat_segments;
-    _Atomic uint64_t stat_buffered;   /* pend_len's last value */
-    _Atomic uint64_t stat_buffer_writes[WAL_FLUSH_CAUSES];
+    _Atomic uint64_t stat_buffered;   /* pend_len's last value (manual) */
+    _Atomic uint64_t stat_buffer_writes[WAL_FLUSH_CAUSES]; /* (manual) */
 };
 
 static inline void rv_wal_completion_reset(struct rv_wal_completion *c)
@@ -182,33 +245,30 @@ RAVEL_PRIVATE int rv_wal_uring_submit_write(rv_wal *w, const void *p,
 RAVEL_PRIVATE int rv_wal_uring_submit_fsync(rv_wal *w);
 #endif
 
-/* ---- wal_direct.c: wal_io=direct */
+/* ---- the modes: each file's operations */
 
-/* Sets up direct I/O on the ring already set up: the completion thread,
-** the spare segments; then creates segment NUMBER (after PREV_END) and
-** makes it current.  BLOCK: the direct I/O block size (0: find it out);
-** USE_DSYNC: sync groups are written with RWF_DSYNC.  On failure the WAL
-** is left for the caller to destroy. */
-RAVEL_PRIVATE int rv_wal_direct_open(rv_wal *w, uint64_t number,
-                                     uint64_t prev_end,
-                                     const struct ravel_options *o,
-                                     uint32_t block, int use_dsync);
-RAVEL_PRIVATE char *rv_wal_direct_reserve(rv_wal *w, size_t len);
-RAVEL_PRIVATE int rv_wal_direct_append(rv_wal *w, size_t len, int want_sync,
-                                       uint64_t *end);
-/* Waits until everything up to logical offset END is written (DURABLE:
-** durable). */
-RAVEL_PRIVATE int rv_wal_direct_wait(rv_wal *w, uint64_t end, int durable);
-RAVEL_PRIVATE int rv_wal_direct_switch(rv_wal *w, uint64_t number);
-/* Syncs and seals the segment (unless an I/O failure was recorded), stops
-** the threads; the caller then destroys the WAL. */
-RAVEL_PRIVATE int rv_wal_direct_close(rv_wal *w);
-/* Frees what rv_wal_direct_open set up (after close, or a failed open). */
-RAVEL_PRIVATE void rv_wal_direct_destroy(rv_wal *w);
-RAVEL_PRIVATE int rv_wal_direct_recycle(rv_wal *w, uint64_t number);
-RAVEL_PRIVATE void rv_wal_direct_stats(rv_wal *w, struct rv_wal_stats *s);
+/* wal_buffered.c: wal_io=sync and uring (w->use_uring picks the call),
+** without and with manual_wal_flush. */
+RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_buffered_ops(void);
+RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_manual_ops(void);
 
-/* ---- wal_probe.c: what wal_io=auto picks */
+#ifndef RAVEL_OMIT_IO_URING
+/* wal_direct.c: wal_io=direct. */
+RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_direct_ops(void);
+#endif
+
+/* ---- wal_choose.c: which mode */
+
+/* Decides the mode as O asks (wal_io, manual_wal_flush,
+** recycle_log_file_num), running the probe when it must and setting up
+** the ring the mode needs: sets w->io, w->io_why, w->ops, and *SETUP for
+** the mode's open.  RAVEL_INVALID or RAVEL_IOERR (message set) when the
+** mode asked for cannot run here; the ring may be set up then, for the
+** caller to tear down with the WAL. */
+RAVEL_PRIVATE int rv_wal_choose(rv_wal *w, const struct ravel_options *o,
+                                struct rv_wal_setup *setup);
+
+/* ---- wal_probe.c: what wal_io=auto measures */
 
 struct rv_wal_probe {
     int direct_ok;          /* O_DIRECT writes work in the directory */
