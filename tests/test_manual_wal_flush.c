@@ -59,7 +59,7 @@
 
 #define MAX_THREADS 8
 #define MAX_VAL 2048
-/* The WAL writer's buffer (wal_writer.c): what a crash may take at most. */
+/* The WAL writer's buffer (wal_buffered.c): what a crash may take at most. */
 #define BUFFER_BYTES (1u << 20)
 
 /* The child's messages (the end of its writes: crash_child_done). */

@@ -43,7 +43,7 @@ void rv_arena_init(struct rv_arena *a, size_t block_size)
 {
     atomic_init(&a->current, NULL);
     a->blocks = NULL;
-    pthread_mutex_init(&a->lock, NULL);
+    rv_mutex_init(&a->lock);
     atomic_init(&a->usage, 0);
     a->huge = 0;
     a->block_size = block_size ? block_size : RV_ARENA_BLOCK_SIZE;
@@ -67,7 +67,7 @@ void rv_arena_destroy(struct rv_arena *a)
     }
     a->blocks = NULL;
     atomic_store_explicit(&a->current, NULL, memory_order_relaxed);
-    pthread_mutex_destroy(&a->lock);
+    rv_mutex_destroy(&a->lock);
 }
 
 static char *arena_block_data(struct rv_arena_block *b)
@@ -142,9 +142,9 @@ static struct rv_arena_block *arena_block_next(struct rv_arena *a)
 /* A request too large to share a block: it gets one of exactly its size. */
 static void *arena_alloc_large(struct rv_arena *a, size_t n)
 {
-    pthread_mutex_lock(&a->lock);
+    rv_mutex_lock(&a->lock);
     struct rv_arena_block *b = arena_block_new(a, n, n);
-    pthread_mutex_unlock(&a->lock);
+    rv_mutex_unlock(&a->lock);
     return b ? arena_block_data(b) : NULL;
 }
 
@@ -153,7 +153,7 @@ static void *arena_alloc_large(struct rv_arena *a, size_t n)
 static int arena_refill(struct rv_arena *a, struct rv_arena_block *full)
 {
     int rc = 0;
-    pthread_mutex_lock(&a->lock);
+    rv_mutex_lock(&a->lock);
     /* relaxed: only ever written under the lock we hold */
     if (atomic_load_explicit(&a->current, memory_order_relaxed) == full) {
         struct rv_arena_block *b = arena_block_next(a);
@@ -163,7 +163,7 @@ static int arena_refill(struct rv_arena *a, struct rv_arena_block *full)
         else
             rc = -1;
     }
-    pthread_mutex_unlock(&a->lock);
+    rv_mutex_unlock(&a->lock);
     return rc;
 }
 

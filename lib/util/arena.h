@@ -14,6 +14,7 @@
 #define RAVEL_ARENA_H
 
 #include "ravel_int.h"
+#include "util/mutex.h"
 
 #include <pthread.h>
 
@@ -43,7 +44,7 @@ struct rv_arena {
     /* Every block, for rv_arena_destroy().  Written under LOCK. */
     struct rv_arena_block *blocks;
     /* Serialises installing blocks; never held on the fast path. */
-    pthread_mutex_t lock;
+    rv_mutex lock;
     /* Bytes obtained from malloc, headers included.  Relaxed atomic: an
     ** estimate that only grows. */
     _Atomic size_t usage;

@@ -74,6 +74,7 @@
 #include "wal/wal_writer_int.h"
 #include "util/file.h"
 #include "util/filename.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/fault.h"
 #include "util/sync_journal.h"
@@ -124,9 +125,9 @@ static void wal_sync_sleep(rv_wal *w, uint32_t gen)
 /* Records the failure of WHAT with errno ERR. */
 static void wal_fail(rv_wal *w, int err, const char *what)
 {
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     rv_wal_fail_locked(w, err, what);
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
 }
 
 /* ------------------------------------------------------------ io_uring */
@@ -153,7 +154,7 @@ static void wal_uring_drain(rv_wal *w)
 static int wal_uring_wait(rv_wal *w, struct rv_wal_completion *c)
 {
     int err = 0;
-    pthread_mutex_lock(&w->cq_mu);
+    rv_mutex_lock(&w->cq_mu);
     for (;;) {
         wal_uring_drain(w);
         if (rv_wal_completion_is_done(c))
@@ -165,7 +166,7 @@ static int wal_uring_wait(rv_wal *w, struct rv_wal_completion *c)
             break;
         }
     }
-    pthread_mutex_unlock(&w->cq_mu);
+    rv_mutex_unlock(&w->cq_mu);
     return err;
 }
 
@@ -176,9 +177,9 @@ static int wal_uring_wait(rv_wal *w, struct rv_wal_completion *c)
 static void wal_uring_watch(rv_wal *w, struct rv_wal_completion *c)
 {
     for (;;) {
-        pthread_mutex_lock(&w->cq_mu);
+        rv_mutex_lock(&w->cq_mu);
         wal_uring_drain(w);
-        pthread_mutex_unlock(&w->cq_mu);
+        rv_mutex_unlock(&w->cq_mu);
         if (rv_wal_completion_is_done(c))
             return;
         struct pollfd pfd = {.fd = w->event_fd, .events = POLLIN};
@@ -237,6 +238,8 @@ static void wal_fsync_issue(rv_wal *w, int fd)
 ** sync_mu held on entry and exit.  Returns 0 if another thread is already
 ** watching (the caller then sleeps instead). */
 static int wal_fsync_watch_locked(rv_wal *w)
+    RV_REQUIRES(w->sync_mu);
+static int wal_fsync_watch_locked(rv_wal *w)
 {
     if (rv_wal_completion_is_done(&w->fsync_done)) {
         rv_wal_fsync_finished_locked(w);
@@ -245,10 +248,10 @@ static int wal_fsync_watch_locked(rv_wal *w)
 #ifndef RAVEL_OMIT_IO_URING
     if (w->use_uring && !w->fsync_watched) {
         w->fsync_watched = 1;
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         wal_uring_watch(w, &w->fsync_done);
         rv_pause_here(RV_PAUSE_WAL_WATCHED);
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
         w->fsync_watched = 0;
         /* Another thread may have applied it and started the next one
         ** meanwhile: apply only a completion that is really there. */
@@ -268,27 +271,31 @@ static int wal_fsync_watch_locked(rv_wal *w)
 
 /* Waits until no fdatasync is in flight.  sync_mu held on entry and exit. */
 static void wal_fsync_wait_locked(rv_wal *w)
+    RV_REQUIRES(w->sync_mu);
+static void wal_fsync_wait_locked(rv_wal *w)
 {
     while (w->fsync_inflight) {
         uint32_t gen = atomic_load_explicit(&w->sync_gen, memory_order_acquire);
         if (wal_fsync_watch_locked(w))
             continue;
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         wal_sync_sleep(w, gen);
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
     }
 }
 
 /* Starts an fdatasync covering everything written so far.  sync_mu held
 ** on entry and exit (released while a sync-path fdatasync runs). */
 static void wal_fsync_start_locked(rv_wal *w)
+    RV_REQUIRES(w->sync_mu);
+static void wal_fsync_start_locked(rv_wal *w)
 {
     int fd = w->fd;
     int must_issue = rv_wal_fsync_begin_locked(w, w->written);
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     if (must_issue)
         wal_fsync_issue(w, fd);
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     if (!w->use_uring && w->fsync_inflight &&
         rv_wal_completion_is_done(&w->fsync_done))
         rv_wal_fsync_finished_locked(w);
@@ -303,7 +310,7 @@ static int wal_fsync_gather(rv_wal *w, uint64_t *since)
 {
     if (atomic_load_explicit(&w->inbound, memory_order_relaxed) <= 0)
         return 0;
-    uint64_t now = rv_wal_now_ns();
+    uint64_t now = rv_now_nanos();
     if (!*since)
         *since = now;
     return now - *since < WAL_GATHER_NS;
@@ -323,9 +330,9 @@ static int wal_sync_to(rv_wal *w, uint64_t end)
             return RAVEL_OK;
         }
         uint32_t gen = atomic_load_explicit(&w->sync_gen, memory_order_acquire);
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
         if (rv_wal_io_failed(w)) {
-            pthread_mutex_unlock(&w->sync_mu);
+            rv_mutex_unlock(&w->sync_mu);
             return rv_wal_failure_rc(w);
         }
         int progressed = 1;
@@ -333,16 +340,16 @@ static int wal_sync_to(rv_wal *w, uint64_t end)
             ; /* finished meanwhile: the fast path above returns */
         } else if (!w->fsync_inflight && wal_fsync_gather(w, &gather_since)) {
             atomic_fetch_add_explicit(&w->gathering, 1, memory_order_relaxed);
-            pthread_mutex_unlock(&w->sync_mu);
+            rv_mutex_unlock(&w->sync_mu);
             wal_sync_sleep_for(w, gen, WAL_GATHER_SLICE_NS);
-            pthread_mutex_lock(&w->sync_mu);
+            rv_mutex_lock(&w->sync_mu);
             atomic_fetch_sub_explicit(&w->gathering, 1, memory_order_relaxed);
         } else if (!w->fsync_inflight) {
             wal_fsync_start_locked(w);
         } else {
             progressed = wal_fsync_watch_locked(w);
         }
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         if (!progressed)
             wal_sync_sleep(w, gen);
     }
@@ -430,17 +437,20 @@ static int wal_write_all(rv_wal *w, const char *p, size_t len, uint64_t off,
 ** written.  write_mu held. */
 static int wal_write_locked(rv_wal *w, const char *p, size_t len,
                             int want_sync)
+    RV_REQUIRES(w->write_mu);
+static int wal_write_locked(rv_wal *w, const char *p, size_t len,
+                            int want_sync)
 {
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     if (rv_wal_io_failed(w)) {
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         return rv_wal_failure_rc(w);
     }
     uint64_t end = w->written + len;
     int link = 0;
     if (want_sync && w->use_uring && !w->fsync_inflight)
         link = rv_wal_fsync_begin_locked(w, end);
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
 
     wal_preallocate(w, w->file_off + len);
     int err = wal_write_all(w, p, len, w->file_off, link);
@@ -449,9 +459,9 @@ static int wal_write_locked(rv_wal *w, const char *p, size_t len,
         return rv_wal_failure_rc(w);
     }
     w->file_off += len;
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     w->written = end;
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     return RAVEL_OK;
 }
 
@@ -459,6 +469,9 @@ static int wal_write_locked(rv_wal *w, const char *p, size_t len,
 ** CAUSE.  On failure the buffered records are dropped with the WAL (it
 ** is failed for good: nothing of them may be written after a hole).
 ** write_mu held. */
+static int wal_flush_pending_locked(rv_wal *w, int want_sync,
+                                    enum wal_flush_cause cause)
+    RV_REQUIRES(w->write_mu);
 static int wal_flush_pending_locked(rv_wal *w, int want_sync,
                                     enum wal_flush_cause cause)
 {
@@ -477,6 +490,8 @@ static int wal_flush_pending_locked(rv_wal *w, int want_sync,
 ** the buffer first if they do not fit, and then at once if WANT_SYNC.  A
 ** group of the buffer's size or more is written directly, after what the
 ** buffer held.  write_mu held. */
+static int wal_append_to_buffer(rv_wal *w, size_t len, int want_sync)
+    RV_REQUIRES(w->write_mu);
 static int wal_append_to_buffer(rv_wal *w, size_t len, int want_sync)
 {
     int rc = RAVEL_OK;
@@ -507,6 +522,8 @@ static int wal_append_to_buffer(rv_wal *w, size_t len, int want_sync)
 /* Counts a successful append of LEN bytes; *END the logical offset after
 ** it.  Leader, write_mu held. */
 static void wal_appended(rv_wal *w, size_t len, uint64_t *end)
+    RV_REQUIRES(w->write_mu);
+static void wal_appended(rv_wal *w, size_t len, uint64_t *end)
 {
     w->logical_end += len;
     atomic_fetch_add_explicit(&w->stat_bytes, len, memory_order_relaxed);
@@ -517,6 +534,8 @@ static void wal_appended(rv_wal *w, size_t len, uint64_t *end)
 /* The append operation: the group's records written at once, an
 ** fdatasync linked behind them when WANT_SYNC.  write_mu held. */
 static int wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
+    RV_REQUIRES(w->write_mu);
+static int wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 {
     int rc = wal_write_locked(w, w->buf, len, want_sync);
     if (rc == RAVEL_OK)
@@ -526,6 +545,9 @@ static int wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 
 /* The append operation with manual_wal_flush: the records into the
 ** buffer.  write_mu held. */
+static int wal_manual_append(rv_wal *w, size_t len, int want_sync,
+                             uint64_t *end)
+    RV_REQUIRES(w->write_mu);
 static int wal_manual_append(rv_wal *w, size_t len, int want_sync,
                              uint64_t *end)
 {
@@ -545,10 +567,10 @@ static int wal_flush(rv_wal *w)
 /* The flush operation with manual_wal_flush: writes the buffer. */
 static int wal_manual_flush(rv_wal *w)
 {
-    pthread_mutex_lock(&w->write_mu);
+    rv_mutex_lock(&w->write_mu);
     int rc = rv_wal_io_failed(w) ? rv_wal_failure_rc(w)
              : wal_flush_pending_locked(w, 0, WAL_FLUSH_CALL);
-    pthread_mutex_unlock(&w->write_mu);
+    rv_mutex_unlock(&w->write_mu);
     return rc;
 }
 
@@ -558,10 +580,10 @@ static int wal_manual_flush(rv_wal *w)
 static int wal_flush_to(rv_wal *w, uint64_t end)
 {
     int rc = RAVEL_OK;
-    pthread_mutex_lock(&w->write_mu);
+    rv_mutex_lock(&w->write_mu);
     if (w->written < end)
         rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_SYNC);
-    pthread_mutex_unlock(&w->write_mu);
+    rv_mutex_unlock(&w->write_mu);
     return rc;
 }
 
@@ -585,9 +607,9 @@ static int wal_sync_all(rv_wal *w)
     int rc = w->ops->flush(w);
     if (rc != RAVEL_OK)
         return rc;
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     uint64_t end = w->written;
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     return w->ops->sync_to(w, end);
 }
 /* ------------------------------------------------------------- segments */
@@ -619,10 +641,10 @@ static int wal_create_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
         unlink(path);
         return rc;
     }
-    pthread_mutex_lock(&w->sync_mu); /* syncers read these under sync_mu */
+    rv_mutex_lock(&w->sync_mu); /* syncers read these under sync_mu */
     w->fd = fd;
     w->seg_start = w->logical_end;
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     w->number = number;
     w->file_off = RV_WAL_HEADER_SIZE;
     w->preallocated = RV_WAL_HEADER_SIZE;
@@ -634,7 +656,7 @@ static int wal_create_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
 ** to it durable.  Leader only (or close). */
 static int wal_finish_segment(rv_wal *w)
 {
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     wal_fsync_wait_locked(w);
     int err = 0;
     /* Trim whatever lies past the data: preallocated space, and the zeros
@@ -659,7 +681,7 @@ static int wal_finish_segment(rv_wal *w)
         w->synced = w->written;
         rv_wal_sync_wake_locked(w);
     }
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     return failed ? rv_wal_failure_rc(w) : RAVEL_OK;
 }
 
@@ -688,6 +710,8 @@ static int wal_seal_segment(rv_wal *w)
 /* Finishes the current segment and starts segment NUMBER.  write_mu
 ** held: no flusher writes between the two. */
 static int wal_switch_segment_locked(rv_wal *w, uint64_t number)
+    RV_REQUIRES(w->write_mu);
+static int wal_switch_segment_locked(rv_wal *w, uint64_t number)
 {
     int rc = wal_flush_pending_locked(w, 0, WAL_FLUSH_SEGMENT);
     if (rc)
@@ -700,9 +724,9 @@ static int wal_switch_segment_locked(rv_wal *w, uint64_t number)
     if (rc) {
         /* Stay on the old segment, but refuse further writes (the
         ** database stops them too), recording the creation's message. */
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
         rv_wal_fail_reason_locked(w, rv_errmsg_get());
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         return rc;
     }
     /* No fdatasync can be in flight on OLD_FD: wal_finish_segment waited
@@ -723,6 +747,8 @@ static int wal_recycle(rv_wal *w, uint64_t number)
 
 /* The close operation: writes the buffered records (manual_wal_flush),
 ** makes the segment durable and seals it.  write_mu held. */
+static int wal_close(rv_wal *w)
+    RV_REQUIRES(w->write_mu);
 static int wal_close(rv_wal *w)
 {
     /* A failure already reported to writers is not reported again: the

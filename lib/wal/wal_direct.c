@@ -150,6 +150,8 @@ static uint64_t dio_file_offset(const rv_wal *w, uint64_t logical)
 ** advancing written and synced; wakes the waiters if anything moved.
 ** sync_mu held. */
 static void dio_retire_locked(rv_wal *w)
+    RV_REQUIRES(w->sync_mu);
+static void dio_retire_locked(rv_wal *w)
 {
     struct rv_wal_direct *d = w->dio;
     int moved = 0;
@@ -211,9 +213,9 @@ static void dio_deliver(void *ctx, int res)
     struct dio_slot *s = ctx;
     rv_wal *w = s->w;
     rv_wal_completion_set(&s->done, res);
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     dio_retire_locked(w);
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
 }
 
 /* Sets every available completion; returns 1 if the stop marker was
@@ -251,16 +253,16 @@ static void *dio_reaper_main(void *arg)
         if (r < 0 && r != -EINTR && r != -EAGAIN) {
             /* The ring itself failed: nothing can be acknowledged now.
             ** Keep reaping what may still come (close waits for it). */
-            pthread_mutex_lock(&w->sync_mu);
+            rv_mutex_lock(&w->sync_mu);
             rv_wal_fail_locked(w, -r, "waiting for direct WAL completions on");
-            pthread_mutex_unlock(&w->sync_mu);
+            rv_mutex_unlock(&w->sync_mu);
             struct timespec nap = {0, 1000000};
             nanosleep(&nap, NULL);
         }
         int stop = dio_drain(w);
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
         dio_retire_locked(w);
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         if (stop)
             return NULL;
     }
@@ -272,14 +274,16 @@ static void *dio_reaper_main(void *arg)
 ** and one is needed for END.  sync_mu held; released and re-taken while
 ** submitting. */
 static void dio_fsync_start_locked(rv_wal *w)
+    RV_REQUIRES(w->sync_mu);
+static void dio_fsync_start_locked(rv_wal *w)
 {
     if (!rv_wal_fsync_begin_locked(w, w->written)) {
         rv_wal_fsync_finished_locked(w); /* the fault hook failed it */
         return;
     }
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     int r = rv_wal_uring_submit_fsync(w);
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     if (r < 0) {
         rv_wal_completion_set(&w->fsync_done, r);
         rv_wal_fsync_finished_locked(w);
@@ -297,19 +301,19 @@ static int dio_wait(rv_wal *w, uint64_t end, int durable)
             break;
         uint32_t gen = atomic_load_explicit(&w->sync_gen,
                                             memory_order_acquire);
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
         uint64_t have = durable ? w->synced : w->written;
         if (have >= end) {
-            pthread_mutex_unlock(&w->sync_mu);
+            rv_mutex_unlock(&w->sync_mu);
             break;
         }
         if (rv_wal_io_failed(w)) {
-            pthread_mutex_unlock(&w->sync_mu);
+            rv_mutex_unlock(&w->sync_mu);
             return rv_wal_failure_rc(w);
         }
         if (durable && w->written >= end && !w->fsync_inflight)
             dio_fsync_start_locked(w);
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         rv_futex_wait(&w->sync_gen, gen, NULL);
     }
     if (durable)
@@ -343,15 +347,17 @@ static void dio_wait_inflight(rv_wal *w, uint64_t max)
 ** written durable with one fdatasync if the writes did not.  Leader (or
 ** close), write_mu held. */
 static int dio_settle(rv_wal *w)
+    RV_REQUIRES(w->write_mu);
+static int dio_settle(rv_wal *w)
 {
     dio_wait_inflight(w, 0);
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     while (w->fsync_inflight) {
         uint32_t gen = atomic_load_explicit(&w->sync_gen,
                                             memory_order_acquire);
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         rv_futex_wait(&w->sync_gen, gen, NULL);
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
     }
     if (!rv_wal_io_failed(w) && w->synced < w->written) {
         if (fdatasync(w->fd) != 0) {
@@ -365,7 +371,7 @@ static int dio_settle(rv_wal *w)
         }
     }
     int failed = rv_wal_io_failed(w);
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     return failed ? rv_wal_failure_rc(w) : RAVEL_OK;
 }
 
@@ -463,27 +469,29 @@ static void dio_submit(rv_wal *w, struct dio_slot *s, int link_sync)
 ** waiters issue theirs (dio_wait). */
 static int dio_link_sync(rv_wal *w, struct dio_slot *s)
 {
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     int link = !w->fsync_inflight && w->written == s->start &&
                !rv_wal_io_failed(w);
     if (link && !rv_wal_fsync_begin_locked(w, s->end)) {
         rv_wal_fsync_finished_locked(w); /* the fault hook failed it */
         link = 0;
     }
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     return link;
 }
 
 /* The append operation: submits the write dio_reserve laid out and
 ** returns; the writers wait for it (dio_wait).  write_mu held. */
 static int dio_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
+    RV_REQUIRES(w->write_mu);
+static int dio_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 {
     struct rv_wal_direct *d = w->dio;
     struct dio_slot *s = d->pending;
     if (!s || rv_wal_io_failed(w)) {
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
         int rc = rv_wal_failure_rc(w);
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         return rc;
     }
     d->pending = NULL;
@@ -544,13 +552,16 @@ static int dio_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 ** write.  Leader, write_mu held, nothing in flight. */
 static void dio_start_segment(rv_wal *w, int fd, uint64_t number,
                               uint64_t prev_end)
+    RV_REQUIRES(w->write_mu);
+static void dio_start_segment(rv_wal *w, int fd, uint64_t number,
+                              uint64_t prev_end)
 {
     struct rv_wal_direct *d = w->dio;
-    pthread_mutex_lock(&w->sync_mu); /* the completion thread reads these */
+    rv_mutex_lock(&w->sync_mu); /* the completion thread reads these */
     w->fd = fd;
     w->seg_start = w->logical_end;
     w->header_size = RV_WAL_V3_HEADER_SIZE;
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     w->number = number;
     w->file_off = RV_WAL_V3_HEADER_SIZE;
     memset(d->tail, 0, d->block);
@@ -585,14 +596,16 @@ static int dio_write_pending_header(rv_wal *w)
     int err = dio_write_header(w);
     if (!err)
         return RAVEL_OK;
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     rv_wal_fail_locked(w, err, "writing the header of");
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     return rv_wal_failure_rc(w);
 }
 
 /* The switch_segment operation: settles the writes in flight, then takes
 ** the spare.  write_mu held. */
+static int dio_switch(rv_wal *w, uint64_t number)
+    RV_REQUIRES(w->write_mu);
 static int dio_switch(rv_wal *w, uint64_t number)
 {
     struct rv_wal_direct *d = w->dio;
@@ -605,9 +618,9 @@ static int dio_switch(rv_wal *w, uint64_t number)
     rc = rv_wal_spares_take(d->spares, number, &fd);
     if (rc != RAVEL_OK) {
         /* Stay on the old segment, refusing further writes. */
-        pthread_mutex_lock(&w->sync_mu);
+        rv_mutex_lock(&w->sync_mu);
         rv_wal_fail_reason_locked(w, rv_errmsg_get());
-        pthread_mutex_unlock(&w->sync_mu);
+        rv_mutex_unlock(&w->sync_mu);
         return rc;
     }
     int old_fd = w->fd;
@@ -643,12 +656,12 @@ static int dio_seal(rv_wal *w)
                  fdatasync(w->fd) != 0)
             err = errno;
     }
-    pthread_mutex_lock(&w->sync_mu);
+    rv_mutex_lock(&w->sync_mu);
     if (err)
         rv_wal_fail_locked(w, err, "sealing");
     else
         rv_sync_journal_file(w->fd, off + RV_WAL_SEAL_SIZE);
-    pthread_mutex_unlock(&w->sync_mu);
+    rv_mutex_unlock(&w->sync_mu);
     if (err)
         return rv_wal_failure_rc(w);
     w->file_off = off + RV_WAL_SEAL_SIZE;
@@ -657,6 +670,8 @@ static int dio_seal(rv_wal *w)
 
 /* The close operation: syncs and seals the segment (unless an I/O failure
 ** was recorded); the threads stop in dio_destroy.  write_mu held. */
+static int dio_close(rv_wal *w)
+    RV_REQUIRES(w->write_mu);
 static int dio_close(rv_wal *w)
 {
     int rc = RAVEL_OK;
@@ -688,7 +703,10 @@ static int dio_first_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
     int rc = rv_wal_spares_take(d->spares, number, &fd);
     if (rc != RAVEL_OK)
         return rc;
+    /* at open no other thread exists: the lock is taken for the rule */
+    rv_mutex_lock(&w->write_mu);
     dio_start_segment(w, fd, number, prev_end);
+    rv_mutex_unlock(&w->write_mu);
     int err = dio_write_header(w);
     if (err) {
         char path[RV_PATH_MAX]; /* a torn header must not stay behind */
@@ -746,7 +764,7 @@ static void dio_stop_reaper(rv_wal *w)
 {
     struct rv_wal_direct *d = w->dio;
     for (;;) {
-        pthread_mutex_lock(&w->sq_mu);
+        rv_mutex_lock(&w->sq_mu);
         struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
         int r = -EBUSY;
         if (sqe) {
@@ -754,7 +772,7 @@ static void dio_stop_reaper(rv_wal *w)
             io_uring_sqe_set_data(sqe, &d->stop_marker);
             r = io_uring_submit(&w->ring);
         }
-        pthread_mutex_unlock(&w->sq_mu);
+        rv_mutex_unlock(&w->sq_mu);
         if (r >= 0)
             break;
         sched_yield();
@@ -814,9 +832,9 @@ static void dio_stats(rv_wal *w, struct rv_wal_stats *s)
 ** moves it under write_mu, in dio_append). */
 static uint64_t dio_appended_end(rv_wal *w)
 {
-    pthread_mutex_lock(&w->write_mu);
+    rv_mutex_lock(&w->write_mu);
     uint64_t end = w->logical_end;
-    pthread_mutex_unlock(&w->write_mu);
+    rv_mutex_unlock(&w->write_mu);
     return end;
 }
 

@@ -21,6 +21,7 @@
 ** before Linux 6.6).  The scratch writes overwrite zeros already made
 ** durable, as a WAL write into a prepared segment does.
 */
+#include "util/clock.h"
 #include "wal/wal_writer_int.h"
 #include "util/file.h"
 #include "util/filename.h"
@@ -102,7 +103,7 @@ static uint64_t probe_median(uint64_t *v, int n)
 static uint64_t probe_ring_write(rv_wal *w, int fd, const void *p, size_t len,
                                  uint64_t off, int flags)
 {
-    uint64_t t0 = rv_wal_now_ns();
+    uint64_t t0 = rv_now_nanos();
     struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
     if (!sqe)
         return 0;
@@ -114,7 +115,7 @@ static uint64_t probe_ring_write(rv_wal *w, int fd, const void *p, size_t len,
         return 0;
     int res = cqe->res;
     io_uring_cqe_seen(&w->ring, cqe);
-    return res == (int)len ? rv_wal_now_ns() - t0 + 1 : 0;
+    return res == (int)len ? rv_now_nanos() - t0 + 1 : 0;
 }
 
 /* Buffered writes: through the ring, and by pwrite (+ fdatasync). */
@@ -125,14 +126,14 @@ static int probe_buffered(rv_wal *w, int fd, struct rv_wal_probe *p)
     for (int i = 0; i < PROBE_ROUNDS; i++) {
         uint64_t off = (uint64_t)i * 3 * PROBE_SMALL;
         ring[i] = probe_ring_write(w, fd, small, sizeof small, off, 0);
-        uint64_t t0 = rv_wal_now_ns();
+        uint64_t t0 = rv_now_nanos();
         ssize_t n = pwrite(fd, small, sizeof small, (off_t)(off + PROBE_SMALL));
-        plain[i] = rv_wal_now_ns() - t0;
-        t0 = rv_wal_now_ns();
+        plain[i] = rv_now_nanos() - t0;
+        t0 = rv_now_nanos();
         ssize_t m = pwrite(fd, small, sizeof small,
                            (off_t)(off + 2 * PROBE_SMALL));
         int s = fdatasync(fd);
-        synced[i] = rv_wal_now_ns() - t0;
+        synced[i] = rv_now_nanos() - t0;
         if (!ring[i] || n != (ssize_t)sizeof small ||
             m != (ssize_t)sizeof small || s != 0)
             return -1;
@@ -173,11 +174,11 @@ static void probe_direct(rv_wal *w, const char *path, struct rv_wal_probe *p)
         uint64_t off = PROBE_FILE_BYTES / 2 + (uint64_t)i * 3 * p->block;
         dsync[i] = probe_ring_write(w, fd, buf, p->block, off, RWF_DSYNC);
         plain[i] = probe_ring_write(w, fd, buf, p->block, off + p->block, 0);
-        uint64_t t0 = rv_wal_now_ns();
+        uint64_t t0 = rv_now_nanos();
         ok = dsync[i] && plain[i] &&
              probe_ring_write(w, fd, buf, p->block, off + 2 * p->block, 0) &&
              fdatasync(fd) == 0;
-        fsynced[i] = rv_wal_now_ns() - t0;
+        fsynced[i] = rv_now_nanos() - t0;
     }
     if (ok) {
         p->direct_ok = 1;

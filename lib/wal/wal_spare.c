@@ -17,6 +17,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/filename.h"
+#include "util/mutex.h"
 #include "util/sync_journal.h"
 
 #include <errno.h>
@@ -39,7 +40,7 @@ struct rv_wal_spares {
     uint32_t block;
     int recycle;               /* pool capacity (recycle_log_file_num) */
 
-    pthread_mutex_t mu;        /* everything below */
+    rv_mutex mu;               /* everything below */
     pthread_cond_t cv;         /* the thread's work, and its results */
     pthread_t thread;
     int stop;
@@ -167,14 +168,14 @@ static int spare_prepare(struct rv_wal_spares *sp, uint64_t number, int *fd,
                          int *recycled)
 {
     for (;;) {
-        pthread_mutex_lock(&sp->mu);
+        rv_mutex_lock(&sp->mu);
         uint64_t old = 0;
         if (sp->npool > 0) {
             old = sp->pool[0];
             memmove(sp->pool, sp->pool + 1,
                     sizeof sp->pool[0] * (size_t)--sp->npool);
         }
-        pthread_mutex_unlock(&sp->mu);
+        rv_mutex_unlock(&sp->mu);
         *recycled = old != 0;
         if (!old)
             return spare_create(sp, number, fd);
@@ -185,6 +186,9 @@ static int spare_prepare(struct rv_wal_spares *sp, uint64_t number, int *fd,
 }
 
 /* Records the outcome of preparing NUMBER.  mu held. */
+static void spare_finish_locked(struct rv_wal_spares *sp, uint64_t number,
+                                int rc, int fd, int recycled)
+    RV_REQUIRES(sp->mu);
 static void spare_finish_locked(struct rv_wal_spares *sp, uint64_t number,
                                 int rc, int fd, int recycled)
 {
@@ -207,26 +211,28 @@ static void spare_finish_locked(struct rv_wal_spares *sp, uint64_t number,
 static void *spare_thread_main(void *arg)
 {
     struct rv_wal_spares *sp = arg;
-    pthread_mutex_lock(&sp->mu);
+    rv_mutex_lock(&sp->mu);
     for (;;) {
         while (!sp->stop && (!sp->want || sp->ready))
-            pthread_cond_wait(&sp->cv, &sp->mu);
+            rv_cond_wait(&sp->cv, &sp->mu);
         if (sp->stop)
             break;
         uint64_t number = sp->want;
         sp->want = 0;
         sp->busy = number;
-        pthread_mutex_unlock(&sp->mu);
+        rv_mutex_unlock(&sp->mu);
         int fd = -1, recycled = 0;
         int rc = spare_prepare(sp, number, &fd, &recycled);
-        pthread_mutex_lock(&sp->mu);
+        rv_mutex_lock(&sp->mu);
         spare_finish_locked(sp, number, rc, fd, recycled);
     }
-    pthread_mutex_unlock(&sp->mu);
+    rv_mutex_unlock(&sp->mu);
     return NULL;
 }
 
 /* Deletes the prepared spare nobody took.  mu held. */
+static void spare_discard_ready_locked(struct rv_wal_spares *sp)
+    RV_REQUIRES(sp->mu);
 static void spare_discard_ready_locked(struct rv_wal_spares *sp)
 {
     if (!sp->ready)
@@ -254,12 +260,12 @@ int rv_wal_spares_new(const char *dir, uint64_t size, uint32_t block,
     sp->block = block;
     sp->recycle = recycle < SPARE_POOL_MAX ? recycle : SPARE_POOL_MAX;
     sp->ready_fd = -1;
-    pthread_mutex_init(&sp->mu, NULL);
+    rv_mutex_init(&sp->mu);
     pthread_cond_init(&sp->cv, NULL);
     int r = pthread_create(&sp->thread, NULL, spare_thread_main, sp);
     if (r != 0) {
         pthread_cond_destroy(&sp->cv);
-        pthread_mutex_destroy(&sp->mu);
+        rv_mutex_destroy(&sp->mu);
         free(sp->dir);
         free(sp);
         return rv_error_errno(RAVEL_IOERR, r, "cannot start the thread that "
@@ -273,42 +279,45 @@ void rv_wal_spares_free(struct rv_wal_spares *sp)
 {
     if (!sp)
         return;
-    pthread_mutex_lock(&sp->mu);
+    rv_mutex_lock(&sp->mu);
     sp->stop = 1;
     atomic_store_explicit(&sp->abort, 1, memory_order_relaxed);
     pthread_cond_broadcast(&sp->cv);
-    pthread_mutex_unlock(&sp->mu);
+    rv_mutex_unlock(&sp->mu);
     pthread_join(sp->thread, NULL);
-    spare_discard_ready_locked(sp); /* the thread is gone: no lock needed */
+    /* the thread is gone: the lock is uncontended, taken for the rule */
+    rv_mutex_lock(&sp->mu);
+    spare_discard_ready_locked(sp);
+    rv_mutex_unlock(&sp->mu);
     pthread_cond_destroy(&sp->cv);
-    pthread_mutex_destroy(&sp->mu);
+    rv_mutex_destroy(&sp->mu);
     free(sp->dir);
     free(sp);
 }
 
 void rv_wal_spares_request(struct rv_wal_spares *sp, uint64_t number)
 {
-    pthread_mutex_lock(&sp->mu);
+    rv_mutex_lock(&sp->mu);
     if (sp->ready != number && sp->busy != number) {
         sp->want = number;
         pthread_cond_broadcast(&sp->cv);
     }
-    pthread_mutex_unlock(&sp->mu);
+    rv_mutex_unlock(&sp->mu);
 }
 
 int rv_wal_spares_take(struct rv_wal_spares *sp, uint64_t number, int *fd)
 {
-    pthread_mutex_lock(&sp->mu);
+    rv_mutex_lock(&sp->mu);
     if (sp->busy == number || sp->want == number) {
         sp->stat_waits++;
         while (sp->busy == number || sp->want == number)
-            pthread_cond_wait(&sp->cv, &sp->mu);
+            rv_cond_wait(&sp->cv, &sp->mu);
     }
     if (sp->ready == number) {
         *fd = sp->ready_fd;
         sp->ready = 0;
         sp->ready_fd = -1;
-        pthread_mutex_unlock(&sp->mu);
+        rv_mutex_unlock(&sp->mu);
         return RAVEL_OK;
     }
     int rc = RAVEL_OK;
@@ -319,36 +328,36 @@ int rv_wal_spares_take(struct rv_wal_spares *sp, uint64_t number, int *fd)
     /* A spare for another number is of no use: a switch asks for them in
     ** order, so this happens only after a failure. */
     spare_discard_ready_locked(sp);
-    pthread_mutex_unlock(&sp->mu);
+    rv_mutex_unlock(&sp->mu);
     if (rc != RAVEL_OK)
         return rc;
     int recycled;
     rc = spare_prepare(sp, number, fd, &recycled);
-    pthread_mutex_lock(&sp->mu);
+    rv_mutex_lock(&sp->mu);
     if (rc == RAVEL_OK && recycled)
         sp->stat_recycled++;
     else if (rc == RAVEL_OK)
         sp->stat_created++;
-    pthread_mutex_unlock(&sp->mu);
+    rv_mutex_unlock(&sp->mu);
     return rc;
 }
 
 int rv_wal_spares_recycle(struct rv_wal_spares *sp, uint64_t number)
 {
-    pthread_mutex_lock(&sp->mu);
+    rv_mutex_lock(&sp->mu);
     int kept = sp->npool < sp->recycle;
     if (kept)
         sp->pool[sp->npool++] = number;
-    pthread_mutex_unlock(&sp->mu);
+    rv_mutex_unlock(&sp->mu);
     return kept;
 }
 
 void rv_wal_spares_stats(struct rv_wal_spares *sp, struct rv_wal_spare_stats *s)
 {
-    pthread_mutex_lock(&sp->mu);
+    rv_mutex_lock(&sp->mu);
     s->created = sp->stat_created;
     s->recycled = sp->stat_recycled;
     s->waits = sp->stat_waits;
     s->pooled = (uint64_t)sp->npool;
-    pthread_mutex_unlock(&sp->mu);
+    rv_mutex_unlock(&sp->mu);
 }

@@ -50,13 +50,6 @@
 
 /* ------------------------------------------------------ clock, wake-ups */
 
-uint64_t rv_wal_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Wakes every thread sleeping on sync_gen (every mode's waiters).
 ** sync_mu held. */
 void rv_wal_sync_wake_locked(rv_wal *w)
@@ -106,7 +99,7 @@ int rv_wal_uring_submit_write(rv_wal *w, const void *p, size_t len,
                               uint64_t off, void *data, int rw_flags,
                               int link_sync)
 {
-    pthread_mutex_lock(&w->sq_mu);
+    rv_mutex_lock(&w->sq_mu);
     /* Take SQEs only when all of them fit: a half-prepared pair would be
     ** submitted by the next io_uring_submit. */
     struct io_uring_sqe *sqe = NULL, *sync_sqe = NULL;
@@ -129,7 +122,7 @@ int rv_wal_uring_submit_write(rv_wal *w, const void *p, size_t len,
         if (r >= 0)
             r = 0;
     }
-    pthread_mutex_unlock(&w->sq_mu);
+    rv_mutex_unlock(&w->sq_mu);
     /* Not submitted: the linked fdatasync will never complete by itself. */
     if (r < 0 && link_sync)
         rv_wal_completion_set(&w->fsync_done, -ECANCELED);
@@ -138,7 +131,7 @@ int rv_wal_uring_submit_write(rv_wal *w, const void *p, size_t len,
 
 int rv_wal_uring_submit_fsync(rv_wal *w)
 {
-    pthread_mutex_lock(&w->sq_mu);
+    rv_mutex_lock(&w->sq_mu);
     struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
     int r = -EBUSY;
     if (sqe) {
@@ -148,7 +141,7 @@ int rv_wal_uring_submit_fsync(rv_wal *w)
         if (r >= 0)
             r = 0;
     }
-    pthread_mutex_unlock(&w->sq_mu);
+    rv_mutex_unlock(&w->sq_mu);
     return r;
 }
 
@@ -251,9 +244,9 @@ char *rv_wal_reserve(rv_wal *w, size_t len)
 
 int rv_wal_append(rv_wal *w, size_t len, int want_sync, uint64_t *end)
 {
-    pthread_mutex_lock(&w->write_mu);
+    rv_mutex_lock(&w->write_mu);
     int rc = w->ops->append(w, len, want_sync, end);
-    pthread_mutex_unlock(&w->write_mu);
+    rv_mutex_unlock(&w->write_mu);
     return rc;
 }
 
@@ -279,9 +272,9 @@ int rv_wal_flush(rv_wal *w)
 
 int rv_wal_switch_segment(rv_wal *w, uint64_t number)
 {
-    pthread_mutex_lock(&w->write_mu);
+    rv_mutex_lock(&w->write_mu);
     int rc = w->ops->switch_segment(w, number);
-    pthread_mutex_unlock(&w->write_mu);
+    rv_mutex_unlock(&w->write_mu);
     return rc;
 }
 
@@ -327,12 +320,12 @@ static void wal_free(rv_wal *w)
 #endif
     if (w->fd >= 0)
         close(w->fd);
-    pthread_mutex_destroy(&w->sq_mu);
-    pthread_mutex_destroy(&w->cq_mu);
+    rv_mutex_destroy(&w->sq_mu);
+    rv_mutex_destroy(&w->cq_mu);
     if (w->event_fd >= 0)
         close(w->event_fd);
-    pthread_mutex_destroy(&w->sync_mu);
-    pthread_mutex_destroy(&w->write_mu);
+    rv_mutex_destroy(&w->sync_mu);
+    rv_mutex_destroy(&w->write_mu);
     free(w->dir);
     free(w);
 }
@@ -348,11 +341,11 @@ int rv_wal_open(const char *dir, uint64_t number, uint64_t prev_end,
     }
     w->stop = stop;
     w->fd = -1;
-    pthread_mutex_init(&w->sq_mu, NULL);
-    pthread_mutex_init(&w->cq_mu, NULL);
+    rv_mutex_init(&w->sq_mu);
+    rv_mutex_init(&w->cq_mu);
     w->event_fd = -1;
-    pthread_mutex_init(&w->sync_mu, NULL);
-    pthread_mutex_init(&w->write_mu, NULL);
+    rv_mutex_init(&w->sync_mu);
+    rv_mutex_init(&w->write_mu);
     if (o->wal_preallocate) {
         uint64_t chunk = o->write_buffer_size + o->write_buffer_size / 8;
         w->prealloc_chunk = chunk > (256u << 20) ? (256u << 20) : chunk;
@@ -378,9 +371,9 @@ int rv_wal_close(rv_wal *w)
 {
     if (!w)
         return RAVEL_OK;
-    pthread_mutex_lock(&w->write_mu);
+    rv_mutex_lock(&w->write_mu);
     int rc = w->ops->close(w);
-    pthread_mutex_unlock(&w->write_mu);
+    rv_mutex_unlock(&w->write_mu);
     wal_free(w);
     return rc;
 }

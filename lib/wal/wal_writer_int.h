@@ -15,6 +15,7 @@
 #ifndef RAVEL_WAL_WRITER_INT_H
 #define RAVEL_WAL_WRITER_INT_H
 
+#include "util/mutex.h"
 #include "wal/wal_writer.h"
 
 #include <pthread.h>
@@ -110,7 +111,7 @@ struct rv_wal {
     /* The segment file; written under write_mu, which every write to
     ** the file holds (the leader's appends, with manual_wal_flush any
     ** thread's buffer flush, segment switches, close). */
-    pthread_mutex_t write_mu;
+    rv_mutex write_mu;
     int fd;                   /* current segment; also read by syncers under sync_mu */
     uint64_t number;          /* current segment number */
     uint64_t file_off;        /* next write offset in the segment */
@@ -144,12 +145,12 @@ struct rv_wal {
     struct io_uring ring;
     struct rv_wal_completion write_done; /* the leader's write in flight */
 #endif
-    pthread_mutex_t sq_mu;    /* serialises SQE preparation + submit */
-    pthread_mutex_t cq_mu;    /* serialises consuming the CQ ring */
+    rv_mutex sq_mu;         /* serialises SQE preparation + submit */
+    rv_mutex cq_mu;         /* serialises consuming the CQ ring */
     int event_fd;             /* signalled on async completions, or -1 */
 
     /* Batched fsync state; all fields under sync_mu. */
-    pthread_mutex_t sync_mu;
+    rv_mutex sync_mu;
     uint64_t written;         /* logical end of completed writes to the
                               ** file; also written under write_mu, so a
                               ** holder of write_mu may read it alone */
@@ -208,15 +209,16 @@ static inline int rv_wal_io_failed(rv_wal *w)
     return rv_stop_io_failed(w->stop);
 }
 
-RAVEL_PRIVATE uint64_t rv_wal_now_ns(void);
-
 /* Wakes every thread sleeping on sync_gen.  sync_mu held. */
-RAVEL_PRIVATE void rv_wal_sync_wake_locked(rv_wal *w);
+RAVEL_PRIVATE void rv_wal_sync_wake_locked(rv_wal *w)
+    RV_REQUIRES(w->sync_mu);
 
 /* Records REASON (or the failure of WHAT with errno ERR) as an I/O
 ** failure and wakes every sync waiter.  sync_mu held. */
-RAVEL_PRIVATE void rv_wal_fail_reason_locked(rv_wal *w, const char *reason);
-RAVEL_PRIVATE void rv_wal_fail_locked(rv_wal *w, int err, const char *what);
+RAVEL_PRIVATE void rv_wal_fail_reason_locked(rv_wal *w, const char *reason)
+    RV_REQUIRES(w->sync_mu);
+RAVEL_PRIVATE void rv_wal_fail_locked(rv_wal *w, int err, const char *what)
+    RV_REQUIRES(w->sync_mu);
 
 /* Sets the calling thread's message from the recorded failure; returns
 ** its code. */
@@ -225,8 +227,10 @@ RAVEL_PRIVATE int rv_wal_failure_rc(rv_wal *w);
 /* Marks an fdatasync covering TARGET as in flight: 1 if the caller must
 ** issue it, 0 if a fault hook already completed it as failed.  And
 ** applies its result once done.  sync_mu held. */
-RAVEL_PRIVATE int rv_wal_fsync_begin_locked(rv_wal *w, uint64_t target);
-RAVEL_PRIVATE void rv_wal_fsync_finished_locked(rv_wal *w);
+RAVEL_PRIVATE int rv_wal_fsync_begin_locked(rv_wal *w, uint64_t target)
+    RV_REQUIRES(w->sync_mu);
+RAVEL_PRIVATE void rv_wal_fsync_finished_locked(rv_wal *w)
+    RV_REQUIRES(w->sync_mu);
 
 #ifndef RAVEL_OMIT_IO_URING
 /* Sets up the ring with ENTRIES entries (an eventfd signalled on
