@@ -863,9 +863,16 @@ static void expect_closed_log_loss(const char *dir, const char *name,
         enum mode m = refusing[i];
         char *opts = mode_opts(m, NULL);
         ravel_db *db = NULL;
+        char *before = seg_listing(dir);
         tu_errmsg_prime();
         int rc = tu_open(dir, opts, &db);
         free(opts);
+        char *after = seg_listing(dir);
+        if (rc != RAVEL_OK && strcmp(before, after) != 0)
+            fail_msg("%s, %s: the refused open changed the WAL files:\n%s"
+                     "---\n%s", what, mode_name[m], before, after);
+        free(before);
+        free(after);
         if (rc == RAVEL_OK)
             ravel_close(db);
         if (rc != RAVEL_CORRUPT || !tu_errmsg_is_fresh() ||
@@ -900,6 +907,25 @@ static void test_closed_log_newest_segment_deleted(void **state)
         sv[2][k] = 0;
     expect_closed_log_loss(dir, segs[2].name, sv, 3,
                            "newest segment of a closed database deleted");
+    tu_rm_rf(dir);
+    free(dir);
+}
+
+/* The same with the only segment of a database cut at its first record:
+** the replay finds nothing, which once let the open take the loss for a
+** flushed segment (and delete it). */
+static void test_closed_log_cut_to_nothing(void **state)
+{
+    (void)state;
+    struct seg segs[MAX_SEGS];
+    static struct rec recs[MAX_SEGS][MAX_RECS];
+    char *dir = build_db(1, segs, recs, CLOSED);
+    file_truncate(segs[0].path, recs[0][0].off);
+    survive_t sv;
+    survive_all(sv, 1, 0);
+    expect_closed_log_loss(dir, segs[0].name, sv, 1,
+                           "the only segment of a closed database cut at "
+                           "its first record");
     tu_rm_rf(dir);
     free(dir);
 }
@@ -1054,6 +1080,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hole_cut_at_record_boundary),
         cmocka_unit_test(test_closed_log_newest_segment_deleted),
         cmocka_unit_test(test_closed_log_cut_at_record_boundary),
+        cmocka_unit_test(test_closed_log_cut_to_nothing),
         cmocka_unit_test(test_damage_in_sealed_segment),
         cmocka_unit_test(test_torn_tail_payload),
         cmocka_unit_test(test_torn_tail_header),

@@ -25,7 +25,7 @@
 ** A compaction of one file that overlaps nothing in the output level is a
 ** move (no rewrite) unless it was asked for by ravel_compact_range.
 **
-** All functions run under db->mu.
+** All functions run with db->mu.lock held.
 */
 #ifndef RAVEL_COMPACTION_PICKER_H
 #define RAVEL_COMPACTION_PICKER_H

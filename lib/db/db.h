@@ -134,7 +134,7 @@ RAVEL_PRIVATE void rv_flush_run_locked(ravel_db *db)
 RAVEL_PRIVATE void rv_write_stall_update_locked(ravel_db *db)
     RV_REQUIRES(db->mu.lock);
 
-/* A live snapshot (db_read.c), in db->snapshots.  Its view never
+/* A live snapshot (db_read.c), in db->mu.snapshots.list.  Its view never
 ** changes (visibility.h); HIDDEN is the view's own copy of what it
 ** hides (write_prepared), or NULL. */
 struct ravel_snapshot {
@@ -188,8 +188,8 @@ RAVEL_PRIVATE struct rv_file *rv_db_new_file(ravel_db *db,
                                              const struct rv_file_meta *m);
 
 /* The bounds of the live snapshots' views, ascending by ALL_BELOW, in a
-** new array (*N of them); under db->mu.  NULL with *N = 0 when there are
-** none or memory ran out (*NOMEM set then). */
+** new array (*N of them); with db->mu.lock held.  NULL with *N = 0 when
+** there are none or memory ran out (*NOMEM set then). */
 RAVEL_PRIVATE struct rv_snapshot_bounds *
 rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem)
     RV_REQUIRES(db->mu.lock);

@@ -4,9 +4,9 @@
 **
 ** Owns: skipping versions the read view does not see (visibility.h says
 ** which), versions hidden by a newer one and deletions; the key/value
-** copies needed when moving backward; direction switching.  Does not own: merging sources
-** (merging_iter.c) or the public ravel_iter wrapper and its error messages
-** (db.c).
+** copies needed when moving backward; direction switching.  Does not
+** own: merging sources (merging_iter.c) or the public ravel_iter wrapper
+** and its error messages (db_read.c).
 **
 ** Going forward, the internal iterator sits on the entry being shown, and
 ** key()/value() point into it.  Going backward, the internal iterator sits

@@ -263,7 +263,9 @@ static int manifest_walk(const char *path, uint64_t number, const char *data,
             manifest_is_zero(h, avail)) {
             if (off == RV_MANIFEST_HEADER_SIZE)
                 break; /* no record: refused below */
-            return RAVEL_OK; /* the end: zeros */
+            /* appends leave no zeros behind them: zeros are an append a
+            ** power loss took, held to the torn append's rule too */
+            return manifest_torn_end(path, off, "zero bytes", tail);
         }
         if (!whole || rv_get_fixed64(h) !=
                           rv_wal_record_checksum(number, h,

@@ -450,15 +450,23 @@ static void recovery_unlink(ravel_db *db, const char *name, const char *why)
                   strerror(errno));
 }
 
-/* Moves NAME into DIR/lost/ (made if needed), under NAME or, if that is
-** taken, NAME.1, NAME.2, ...: kept for a person or a repair tool, out of
-** the way of the next open.  Best effort, said in the LOG. */
-static void recovery_set_aside(ravel_db *db, const char *name, const char *why)
+/* How recovery_keep_in_lost keeps a file: moved (rename), or linked (the
+** file keeps its name too, until the caller lets it go). */
+enum recovery_keep { RECOVERY_MOVE, RECOVERY_LINK };
+
+/* Keeps NAME in DIR/lost/ (made if needed), under NAME or, if that is
+** taken, NAME.1 ... NAME.999: for a person or a repair tool, out of the
+** way of the next open.  Best effort, said in the LOG. */
+static void recovery_keep_in_lost(ravel_db *db, const char *name,
+                                  enum recovery_keep how, const char *why)
 {
     char lost[RV_PATH_MAX], from[RV_PATH_MAX], to[RV_PATH_MAX + 16];
-    if (rv_path_join(lost, db->dir, "lost") || rv_path_join(from, db->dir,
-                                                            name))
+    if (rv_path_join(lost, db->dir, "lost") ||
+        rv_path_join(from, db->dir, name)) {
+        rv_db_log(db, "could not keep %s in lost/ (%s): %s; left in place",
+                  name, why, rv_errmsg_get());
         return;
+    }
     if (mkdir(lost, 0755) != 0 && errno != EEXIST) {
         rv_db_log(db, "could not make %s to keep %s (%s): %s; left in place",
                   lost, name, why, strerror(errno));
@@ -467,37 +475,69 @@ static void recovery_set_aside(ravel_db *db, const char *name, const char *why)
     snprintf(to, sizeof to, "%s/%s", lost, name);
     for (int i = 1; access(to, F_OK) == 0 && i < 1000; i++)
         snprintf(to, sizeof to, "%s/%s.%d", lost, name, i);
-    if (rename(from, to) != 0) {
-        rv_db_log(db, "could not move %s to %s (%s): %s; left in place",
+    if (access(to, F_OK) == 0) {
+        rv_db_log(db, "lost/ holds 1000 copies of %s already; %s left in "
+                  "place (%s)", name, from, why);
+        return;
+    }
+    int failed = how == RECOVERY_MOVE ? rename(from, to) : link(from, to);
+    if (failed) {
+        rv_db_log(db, "could not keep %s as %s (%s): %s; left in place",
                   from, to, why, strerror(errno));
         return;
     }
     rv_sync_dir(lost);
-    rv_sync_dir(db->dir);
-    rv_db_log(db, "moved %s to %s (%s)", name, to, why);
+    if (how == RECOVERY_MOVE)
+        rv_sync_dir(db->dir);
+    rv_db_log(db, "kept %s as %s (%s)", name, to, why);
+}
+
+/* After a manifest whose last record was dropped, and before the new
+** manifest is switched in: moves the table files it does not name into
+** lost/ (no manifest, old or new, names them), and links the damaged
+** manifest there (CURRENT still names it until the switch).  Done first,
+** so that a crash at any later point cannot let the next open, reading a
+** manifest with nothing dropped, delete them as a flush's leftovers and
+** an older manifest: the damage may have been something other than a torn
+** append that no check could tell apart. */
+static void recovery_keep_doubtful(ravel_db *db,
+                                   const struct recovery_listing *l,
+                                   const struct recovery_state *st)
+{
+    char name[32];
+    for (int i = 0; i < l->n_tables; i++) {
+        int named = 0;
+        for (int j = 0; j < st->files.n_added && !named; j++)
+            named = st->files.added[j].number == l->tables[i];
+        if (named)
+            continue;
+        rv_table_file_name(name, sizeof name, l->tables[i]);
+        recovery_keep_in_lost(db, name, RECOVERY_MOVE, "no manifest names "
+                              "it, but the manifest's last record was "
+                              "dropped");
+    }
+    rv_manifest_name(name, sizeof name, st->manifest_number);
+    recovery_keep_in_lost(db, name, RECOVERY_LINK, "the manifest whose last "
+                          "record was dropped");
 }
 
 /* Deletes what the new manifest does not need: older manifests, table
-** files it does not name, WAL segments below the log number.  Best effort:
-** what is left is deleted by the next open.  After a manifest whose last
-** record was dropped, the table files it does not name and that manifest
-** are moved into lost/ instead: its damage may have been something other
-** than a torn append that no check could tell apart. */
+** files it does not name (a flush or compaction that crashed before its
+** record; after a dropped record recovery_keep_doubtful moved them away
+** first), WAL segments below the log number, and the spares the replay
+** found after the log's end (the new segment takes the first one's
+** number).  Best effort: what is left is deleted by the next open. */
 static void recovery_delete_obsolete(ravel_db *db,
                                      const struct recovery_listing *l,
-                                     const struct recovery_state *st)
+                                     const struct recovery_state *st,
+                                     const struct rv_wal_replay_result *r)
 {
     char name[32];
-    int doubt = st->tail.dropped_at != 0;
     for (int i = 0; i < l->n_manifests; i++) {
         if (l->manifests[i] == rv_manifest_number(db->manifest.log))
             continue;
         rv_manifest_name(name, sizeof name, l->manifests[i]);
-        if (doubt && l->manifests[i] == st->manifest_number)
-            recovery_set_aside(db, name, "the manifest whose last record "
-                               "was dropped");
-        else
-            recovery_unlink(db, name, "an older manifest");
+        recovery_unlink(db, name, "an older manifest");
     }
     for (int i = 0; i < l->n_tables; i++) {
         int named = 0;
@@ -506,20 +546,45 @@ static void recovery_delete_obsolete(ravel_db *db,
         if (named)
             continue;
         rv_table_file_name(name, sizeof name, l->tables[i]);
-        if (doubt)
-            recovery_set_aside(db, name, "no manifest names it, but the "
-                               "manifest's last record was dropped");
-        else
-            recovery_unlink(db, name, "no manifest names it: a flush that "
-                            "did not finish");
+        recovery_unlink(db, name, "no manifest names it: a flush that "
+                        "did not finish");
     }
-    for (int i = 0; i < l->n_wal && l->wal[i] < db->mu.files.log_number; i++) {
+    for (int i = 0; i < l->n_wal; i++) {
         rv_wal_segment_name(name, sizeof name, l->wal[i]);
-        recovery_unlink(db, name, "flushed WAL segment");
+        if (l->wal[i] < db->mu.files.log_number &&
+            (!r->spare_from || l->wal[i] < r->spare_from))
+            recovery_unlink(db, name, "flushed WAL segment");
+        else if (r->spare_from && l->wal[i] >= r->spare_from)
+            recovery_unlink(db, name, "a spare segment never started");
     }
+    if (r->spare_from)
+        rv_sync_dir(db->dir);
 }
 
 /* ------------------------------------------ the end of a cleanly closed log */
+
+/* 1 if the manifest says the log was closed cleanly and the recovery
+** mode refuses its loss (recovery_check_closed_log). */
+static int recovery_closed_log_refused(const ravel_db *db,
+                                       const struct recovery_state *st)
+{
+    enum rv_recovery_mode mode = db->options.wal_recovery_mode;
+    return st->closed_segment && st->closed_segment >= st->log_number &&
+           mode != RV_RECOVERY_POINT_IN_TIME &&
+           mode != RV_RECOVERY_SKIP_ANY_CORRUPTED;
+}
+
+/* recovery_make_durable for the segments at or above LOG_NUMBER. */
+static int recovery_make_durable_from(ravel_db *db,
+                                      const struct recovery_listing *l,
+                                      uint64_t log_number,
+                                      const struct rv_wal_replay_result *r)
+{
+    int skip = 0;
+    while (skip < l->n_wal && l->wal[skip] < log_number)
+        skip++;
+    return recovery_make_durable(db, l->wal + skip, l->n_wal - skip, r);
+}
 
 /* The manifest says the database was closed cleanly with its log ending in
 ** segment ST->closed_segment, sealed and durable: no crash or power loss
@@ -534,7 +599,9 @@ static int recovery_check_closed_log(ravel_db *db,
                                      const struct rv_wal_replay_result *r)
 {
     uint64_t n = st->closed_segment;
-    if (!n || n < db->mu.files.log_number)
+    /* the manifest's log number: recovery raises db's past the last
+    ** segment when it replayed nothing, which must not hide the loss */
+    if (!n || n < st->log_number)
         return RAVEL_OK; /* not closed cleanly, or that segment is flushed */
     char name[32], what[160];
     rv_wal_segment_name(name, sizeof name, n);
@@ -569,9 +636,12 @@ static int recovery_check_closed_log(ravel_db *db,
 
 /* ------------------------------------------------------------ the whole */
 
-/* Replays the WAL segments at or above the log number. */
+/* Replays the segments at or above the log number.  LOOK_ONLY: change no
+** file (the caller checks what it found first, then makes it durable with
+** recovery_make_durable). */
 static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
-                               struct rv_wal_replay_result *r, int *first)
+                               struct rv_wal_replay_result *r, int *first,
+                               int look_only)
 {
     int skip = 0;
     while (skip < l->n_wal && l->wal[skip] < db->mu.files.log_number)
@@ -581,9 +651,9 @@ static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
     memset(r, 0, sizeof *r);
     int rc = rv_wal_replay(db->dir, db->mu.files.log_number, numbers, n,
                            db->options.wal_recovery_mode,
-                           db->options.read_only, recovery_replay_record,
-                           db->read.current->mem, r);
-    if (rc == RAVEL_OK && !db->options.read_only)
+                           db->options.read_only || look_only,
+                           recovery_replay_record, db->read.current->mem, r);
+    if (rc == RAVEL_OK && !db->options.read_only && !look_only)
         rc = recovery_make_durable(db, numbers, n, r);
     *first = n;
     if (rc == RAVEL_OK) {
@@ -652,12 +722,18 @@ int rv_db_recover(ravel_db *db)
 
     struct rv_wal_replay_result r;
     int n_replayed = 0;
+    /* A cleanly closed log is checked before the replay changes anything:
+    ** the replay only looks, and what it found is made durable after the
+    ** check (an open that refuses changes no file). */
+    int look_only = recovery_closed_log_refused(db, &st);
     if (rc == RAVEL_OK)
         rc = recovery_check_closed_log(db, &l, &st, NULL);
     if (rc == RAVEL_OK)
-        rc = recovery_replay_wal(db, &l, &r, &n_replayed);
+        rc = recovery_replay_wal(db, &l, &r, &n_replayed, look_only);
     if (rc == RAVEL_OK)
         rc = recovery_check_closed_log(db, &l, &st, &r);
+    if (rc == RAVEL_OK && look_only && !db->options.read_only)
+        rc = recovery_make_durable_from(db, &l, st.log_number, &r);
     if (rc == RAVEL_OK) {
         db->write.last_seq = r.max_sequence;
         if (st.last_sequence > db->write.last_seq)
@@ -665,10 +741,12 @@ int rv_db_recover(ravel_db *db)
         if (recovery_max_file_seq(&st) > db->write.last_seq)
             db->write.last_seq = recovery_max_file_seq(&st);
     }
+    if (rc == RAVEL_OK && !db->options.read_only && st.tail.dropped_at)
+        recovery_keep_doubtful(db, &l, &st);
     if (rc == RAVEL_OK && !db->options.read_only)
         rc = recovery_new_manifest(db, &st);
     if (rc == RAVEL_OK && !db->options.read_only)
-        recovery_delete_obsolete(db, &l, &st);
+        recovery_delete_obsolete(db, &l, &st, &r);
     if (rc) {
         rv_db_log(db, "recovery failed: %s", rv_errmsg_get());
     } else {

@@ -25,7 +25,9 @@
 ** open) stops the merge: merging on without it would show older versions
 ** from deeper levels in place of the ones it holds, and keys it deleted.
 ** The first error is kept, and from then on the merge is invalid whatever
-** is asked of it.
+** is asked of it.  A child's error is noticed when the child is not
+** valid, which is enough because a child that failed stays invalid (the
+** table and level iterators keep their first error).
 */
 #include "iter/iterator.h"
 #include "base/dbformat.h"

@@ -1,7 +1,8 @@
 /*
 ** clock.h -- the monotonic clock, the one home of reading it: in
 ** microseconds for timing statistics, pauses and the write controller's
-** token bucket; in nanoseconds for the WAL probe's timings.
+** token bucket; in nanoseconds for the WAL's timings (the probe, the
+** sync waits).
 */
 #ifndef RAVEL_CLOCK_H
 #define RAVEL_CLOCK_H

@@ -838,10 +838,11 @@ static int wal_reader_is_spare(const char *path, uint64_t *size, int *err)
     return n >= 0 && wal_reader_zero(h, (size_t)n);
 }
 
-/* Drops the spares at the end of the log from the N segments (deleted
-** after a successful replay unless READ_ONLY: wal_reader_delete_spares): a
-** spare was never started, so it holds nothing and must not be taken for
-** the log's last segment. */
+/* Drops the spares at the end of the log from the N segments: a spare
+** was never started, so it holds nothing and must not be taken for the
+** log's last segment.  Replay never deletes them (result->spare_from):
+** the caller does, once what it opens no longer needs to know they were
+** there (recovery.c, after the new manifest is durable). */
 static int wal_reader_drop_spares(struct wal_replay *r, int *n)
 {
     while (*n > 0) {
@@ -859,22 +860,6 @@ static int wal_reader_drop_spares(struct wal_replay *r, int *n)
         (*n)--;
     }
     return RAVEL_OK;
-}
-
-/* Deletes the spares wal_reader_drop_spares found (numbers[FROM .. TO)),
-** once the replay succeeded: an open that refuses changes nothing. */
-static int wal_reader_delete_spares(struct wal_replay *r, int from, int to)
-{
-    for (int i = from; i < to; i++) {
-        char path[RV_PATH_MAX];
-        int rc = rv_wal_segment_path(path, r->dir, r->numbers[i]);
-        if (rc)
-            return rc;
-        if (unlink(path) < 0 && errno != ENOENT)
-            return rv_error_errno(RAVEL_IOERR, errno, "unlink the unused "
-                                  "spare segment %s", path);
-    }
-    return from < to ? rv_sync_dir(r->dir) : RAVEL_OK;
 }
 
 int rv_wal_replay(const char *dir, uint64_t first_number,
@@ -936,7 +921,7 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
             r.prev_data_end = s.data_end;
         }
     }
-    if (rc == RAVEL_OK && !read_only)
-        rc = wal_reader_delete_spares(&r, n, listed);
+    if (listed > n)
+        result->spare_from = numbers[n];
     return rc;
 }

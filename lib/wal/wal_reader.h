@@ -48,8 +48,9 @@ struct rv_wal_replay_result {
     uint64_t bytes_truncated;/* tail bytes cut off */
     uint64_t holes;          /* holes passed over (skip mode only) */
     uint64_t spares;         /* spare segments at the end, never started
-                             ** (wal_format.h): ignored, deleted unless
-                             ** read-only */
+                             ** (wal_format.h): ignored, left in place */
+    uint64_t spare_from;     /* the lowest of them (0 if none): the caller
+                             ** deletes spare_from and the segments above */
     uint64_t highest_segment;/* highest segment number listed (0 if none) */
     uint64_t last_segment;   /* the last segment kept (0 if none): the next
                              ** one must be last_segment + 1 ... */

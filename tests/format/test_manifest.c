@@ -163,6 +163,28 @@ static void test_torn_last_header_is_the_end(void **state)
     }
 }
 
+/* Appends leave no zeros behind them: zeros after the last record are an
+** append a power loss took (a page that never reached the disk), reported
+** as a dropped record like any torn append, so that recovery holds it to
+** the same rule. */
+static void test_zero_tail_is_a_dropped_append(void **state)
+{
+    (void)state;
+    size_t off[3];
+    build(off);
+    struct stat st;
+    assert_int_equal(stat(path("MANIFEST-000001"), &st), 0);
+    char zeros[4096] = {0};
+    int fd = open(path("MANIFEST-000001"), O_WRONLY | O_APPEND);
+    assert_int_equal(write(fd, zeros, sizeof zeros), (ssize_t)sizeof zeros);
+    close(fd);
+    struct seen s;
+    uint64_t number;
+    assert_int_equal(replay(&s, &number), RAVEL_OK);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(g_tail.dropped_at, (uint64_t)st.st_size);
+}
+
 /* CURRENT names a manifest only once its first record is durable: damage
 ** to that record, cut or flipped, alone or with records after it, is never
 ** a torn append (it was once: manifest damage taken for a torn tail let
@@ -317,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_torn_last_header_is_the_end),
         cmocka_unit_test(test_damage_before_data_refused),
         cmocka_unit_test(test_first_record_is_never_torn),
+        cmocka_unit_test(test_zero_tail_is_a_dropped_append),
         cmocka_unit_test(test_current),
         cmocka_unit_test(test_switch),
     };
