@@ -277,7 +277,10 @@ int rv_db_iter_status(const rv_db_iter *it)
 ** invalid from then on.  Called at the start and at the end of every move. */
 static int db_iter_stopped(rv_db_iter *it)
 {
-    if (it->status == RAVEL_OK)
+    /* An internal iterator that failed is not valid (the merge stops at a
+    ** child's error), so a valid one needs no status call: the merge's
+    ** walks its children, which every step would otherwise pay for. */
+    if (it->status == RAVEL_OK && !it->internal->ops->valid(it->internal))
         it->status = it->internal->ops->status(it->internal);
     if (it->status == RAVEL_OK)
         return 0;

@@ -450,6 +450,16 @@ static void recovery_unlink(ravel_db *db, const char *name, const char *why)
                   strerror(errno));
 }
 
+/* 1 if the state ST names table file NUMBER. */
+static int recovery_names_table(const struct recovery_state *st,
+                                uint64_t number)
+{
+    for (int j = 0; j < st->files.n_added; j++)
+        if (st->files.added[j].number == number)
+            return 1;
+    return 0;
+}
+
 /* How recovery_keep_in_lost keeps a file: moved (rename), or linked (the
 ** file keeps its name too, until the caller lets it go). */
 enum recovery_keep { RECOVERY_MOVE, RECOVERY_LINK };
@@ -506,10 +516,7 @@ static void recovery_keep_doubtful(ravel_db *db,
 {
     char name[32];
     for (int i = 0; i < l->n_tables; i++) {
-        int named = 0;
-        for (int j = 0; j < st->files.n_added && !named; j++)
-            named = st->files.added[j].number == l->tables[i];
-        if (named)
+        if (recovery_names_table(st, l->tables[i]))
             continue;
         rv_table_file_name(name, sizeof name, l->tables[i]);
         recovery_keep_in_lost(db, name, RECOVERY_MOVE, "no manifest names "
@@ -540,10 +547,7 @@ static void recovery_delete_obsolete(ravel_db *db,
         recovery_unlink(db, name, "an older manifest");
     }
     for (int i = 0; i < l->n_tables; i++) {
-        int named = 0;
-        for (int j = 0; j < st->files.n_added && !named; j++)
-            named = st->files.added[j].number == l->tables[i];
-        if (named)
+        if (recovery_names_table(st, l->tables[i]))
             continue;
         rv_table_file_name(name, sizeof name, l->tables[i]);
         recovery_unlink(db, name, "no manifest names it: a flush that "
