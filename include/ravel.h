@@ -168,9 +168,16 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** where ravel has a reason not to, which the message gives (num_levels:
 ** 7 levels at most; a number of files or memtables below the one that
 ** makes sense: RocksDB reads 0 as 1, ravel refuses it).
+** RocksDB's and db_bench's names for an option ravel has under another
+** name with the same meaning are taken as that option, by set and get:
+** compression_type (compression), bloom_bits (bloom_bits_per_key),
+** cache_size (block_cache_size).  RocksDB's max_open_files=-1 (no limit)
+** is the most ravel keeps open, 1000000.
 ** RocksDB options for features ravel has not built yet
 ** (max_subcompactions, paranoid_checks, ...) are RAVEL_INVALID
-** with a message saying so, so that nobody believes a setting took effect.
+** with a message saying so, so that nobody believes a setting took effect;
+** where another option does the job (max_background_compactions,
+** max_background_flushes: max_background_jobs) the message names it.
 **
 **   create_if_missing=false     create the directory/database if absent
 **   error_if_exists=false       fail to open an existing database
@@ -308,7 +315,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   block_cache_size=32M        bytes of data blocks cached in memory (0
 **                               .. 1T; 0: none), unless a shared cache is
 **                               given with ravel_options_set_cache
-**   max_open_files=1000         table files kept open (16 .. 1000000)
+**   max_open_files=1000         table files kept open (16 .. 1000000;
+**                               -1: no limit, as in RocksDB)
 **
 ** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
 **   level0_file_num_compaction_trigger=4

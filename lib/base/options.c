@@ -7,9 +7,12 @@
 ** value lives in struct ravel_options --, the parsers for booleans, sizes
 ** and enums (and so the names of the recovery modes, which the WAL reader
 ** prints through rv_recovery_mode_name), every refusal of a combination of
-** options (rv_options_check), the list of RocksDB option names ravel has
-** not built yet, and the "did you mean" suggestion for a misspelt name
-** (edit distance over both lists).
+** options (rv_options_check), the other names set and get take for an
+** option (RocksDB's and db_bench's where ravel's differs: compression_type,
+** bloom_bits, cache_size), the list of RocksDB option names ravel has not
+** built yet (with the option to use instead, where there is one), and the
+** "did you mean" suggestion for a misspelt name (edit distance over the
+** table and that list).
 ** Does not own: what an option does (db.c, wal_writer.c, wal_reader.c read
 ** the parsed struct).
 **
@@ -68,6 +71,9 @@ struct options_def {
                      ** RocksDB's option of the same name takes (NULL:
                      ** RocksDB refuses them too, or has no such option);
                      ** every refusal of a value prints it */
+    uint64_t negative; /* OPTIONS_INT: what a negative value means here,
+                       ** as RocksDB reads it (its -1: no limit, never);
+                       ** 0: a negative value is refused */
     const char *conflicts; /* the options rv_options_check refuses some
                            ** values of this one with, space-separated
                            ** (NULL: none); each lists the other */
@@ -293,50 +299,71 @@ static const struct options_def options_table[] = {
      .doc = "bytes of data blocks cached in memory (0: none), unless a "
             "shared cache is set"},
     {OPTION(max_open_files, INT), .def = 1000, .min = 16, .max = 1000000,
-     .why = "RocksDB's -1 (no limit) is 1000000 here; RocksDB reads fewer "
-            "than 20 as 20",
-     .doc = "table files kept open"},
+     .negative = 1000000,
+     .why = "RocksDB reads fewer than 20 as 20; its -1 (no limit) is "
+            "accepted and means 1000000 here, the most ravel keeps open",
+     .doc = "table files kept open (-1: no limit, as in RocksDB)"},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])
 
+/* Other names of options of the table, which set and get take as the
+** option itself: RocksDB's and db_bench's names where ravel's differs and
+** the meaning is the same (db_bench's --compression_type, --bloom_bits,
+** --cache_size). */
+static const struct {
+    const char *alias, *name;
+} options_aliases[] = {
+    {"compression_type", "compression"},
+    {"bloom_bits", "bloom_bits_per_key"},
+    {"cache_size", "block_cache_size"},
+};
+
+#define OPTIONS_ALIAS_COUNT (sizeof options_aliases / sizeof options_aliases[0])
+
 /* RocksDB options a db_bench or RocksDB user passes that ravel does not
-** implement yet.  Rejected with a message of their own, so that nobody
-** believes a setting took effect. */
-static const char *const options_not_built[] = {
-    "enable_pipelined_write",
-    "min_write_buffer_number_to_merge",
-    "max_write_buffer_size_to_maintain",
-    "max_background_compactions",
-    "max_background_flushes",
-    "max_subcompactions",
-    "compaction_style",
-    "compression_type",
-    "compression_level",
-    "min_level_to_compress",
-    "bloom_bits",
-    "cache_size",
-    "cache_index_and_filter_blocks",
-    "use_direct_io_for_flush_and_compaction",
-    "use_direct_reads",
-    "allow_mmap_reads",
-    "allow_mmap_writes",
-    "max_total_wal_size",
-    "wal_bytes_per_sync",
-    "bytes_per_sync",
-    "use_fsync",
-    "enable_write_thread_adaptive_yield",
-    "write_thread_max_yield_usec",
-    "write_thread_slow_yield_usec",
-    "avoid_flush_during_recovery",
-    "atomic_flush",
-    "inplace_update_support",
-    "memtablerep",
-    "prefix_size",
-    "row_cache_size",
-    "statistics",
-    "paranoid_checks",
-    NULL,
+** implement as such, each refused with a message of its own (so that
+** nobody believes a setting took effect), naming the option to use where
+** ravel has one that does the same job under another meaning. */
+static const struct {
+    const char *name;
+    const char *instead; /* what to use, for the message; NULL: nothing */
+} options_not_built[] = {
+    {"max_background_compactions",
+     "use max_background_jobs, the threads that run flushes and "
+     "compactions alike (RocksDB gives max_background_compactions + 1 "
+     "threads when it is set, one of them for flushes)"},
+    {"max_background_flushes",
+     "use max_background_jobs, the threads that run flushes and "
+     "compactions alike (flushes go first)"},
+    {"enable_pipelined_write", NULL},
+    {"min_write_buffer_number_to_merge", NULL},
+    {"max_write_buffer_size_to_maintain", NULL},
+    {"max_subcompactions", NULL},
+    {"compaction_style", NULL},
+    {"compression_level", NULL},
+    {"min_level_to_compress", NULL},
+    {"cache_index_and_filter_blocks", NULL},
+    {"use_direct_io_for_flush_and_compaction", NULL},
+    {"use_direct_reads", NULL},
+    {"allow_mmap_reads", NULL},
+    {"allow_mmap_writes", NULL},
+    {"max_total_wal_size", NULL},
+    {"wal_bytes_per_sync", NULL},
+    {"bytes_per_sync", NULL},
+    {"use_fsync", NULL},
+    {"enable_write_thread_adaptive_yield", NULL},
+    {"write_thread_max_yield_usec", NULL},
+    {"write_thread_slow_yield_usec", NULL},
+    {"avoid_flush_during_recovery", NULL},
+    {"atomic_flush", NULL},
+    {"inplace_update_support", NULL},
+    {"memtablerep", NULL},
+    {"prefix_size", NULL},
+    {"row_cache_size", NULL},
+    {"statistics", NULL},
+    {"paranoid_checks", NULL},
+    {NULL, NULL},
 };
 
 /* The name get/describe print for VALUE among NAMES (its first name), or
@@ -503,18 +530,26 @@ const char *rv_compression_name(enum rv_compression c)
     return name ? name : "unknown";
 }
 
-int rv_option_is_not_built(const char *name)
+/* NAME's row of options_not_built, or -1. */
+static int options_not_built_index(const char *name)
 {
-    if (!name)
-        return 0;
-    for (int i = 0; options_not_built[i]; i++)
-        if (strcmp(options_not_built[i], name) == 0)
-            return 1;
-    return 0;
+    for (int i = 0; name && options_not_built[i].name; i++)
+        if (strcmp(options_not_built[i].name, name) == 0)
+            return i;
+    return -1;
 }
 
+int rv_option_is_not_built(const char *name)
+{
+    return options_not_built_index(name) >= 0;
+}
+
+/* NAME's row of the table, NAME being an option's name or an alias. */
 static const struct options_def *options_find(const char *name)
 {
+    for (size_t i = 0; i < OPTIONS_ALIAS_COUNT; i++)
+        if (strcmp(options_aliases[i].alias, name) == 0)
+            name = options_aliases[i].name;
     for (size_t i = 0; i < OPTIONS_COUNT; i++)
         if (strcmp(options_table[i].name, name) == 0)
             return &options_table[i];
@@ -575,11 +610,11 @@ static const char *options_suggest(const char *name)
             best = options_table[i].name;
         }
     }
-    for (int i = 0; options_not_built[i]; i++) {
-        int d = options_distance(name, options_not_built[i]);
+    for (int i = 0; options_not_built[i].name; i++) {
+        int d = options_distance(name, options_not_built[i].name);
         if (d < best_d) {
             best_d = d;
-            best = options_not_built[i];
+            best = options_not_built[i].name;
         }
     }
     size_t len = strlen(name);
@@ -593,7 +628,13 @@ static const struct options_def *options_lookup(const char *name, int *rc)
     const struct options_def *d = options_find(name);
     if (d)
         return d;
-    if (rv_option_is_not_built(name)) {
+    int nb = options_not_built_index(name);
+    if (nb >= 0 && options_not_built[nb].instead) {
+        *rc = rv_error(RAVEL_INVALID, "option '%s' is not an option of "
+                       "ravel: %s", name, options_not_built[nb].instead);
+        return NULL;
+    }
+    if (nb >= 0) {
         *rc = rv_error(RAVEL_INVALID,
                        "option '%s' is not built yet in ravel", name);
         return NULL;
@@ -770,7 +811,11 @@ static int options_set_value(struct ravel_options *o,
         return options_set_quantity(field, d, value);
     case OPTIONS_INT: {
         uint64_t v;
-        if (options_parse_size(value, &v) != 0 || v < d->min || v > d->max)
+        if (d->negative && value[0] == '-' &&
+            options_parse_size(value + 1, &v) == 0 && v > 0)
+            v = d->negative; /* RocksDB's -1: no limit */
+        else if (options_parse_size(value, &v) != 0 || v < d->min ||
+                 v > d->max)
             return rv_error(RAVEL_INVALID,
                             "option '%s': bad value '%s' (expected a whole "
                             "number %llu .. %llu)" OPTIONS_WHY_FMT, d->name,

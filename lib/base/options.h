@@ -163,8 +163,10 @@ RAVEL_PRIVATE const char *rv_write_ordering_name(enum rv_write_ordering m);
 RAVEL_PRIVATE const char *rv_recovery_mode_name(enum rv_recovery_mode mode);
 
 /* Names that RocksDB users will pass for features ravel has not built yet
-** (enable_pipelined_write, max_subcompactions, use_direct_reads ...).  ravel_options_set rejects
-** them with RAVEL_INVALID and a message saying they are not built yet;
+** (enable_pipelined_write, max_subcompactions, use_direct_reads ...), or
+** builds under another meaning (max_background_compactions: use
+** max_background_jobs).  ravel_options_set rejects them with RAVEL_INVALID
+** and a message saying so, naming the option to use if there is one;
 ** this lets tools such as ravel-bench list them as ignored instead.
 ** Returns 1 if NAME is one of them. */
 RAVEL_PRIVATE int rv_option_is_not_built(const char *name);

@@ -226,12 +226,62 @@ static const char *const not_built[] = {
     "enable_pipelined_write",
     "min_write_buffer_number_to_merge", "max_subcompactions",
     "compaction_style",
-    "max_background_compactions", "max_background_flushes",
-    "bloom_bits", "cache_size",
     "use_direct_io_for_flush_and_compaction",
-    "use_direct_reads", "compression_type",
+    "use_direct_reads",
     "paranoid_checks", /* was accepted and never read: now refused */
 };
+
+/* RocksDB's and db_bench's names for options ravel has under another name
+** and the same meaning: set and get take them as the option itself. */
+static void test_aliases(void **state)
+{
+    (void)state;
+    static const struct { const char *alias, *name, *value, *want; } a[] = {
+        {"compression_type", "compression", "none", "none"},
+        {"bloom_bits", "bloom_bits_per_key", "7", "7"},
+        {"cache_size", "block_cache_size", "8M", "8388608"},
+    };
+    ravel_options *o = opts_new();
+    for (size_t i = 0; i < sizeof a / sizeof *a; i++) {
+        assert_int_equal(rv_option_is_not_built(a[i].alias), 0);
+        opt_expect_set(o, a[i].alias, a[i].value, a[i].want);
+        opt_expect_value(o, a[i].name, a[i].want);
+    }
+    /* in an options string too, and a bad value names the range */
+    assert_int_equal(ravel_options_parse(o, "cache_size=1M;bloom_bits=3"),
+                     RAVEL_OK);
+    opt_expect_value(o, "block_cache_size", "1048576");
+    opt_expect_value(o, "bloom_bits_per_key", "3");
+    opt_expect_bad(o, "bloom_bits", "65");
+    assert_non_null(strstr(ravel_errmsg(), "0 .. 64"));
+    /* describe lists each option once, under ravel's name */
+    char *text = rv_options_describe(o);
+    assert_non_null(strstr(text, "bloom_bits_per_key=3\n"));
+    assert_null(strstr(text, "\nbloom_bits="));
+    assert_null(strstr(text, "\ncache_size="));
+    assert_null(strstr(text, "\ncompression_type="));
+    free(text);
+    ravel_options_free(o);
+}
+
+/* RocksDB options ravel has no option of the same meaning for, but one that
+** does the job: refused, naming the option to use. */
+static void test_not_built_names_the_option_to_use(void **state)
+{
+    (void)state;
+    static const char *const renamed[] = {"max_background_compactions",
+                                          "max_background_flushes"};
+    ravel_options *o = opts_new();
+    for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++) {
+        assert_int_equal(rv_option_is_not_built(renamed[i]), 1);
+        assert_int_equal(ravel_options_set(o, renamed[i], "4"),
+                         RAVEL_INVALID);
+        if (!strstr(ravel_errmsg(), "use max_background_jobs"))
+            fail_msg("%s: the message names no option to use: %s",
+                     renamed[i], ravel_errmsg());
+    }
+    ravel_options_free(o);
+}
 
 static void test_unknown_and_not_built(void **state)
 {
@@ -495,7 +545,7 @@ static void test_rocksdb_int_ranges(void **state)
         {"num_levels", "8", "RV_NUM_LEVELS"},
         {"max_background_jobs", "65", "one thread per job"},
         {"recycle_log_file_num", "65", "at most 64 spare WAL segments"},
-        {"max_open_files", "-1", "RocksDB's -1 (no limit) is 1000000"},
+        {"max_open_files", "15", "RocksDB reads fewer than 20 as 20"},
         {"max_bytes_for_level_multiplier", "1", "at least twice"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
@@ -505,6 +555,23 @@ static void test_rocksdb_int_ranges(void **state)
                      refused[i].name, refused[i].value, refused[i].why,
                      ravel_errmsg());
     }
+    ravel_options_free(o);
+}
+
+/* RocksDB's max_open_files=-1, no limit (db_bench's default): the most
+** ravel keeps open.  Other negative values of other options stay refused. */
+static void test_max_open_files_unlimited(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    opt_expect_set(o, "max_open_files", "-1", "1000000");
+    opt_expect_set(o, "max_open_files", "500", "500");
+    assert_int_equal(ravel_options_parse(o, "max_open_files=-1"), RAVEL_OK);
+    opt_expect_value(o, "max_open_files", "1000000");
+    opt_expect_bad(o, "max_open_files", "-");
+    opt_expect_bad(o, "max_open_files", "-0");
+    opt_expect_bad(o, "max_open_files", "-1x");
+    opt_expect_bad(o, "block_restart_interval", "-1");
     ravel_options_free(o);
 }
 
@@ -706,6 +773,9 @@ int main(void)
         cmocka_unit_test(test_enums),
         cmocka_unit_test(test_recovery_mode_names),
         cmocka_unit_test(test_unknown_and_not_built),
+        cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_not_built_names_the_option_to_use),
+        cmocka_unit_test(test_max_open_files_unlimited),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_null_args),
         cmocka_unit_test(test_parse),
