@@ -41,8 +41,12 @@
 **   - --statistics prints ravel.stats at the end, once: not again when a
 **     `stats` benchmark printed it and nothing ran since.
 ** After each benchmark that wrote, ravel-bench prints its write
-** amplification: the bytes flushes and compactions wrote to table files
-** during it (from ravel.stats) over the key and value bytes it put.
+** amplification as ravel.stats defines it (one rule, one number): the
+** bytes flushes and compactions wrote to table files during it over the
+** bytes users wrote during it as the engine counts them (each batch with
+** its header, tags and lengths, RocksDB's "ingest"); the WAL is not
+** counted, as in RocksDB's W-Amp.  After a fill on a fresh database it is
+** the number the `stats` benchmark then prints.
 **
 ** Flags: db_bench's own flags that apply are implemented, and db_bench's
 ** spellings of options are translated (dbbench_option_flags: cache_size,
@@ -109,6 +113,26 @@ static struct {
     int stats_per_interval;          /* ravel.stats with each line */
     const char *report_file;
     const char *db;
+    int64_t deletes;          /* < 0: num */
+    int64_t readwritepercent; /* readrandomwriterandom's share of reads */
+    double read_random_exp_range; /* 0: uniform keys */
+    int multiget_loop;        /* multireadrandom by N ravel_get calls */
+    /* mixgraph: the Facebook workload model (db_bench's MixGraph) */
+    double mix_get_ratio, mix_put_ratio, mix_seek_ratio;
+    int64_t mix_max_scan_len, mix_max_value_size;
+    double key_dist_a, key_dist_b;
+    double keyrange_dist_a, keyrange_dist_b, keyrange_dist_c,
+        keyrange_dist_d;
+    int64_t keyrange_num;
+    double value_theta, value_k, value_sigma;
+    double iter_theta, iter_k, iter_sigma;
+    int sine_mix_rate;
+    double sine_a, sine_b, sine_c, sine_d, sine_mix_rate_noise;
+    int64_t sine_mix_rate_interval_milliseconds;
+    /* RocksDB's older thread limits: when either is not -1, ravel's
+    ** max_background_jobs is their sum as RocksDB's GetBGJobLimits counts
+    ** them (apply_background_limits) */
+    int64_t max_background_compactions, max_background_flushes;
 } FLAGS = {
     .benchmarks = "fillseq,fillrandom,readrandom",
     .num = 1000000,
@@ -122,6 +146,22 @@ static struct {
     .ops_between_duration_checks = 1000,
     .report_file = "report.csv",
     .progress_reports = 1,
+    .deletes = -1,
+    .readwritepercent = 90,
+    .mix_get_ratio = 1.0,
+    .mix_max_scan_len = 10000,
+    .mix_max_value_size = 1024,
+    .keyrange_num = 1,
+    .value_k = 0.2615,
+    .value_sigma = 25.45,
+    .iter_k = 2.517,
+    .iter_sigma = 14.236,
+    .sine_a = 1,
+    .sine_b = 1,
+    .sine_d = 1,
+    .sine_mix_rate_interval_milliseconds = 10000,
+    .max_background_compactions = -1,
+    .max_background_flushes = -1,
 };
 
 enum flag_type { FLAG_I64, FLAG_BOOL, FLAG_STR, FLAG_F64 };
@@ -136,8 +176,11 @@ struct flag {
 static const struct flag bench_flags[] = {
     {"benchmarks", FLAG_STR, &FLAGS.benchmarks,
      "comma list, run in order: fillseq fillrandom overwrite fillsync "
-     "readrandom readseq readreverse seekrandom readwhilewriting flush "
-     "compact waitforcompaction stats"},
+     "fill100K deleteseq deleterandom readrandom readmissing readhot "
+     "readseq readreverse seekrandom multireadrandom updaterandom "
+     "readrandomwriterandom readwhilewriting seekrandomwhilewriting "
+     "mixgraph, and the meta operations flush compact compactall "
+     "waitforcompaction stats levelstats sstables memstats"},
     {"num", FLAG_I64, &FLAGS.num, "number of keys (key range)"},
     {"writes", FLAG_I64, &FLAGS.writes, "puts per thread (<0: --num)"},
     {"reads", FLAG_I64, &FLAGS.reads, "reads per thread (<0: --num)"},
@@ -193,6 +236,71 @@ static const struct flag bench_flags[] = {
     {"db", FLAG_STR, &FLAGS.db,
      "database directory (default $TEST_TMPDIR/dbbench, "
      "else /tmp/ravelbench-<uid>)"},
+    {"deletes", FLAG_I64, &FLAGS.deletes,
+     "deletes per thread in deleteseq, deleterandom (<0: --num)"},
+    {"readwritepercent", FLAG_I64, &FLAGS.readwritepercent,
+     "readrandomwriterandom: reads in every 100 operations"},
+    {"read_random_exp_range", FLAG_F64, &FLAGS.read_random_exp_range,
+     "readrandom, multireadrandom, mixgraph: keys num * exp(-r), r uniform "
+     "in [0, this) (0: uniform keys)"},
+    {"multiget_loop", FLAG_BOOL, &FLAGS.multiget_loop,
+     "ravel's own: multireadrandom reads each batch with --batch_size "
+     "ravel_get calls instead of one ravel_multi_get (to compare them)"},
+    {"mix_get_ratio", FLAG_F64, &FLAGS.mix_get_ratio,
+     "mixgraph: share of gets"},
+    {"mix_put_ratio", FLAG_F64, &FLAGS.mix_put_ratio,
+     "mixgraph: share of puts"},
+    {"mix_seek_ratio", FLAG_F64, &FLAGS.mix_seek_ratio,
+     "mixgraph: share of seeks (each followed by a scan)"},
+    {"mix_max_scan_len", FLAG_I64, &FLAGS.mix_max_scan_len,
+     "mixgraph: scan lengths are taken modulo this"},
+    {"mix_max_value_size", FLAG_I64, &FLAGS.mix_max_value_size,
+     "mixgraph: values longer than this are taken modulo it"},
+    {"key_dist_a", FLAG_F64, &FLAGS.key_dist_a,
+     "mixgraph: a of the key access power distribution a*x^b (0: uniform)"},
+    {"key_dist_b", FLAG_F64, &FLAGS.key_dist_b,
+     "mixgraph: b of a*x^b (0: uniform)"},
+    {"keyrange_dist_a", FLAG_F64, &FLAGS.keyrange_dist_a,
+     "mixgraph: a of the key-range hotness a*exp(b*x)+c*exp(d*x) (all "
+     "four 0: no key ranges; used only with key_dist_a and _b set)"},
+    {"keyrange_dist_b", FLAG_F64, &FLAGS.keyrange_dist_b,
+     "mixgraph: b of the key-range hotness"},
+    {"keyrange_dist_c", FLAG_F64, &FLAGS.keyrange_dist_c,
+     "mixgraph: c of the key-range hotness"},
+    {"keyrange_dist_d", FLAG_F64, &FLAGS.keyrange_dist_d,
+     "mixgraph: d of the key-range hotness"},
+    {"keyrange_num", FLAG_I64, &FLAGS.keyrange_num,
+     "mixgraph: key ranges (<= 0: 1)"},
+    {"value_theta", FLAG_F64, &FLAGS.value_theta,
+     "mixgraph: theta of the value size's generalized Pareto distribution"},
+    {"value_k", FLAG_F64, &FLAGS.value_k, "mixgraph: k of the value size's"},
+    {"value_sigma", FLAG_F64, &FLAGS.value_sigma,
+     "mixgraph: sigma of the value size's"},
+    {"iter_theta", FLAG_F64, &FLAGS.iter_theta,
+     "mixgraph: theta of the scan length's generalized Pareto distribution"},
+    {"iter_k", FLAG_F64, &FLAGS.iter_k, "mixgraph: k of the scan length's"},
+    {"iter_sigma", FLAG_F64, &FLAGS.iter_sigma,
+     "mixgraph: sigma of the scan length's"},
+    {"sine_mix_rate", FLAG_BOOL, &FLAGS.sine_mix_rate,
+     "mixgraph: operations per second follow A*sin(B*t+C)+D (t in "
+     "seconds), reads and writes each at their share"},
+    {"sine_a", FLAG_F64, &FLAGS.sine_a, "A of the sine rate"},
+    {"sine_b", FLAG_F64, &FLAGS.sine_b, "B of the sine rate"},
+    {"sine_c", FLAG_F64, &FLAGS.sine_c, "C of the sine rate"},
+    {"sine_d", FLAG_F64, &FLAGS.sine_d, "D of the sine rate"},
+    {"sine_mix_rate_interval_milliseconds", FLAG_I64,
+     &FLAGS.sine_mix_rate_interval_milliseconds,
+     "mixgraph: how often the sine rate is recomputed"},
+    {"sine_mix_rate_noise", FLAG_F64, &FLAGS.sine_mix_rate_noise,
+     "mixgraph: noise added to the sine rate, a fraction of A (0 .. 1)"},
+    {"max_background_compactions", FLAG_I64,
+     &FLAGS.max_background_compactions,
+     "RocksDB's compaction threads (-1: not set); with it or "
+     "--max_background_flushes set, ravel's max_background_jobs is "
+     "max(1, this) + max(1, flushes), the threads RocksDB starts then"},
+    {"max_background_flushes", FLAG_I64, &FLAGS.max_background_flushes,
+     "RocksDB's flush threads (-1: not set); see "
+     "--max_background_compactions"},
 };
 
 /* db_bench flags that mean nothing to ravel: TransactionDB, statistics
@@ -337,11 +445,34 @@ static const char *alias_bloom_bits(const char *value)
     return value[0] == '-' ? "0" : value;
 }
 
-/* db_bench's open_files: -1 (its default) means no limit, which is ravel's
-** largest max_open_files. */
+/* db_bench's open_files: 0 means RocksDB's default (NULL: ravel's is
+** kept); -1 (db_bench's default, no limit) ravel_options_set takes. */
 static const char *alias_open_files(const char *value)
 {
-    return strcmp(value, "-1") == 0 ? "1000000" : value;
+    return strcmp(value, "0") == 0 ? NULL : value;
+}
+
+/* db_bench's compression_type: ravel has none, lz4 and zstd.  snappy
+** (db_bench's default) and lz4hc run as lz4 -- the nearest ravel has, as
+** fast and as light -- and are listed as ignored, saying so; if this build
+** has no lz4, as none.  Other names go to ravel_options_set as given. */
+static const char *alias_compression_type(const char *value)
+{
+    if (strcasecmp(value, "snappy") != 0 && strcasecmp(value, "lz4hc") != 0 &&
+        strcmp(value, "kSnappyCompression") != 0 &&
+        strcmp(value, "kLZ4HCCompression") != 0)
+        return value;
+    ravel_options *probe = NULL;
+    int lz4 = ravel_options_new(&probe) == RAVEL_OK &&
+              ravel_options_set(probe, "compression", "lz4") == RAVEL_OK;
+    ravel_options_free(probe);
+    char why[160];
+    snprintf(why, sizeof why, "%s (ravel has no %s compression: run with "
+             "%s)", value, strncasecmp(value + (value[0] == 'k'), "snappy",
+                                       6) == 0 ? "snappy" : "lz4hc",
+             lz4 ? "lz4" : "none, this build has no lz4");
+    strlist_add(&ignored_flags, "compression_type", why);
+    return lz4 ? "lz4" : "none";
 }
 
 /* db_bench's max_bytes_for_level_multiplier is a double ("10.0"); ravel's
@@ -359,19 +490,27 @@ static const char *alias_level_multiplier(const char *value)
     return whole;
 }
 
-/* db_bench's spellings of options ravel has under other names.  CONVERT
-** turns db_bench's value into ravel's (NULL: the same text). */
+/* db_bench's spellings of options ravel has under other names (the
+** library takes some of them too, as aliases; their values' conventions
+** are db_bench's, so they are translated here).  CONVERT turns db_bench's
+** value into ravel's (NULL: the same text; returning NULL: keep ravel's
+** default).  DBBENCH_DEFAULT is db_bench's default, for --help: where it
+** differs from ravel's, ravel's applies unless the flag is given. */
 static const struct {
     const char *dbbench, *ravel;
     const char *(*convert)(const char *value);
+    const char *dbbench_default;
 } dbbench_option_flags[] = {
-    {"cache_size", "block_cache_size", NULL},
-    {"bloom_bits", "bloom_bits_per_key", alias_bloom_bits},
-    {"compression_type", "compression", NULL},
-    {"open_files", "max_open_files", alias_open_files},
-    {"verify_checksum", "verify_checksums", NULL},
+    {"cache_size", "block_cache_size", NULL, "32M (8M before RocksDB 8)"},
+    {"bloom_bits", "bloom_bits_per_key", alias_bloom_bits,
+     "-1, no filter (negative: none here too)"},
+    {"compression_type", "compression", alias_compression_type,
+     "snappy (run as lz4)"},
+    {"open_files", "max_open_files", alias_open_files,
+     "-1, no limit (0: ravel's default)"},
+    {"verify_checksum", "verify_checksums", NULL, "true"},
     {"max_bytes_for_level_multiplier", "max_bytes_for_level_multiplier",
-     alias_level_multiplier},
+     alias_level_multiplier, "10"},
 };
 
 /* Sets NAME if it is one of dbbench_option_flags; 0 if it is not. */
@@ -386,6 +525,12 @@ static int set_dbbench_option(ravel_options *opts, const char *name,
         const char *value = dbbench_option_flags[i].convert
                                 ? dbbench_option_flags[i].convert(text)
                                 : text;
+        if (!value) {
+            char why[160];
+            snprintf(why, sizeof why, "%s (ravel's default %s)", text, ravel);
+            strlist_add(&as_ravel_does, name, why);
+            return 1;
+        }
         if (ravel_options_set(opts, ravel, value) != RAVEL_OK)
             die("--%s=%s (ravel's %s=%s): %s", name, text, ravel, value,
                 ravel_errmsg());
@@ -451,26 +596,90 @@ static void set_other_flag(ravel_options *opts, const char *name,
         "nor a ravel option; see --help)", name);
 }
 
+/* The flags' values before the command line: their defaults, for --help.
+** Copied by main before parsing. */
+static __typeof__(FLAGS) flags_default;
+
+/* F's default as --help prints it, into BUF. */
+static void flag_default_text(const struct flag *f, char *buf, size_t size)
+{
+    const char *p = (const char *)&flags_default +
+                    ((const char *)f->ptr - (const char *)&FLAGS);
+    switch (f->type) {
+    case FLAG_I64: {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, size, "%" PRId64, v);
+        break;
+    }
+    case FLAG_BOOL: {
+        int v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, size, "%s", v ? "true" : "false");
+        break;
+    }
+    case FLAG_F64: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, size, "%g", v);
+        break;
+    }
+    case FLAG_STR: {
+        const char *v;
+        memcpy(&v, p, sizeof v);
+        snprintf(buf, size, "\"%s\"", v ? v : "");
+        break;
+    }
+    }
+}
+
+/* Each ravel option, with its default and range, under the name a flag
+** sets it by. */
+static void usage_engine_options(void)
+{
+    struct rv_option_info info;
+    for (size_t i = 0; rv_option_info(i, &info); i++) {
+        char range[320] = "";
+        if (info.min[0])
+            snprintf(range, sizeof range, ", %s .. %s", info.min, info.max);
+        else if (info.choices[0])
+            snprintf(range, sizeof range, ", %s", info.choices);
+        printf("  --%s (default: %s%s)\n      %s\n", info.name, info.def,
+               range, info.doc);
+    }
+}
+
 static void usage(void)
 {
+    char def[96];
     printf("usage: ravel-bench [--flag=value ...]\n\n"
            "db_bench-compatible benchmarks for ravel.  Flags take one or two\n"
-           "dashes; booleans may be given bare.  Benchmark flags:\n");
-    for (size_t i = 0; i < sizeof bench_flags / sizeof *bench_flags; i++)
-        printf("  --%-18s %s\n", bench_flags[i].name, bench_flags[i].help);
-    printf("\nAny other flag is a ravel option (ravel_options_set) under its\n"
-           "RocksDB name, e.g. --write_buffer_size=64M, the compaction options\n"
-           "(--level0_file_num_compaction_trigger, --max_bytes_for_level_base,\n"
-           "--target_file_size_base, --num_levels, --disable_auto_compactions\n"
-           "...) and the write controller's (--level0_slowdown_writes_trigger,\n"
-           "--level0_stop_writes_trigger, --soft/hard_pending_compaction_bytes_limit,\n"
-           "--delayed_write_rate, --use_dynamic_delay); db_bench's own\n"
-           "spellings are translated:\n");
+           "dashes; booleans may be given bare (--sync) or negated (--nosync).\n"
+           "Benchmark flags, as db_bench's, with their defaults:\n");
+    for (size_t i = 0; i < sizeof bench_flags / sizeof *bench_flags; i++) {
+        flag_default_text(&bench_flags[i], def, sizeof def);
+        printf("  --%s (default: %s)\n      %s\n", bench_flags[i].name, def,
+               bench_flags[i].help);
+    }
+    printf("\ndb_bench's spellings of ravel options, translated (where\n"
+           "db_bench's default differs, ravel's applies unless the flag is\n"
+           "given):\n");
     for (size_t i = 0; i < sizeof dbbench_option_flags / sizeof *dbbench_option_flags;
-         i++)
-        printf("  --%-18s ravel's %s\n", dbbench_option_flags[i].dbbench,
-               dbbench_option_flags[i].ravel);
-    printf("RocksDB options ravel has not built and db_bench-only flags are\n"
+         i++) {
+        char *cur = NULL;
+        ravel_options *o = NULL;
+        if (ravel_options_new(&o) == RAVEL_OK)
+            ravel_options_get(o, dbbench_option_flags[i].ravel, &cur);
+        printf("  --%s (default: ravel's %s=%s; db_bench's: %s)\n",
+               dbbench_option_flags[i].dbbench, dbbench_option_flags[i].ravel,
+               cur ? cur : "?", dbbench_option_flags[i].dbbench_default);
+        ravel_free(cur);
+        ravel_options_free(o);
+    }
+    printf("\nAny other flag is a ravel option (ravel_options_set) under its\n"
+           "RocksDB name; its default is ravel's:\n");
+    usage_engine_options();
+    printf("\nRocksDB options ravel has not built and db_bench-only flags are\n"
            "accepted and listed as ignored.  Unknown flags are an error.\n");
 }
 
@@ -715,7 +924,6 @@ struct stats {
     double last_op;       /* micros, for the histogram */
     uint64_t done;        /* operations: each key of a batch is one */
     uint64_t bytes;
-    uint64_t written;     /* key and value bytes put (write amplification) */
     int exclude_from_merge; /* readwhilewriting's writer */
     /* The --report_file count of the thread's database, NULL when there
     ** is no report; shared with the reporter thread (atomic). */
@@ -925,7 +1133,6 @@ static void bench_write(const struct bench *b, struct thread *t)
         if (rc)
             fail(b, "ravel_write", rc);
         t->st.bytes += (uint64_t)(FLAGS.batch_size * (FLAGS.key_size + FLAGS.value_size));
-        t->st.written += (uint64_t)(FLAGS.batch_size * (FLAGS.key_size + FLAGS.value_size));
         finished_ops(&t->st, (uint64_t)FLAGS.batch_size);
     }
     ravel_batch_free(batch);
@@ -1003,7 +1210,6 @@ static void bench_background_writer(const struct bench *b, struct thread *t)
         if (rc)
             fail(b, "ravel_put", rc);
         t->st.bytes += (uint64_t)(FLAGS.key_size + FLAGS.value_size);
-        t->st.written += (uint64_t)(FLAGS.key_size + FLAGS.value_size);
         finished_ops(&t->st, 1);
     }
     free(key);
@@ -1284,14 +1490,12 @@ static void *thread_run(void *arg)
 static uint64_t seed_base;
 static uint64_t threads_started;
 
-/* Runs B on --threads threads and prints db_bench's result line.  Returns
-** the key and value bytes its threads put. */
-static uint64_t run_threads(struct bench *b)
+/* Runs B on --threads threads and prints db_bench's result line. */
+static void run_threads(struct bench *b)
 {
     int n = (int)FLAGS.threads + (b->extra_writer ? 1 : 0);
     _Atomic int threads_done = 0;
     struct reporter rep;
-    uint64_t written = 0;
     b->nthreads = n;
     b->threads_done = &threads_done;
     struct thread *th = calloc((size_t)n, sizeof *th);
@@ -1312,10 +1516,8 @@ static uint64_t run_threads(struct bench *b)
         if (err)
             die("pthread_create: %s", strerror(err));
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         pthread_join(th[i].handle, NULL);
-        written += th[i].st.written;
-    }
     pthread_barrier_destroy(&b->barrier);
     reporter_stop(&rep);
     if (show_progress) /* rub out the progress line */
@@ -1371,7 +1573,6 @@ static uint64_t run_threads(struct bench *b)
     fflush(stdout);
     free(th);
     free(starts);
-    return written;
 }
 
 /* ---------------------------------------------------------------- the db */
@@ -1651,56 +1852,81 @@ static void compact_all(void)
     fflush(stdout);
 }
 
-/* Bytes the engine wrote to table files in all, by flushes and compactions,
-** summed over the databases, from ravel.stats' "write amplification:"
-** line; 0 with *KNOWN 0 if the stats do not report them. */
-static uint64_t engine_bytes_written(int *known)
+/* The two counts write amplification is the ratio of, as the library
+** keeps them (ravel.stats' "write amplification:" line, the one home of
+** the rule): bytes flushes and compactions wrote to table files, and bytes
+** written by users -- each batch as the engine counts it, its keys and
+** values with their tags, lengths and header, RocksDB's "ingest" (its
+** BYTES_WRITTEN).  The WAL is not counted, as in RocksDB's W-Amp: its
+** bytes are the "wal:" line's.  Summed over the databases; KNOWN is 0 if
+** the stats do not report them. */
+struct wamp {
+    uint64_t table_bytes, user_bytes;
+    int known;
+};
+
+static struct wamp engine_wamp(void)
 {
-    uint64_t sum = 0;
-    *known = 1;
-    for (int i = 0; i < ndbs && *known; i++) {
+    struct wamp w = {0, 0, 1};
+    for (int i = 0; i < ndbs && w.known; i++) {
         char *text = NULL;
-        unsigned long long written;
+        unsigned long long written, user;
         if (ravel_property(dbs[i], "ravel.stats", &text) != RAVEL_OK)
             die("ravel_property ravel.stats: %s", ravel_errmsg());
         const char *line = strstr(text, "write amplification: ");
         if (line && sscanf(line, "write amplification: %*f (%llu bytes "
-                           "written by flushes", &written) == 1)
-            sum += written;
-        else
-            *known = 0;
+                           "written by flushes and compactions / %llu bytes "
+                           "written by users", &written, &user) == 2) {
+            w.table_bytes += written;
+            w.user_bytes += user;
+        } else {
+            w.known = 0;
+        }
         ravel_free(text);
     }
-    return sum;
+    return w;
 }
 
-/* Bytes put since the databases were last opened, and the engine's count
-** of bytes written then: waitforcompaction's write amplification. */
-static uint64_t put_since_open;
-static uint64_t engine_at_open;
-static int engine_at_open_known;
+/* The engine's counts when the databases were last opened:
+** waitforcompaction's write amplification is since then. */
+static struct wamp wamp_at_open;
 
 static void note_db_opened(void)
 {
-    put_since_open = 0;
-    engine_at_open = engine_bytes_written(&engine_at_open_known);
+    wamp_at_open = engine_wamp();
 }
 
-/* After a benchmark that put PUT bytes of keys and values: the bytes the
-** engine wrote to table files meanwhile (BEFORE: its count at the start)
-** over PUT.  Flushes and compactions still running when the benchmark
-** ends count towards the next one (waitforcompaction counts them). */
-static void print_write_amplification(const char *name, uint64_t before,
-                                      int known_before, uint64_t put)
+/* "write amplification 0.68 (N bytes written by flushes and compactions /
+** M bytes written by users)" for what happened since BEFORE, in the words
+** and with the precision of ravel.stats: after a benchmark on a fresh
+** database, the same text as its line.  Nothing if no user wrote. */
+static int print_wamp_since(struct wamp before)
 {
-    int known;
-    uint64_t after = engine_bytes_written(&known);
-    put_since_open += put;
-    if (put == 0 || !known || !known_before)
+    struct wamp now = engine_wamp();
+    uint64_t table = now.table_bytes - before.table_bytes;
+    uint64_t user = now.user_bytes - before.user_bytes;
+    if (!now.known || !before.known || user == 0)
+        return 0;
+    printf("write amplification %.2f (%" PRIu64 " bytes written by flushes "
+           "and compactions / %" PRIu64 " bytes written by users)",
+           (double)table / (double)user, table, user);
+    return 1;
+}
+
+/* After a benchmark: its write amplification, from the engine's counts
+** at its start (BEFORE) to now.  Flushes and compactions still running
+** when the benchmark ends count towards the next one (waitforcompaction
+** waits for them and counts them). */
+static void print_write_amplification(const char *name, struct wamp before)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%-12s : ", name);
+    struct wamp now = engine_wamp();
+    if (!now.known || !before.known || now.user_bytes == before.user_bytes)
         return;
-    printf("%-12s : write amplification %.3f (%" PRIu64 " bytes written "
-           "by flushes and compactions for %" PRIu64 " bytes put)\n", name,
-           (double)(after - before) / (double)put, after - before, put);
+    printf("%s", prefix);
+    print_wamp_since(before);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -1743,13 +1969,9 @@ static void wait_for_compaction(void)
             nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
     printf("%-12s : %.3f seconds waited", "waitforcompaction",
            (now_micros() - start) / 1e6);
-    int known;
-    uint64_t written = engine_bytes_written(&known) - engine_at_open;
-    if (known && engine_at_open_known && put_since_open > 0)
-        printf("; write amplification %.3f since open (%" PRIu64 " bytes "
-               "written by flushes and compactions for %" PRIu64 " bytes "
-               "put)", (double)written / (double)put_since_open, written,
-               put_since_open);
+    printf("; since open: ");
+    if (!print_wamp_since(wamp_at_open))
+        printf("nothing written");
     printf("\n");
     fflush(stdout);
 }
@@ -1839,6 +2061,7 @@ static char *default_db_path(void)
 
 int main(int argc, char **argv)
 {
+    flags_default = FLAGS;
     int rc = ravel_options_new(&open_opts);
     if (rc)
         die("ravel_options_new: %s", ravel_errstr(rc));
@@ -1930,10 +2153,9 @@ int main(int argc, char **argv)
         fflush(stdout);
         b.dbs = dbs;
         b.ndbs = ndbs;
-        int known;
-        uint64_t engine_before = engine_bytes_written(&known);
-        uint64_t put = run_threads(&b);
-        print_write_amplification(b.name, engine_before, known, put);
+        struct wamp before = engine_wamp();
+        run_threads(&b);
+        print_write_amplification(b.name, before);
     }
     free(list);
 
