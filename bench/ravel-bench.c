@@ -78,7 +78,8 @@
 #include <unistd.h>
 
 #include "ravel.h"
-#include "base/options.h" /* rv_option_is_not_built */
+#include "base/options.h" /* rv_option_is_not_built, rv_option_info */
+#include "mixgraph.h"
 
 /* ------------------------------------------------------------------ flags */
 
@@ -752,13 +753,12 @@ static size_t value_data_len;
 
 static void value_data_init(void)
 {
+    /* at least 1 MiB, which holds fill100K's and mixgraph's values */
     size_t want = FLAGS.value_size > 1048576 ? (size_t)FLAGS.value_size : 1048576;
     uint32_t seed = 301;
-    int raw = (int)(100 * FLAGS.compression_ratio);
-    if (raw < 1)
-        raw = 1;
-    if (raw > 100)
-        raw = 100;
+    /* db_bench's clamp: at least one random byte, at most all of them */
+    double share = 100 * FLAGS.compression_ratio;
+    int raw = share < 1 ? 1 : share > 100 ? 100 : (int)share;
     value_data_len = (want + 99) / 100 * 100;
     value_data = malloc(value_data_len);
     if (!value_data)
@@ -784,13 +784,18 @@ static const char *value_next(size_t *pos, size_t len)
 
 /* db_bench's GenerateKeyFromInt: V big-endian in the first 8 bytes (or
 ** its low key_size bytes), then '0' padding. */
-static void key_from_int(uint64_t v, char *key)
+static void key_from_int_sized(uint64_t v, char *key, int64_t size)
 {
-    int n = FLAGS.key_size < 8 ? (int)FLAGS.key_size : 8;
+    int n = size < 8 ? (int)size : 8;
     for (int i = 0; i < n; i++)
         key[i] = (char)((v >> ((n - i - 1) * 8)) & 0xff);
-    if (FLAGS.key_size > n)
-        memset(key + n, '0', (size_t)(FLAGS.key_size - n));
+    if (size > n)
+        memset(key + n, '0', (size_t)(size - n));
+}
+
+static void key_from_int(uint64_t v, char *key)
+{
+    key_from_int_sized(v, key, FLAGS.key_size);
 }
 
 static double now_micros(void)
@@ -928,7 +933,7 @@ struct stats {
     /* The --report_file count of the thread's database, NULL when there
     ** is no report; shared with the reporter thread (atomic). */
     _Atomic uint64_t *report_ops;
-    char message[100];
+    char message[200];
     struct hist hist;
     /* Progress and interval lines (db_bench's FinishedOps): the thread,
     ** its database, the count at which to print or look at the clock
@@ -958,6 +963,9 @@ struct bench {
     int fresh_db;          /* removes the database first */
     int sync;              /* fillsync */
     int64_t key_range;     /* keys are drawn from [0, key_range) */
+    int64_t key_size;      /* of the keys it reads: readmissing's is one
+                           ** byte longer than any key written */
+    int64_t value_size;    /* of the values it puts: fill100K's 100000 */
     int random_keys;       /* else sequential from 0 */
     int extra_writer;      /* readwhilewriting: thread 0 writes */
     int nthreads;          /* --threads, plus the extra writer */
@@ -1097,7 +1105,23 @@ static int duration_done(struct duration *d, int64_t increment)
     return (now_micros() - d->start) / 1e6 >= (double)d->max_seconds;
 }
 
-/* fillseq, fillrandom, overwrite, fillsync: db_bench's DoWrite. */
+/* db_bench's GetRandomKey: uniform in [0, RANGE), or with
+** --read_random_exp_range=R, RANGE * exp(-r) for r uniform in [0, R),
+** spread over the range by a multiplication with a big prime. */
+static uint64_t random_key(struct thread *t, int64_t range)
+{
+    uint64_t r = rng_next(&t->rng);
+    if (FLAGS.read_random_exp_range == 0)
+        return r % (uint64_t)range;
+    const uint64_t big = 1ull << 62;
+    long double order = -(long double)(r % big) / (long double)big *
+                        FLAGS.read_random_exp_range;
+    uint64_t n = (uint64_t)(expl(order) * (long double)range);
+    return (n * 0x5bd1e995ull) % (uint64_t)range;
+}
+
+/* fillseq, fillrandom, overwrite, fillsync, fill100K: db_bench's
+** DoWrite. */
 static void bench_write(const struct bench *b, struct thread *t)
 {
     struct duration d;
@@ -1124,15 +1148,15 @@ static void bench_write(const struct bench *b, struct thread *t)
                                         : seq++;
             key_from_int(k, key);
             rc = ravel_batch_put(batch, key, (size_t)FLAGS.key_size,
-                                 value_next(&vpos, (size_t)FLAGS.value_size),
-                                 (size_t)FLAGS.value_size);
+                                 value_next(&vpos, (size_t)b->value_size),
+                                 (size_t)b->value_size);
             if (rc)
                 fail(b, "ravel_batch_put", rc);
         }
         rc = ravel_write(db, flags, batch);
         if (rc)
             fail(b, "ravel_write", rc);
-        t->st.bytes += (uint64_t)(FLAGS.batch_size * (FLAGS.key_size + FLAGS.value_size));
+        t->st.bytes += (uint64_t)(FLAGS.batch_size * (FLAGS.key_size + b->value_size));
         finished_ops(&t->st, (uint64_t)FLAGS.batch_size);
     }
     ravel_batch_free(batch);
@@ -1142,17 +1166,15 @@ static void bench_write(const struct bench *b, struct thread *t)
 /* One point lookup into *BUF (grown when a value does not fit, so the
 ** whole value is always read).  Returns 1 if found, with *VLEN set. */
 static int read_one(const struct bench *b, ravel_db *db, const char *key,
-                    char **buf, size_t *cap, size_t *vlen)
+                    int64_t klen, char **buf, size_t *cap, size_t *vlen)
 {
-    int rc = ravel_get_into(db, NULL, key, (size_t)FLAGS.key_size, *buf,
-                            *cap, vlen);
+    int rc = ravel_get_into(db, NULL, key, (size_t)klen, *buf, *cap, vlen);
     if (rc == RAVEL_OK && *vlen > *cap) {
         free(*buf);
         *cap = *vlen;
         if (!(*buf = malloc(*cap)))
             die("out of memory for a %zu-byte value", *cap);
-        rc = ravel_get_into(db, NULL, key, (size_t)FLAGS.key_size, *buf,
-                            *cap, vlen);
+        rc = ravel_get_into(db, NULL, key, (size_t)klen, *buf, *cap, vlen);
     }
     if (rc != RAVEL_OK && rc != RAVEL_NOTFOUND)
         fail(b, "ravel_get_into", rc);
@@ -1166,7 +1188,7 @@ static void bench_readrandom(const struct bench *b, struct thread *t)
 {
     int64_t found = 0;
     size_t cap = FLAGS.value_size > 0 ? (size_t)FLAGS.value_size : 1;
-    char *key = malloc((size_t)FLAGS.key_size);
+    char *key = malloc((size_t)b->key_size);
     char *buf = malloc(cap);
     ravel_db *db = thread_db(b, t);
     struct duration d;
@@ -1175,10 +1197,10 @@ static void bench_readrandom(const struct bench *b, struct thread *t)
     duration_init(&d, FLAGS.duration, per_thread(FLAGS.reads));
     while (!duration_done(&d, 1)) {
         size_t vlen;
-        key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
-        if (read_one(b, db, key, &buf, &cap, &vlen)) {
+        key_from_int_sized(random_key(t, b->key_range), key, b->key_size);
+        if (read_one(b, db, key, b->key_size, &buf, &cap, &vlen)) {
             found++;
-            t->st.bytes += (uint64_t)FLAGS.key_size + vlen;
+            t->st.bytes += (uint64_t)b->key_size + vlen;
         }
         finished_ops(&t->st, 1);
     }
@@ -1329,6 +1351,393 @@ static void bench_seekrandom(const struct bench *b, struct thread *t)
     }
     snprintf(t->st.message, sizeof t->st.message,
              "(%" PRId64 " of %" PRIu64 " found)\n", found, t->st.done);
+    free(key);
+}
+
+/* db_bench's DoDelete (deleteseq, deleterandom): --deletes keys per
+** thread (--num when negative), --batch_size to a batch, keys 0, 1, ...
+** or uniform in [0, num). */
+static void bench_delete(const struct bench *b, struct thread *t)
+{
+    int flags = (FLAGS.sync ? RAVEL_SYNC : 0) |
+                (FLAGS.disable_wal ? RAVEL_NO_WAL : 0);
+    char *key = malloc((size_t)FLAGS.key_size);
+    ravel_batch *batch = NULL;
+    struct duration d;
+    uint64_t i = 0;
+    int rc = ravel_batch_new(&batch);
+    if (rc)
+        fail(b, "ravel_batch_new", rc);
+    if (!key)
+        die("out of memory");
+    duration_init(&d, b->random_keys ? FLAGS.duration : 0,
+                  per_thread(FLAGS.deletes));
+    while (!duration_done(&d, FLAGS.batch_size)) {
+        ravel_batch_clear(batch);
+        for (int64_t j = 0; j < FLAGS.batch_size; j++) {
+            key_from_int(b->random_keys ? rng_next(&t->rng) % (uint64_t)FLAGS.num
+                                        : i + (uint64_t)j, key);
+            rc = ravel_batch_delete(batch, key, (size_t)FLAGS.key_size);
+            if (rc)
+                fail(b, "ravel_batch_delete", rc);
+        }
+        rc = ravel_write(thread_db(b, t), flags, batch);
+        if (rc)
+            fail(b, "ravel_write", rc);
+        i += (uint64_t)FLAGS.batch_size;
+        finished_ops(&t->st, (uint64_t)FLAGS.batch_size);
+    }
+    ravel_batch_free(batch);
+    free(key);
+}
+
+/* db_bench's readwrites_: the larger of --reads and --writes, --num when
+** both are negative. */
+static int64_t read_writes(void)
+{
+    if (FLAGS.writes < 0 && FLAGS.reads < 0)
+        return FLAGS.num;
+    return FLAGS.writes > FLAGS.reads ? FLAGS.writes : FLAGS.reads;
+}
+
+static int write_flags(void)
+{
+    return (FLAGS.sync ? RAVEL_SYNC : 0) | (FLAGS.disable_wal ? RAVEL_NO_WAL : 0);
+}
+
+/* db_bench's UpdateRandom: read-modify-write of uniform keys, the value
+** read, then a new one put. */
+static void bench_updaterandom(const struct bench *b, struct thread *t)
+{
+    int64_t found = 0;
+    size_t cap = FLAGS.value_size > 0 ? (size_t)FLAGS.value_size : 1;
+    size_t vpos = 0;
+    char *key = malloc((size_t)FLAGS.key_size);
+    char *buf = malloc(cap);
+    ravel_db *db = thread_db(b, t);
+    struct duration d;
+    if (!key || !buf)
+        die("out of memory");
+    duration_init(&d, FLAGS.duration, read_writes());
+    while (!duration_done(&d, 1)) {
+        size_t vlen;
+        key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
+        if (read_one(b, db, key, FLAGS.key_size, &buf, &cap, &vlen)) {
+            found++;
+            t->st.bytes += (uint64_t)FLAGS.key_size + vlen;
+        }
+        int rc = ravel_put(db, write_flags(), key, (size_t)FLAGS.key_size,
+                           value_next(&vpos, (size_t)FLAGS.value_size),
+                           (size_t)FLAGS.value_size);
+        if (rc)
+            fail(b, "ravel_put", rc);
+        t->st.bytes += (uint64_t)(FLAGS.key_size + FLAGS.value_size);
+        finished_ops(&t->st, 1);
+    }
+    snprintf(t->st.message, sizeof t->st.message,
+             "( updates:%" PRId64 " found:%" PRId64 ")", read_writes(), found);
+    free(buf);
+    free(key);
+}
+
+/* db_bench's ReadRandomWriteRandom: of every 100 operations on uniform
+** keys, --readwritepercent gets, then the rest puts. */
+static void bench_readrandomwriterandom(const struct bench *b,
+                                        struct thread *t)
+{
+    int64_t found = 0, reads = 0, writes = 0;
+    int get_weight = 0, put_weight = 0;
+    size_t cap = FLAGS.value_size > 0 ? (size_t)FLAGS.value_size : 1;
+    size_t vpos = 0;
+    char *key = malloc((size_t)FLAGS.key_size);
+    char *buf = malloc(cap);
+    ravel_db *db = thread_db(b, t);
+    struct duration d;
+    if (!key || !buf)
+        die("out of memory");
+    duration_init(&d, FLAGS.duration, read_writes());
+    while (!duration_done(&d, 1)) {
+        size_t vlen;
+        key_from_int(rng_next(&t->rng) % (uint64_t)FLAGS.num, key);
+        if (get_weight == 0 && put_weight == 0) {
+            get_weight = (int)FLAGS.readwritepercent;
+            put_weight = 100 - get_weight;
+        }
+        if (get_weight > 0) {
+            found += read_one(b, db, key, FLAGS.key_size, &buf, &cap, &vlen);
+            get_weight--;
+            reads++;
+        } else {
+            int rc = ravel_put(db, write_flags(), key, (size_t)FLAGS.key_size,
+                               value_next(&vpos, (size_t)FLAGS.value_size),
+                               (size_t)FLAGS.value_size);
+            if (rc)
+                fail(b, "ravel_put", rc);
+            put_weight--;
+            writes++;
+        }
+        finished_ops(&t->st, 1);
+    }
+    snprintf(t->st.message, sizeof t->st.message,
+             "( reads:%" PRId64 " writes:%" PRId64 " total:%" PRId64
+             " found:%" PRId64 ")", reads, writes, read_writes(), found);
+    free(buf);
+    free(key);
+}
+
+/* db_bench's SeekRandomWhileWriting: thread 0 writes, the others
+** seekrandom. */
+static void bench_seekrandomwhilewriting(const struct bench *b,
+                                         struct thread *t)
+{
+    if (t->tid == 0)
+        bench_background_writer(b, t);
+    else
+        bench_seekrandom(b, t);
+}
+
+/* One batch of multireadrandom: the N keys of KEYS read with one
+** ravel_multi_get (all at one sequence), or with --multiget_loop by N
+** ravel_get calls.  Returns how many were found; adds their bytes. */
+static int64_t multiread_batch(const struct bench *b, struct thread *t,
+                               size_t n, const void *const *keys,
+                               const size_t *klens, void **vals,
+                               size_t *vlens, int *rcs)
+{
+    ravel_db *db = thread_db(b, t);
+    int64_t found = 0;
+    if (FLAGS.multiget_loop) {
+        for (size_t i = 0; i < n; i++) {
+            rcs[i] = ravel_get(db, NULL, keys[i], klens[i], &vals[i],
+                               &vlens[i]);
+            if (rcs[i] != RAVEL_OK && rcs[i] != RAVEL_NOTFOUND)
+                fail(b, "ravel_get", rcs[i]);
+        }
+    } else {
+        int rc = ravel_multi_get(db, NULL, n, keys, klens, vals, vlens, rcs);
+        if (rc)
+            fail(b, "ravel_multi_get", rc);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rcs[i] == RAVEL_OK) {
+            found++;
+            t->st.bytes += klens[i] + vlens[i];
+        }
+        ravel_free(vals[i]);
+    }
+    return found;
+}
+
+/* db_bench's MultiReadRandom: --batch_size uniform keys per multi-get
+** (each key one operation), --reads keys per thread. */
+static void bench_multireadrandom(const struct bench *b, struct thread *t)
+{
+    size_t n = (size_t)FLAGS.batch_size;
+    char *keybuf = malloc(n * (size_t)FLAGS.key_size);
+    const void **keys = malloc(n * sizeof *keys);
+    size_t *klens = malloc(n * sizeof *klens);
+    void **vals = calloc(n, sizeof *vals);
+    size_t *vlens = malloc(n * sizeof *vlens);
+    int *rcs = malloc(n * sizeof *rcs);
+    int64_t found = 0;
+    struct duration d;
+    if (!keybuf || !keys || !klens || !vals || !vlens || !rcs)
+        die("out of memory");
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = keybuf + i * (size_t)FLAGS.key_size;
+        klens[i] = (size_t)FLAGS.key_size;
+    }
+    duration_init(&d, FLAGS.duration, per_thread(FLAGS.reads));
+    while (!duration_done(&d, FLAGS.batch_size)) {
+        for (size_t i = 0; i < n; i++)
+            key_from_int(random_key(t, FLAGS.num),
+                         keybuf + i * (size_t)FLAGS.key_size);
+        found += multiread_batch(b, t, n, keys, klens, vals, vlens, rcs);
+        finished_ops(&t->st, n);
+    }
+    snprintf(t->st.message, sizeof t->st.message,
+             "(%" PRId64 " of %" PRIu64 " found)", found, t->st.done);
+    free(keybuf);
+    free(keys);
+    free(klens);
+    free(vals);
+    free(vlens);
+    free(rcs);
+}
+
+/* mixgraph's model, built by main before the threads start (read-only
+** while they run). */
+static struct mg_model mixgraph_model;
+
+static void mixgraph_model_init(void)
+{
+    struct mg_params p = {
+        .num = FLAGS.num,
+        .get_ratio = FLAGS.mix_get_ratio,
+        .put_ratio = FLAGS.mix_put_ratio,
+        .seek_ratio = FLAGS.mix_seek_ratio,
+        .max_scan_len = FLAGS.mix_max_scan_len,
+        /* db_bench caps values at 1 MiB whatever the flag says */
+        .max_value_size = FLAGS.mix_max_value_size < 1048576
+                              ? FLAGS.mix_max_value_size : 1048576,
+        .key_dist_a = FLAGS.key_dist_a,
+        .key_dist_b = FLAGS.key_dist_b,
+        .keyrange_a = FLAGS.keyrange_dist_a,
+        .keyrange_b = FLAGS.keyrange_dist_b,
+        .keyrange_c = FLAGS.keyrange_dist_c,
+        .keyrange_d = FLAGS.keyrange_dist_d,
+        .keyrange_num = FLAGS.keyrange_num,
+        .value_theta = FLAGS.value_theta,
+        .value_k = FLAGS.value_k,
+        .value_sigma = FLAGS.value_sigma,
+        .iter_theta = FLAGS.iter_theta,
+        .iter_k = FLAGS.iter_k,
+        .iter_sigma = FLAGS.iter_sigma,
+    };
+    if (mg_model_init(&mixgraph_model, &p) != 0)
+        die("out of memory for mixgraph's %" PRId64 " key ranges",
+            FLAGS.keyrange_num);
+}
+
+/* --sine_mix_rate: operations per second A*sin(B*t + C) + D (t: seconds
+** since the start), recomputed every --sine_mix_rate_interval_milliseconds,
+** with noise as db_bench's AddNoise; reads (gets and seeks) and puts each
+** get their share.  db_bench holds all threads to it with one shared rate
+** limiter; here each thread keeps to its 1/--threads of it (a thread sleeps
+** when it is ahead of its rate). */
+struct sine_pacer {
+    double interval_start;  /* micros */
+    double rate[2];         /* ops/s this thread may do: reads, puts */
+    uint64_t ops[2];        /* done since interval_start */
+};
+
+static double sine_rate_now(double seconds)
+{
+    double rate = FLAGS.sine_a * sin(FLAGS.sine_b * seconds + FLAGS.sine_c) +
+                  FLAGS.sine_d;
+    double noise = FLAGS.sine_mix_rate_noise;
+    int band = (int)FLAGS.sine_a;
+    if (noise < 0 || noise > 1 || band <= 0)
+        return rate;
+    double delta = (double)(rand() % band - band / 2) * noise;
+    return rate + delta < 0 ? rate : rate + delta;
+}
+
+static void sine_pace(struct sine_pacer *sp, const struct stats *st,
+                      int is_put)
+{
+    double now = now_micros();
+    if (sp->interval_start == 0 ||
+        now - sp->interval_start >
+            (double)FLAGS.sine_mix_rate_interval_milliseconds * 1e3) {
+        double rate = sine_rate_now((now - st->start) / 1e6) /
+                      (double)FLAGS.threads;
+        const double *share = mixgraph_model.share;
+        sp->rate[0] = rate * (share[MG_GET] + share[MG_SEEK]);
+        sp->rate[1] = rate * share[MG_PUT];
+        sp->ops[0] = sp->ops[1] = 0;
+        sp->interval_start = now;
+    }
+    sp->ops[is_put]++;
+    if (sp->rate[is_put] <= 0)
+        return;
+    double due = sp->interval_start +
+                 (double)sp->ops[is_put] / sp->rate[is_put] * 1e6;
+    if (due > now) {
+        double wait = due - now;
+        struct timespec ts = {(time_t)(wait / 1e6),
+                              (long)(fmod(wait, 1e6) * 1e3)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A mixgraph seek: a new iterator at KEY, then SCAN_LEN entries read (each
+** value copied out, as db_bench does).  Returns 1 if it landed on KEY. */
+static int mixgraph_seek(const struct bench *b, struct thread *t,
+                         const char *key, int64_t scan_len, double *scanned)
+{
+    ravel_iter *it;
+    char buf[256];
+    size_t klen, vlen;
+    int found = 0;
+    int rc = ravel_iter_new(thread_db(b, t), NULL, &it);
+    if (rc)
+        fail(b, "ravel_iter_new", rc);
+    rc = ravel_iter_seek(it, key, (size_t)FLAGS.key_size);
+    if (rc)
+        fail(b, "ravel_iter_seek", rc);
+    if (ravel_iter_valid(it)) {
+        const void *k = ravel_iter_key(it, &klen);
+        found = klen == (size_t)FLAGS.key_size && memcmp(k, key, klen) == 0;
+    }
+    for (int64_t j = 0; j < scan_len && ravel_iter_valid(it); j++) {
+        const void *v = ravel_iter_value(it, &vlen);
+        ravel_iter_key(it, &klen);
+        memcpy(buf, v, vlen < sizeof buf ? vlen : sizeof buf);
+        t->st.bytes += klen + vlen;
+        (*scanned)++;
+        rc = ravel_iter_next(it);
+        if (rc)
+            fail(b, "ravel_iter_next", rc);
+    }
+    rc = ravel_iter_status(it);
+    if (rc)
+        fail(b, "ravel_iter_status", rc);
+    ravel_iter_free(it);
+    return found;
+}
+
+/* db_bench's MixGraph: --reads operations per thread, each a get, a put
+** or a seek and scan as the model (mixgraph.c) draws it. */
+static void bench_mixgraph(const struct bench *b, struct thread *t)
+{
+    int64_t gets = 0, puts = 0, seeks = 0, found = 0;
+    double value_bytes = 0, scanned = 0;
+    size_t cap = (size_t)FLAGS.value_size > 1024 ? (size_t)FLAGS.value_size
+                                                 : 1024;
+    size_t vpos = 0;
+    char *key = malloc((size_t)FLAGS.key_size);
+    char *buf = malloc(cap);
+    ravel_db *db = thread_db(b, t);
+    struct sine_pacer pacer = {0};
+    struct duration d;
+    if (!key || !buf)
+        die("out of memory");
+    duration_init(&d, FLAGS.duration, per_thread(FLAGS.reads));
+    while (!duration_done(&d, 1)) {
+        struct mg_draw op;
+        size_t vlen;
+        mg_model_draw(&mixgraph_model, random_key(t, FLAGS.num), &op);
+        key_from_int(op.key, key);
+        if (op.op == MG_GET) {
+            gets++;
+            if (read_one(b, db, key, FLAGS.key_size, &buf, &cap, &vlen)) {
+                found++;
+                t->st.bytes += (uint64_t)FLAGS.key_size + vlen;
+            }
+        } else if (op.op == MG_PUT) {
+            puts++;
+            value_bytes += (double)op.value_size;
+            int rc = ravel_put(db, write_flags(), key, (size_t)FLAGS.key_size,
+                               value_next(&vpos, (size_t)op.value_size),
+                               (size_t)op.value_size);
+            if (rc)
+                fail(b, "ravel_put", rc);
+        } else {
+            seeks++;
+            found += mixgraph_seek(b, t, key, op.scan_len, &scanned);
+        }
+        if (FLAGS.sine_mix_rate)
+            sine_pace(&pacer, &t->st, op.op == MG_PUT);
+        finished_ops(&t->st, 1);
+    }
+    snprintf(t->st.message, sizeof t->st.message,
+             "( Gets:%" PRId64 " Puts:%" PRId64 " Seek:%" PRId64 ", reads %"
+             PRId64 " in %" PRId64 " found, avg size: %.1f value, %.1f "
+             "scan)\n", gets, puts, seeks, found, gets + seeks,
+             puts ? value_bytes / (double)puts : 0.0,
+             seeks ? scanned / (double)seeks : 0.0);
+    free(buf);
     free(key);
 }
 
@@ -1545,7 +1954,7 @@ static void run_threads(struct bench *b)
         seconds += st->finish - st->start;
         hist_merge(&all.hist, &st->hist);
     }
-    if (b->key_range != FLAGS.num) {
+    if (b->fn == bench_write && b->key_range != FLAGS.num) {
         size_t len = strlen(all.message);
         snprintf(all.message + len, sizeof all.message - len,
                  "%s(%" PRId64 " ops)", len ? " " : "", b->key_range);
@@ -1557,7 +1966,7 @@ static void run_threads(struct bench *b)
     double elapsed = (all.finish - all.start) * 1e-6;
     if (elapsed <= 0)
         elapsed = 1e-9;
-    char extra[160] = "";
+    char extra[320] = "";
     if (all.bytes > 0)
         snprintf(extra, sizeof extra, "%6.1f MB/s", (double)all.bytes / 1048576.0 / elapsed);
     if (all.message[0]) {
@@ -1607,10 +2016,14 @@ static void db_paths_init(void)
 static void db_open(void)
 {
     /* ravel_open makes one level of directory: the parent of the N. */
-    if (ndbs > 1 && mkdir(FLAGS.db, 0755) != 0 && errno != EEXIST)
+    if (ndbs > 1 && !FLAGS.use_existing_db && mkdir(FLAGS.db, 0755) != 0 &&
+        errno != EEXIST)
         die("mkdir %s: %s", FLAGS.db, strerror(errno));
     for (int i = 0; i < ndbs; i++) {
         int rc = ravel_open(db_paths[i], open_opts, &dbs[i]);
+        if (rc && FLAGS.use_existing_db)
+            die("--use_existing_db: cannot open the database %s: %s: %s",
+                db_paths[i], ravel_errstr(rc), ravel_errmsg());
         if (rc)
             die("ravel_open %s: %s: %s", db_paths[i], ravel_errstr(rc),
                 ravel_errmsg());
@@ -1754,30 +2167,68 @@ static void print_header(void)
 
 /* Benchmarks that are not run on threads: they act once and print. */
 enum bench_kind {
-    BENCH_THREADS, BENCH_STATS, BENCH_FLUSH, BENCH_COMPACT, BENCH_WAIT
+    BENCH_THREADS, BENCH_STATS, BENCH_FLUSH, BENCH_COMPACT, BENCH_WAIT,
+    BENCH_PROPERTY, BENCH_MEMSTATS
 };
 
+/* Each benchmark: how it runs (KIND), and for those on threads, what its
+** threads do (FN) on which keys.  KEY_DIV divides --num for the key
+** range (fillsync, fill100K: num/1000, as db_bench's num_ /= 1000;
+** readhot: (num + 99) / 100, LevelDB's hot 1%), KEY_EXTRA lengthens the
+** keys read (readmissing: one byte, so no key read was written),
+** VALUE_SIZE replaces --value_size (fill100K). */
 static const struct {
     const char *name;
     bench_fn fn;
     const char *op;
     int fresh_db, sync, random_keys, extra_writer;
     enum bench_kind kind;
+    int key_div, key_extra;
+    int64_t value_size;
+    const char *property; /* BENCH_PROPERTY: the one it prints */
 } bench_table[] = {
-    {"fillseq", bench_write, "write", 1, 0, 0, 0, BENCH_THREADS},
-    {"fillrandom", bench_write, "write", 1, 0, 1, 0, BENCH_THREADS},
-    {"overwrite", bench_write, "write", 0, 0, 1, 0, BENCH_THREADS},
-    {"fillsync", bench_write, "write", 1, 1, 1, 0, BENCH_THREADS},
-    {"readrandom", bench_readrandom, "read", 0, 0, 1, 0, BENCH_THREADS},
-    {"readseq", bench_readseq, "read", 0, 0, 0, 0, BENCH_THREADS},
-    {"readreverse", bench_readreverse, "read", 0, 0, 0, 0, BENCH_THREADS},
-    {"seekrandom", bench_seekrandom, "seek", 0, 0, 1, 0, BENCH_THREADS},
+    {"fillseq", bench_write, "write", 1, 0, 0, 0, BENCH_THREADS, 1, 0, 0, NULL},
+    {"fillrandom", bench_write, "write", 1, 0, 1, 0, BENCH_THREADS, 1, 0, 0, NULL},
+    {"overwrite", bench_write, "write", 0, 0, 1, 0, BENCH_THREADS, 1, 0, 0, NULL},
+    {"fillsync", bench_write, "write", 1, 1, 1, 0, BENCH_THREADS, 1000, 0, 0, NULL},
+    {"fill100K", bench_write, "write", 1, 0, 1, 0, BENCH_THREADS, 1000, 0,
+     100000, NULL},
+    {"deleteseq", bench_delete, "delete", 0, 0, 0, 0, BENCH_THREADS, 1, 0, 0, NULL},
+    {"deleterandom", bench_delete, "delete", 0, 0, 1, 0, BENCH_THREADS, 1, 0, 0,
+     NULL},
+    {"readrandom", bench_readrandom, "read", 0, 0, 1, 0, BENCH_THREADS, 1, 0, 0,
+     NULL},
+    {"readmissing", bench_readrandom, "read", 0, 0, 1, 0, BENCH_THREADS, 1, 1, 0,
+     NULL},
+    {"readhot", bench_readrandom, "read", 0, 0, 1, 0, BENCH_THREADS, -100, 0, 0,
+     NULL},
+    {"readseq", bench_readseq, "read", 0, 0, 0, 0, BENCH_THREADS, 1, 0, 0, NULL},
+    {"readreverse", bench_readreverse, "read", 0, 0, 0, 0, BENCH_THREADS, 1, 0,
+     0, NULL},
+    {"seekrandom", bench_seekrandom, "seek", 0, 0, 1, 0, BENCH_THREADS, 1, 0, 0,
+     NULL},
+    {"multireadrandom", bench_multireadrandom, "read", 0, 0, 1, 0,
+     BENCH_THREADS, 1, 0, 0, NULL},
+    {"updaterandom", bench_updaterandom, "update", 0, 0, 1, 0, BENCH_THREADS,
+     1, 0, 0, NULL},
+    {"readrandomwriterandom", bench_readrandomwriterandom, "operation", 0, 0,
+     1, 0, BENCH_THREADS, 1, 0, 0, NULL},
     {"readwhilewriting", bench_readwhilewriting, "read", 0, 0, 1, 1,
-     BENCH_THREADS},
-    {"stats", NULL, NULL, 0, 0, 0, 0, BENCH_STATS},
-    {"flush", NULL, NULL, 0, 0, 0, 0, BENCH_FLUSH},
-    {"compact", NULL, NULL, 0, 0, 0, 0, BENCH_COMPACT},
-    {"waitforcompaction", NULL, NULL, 0, 0, 0, 0, BENCH_WAIT},
+     BENCH_THREADS, 1, 0, 0, NULL},
+    {"seekrandomwhilewriting", bench_seekrandomwhilewriting, "seek", 0, 0, 1,
+     1, BENCH_THREADS, 1, 0, 0, NULL},
+    {"mixgraph", bench_mixgraph, "operation", 0, 0, 1, 0, BENCH_THREADS, 1, 0,
+     0, NULL},
+    {"stats", NULL, NULL, 0, 0, 0, 0, BENCH_STATS, 1, 0, 0, NULL},
+    {"levelstats", NULL, NULL, 0, 0, 0, 0, BENCH_PROPERTY, 1, 0, 0,
+     "ravel.levelstats"},
+    {"sstables", NULL, NULL, 0, 0, 0, 0, BENCH_PROPERTY, 1, 0, 0,
+     "ravel.sstables"},
+    {"memstats", NULL, NULL, 0, 0, 0, 0, BENCH_MEMSTATS, 1, 0, 0, NULL},
+    {"flush", NULL, NULL, 0, 0, 0, 0, BENCH_FLUSH, 1, 0, 0, NULL},
+    {"compact", NULL, NULL, 0, 0, 0, 0, BENCH_COMPACT, 1, 0, 0, NULL},
+    {"compactall", NULL, NULL, 0, 0, 0, 0, BENCH_COMPACT, 1, 0, 0, NULL},
+    {"waitforcompaction", NULL, NULL, 0, 0, 0, 0, BENCH_WAIT, 1, 0, 0, NULL},
 };
 
 static int find_bench(const char *name)
@@ -1831,10 +2282,73 @@ static void flush_memtable(void)
     fflush(stdout);
 }
 
-/* db_bench's compact: each database compacted whole, down to its last
-** level (ravel_compact_range from the first key to the last), one after
-** the other; the result line counts one operation per database. */
-static void compact_all(void)
+/* db_bench's levelstats and sstables: the property NAME of each
+** database, as db_bench prints rocksdb.levelstats and rocksdb.sstables. */
+static void print_property(const char *name)
+{
+    for (int i = 0; i < ndbs; i++) {
+        char *text = NULL;
+        int rc = ravel_property(dbs[i], name, &text);
+        if (rc)
+            die("ravel_property %s: %s: %s", name, ravel_errstr(rc),
+                ravel_errmsg());
+        if (ndbs > 1)
+            printf("%s of %s:\n", name, db_paths[i]);
+        printf("%s%s\n", text,
+               text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
+        ravel_free(text);
+    }
+    fflush(stdout);
+}
+
+/* The value of property NAME (RocksDB's spelling with '-'), or of its older
+** ravel spelling with '_', into *TEXT; RAVEL_INVALID if ravel has
+** neither. */
+static int property_either_spelling(ravel_db *db, const char *name,
+                                    char **text)
+{
+    if (ravel_property(db, name, text) == RAVEL_OK)
+        return RAVEL_OK;
+    char older[128];
+    snprintf(older, sizeof older, "%s", name);
+    for (char *c = older + strlen("ravel."); *c; c++)
+        if (*c == '-')
+            *c = '_';
+    return ravel_property(db, older, text);
+}
+
+/* db_bench's memstats: RocksDB's six memtable properties, under ravel's
+** names; the ones ravel does not keep are said to be missing. */
+static void print_memstats(void)
+{
+    static const char *const names[] = {
+        "num-immutable-mem-table", "cur-size-active-mem-table",
+        "cur-size-all-mem-tables", "size-all-mem-tables",
+        "num-entries-active-mem-table", "num-entries-imm-mem-tables",
+    };
+    for (int i = 0; i < ndbs; i++) {
+        if (ndbs > 1)
+            printf("memstats of %s:\n", db_paths[i]);
+        for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+            char name[128], *text = NULL;
+            snprintf(name, sizeof name, "ravel.%s", names[k]);
+            if (property_either_spelling(dbs[i], name, &text) == RAVEL_OK)
+                printf("%s: %s\n", name, text);
+            else
+                printf("%s: (ravel keeps no such count)\n", name);
+            ravel_free(text);
+        }
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+/* db_bench's compact and compactall: each database compacted whole, down
+** to its last level (ravel_compact_range from the first key to the last),
+** one after the other; the result line counts one operation per database.
+** (db_bench's compact picks one database of --num_multi_db at random and
+** compactall prints no line; here both compact all and print one.) */
+static void compact_all(const char *name)
 {
     double start = now_micros();
     for (int i = 0; i < ndbs; i++) {
@@ -1847,7 +2361,7 @@ static void compact_all(void)
     if (micros <= 0)
         micros = 1e-3;
     printf("%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %d "
-           "operations;\n", "compact", micros / ndbs,
+           "operations;\n", name, micros / ndbs,
            (long)(ndbs / (micros * 1e-6)), micros * 1e-6, ndbs);
     fflush(stdout);
 }
@@ -1946,7 +2460,13 @@ static uint64_t int_property(ravel_db *d, const char *name)
 ** running or (unless automatic compactions are off) due. */
 static int background_work_left(ravel_db *d, int auto_compactions)
 {
-    return int_property(d, "ravel.num_immutable_mem_table") > 0 ||
+    char *text = NULL;
+    if (property_either_spelling(d, "ravel.num-immutable-mem-table",
+                                 &text) != RAVEL_OK)
+        die("ravel.num-immutable-mem-table: %s", ravel_errmsg());
+    uint64_t immutable = strtoull(text, NULL, 10);
+    ravel_free(text);
+    return immutable > 0 ||
            int_property(d, "ravel.num-running-compactions") > 0 ||
            (auto_compactions &&
             int_property(d, "ravel.compaction-pending") > 0);
@@ -1976,41 +2496,101 @@ static void wait_for_compaction(void)
     fflush(stdout);
 }
 
+/* What db_bench takes and ravel-bench cannot run is refused with the
+** reason; what db_bench reads as "off" or clamps (negative intervals and
+** seek counts, compression ratios outside (0, 1]) is taken as db_bench
+** reads it. */
 static void check_flags(void)
 {
     if (FLAGS.num < 1)
-        die("--num=%" PRId64 ": must be at least 1", FLAGS.num);
+        die("--num=%" PRId64 ": must be at least 1 (keys are drawn from "
+            "[0, num); db_bench divides by it too)", FLAGS.num);
     if (FLAGS.threads < 1 || FLAGS.threads > 65536)
-        die("--threads=%" PRId64 ": must be 1 .. 65536", FLAGS.threads);
+        die("--threads=%" PRId64 ": must be 1 .. 65536 (each is a thread "
+            "of its own)", FLAGS.threads);
     if (FLAGS.batch_size < 1)
-        die("--batch_size=%" PRId64 ": must be at least 1", FLAGS.batch_size);
+        die("--batch_size=%" PRId64 ": must be at least 1 (each write or "
+            "multi-get holds this many keys)", FLAGS.batch_size);
     if (FLAGS.key_size < 1 || FLAGS.key_size > (int64_t)RAVEL_MAX_KEY_SIZE)
-        die("--key_size=%" PRId64 ": must be 1 .. %u", FLAGS.key_size, RAVEL_MAX_KEY_SIZE);
+        die("--key_size=%" PRId64 ": must be 1 .. %u (RAVEL_MAX_KEY_SIZE)",
+            FLAGS.key_size, RAVEL_MAX_KEY_SIZE);
     if (FLAGS.value_size < 0 || FLAGS.value_size > (int64_t)RAVEL_MAX_VALUE_SIZE)
-        die("--value_size=%" PRId64 ": must be 0 .. %u", FLAGS.value_size,
-            RAVEL_MAX_VALUE_SIZE);
-    if (!(FLAGS.compression_ratio > 0 && FLAGS.compression_ratio <= 1))
-        die("--compression_ratio=%g: must be in (0, 1]", FLAGS.compression_ratio);
+        die("--value_size=%" PRId64 ": must be 0 .. %u (RAVEL_MAX_VALUE_SIZE)",
+            FLAGS.value_size, RAVEL_MAX_VALUE_SIZE);
+    if (isnan(FLAGS.compression_ratio))
+        die("--compression_ratio=nan: not a number");
     if (FLAGS.seek_nexts < 0)
-        die("--seek_nexts=%" PRId64 ": must not be negative", FLAGS.seek_nexts);
+        FLAGS.seek_nexts = 0; /* db_bench's loop runs no Next */
     if (FLAGS.duration < 0)
-        die("--duration=%" PRId64 ": must not be negative", FLAGS.duration);
+        die("--duration=%" PRId64 ": must not be negative (a time)",
+            FLAGS.duration);
     if (FLAGS.ops_between_duration_checks < 1)
-        die("--ops_between_duration_checks=%" PRId64 ": must be at least 1",
-            FLAGS.ops_between_duration_checks);
+        die("--ops_between_duration_checks=%" PRId64 ": must be at least 1 "
+            "(db_bench divides by it)", FLAGS.ops_between_duration_checks);
     if (FLAGS.num_multi_db < 0 || FLAGS.num_multi_db > 1024)
-        die("--num_multi_db=%" PRId64 ": must be 0 .. 1024", FLAGS.num_multi_db);
+        die("--num_multi_db=%" PRId64 ": must be 0 .. 1024 (each database "
+            "has threads and files of its own)", FLAGS.num_multi_db);
     if (FLAGS.num_multi_db > FLAGS.threads)
         die("--num_multi_db=%" PRId64 " with --threads=%" PRId64 ": thread i "
             "works on database i %% num_multi_db, so some databases would "
             "have no thread", FLAGS.num_multi_db, FLAGS.threads);
-    if (FLAGS.stats_interval < 0 || FLAGS.stats_interval_seconds < 0)
-        die("--stats_interval=%" PRId64 ", --stats_interval_seconds=%" PRId64
-            ": must not be negative", FLAGS.stats_interval,
-            FLAGS.stats_interval_seconds);
+    if (FLAGS.stats_interval < 0)
+        FLAGS.stats_interval = 0; /* db_bench: only > 0 sets it */
+    if (FLAGS.stats_interval_seconds < 0)
+        FLAGS.stats_interval_seconds = 0;
     if (FLAGS.report_interval_seconds < 0)
-        die("--report_interval_seconds=%" PRId64 ": must not be negative",
-            FLAGS.report_interval_seconds);
+        FLAGS.report_interval_seconds = 0; /* db_bench: only > 0 reports */
+    if (FLAGS.readwritepercent < 0 || FLAGS.readwritepercent > 100)
+        die("--readwritepercent=%" PRId64 ": must be 0 .. 100 (a "
+            "percentage)", FLAGS.readwritepercent);
+    if (FLAGS.mix_get_ratio < 0 || FLAGS.mix_put_ratio < 0 ||
+        FLAGS.mix_seek_ratio < 0 ||
+        FLAGS.mix_get_ratio + FLAGS.mix_put_ratio + FLAGS.mix_seek_ratio <= 0)
+        die("--mix_get_ratio=%g --mix_put_ratio=%g --mix_seek_ratio=%g: "
+            "shares must not be negative, and one must be above 0",
+            FLAGS.mix_get_ratio, FLAGS.mix_put_ratio, FLAGS.mix_seek_ratio);
+    if (FLAGS.mix_max_scan_len < 1 || FLAGS.mix_max_value_size < 1)
+        die("--mix_max_scan_len=%" PRId64 " --mix_max_value_size=%" PRId64
+            ": must be at least 1 (mixgraph takes lengths modulo them)",
+            FLAGS.mix_max_scan_len, FLAGS.mix_max_value_size);
+    if (FLAGS.sine_mix_rate && FLAGS.sine_mix_rate_interval_milliseconds < 1)
+        die("--sine_mix_rate_interval_milliseconds=%" PRId64 ": must be at "
+            "least 1", FLAGS.sine_mix_rate_interval_milliseconds);
+}
+
+/* --use_existing_db: the database must exist.  A mistyped --db must not
+** measure an empty database made on the spot (db_bench, whose
+** create_if_missing is always true, does exactly that: 0 of N found). */
+static void apply_use_existing_db(ravel_options *opts)
+{
+    if (FLAGS.use_existing_db &&
+        ravel_options_set(opts, "create_if_missing", "false") != RAVEL_OK)
+        die("create_if_missing: %s", ravel_errmsg());
+}
+
+/* --max_background_compactions, --max_background_flushes: RocksDB's
+** GetBGJobLimits gives max(1, compactions) compaction threads and
+** max(1, flushes) flush threads when either is set (not -1), whatever
+** max_background_jobs says; ravel's threads run both, so
+** max_background_jobs is their sum. */
+static void apply_background_limits(ravel_options *opts)
+{
+    int64_t c = FLAGS.max_background_compactions;
+    int64_t f = FLAGS.max_background_flushes;
+    if (c == -1 && f == -1)
+        return;
+    int64_t jobs = (c < 1 ? 1 : c) + (f < 1 ? 1 : f);
+    char value[32], why[160];
+    snprintf(value, sizeof value, "%" PRId64, jobs);
+    if (ravel_options_set(opts, "max_background_jobs", value) != RAVEL_OK)
+        die("--max_background_compactions=%" PRId64 " "
+            "--max_background_flushes=%" PRId64 " (ravel's "
+            "max_background_jobs=%s, their sum as RocksDB counts them): %s",
+            c, f, value, ravel_errmsg());
+    snprintf(why, sizeof why, "%s (from max_background_compactions=%" PRId64
+             " and max_background_flushes=%" PRId64 ", as RocksDB counts "
+             "threads)", value, c, f);
+    strlist_add(&engine_opts_given, "max_background_jobs", why);
 }
 
 /* --transaction_db: with --unordered_write=1, db_bench opens a
@@ -2070,6 +2650,8 @@ int main(int argc, char **argv)
         die("create_if_missing: %s", ravel_errmsg());
     parse_args(argc, argv, open_opts);
     check_flags();
+    apply_use_existing_db(open_opts);
+    apply_background_limits(open_opts);
     apply_transaction_db(open_opts);
     apply_shared_write_controller(open_opts);
     if (!FLAGS.db && !(FLAGS.db = default_db_path()))
@@ -2120,13 +2702,22 @@ int main(int argc, char **argv)
             continue;
         }
         if (bench_table[i].kind == BENCH_COMPACT) {
-            compact_all();
+            compact_all(bench_table[i].name);
+            continue;
+        }
+        if (bench_table[i].kind == BENCH_PROPERTY) {
+            print_property(bench_table[i].property);
+            continue;
+        }
+        if (bench_table[i].kind == BENCH_MEMSTATS) {
+            print_memstats();
             continue;
         }
         if (bench_table[i].kind == BENCH_WAIT) {
             wait_for_compaction();
             continue;
         }
+        int div = bench_table[i].key_div;
         struct bench b = {
             .name = bench_table[i].name,
             .fn = bench_table[i].fn,
@@ -2135,8 +2726,18 @@ int main(int argc, char **argv)
             .sync = bench_table[i].sync,
             .random_keys = bench_table[i].random_keys,
             .extra_writer = bench_table[i].extra_writer,
-            .key_range = bench_table[i].sync ? FLAGS.num / 1000 : FLAGS.num,
+            .key_range = div > 0 ? FLAGS.num / div
+                                 : (FLAGS.num - div - 1) / -div,
+            .key_size = FLAGS.key_size + bench_table[i].key_extra,
+            .value_size = bench_table[i].value_size ? bench_table[i].value_size
+                                                    : FLAGS.value_size,
         };
+        if (b.key_size > (int64_t)RAVEL_MAX_KEY_SIZE)
+            die("%s: reads keys of --key_size + 1 = %" PRId64 " bytes, more "
+                "than RAVEL_MAX_KEY_SIZE (%u)", b.name, b.key_size,
+                RAVEL_MAX_KEY_SIZE);
+        if (b.fn == bench_mixgraph)
+            mixgraph_model_init();
         if (b.key_range < 1)
             b.key_range = 1;
         if (b.fresh_db) {
@@ -2156,6 +2757,8 @@ int main(int argc, char **argv)
         struct wamp before = engine_wamp();
         run_threads(&b);
         print_write_amplification(b.name, before);
+        if (b.fn == bench_mixgraph)
+            mg_model_free(&mixgraph_model);
     }
     free(list);
 

@@ -724,6 +724,26 @@ RAVEL_API int ravel_get_into_opt(ravel_db *db, const ravel_readoptions *ro,
                                  const void *key, size_t klen, void *buf,
                                  size_t cap, size_t *vlen);
 
+/* Looks up the N keys KEYS[i] (KLENS[i] bytes each) all at one sequence:
+** as of RO's snapshot, or (RO NULL or without one) of the latest visible
+** state taken once for the whole call, so every value comes from the same
+** state of the database -- a writer's batch is seen whole or not at all,
+** which N calls of ravel_get do not promise.  The keys may come in any
+** order and repeat.  Returns RAVEL_OK when every key was looked up: then
+** RCS[i] is RAVEL_OK, with VALS[i] a copy of the value (free each with
+** ravel_free; non-NULL even for an empty value) and VLENS[i] its length,
+** or RAVEL_NOTFOUND, with VALS[i] NULL and VLENS[i] 0.  Any other return
+** (RAVEL_INVALID for a NULL array with N > 0, a key longer than
+** RAVEL_MAX_KEY_SIZE or another handle's snapshot; RAVEL_NOMEM;
+** RAVEL_CORRUPT or RAVEL_IOERR from a table file) returns no value: every
+** VALS[i] is NULL, VLENS[i] 0 and RCS[i] that code.  N == 0 is RAVEL_OK.
+** It is faster than N gets when the keys share blocks (it looks them up
+** in key order) and costs one read view instead of N. */
+RAVEL_API int ravel_multi_get(ravel_db *db, const ravel_readoptions *ro,
+                              size_t n, const void *const *keys,
+                              const size_t *klens, void **vals,
+                              size_t *vlens, int *rcs);
+
 /* Iterators read a fixed state (SNAP, or the latest visible state when the
 ** iterator is created) in key order (bytewise, shorter first on a common
 ** prefix).  They stay valid and unchanged while writes go on.  Free every
