@@ -117,14 +117,19 @@ ops_count() {
         for (i = 7; i <= NF; i++) if ($i ~ /^operations;?$/) print $(i - 1) }' "$1"
 }
 
-# The write amplification of a fill: ravel's waitforcompaction line, or
-# RocksDB's cumulative compaction bytes (GiB) over the bytes put.
+# The write amplification of a fill, over the same base for both engines
+# (the key and value bytes put): the table bytes of ravel's
+# waitforcompaction line (whose own ratio divides by the bytes users wrote
+# as the engine counts them, batch headers, tags and lengths included), or
+# RocksDB's cumulative compaction bytes (GiB).
 wamp() {
     engine=$1 log=$2
     if [ "$engine" = ravel ]; then
-        awk '$1 == "waitforcompaction" {
-                for (i = 1; i < NF; i++) if ($i == "amplification") { print $(i + 1); n++ } }
-             END { if (!n) print "-" }' "$log"
+        put=$(ops_count "$log" fillrandom)
+        awk -v put="$put" -v kv=$((KEY + VALUE)) '$1 == "waitforcompaction" {
+                for (i = 1; i < NF; i++) if ($i == "amplification") { e = $(i + 2); sub(/^\(/, "", e); n++ } }
+             END { if (!n || put == 0) print "-"
+                   else printf "%.3f\n", e / (put * kv) }' "$log"
     else
         put=$(ops_count "$log" fillrandom)
         awk -v put="$put" -v kv=$((KEY + VALUE)) '
