@@ -446,6 +446,13 @@ static const char *alias_bloom_bits(const char *value)
     return value[0] == '-' ? "0" : value;
 }
 
+/* db_bench's cache_size: 0 or negative means no block cache (its
+** NewCache makes none), ravel's block_cache_size=0. */
+static const char *alias_cache_size(const char *value)
+{
+    return value[0] == '-' ? "0" : value;
+}
+
 /* db_bench's open_files: 0 means RocksDB's default (NULL: ravel's is
 ** kept); -1 (db_bench's default, no limit) ravel_options_set takes. */
 static const char *alias_open_files(const char *value)
@@ -502,7 +509,8 @@ static const struct {
     const char *(*convert)(const char *value);
     const char *dbbench_default;
 } dbbench_option_flags[] = {
-    {"cache_size", "block_cache_size", NULL, "32M (8M before RocksDB 8)"},
+    {"cache_size", "block_cache_size", alias_cache_size,
+     "32M (8M before RocksDB 8; 0 or negative: no cache)"},
     {"bloom_bits", "bloom_bits_per_key", alias_bloom_bits,
      "-1, no filter (negative: none here too)"},
     {"compression_type", "compression", alias_compression_type,
@@ -2654,7 +2662,7 @@ int main(int argc, char **argv)
     apply_background_limits(open_opts);
     apply_transaction_db(open_opts);
     apply_shared_write_controller(open_opts);
-    if (!FLAGS.db && !(FLAGS.db = default_db_path()))
+    if ((!FLAGS.db || !FLAGS.db[0]) && !(FLAGS.db = default_db_path()))
         die("out of memory");
     db_paths_init();
 

@@ -302,7 +302,7 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   block_size=4K               target size of a data block (256 .. 64M)
 **   block_restart_interval=16   keys between restart points in a block
 **                               (1 .. 2147483647)
-**   bloom_bits_per_key=10       filter bits per key (0 .. 64; 0: no
+**   bloom_bits_per_key=10       filter bits per key (0 .. 100; 0: no
 **                               filter); at 10 a point lookup reads about
 **                               1% of the files that do not hold its key
 **   compression=none            none | lz4 | zstd: how data blocks are
@@ -378,7 +378,7 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               accepts at first; lowered while the backlog
 **                               grows, raised as it shrinks (RocksDB's
 **                               steps: x0.8, x1.25), never above this (1K
-**                               .. 1T)
+**                               .. 1T; 0: RocksDB's default, 16M)
 **   use_dynamic_delay=false     true (Speedb's name): the rate is instead
 **                               proportional to how far the worst cause is
 **                               between its slowdown and stop points

@@ -71,6 +71,9 @@ struct options_def {
                      ** RocksDB's option of the same name takes (NULL:
                      ** RocksDB refuses them too, or has no such option);
                      ** every refusal of a value prints it */
+    uint64_t zero;     /* the quantities: what 0 means here, as RocksDB
+                       ** reads it (delayed_write_rate: its default); 0:
+                       ** 0 is a value like any other */
     uint64_t negative; /* OPTIONS_INT: what a negative value means here,
                        ** as RocksDB reads it (its -1: no limit, never);
                        ** 0: a negative value is refused */
@@ -273,7 +276,9 @@ static const struct options_def options_table[] = {
      .conflicts = "soft_pending_compaction_bytes_limit",
      .doc = "bytes compaction owes past which writes stop (0: never)"},
     {OPTION(delayed_write_rate, RATE), .def = 16ull << 20,
-     .min = 1ull << 10, .max = 1ull << 40,
+     .min = 1ull << 10, .max = 1ull << 40, .zero = 16ull << 20,
+     .why = "below 1K a slowed-down database would all but stop; 0 is "
+            "RocksDB's default, 16M",
      .doc = "bytes per second a slowed-down database accepts at most"},
     {OPTION(use_dynamic_delay, BOOL), .def = 0,
      .doc = "slow writes in proportion to how near the worst cause is to "
@@ -286,7 +291,9 @@ static const struct options_def options_table[] = {
      .why = "a block needs a restart point every so many keys; RocksDB "
             "reads less than 1 as 1",
      .doc = "keys between restart points in a block"},
-    {OPTION(bloom_bits_per_key, INT), .def = 10, .min = 0, .max = 64,
+    {OPTION(bloom_bits_per_key, INT), .def = 10, .min = 0, .max = 100,
+     .why = "more bits a key make no better filter: RocksDB reads more than "
+            "100 as 100",
      .doc = "filter bits per key (0: no filter)"},
     {OPTION(compression, ENUM), .def = RV_COMPRESSION_NONE,
      .names = options_compression_names,
@@ -766,6 +773,8 @@ static int options_set_quantity(char *field, const struct options_def *d,
                         "of range (%s .. %s)" OPTIONS_WHY_FMT, d->name, value,
                         options_quantity_unit(d->kind), lo, hi,
                         OPTIONS_WHY(d));
+    if (v == 0 && d->zero)
+        v = d->zero; /* RocksDB's 0: its default */
     if (v < d->min || v > d->max)
         return rv_error(RAVEL_INVALID,
                         "option '%s': value '%s' (%llu %s) is out of range "

@@ -252,8 +252,8 @@ static void test_aliases(void **state)
                      RAVEL_OK);
     opt_expect_value(o, "block_cache_size", "1048576");
     opt_expect_value(o, "bloom_bits_per_key", "3");
-    opt_expect_bad(o, "bloom_bits", "65");
-    assert_non_null(strstr(ravel_errmsg(), "0 .. 64"));
+    opt_expect_bad(o, "bloom_bits", "101");
+    assert_non_null(strstr(ravel_errmsg(), "0 .. 100"));
     /* describe lists each option once, under ravel's name */
     char *text = rv_options_describe(o);
     assert_non_null(strstr(text, "bloom_bits_per_key=3\n"));
@@ -558,6 +558,23 @@ static void test_rocksdb_int_ranges(void **state)
     ravel_options_free(o);
 }
 
+/* Values RocksDB takes and ravel once refused: bloom_bits_per_key up to
+** RocksDB's cap of 100 (the filter builder caps there too), and
+** delayed_write_rate=0, RocksDB's default (16M). */
+static void test_rocksdb_values_taken(void **state)
+{
+    (void)state;
+    ravel_options *o = opts_new();
+    opt_expect_set(o, "bloom_bits_per_key", "100", "100");
+    opt_expect_bad(o, "bloom_bits_per_key", "101");
+    assert_non_null(strstr(ravel_errmsg(), "RocksDB reads more than 100"));
+    opt_expect_set(o, "delayed_write_rate", "4M", "4194304");
+    opt_expect_set(o, "delayed_write_rate", "0", "16777216");
+    opt_expect_bad(o, "delayed_write_rate", "1023");
+    assert_non_null(strstr(ravel_errmsg(), "0 is RocksDB's default"));
+    ravel_options_free(o);
+}
+
 /* RocksDB's max_open_files=-1, no limit (db_bench's default): the most
 ** ravel keeps open.  Other negative values of other options stay refused. */
 static void test_max_open_files_unlimited(void **state)
@@ -776,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_aliases),
         cmocka_unit_test(test_not_built_names_the_option_to_use),
         cmocka_unit_test(test_max_open_files_unlimited),
+        cmocka_unit_test(test_rocksdb_values_taken),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_null_args),
         cmocka_unit_test(test_parse),
