@@ -16,14 +16,30 @@
 **     many seconds instead (db_bench's Duration);
 **   - readrandom reads into a buffer of the thread's own (ravel_get_into),
 **     as db_bench reads into a PinnableSlice: no allocation per value;
-**   - readwhilewriting runs one writer thread more than --threads, putting
-**     random keys at full speed until the readers finish; like db_bench it
-**     reports the readers alone;
+**   - readwhilewriting and seekrandomwhilewriting run one writer thread
+**     more than --threads, putting random keys at full speed until the
+**     readers finish; like db_bench they report the readers alone;
+**   - readmissing reads keys one byte longer than any written (db_bench's
+**     ++key_size_), readhot the hottest 1% of the keys (LevelDB's
+**     db_bench; RocksDB's has no readhot), fill100K puts --num 100000-byte
+**     values over num/1000 keys, deleteseq and deleterandom delete
+**     --deletes keys, updaterandom reads then puts, readrandomwriterandom
+**     does --readwritepercent gets of every 100, as db_bench's;
+**   - multireadrandom reads --batch_size keys per ravel_multi_get (all of
+**     them at one sequence), or with --multiget_loop per as many
+**     ravel_get calls, to compare the two;
+**   - mixgraph is db_bench's Facebook workload model (mixgraph.c): the
+**     ratios of gets, puts and seeks, the keys' power and key-range
+**     distributions, the values' and scans' Pareto lengths, the sine rate;
+**   - --use_existing_db opens the database without creating it: a missing
+**     one is an error (db_bench creates it and measures an empty database);
 **   - the result line is db_bench's format string: micros/op is the sum of
 **     the threads' times over all operations, ops/sec and MB/s use the wall
 **     time from the first thread's start to the last thread's finish;
-**   - compact compacts each database whole (ravel_compact_range from the
-**     first key to the last), as db_bench's CompactRange(nullptr, nullptr);
+**   - compact and compactall compact each database whole
+**     (ravel_compact_range from the first key to the last), as db_bench's
+**     CompactRange(nullptr, nullptr); levelstats, sstables and memstats
+**     print ravel's properties of the same names;
 **   - --report_interval_seconds writes db_bench's CSV of operations per
 **     interval to --report_file (see "reporter" below for the columns);
 **   - --num_multi_db=N opens N databases at db_bench's paths, --db/0 ..
@@ -49,8 +65,11 @@
 ** the number the `stats` benchmark then prints.
 **
 ** Flags: db_bench's own flags that apply are implemented, and db_bench's
-** spellings of options are translated (dbbench_option_flags: cache_size,
-** bloom_bits, compression_type, open_files, verify_checksum); any other flag
+** spellings of options are translated with its conventions for their
+** values (dbbench_option_flags: cache_size, bloom_bits, compression_type
+** -- snappy runs as lz4, listed as ignored --, open_files,
+** verify_checksum; max_background_compactions and _flushes set
+** max_background_jobs to the threads RocksDB would start); any other flag
 ** is handed to ravel_options_set under its RocksDB name.  RocksDB options
 ** ravel has not built yet (rv_option_is_not_built) and db_bench-only flags
 ** with no meaning here (transaction_db, perf_level ...) are accepted, and
