@@ -738,8 +738,8 @@ RAVEL_API int ravel_get_into_opt(ravel_db *db, const ravel_readoptions *ro,
 ** RAVEL_CORRUPT or RAVEL_IOERR from a table file) returns no value: every
 ** VALS[i] is NULL, VLENS[i] 0 and RCS[i] that code.  N == 0 is RAVEL_OK.
 ** It costs about what N calls of ravel_get cost (the keys are looked up
-** one by one, in key order; ravel-bench's multireadrandom measures both):
-** its point is that the values come from one state. */
+** one by one; ravel-bench's multireadrandom measures both): its point is
+** that the values come from one state. */
 RAVEL_API int ravel_multi_get(ravel_db *db, const ravel_readoptions *ro,
                               size_t n, const void *const *keys,
                               const size_t *klens, void **vals,
