@@ -1720,7 +1720,7 @@ static uint64_t int_property(ravel_db *d, const char *name)
 ** running or (unless automatic compactions are off) due. */
 static int background_work_left(ravel_db *d, int auto_compactions)
 {
-    return int_property(d, "ravel.num_immutable_mem_table") > 0 ||
+    return int_property(d, "ravel.num-immutable-mem-table") > 0 ||
            int_property(d, "ravel.num-running-compactions") > 0 ||
            (auto_compactions &&
             int_property(d, "ravel.compaction-pending") > 0);

@@ -50,9 +50,9 @@ const struct shell_command shell_commands[] = {
      0, shell_cmd_stats},
     {"property", "NAME", "print a database property (see .help property)",
      "Prints a property of the open database: ravel.stats,\n"
-     "ravel.last_sequence, ravel.last_visible_sequence,\n"
-     "ravel.num_immutable_mem_table, ravel.cur_size_active_mem_table,\n"
-     "ravel.wal_io, ravel.read_only_reason, ravel.options,\n"
+     "ravel.last-sequence, ravel.last-visible-sequence,\n"
+     "ravel.num-immutable-mem-table, ravel.cur-size-active-mem-table,\n"
+     "ravel.wal-io, ravel.read-only-reason, ravel.options,\n"
      "ravel.num-files-at-level0 (.. level6), ravel.levelstats,\n"
      "ravel.sstables, ravel.estimate-num-keys, ravel.cur-size-all-mem-tables,\n"
      "ravel.block-cache-usage, ravel.background-errors, ravel.write-ordering,\n"

@@ -592,7 +592,7 @@ uint64_t tu_files_at_level(ravel_db *db, int level)
 
 static int tu_background_idle(ravel_db *db)
 {
-    return tu_prop_u64(db, "ravel.num_immutable_mem_table") == 0 &&
+    return tu_prop_u64(db, "ravel.num-immutable-mem-table") == 0 &&
            tu_prop_u64(db, "ravel.compaction-pending") == 0 &&
            tu_prop_u64(db, "ravel.num-running-compactions") == 0;
 }
