@@ -48,17 +48,10 @@ const struct shell_command shell_commands[] = {
      NULL, 0, 0, shell_cmd_release},
     {"stats", "", "write-path statistics (the ravel.stats property)", NULL, 0,
      0, shell_cmd_stats},
-    {"property", "NAME", "print a database property (see .help property)",
-     "Prints a property of the open database: ravel.stats,\n"
-     "ravel.last-sequence, ravel.last-visible-sequence,\n"
-     "ravel.num-immutable-mem-table, ravel.cur-size-active-mem-table,\n"
-     "ravel.wal-io, ravel.read-only-reason, ravel.options,\n"
-     "ravel.num-files-at-level0 (.. level6), ravel.levelstats,\n"
-     "ravel.sstables, ravel.estimate-num-keys, ravel.cur-size-all-mem-tables,\n"
-     "ravel.block-cache-usage, ravel.background-errors, ravel.write-ordering,\n"
-     "ravel.compaction-pending, ravel.num-running-compactions,\n"
-     "ravel.estimate-pending-compaction-bytes,\n"
-     "ravel.actual-delayed-write-rate, ravel.is-write-stopped.",
+    {"property", "NAME", "print a database property, such as ravel.stats",
+     "Prints a property of the open database (ravel_property).  NAME is\n"
+     "one of these; RocksDB's name rocksdb.X is taken too for those marked\n"
+     "*, and each older name (was ...) still works.  Tab completes NAME.",
      1, 1, shell_cmd_property},
     {"flush-wal", "[--sync]", "flush the WAL (--sync: to stable storage)",
      "Every acknowledged write is already in the operating system's page\n"
@@ -309,6 +302,8 @@ int shell_help_one(FILE *f, const char *name)
             c->args, c->summary);
     if (c->details)
         fprintf(f, "\n%s\n", c->details);
+    if (c->run == shell_cmd_property)
+        shell_property_help(f);
     return 0;
 }
 

@@ -5,7 +5,9 @@
 ** SHELL_HAVE_LIBEDIT, and an interactive session on a terminal gets line
 ** editing, a history kept in ~/.ravel_history across sessions, and tab
 ** completion of command names (from the command table), of .mode/.timer/
-** .sync arguments, of scan's options and of file names after .import,
+** .sync arguments, of scan's options, of property names (from the
+** library's table), of keys after get, del, put, scan and count (from the
+** open database, complete_keys.c) and of file names after .import,
 ** .read, .output and .dump.  Without libedit, or when the input is not a
 ** terminal, lines are read with getline(): any length, any byte.
 **
@@ -124,6 +126,89 @@ static char *input_command_generator(const char *text, int state)
     return NULL;
 }
 
+static char *input_property_generator(const char *text, int state)
+{
+    static size_t next;
+    if (!state)
+        next = 0;
+    size_t n = strlen(text);
+    for (const char *w; (w = shell_property_word(next)) != NULL;) {
+        next++;
+        if (strncmp(w, text, n) == 0)
+            return strdup(w);
+    }
+    return NULL;
+}
+
+/* The session whose database keys are completed from (shell_read_line). */
+static struct shell *input_shell;
+
+static char *input_key_generator(const char *text, int state)
+{
+    static char **keys;
+    static size_t next;
+    if (!state) {
+        for (size_t i = 0; keys && keys[i]; i++)
+            free(keys[i]);
+        free(keys);
+        keys = input_shell ? shell_complete_keys(input_shell, text) : NULL;
+        next = 0;
+    }
+    if (!keys || !keys[next])
+        return NULL;
+    char *w = keys[next];
+    keys[next++] = NULL; /* the caller frees it */
+    return w;
+}
+
+/* Whether the argument being typed, after the words of the line before
+** it (BEFORE, tokenized: BEFORE->tok[0] is command C), is a key: the first
+** argument of get, del and put, FROM and TO of scan and count, and
+** scan's --prefix P. */
+static int input_is_key(const struct shell_command *c,
+                        const struct shell_line *before, const char *text)
+{
+    int arg = before->n; /* 1 for the first argument */
+    const char *name = c->name;
+    if (!strcmp(name, "get") || !strcmp(name, "del") || !strcmp(name, "put"))
+        return arg == 1;
+    if (!strcmp(name, "count"))
+        return arg <= 2;
+    if (strcmp(name, "scan") != 0 || text[0] == '-')
+        return 0;
+    const struct shell_token *prev = &before->tok[before->n - 1];
+    if (!prev->quoted && !strcmp(prev->p, "--prefix"))
+        return 1;
+    if (!prev->quoted && !strcmp(prev->p, "--limit"))
+        return 0;
+    int positional = 0;
+    for (int i = 1; i < before->n; i++) {
+        const struct shell_token *t = &before->tok[i];
+        if (!t->quoted && (!strcmp(t->p, "--prefix") ||
+                           !strcmp(t->p, "--limit")))
+            i++;
+        else if (t->quoted || t->p[0] != '-')
+            positional++;
+    }
+    return positional < 2;
+}
+
+/* The completion of an argument of C: its words, or keys. */
+static char **input_complete_argument(const struct shell_command *c,
+                                      const char *text, int start)
+{
+    struct shell_line before;
+    char err[128];
+    if (shell_tokenize(rl_line_buffer, (size_t)start, &before, err,
+                       sizeof err) || before.n == 0)
+        return NULL;
+    int key = input_is_key(c, &before, text);
+    shell_line_free(&before);
+    if (!key)
+        return NULL;
+    return rl_completion_matches(text, input_key_generator);
+}
+
 static char **input_complete(const char *text, int start, int end)
 {
     (void)end;
@@ -143,6 +228,8 @@ static char **input_complete(const char *text, int start, int end)
     input_words = NULL;
     if (strcmp(c->name, ".help") == 0)
         return rl_completion_matches(text, input_command_generator);
+    if (strcmp(c->name, "property") == 0)
+        return rl_completion_matches(text, input_property_generator);
     if (strcmp(c->name, ".mode") == 0)
         input_words = input_mode_words;
     else if (strcmp(c->name, ".timer") == 0 || strcmp(c->name, ".sync") == 0)
@@ -155,7 +242,7 @@ static char **input_complete(const char *text, int start, int end)
              strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0)
         rl_attempted_completion_over = 0; /* libedit completes file names */
     if (!input_words)
-        return NULL;
+        return input_complete_argument(c, text, start);
     return rl_completion_matches(text, input_word_generator);
 }
 
@@ -185,6 +272,9 @@ void shell_editor_open(void)
     rl_getc_function = input_getc;
     rl_readline_name = "ravel";
     rl_attempted_completion_function = input_complete;
+    /* An argument is split at blanks only, so a quote typed to start a
+    ** key ("a b or x'00) belongs to the word completed. */
+    rl_completer_word_break_characters = " \t";
     using_history();
     stifle_history(1000);
     if (input_history_path[0])
@@ -213,6 +303,7 @@ char *shell_read_line(struct shell *s, FILE *f, const char *prompt,
 {
     if (!(s->use_editor && f == stdin && prompt))
         return input_plain(f, prompt, len);
+    input_shell = s;
     char *line = readline(prompt);
     if (line)
         *len = strlen(line);

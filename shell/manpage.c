@@ -124,6 +124,11 @@ static void manpage_commands(FILE *f, int dot)
             manpage_text(f, c->details);
             fputc('\n', f);
         }
+        if (c->run == shell_cmd_property) {
+            fputs(".RS\n", f);
+            shell_property_manpage(f, manpage_text);
+            fputs(".RE\n", f);
+        }
     }
 }
 

@@ -184,6 +184,18 @@ struct shell_command {
 };
 
 extern const struct shell_command shell_commands[];
+/* The names ravel_property takes (property_names.c): the Ith word tab
+** completion offers (NULL past the last), the list .help property prints,
+** and the same as roff paragraphs for ravel(1), TEXT escaping. */
+const char *shell_property_word(size_t i);
+void shell_property_help(FILE *f);
+void shell_property_manpage(FILE *f, void (*text)(FILE *f, const char *s));
+/* The keys of S's database starting with the partly typed argument TEXT,
+** written as they would be typed, at most SHELL_COMPLETE_MAX_KEYS, in a
+** NULL-terminated array (free each and the array); NULL on OOM
+** (complete_keys.c). */
+#define SHELL_COMPLETE_MAX_KEYS 100
+char **shell_complete_keys(struct shell *s, const char *text);
 const struct shell_command *shell_command_find(const char *name);
 /* The closest command name to NAME, or NULL if none is close. */
 const char *shell_command_suggest(const char *name);

@@ -405,41 +405,54 @@ static char *properties_write_ordering(ravel_db *db)
 
 /* Every property, in the order ravel.h lists them.  NAME is ravel's,
 ** spelled as RocksDB spells its properties (words joined by '-'), with
-** RocksDB's own suffix where RocksDB has the concept; ROCKSDB is
+** RocksDB's own suffix where RocksDB has the concept; DOC says what it
+** is in a phrase (ravel.h says more, the shell's help prints DOC); ROCKSDB is
 ** RocksDB's name, accepted where its meaning is the same; DEPRECATED is
 ** an older spelling programs may still use, accepted for ever.  TEXT
 ** returns malloc'd text, or NULL on OOM; a per-level property passes its
 ** level as ARG (LEVEL_TEXT), the others ignore it. */
-#define PROPERTIES_PLAIN(name, rocksdb, deprecated, fn) \
-    {name, rocksdb, deprecated, fn, NULL, -1}
+#define PROPERTIES_PLAIN(name, doc, rocksdb, deprecated, fn) \
+    {name, doc, rocksdb, deprecated, fn, NULL, -1}
 #define PROPERTIES_LEVEL(n) \
-    {"ravel.num-files-at-level" #n, "rocksdb.num-files-at-level" #n, NULL, \
-     NULL, properties_files_at_level, n}
+    {"ravel.num-files-at-level" #n, "table files at level " #n, \
+     "rocksdb.num-files-at-level" #n, NULL, NULL, properties_files_at_level, n}
 static const struct properties_def {
     const char *name;
+    const char *doc;
     const char *rocksdb;
     const char *deprecated;
     char *(*text)(ravel_db *db);
     char *(*level_text)(ravel_db *db, int level);
     int arg;
 } properties_table[] = {
-    PROPERTIES_PLAIN("ravel.stats", "rocksdb.stats", NULL, properties_stats),
-    PROPERTIES_PLAIN("ravel.last-sequence", NULL, "ravel.last_sequence",
-                     properties_last_sequence),
-    PROPERTIES_PLAIN("ravel.last-visible-sequence", NULL,
-                     "ravel.last_visible_sequence",
+    PROPERTIES_PLAIN("ravel.stats",
+                     "write-path, flush, compaction and stall statistics",
+                     "rocksdb.stats", NULL, properties_stats),
+    PROPERTIES_PLAIN("ravel.last-sequence",
+                     "last sequence number assigned",
+                     NULL, "ravel.last_sequence", properties_last_sequence),
+    PROPERTIES_PLAIN("ravel.last-visible-sequence",
+                     "last sequence number visible to reads",
+                     NULL, "ravel.last_visible_sequence",
                      properties_last_visible_sequence),
     PROPERTIES_PLAIN("ravel.num-immutable-mem-table",
+                     "memtables switched out, still in memory",
                      "rocksdb.num-immutable-mem-table",
-                     "ravel.num_immutable_mem_table",
-                     properties_num_immutable),
+                     "ravel.num_immutable_mem_table", properties_num_immutable),
     PROPERTIES_PLAIN("ravel.cur-size-active-mem-table",
+                     "bytes in the active memtable",
                      "rocksdb.cur-size-active-mem-table",
                      "ravel.cur_size_active_mem_table", properties_active_size),
-    PROPERTIES_PLAIN("ravel.wal-io", NULL, "ravel.wal_io", properties_wal_io),
-    PROPERTIES_PLAIN("ravel.read-only-reason", NULL, "ravel.read_only_reason",
+    PROPERTIES_PLAIN("ravel.wal-io",
+                     "the WAL I/O path in use (sync, uring, direct) and why",
+                     NULL, "ravel.wal_io", properties_wal_io),
+    PROPERTIES_PLAIN("ravel.read-only-reason",
+                     "why writes are refused (\"\" if they are not)",
+                     NULL, "ravel.read_only_reason",
                      properties_read_only_reason),
-    PROPERTIES_PLAIN("ravel.options", NULL, NULL, properties_options),
+    PROPERTIES_PLAIN("ravel.options",
+                     "the options in force, \"name=value\" lines",
+                     NULL, NULL, properties_options),
     PROPERTIES_LEVEL(0),
     PROPERTIES_LEVEL(1),
     PROPERTIES_LEVEL(2),
@@ -447,34 +460,52 @@ static const struct properties_def {
     PROPERTIES_LEVEL(4),
     PROPERTIES_LEVEL(5),
     PROPERTIES_LEVEL(6),
-    PROPERTIES_PLAIN("ravel.sstables", "rocksdb.sstables", NULL,
-                     properties_sstables),
-    PROPERTIES_PLAIN("ravel.estimate-num-keys", "rocksdb.estimate-num-keys",
-                     NULL, properties_estimate_keys),
+    PROPERTIES_PLAIN("ravel.sstables",
+                     "one line per table file (the shell's files)",
+                     "rocksdb.sstables", NULL, properties_sstables),
+    PROPERTIES_PLAIN("ravel.estimate-num-keys",
+                     "entries in files and memtables (all versions)",
+                     "rocksdb.estimate-num-keys", NULL,
+                     properties_estimate_keys),
     PROPERTIES_PLAIN("ravel.cur-size-all-mem-tables",
+                     "bytes of every memtable in memory",
                      "rocksdb.cur-size-all-mem-tables", NULL,
                      properties_all_mem_size),
-    PROPERTIES_PLAIN("ravel.block-cache-usage", "rocksdb.block-cache-usage",
-                     NULL, properties_block_cache_usage),
-    PROPERTIES_PLAIN("ravel.background-errors", "rocksdb.background-errors",
-                     NULL, properties_background_errors),
-    PROPERTIES_PLAIN("ravel.write-ordering", NULL, NULL,
-                     properties_write_ordering),
-    PROPERTIES_PLAIN("ravel.levelstats", "rocksdb.levelstats", NULL,
-                     properties_levelstats),
-    PROPERTIES_PLAIN("ravel.compaction-pending", "rocksdb.compaction-pending",
-                     NULL, properties_compaction_pending),
+    PROPERTIES_PLAIN("ravel.block-cache-usage",
+                     "bytes held by the block cache",
+                     "rocksdb.block-cache-usage", NULL,
+                     properties_block_cache_usage),
+    PROPERTIES_PLAIN("ravel.background-errors",
+                     "background flushes and compactions that failed",
+                     "rocksdb.background-errors", NULL,
+                     properties_background_errors),
+    PROPERTIES_PLAIN("ravel.write-ordering",
+                     "the write ordering mode in force",
+                     NULL, NULL, properties_write_ordering),
+    PROPERTIES_PLAIN("ravel.levelstats",
+                     "per level: files, bytes, target, score",
+                     "rocksdb.levelstats", NULL, properties_levelstats),
+    PROPERTIES_PLAIN("ravel.compaction-pending",
+                     "1 if a compaction is due, else 0",
+                     "rocksdb.compaction-pending", NULL,
+                     properties_compaction_pending),
     PROPERTIES_PLAIN("ravel.num-running-compactions",
+                     "compactions running now",
                      "rocksdb.num-running-compactions", NULL,
                      properties_running_compactions),
     PROPERTIES_PLAIN("ravel.estimate-pending-compaction-bytes",
+                     "bytes compaction must rewrite to bring every level "
+                     "within its target",
                      "rocksdb.estimate-pending-compaction-bytes", NULL,
                      properties_pending_bytes),
     PROPERTIES_PLAIN("ravel.actual-delayed-write-rate",
+                     "bytes/s writes are paced to now (0: not slowed down)",
                      "rocksdb.actual-delayed-write-rate", NULL,
                      properties_delayed_rate),
-    PROPERTIES_PLAIN("ravel.is-write-stopped", "rocksdb.is-write-stopped",
-                     NULL, properties_write_stopped),
+    PROPERTIES_PLAIN("ravel.is-write-stopped",
+                     "1 if the write controller stops writes now, else 0",
+                     "rocksdb.is-write-stopped", NULL,
+                     properties_write_stopped),
 };
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
@@ -484,6 +515,9 @@ int rv_property_info(size_t i, struct rv_property_info *info)
     if (i >= PROPERTIES_COUNT)
         return 0;
     info->name = properties_table[i].name;
+    info->doc = properties_table[i].doc;
+    info->level = properties_table[i].level_text ? properties_table[i].arg
+                                                 : -1;
     info->rocksdb = properties_table[i].rocksdb;
     info->deprecated = properties_table[i].deprecated;
     return 1;

@@ -8,12 +8,15 @@
 
 #include "ravel_int.h"
 
-/* One property: its name, RocksDB's name for the same thing (or NULL), and
-** a deprecated older spelling still accepted (or NULL). */
+/* One property: its name, what it is in a phrase, RocksDB's name for the
+** same thing (or NULL), a deprecated older spelling still accepted (or
+** NULL), and for ravel.num-files-at-levelN its level N (else -1). */
 struct rv_property_info {
     const char *name;
+    const char *doc;
     const char *rocksdb;
     const char *deprecated;
+    int level;
 };
 
 /* Fills INFO with the Ith property (in ravel.h's order) and returns 1, or
