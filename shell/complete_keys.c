@@ -10,7 +10,8 @@
 ** and each key is offered written as it would be typed: a plain word when
 ** it can be one and the user did not open a quote, else in the quoting the
 ** user opened ("C string" for a plain word), so that the completed line
-** runs and names that key.  Independent of libedit (input.c offers them).
+** runs and names that key; when an escape was cut short ("\x0), only
+** the keys whose written form starts with what is typed.  Independent of libedit (input.c offers them).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,11 @@
 #include "shell.h"
 
 /* The bytes TEXT (a partial argument) stands for, into B; its quoting:
-** 0 a word, '"', '\'' or 'x'. */
-static int complete_decode(const char *text, struct shell_buf *b)
+** 0 a word, '"', '\'' or 'x'; *CUT set if an escape cut short was left
+** out (the keys offered must then start with TEXT as written). */
+static int complete_decode(const char *text, struct shell_buf *b, int *cut)
 {
+    *cut = 0;
     size_t len = strlen(text);
     int quote = text[0] == '"' || text[0] == '\'' ? text[0]
               : (text[0] == 'x' || text[0] == 'X') && text[1] == '\'' ? 'x'
@@ -41,6 +44,7 @@ static int complete_decode(const char *text, struct shell_buf *b)
         int rc = shell_tokenize(closed, keep + 1, &l, err, sizeof err);
         free(closed);
         if (rc == 0 && l.n == 1) {
+            *cut = keep < len;
             rc = shell_buf_add(b, l.tok[0].p, l.tok[0].len);
             shell_line_free(&l);
             return rc ? -1 : quote;
@@ -131,7 +135,8 @@ char **shell_complete_keys(struct shell *s, const char *text)
     struct shell_buf prefix = {0};
     ravel_iter *it = NULL;
     char **out = calloc(SHELL_COMPLETE_MAX_KEYS + 1, sizeof *out);
-    int quote = complete_decode(text, &prefix);
+    int cut;
+    int quote = complete_decode(text, &prefix, &cut);
     if (!out || quote < 0 || !s->db || ravel_iter_new(s->db, s->snap, &it))
         goto done;
     size_t n = 0;
@@ -143,6 +148,10 @@ char **shell_complete_keys(struct shell *s, const char *text)
         if (klen < prefix.len || memcmp(key, prefix.p, prefix.len) != 0)
             break;
         char *w = complete_written(quote, key, klen);
+        if (w && cut && strncmp(w, text, strlen(text)) != 0) {
+            free(w);
+            w = NULL;
+        }
         if (w)
             out[n++] = w;
     }

@@ -143,21 +143,30 @@ static char *input_property_generator(const char *text, int state)
 /* The session whose database keys are completed from (shell_read_line). */
 static struct shell *input_shell;
 
+/* The argument as typed, and how many of its first bytes libedit keeps
+** (an opening quote alone), for input_key_generator. */
+static const char *input_key_text;
+static int input_key_skip;
+
 static char *input_key_generator(const char *text, int state)
 {
     static char **keys;
     static size_t next;
+    (void)text; /* backslashes removed: input_key_text is as typed */
     if (!state) {
         for (size_t i = 0; keys && keys[i]; i++)
             free(keys[i]);
         free(keys);
-        keys = input_shell ? shell_complete_keys(input_shell, text) : NULL;
+        keys = input_shell ? shell_complete_keys(input_shell, input_key_text)
+                           : NULL;
         next = 0;
     }
     if (!keys || !keys[next])
         return NULL;
     char *w = keys[next];
     keys[next++] = NULL; /* the caller frees it */
+    if (input_key_skip && w[0])
+        memmove(w, w + input_key_skip, strlen(w + input_key_skip) + 1);
     return w;
 }
 
@@ -193,9 +202,34 @@ static int input_is_key(const struct shell_command *c,
     return positional < 2;
 }
 
-/* The completion of an argument of C: its words, or keys. */
+/* What libedit replaces by the completion, START .. END of the line, as
+** typed (libedit hands TEXT over with backslashes removed); a quote that
+** opens the argument and is all of it stays, and is not part of it. */
+static char *input_raw_word(int start, int end, int *kept_quote)
+{
+    const char *line = rl_line_buffer;
+    *kept_quote = start == end && start > 0 &&
+                  (line[start - 1] == '"' || line[start - 1] == '\'') &&
+                  (start == 1 || line[start - 2] == ' ' ||
+                   line[start - 2] == '\t');
+    if (*kept_quote)
+        start--;
+    return strndup(line + start, (size_t)(end - start));
+}
+
+/* The keys completing the argument typed so far (RAW): candidates whose
+** first character is dropped when libedit keeps the opening quote. */
+static char **input_key_matches(const char *raw, int kept_quote)
+{
+    input_key_text = raw;
+    input_key_skip = kept_quote;
+    return rl_completion_matches(raw + kept_quote, input_key_generator);
+}
+
+/* The completion of an argument of C (from START to END of the line): its
+** words, or keys. */
 static char **input_complete_argument(const struct shell_command *c,
-                                      const char *text, int start)
+                                      const char *text, int start, int end)
 {
     struct shell_line before;
     char err[128];
@@ -206,12 +240,15 @@ static char **input_complete_argument(const struct shell_command *c,
     shell_line_free(&before);
     if (!key)
         return NULL;
-    return rl_completion_matches(text, input_key_generator);
+    int kept_quote;
+    char *raw = input_raw_word(start, end, &kept_quote);
+    char **matches = raw ? input_key_matches(raw, kept_quote) : NULL;
+    free(raw);
+    return matches;
 }
 
 static char **input_complete(const char *text, int start, int end)
 {
-    (void)end;
     const char *buf = rl_line_buffer;
     size_t lead = strspn(buf, " \t");
     rl_attempted_completion_over = 1; /* no file names unless asked below */
@@ -242,7 +279,7 @@ static char **input_complete(const char *text, int start, int end)
              strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0)
         rl_attempted_completion_over = 0; /* libedit completes file names */
     if (!input_words)
-        return input_complete_argument(c, text, start);
+        return input_complete_argument(c, text, start, end);
     return rl_completion_matches(text, input_word_generator);
 }
 
@@ -275,6 +312,7 @@ void shell_editor_open(void)
     /* An argument is split at blanks only, so a quote typed to start a
     ** key ("a b or x'00) belongs to the word completed. */
     rl_completer_word_break_characters = " \t";
+    rl_basic_word_break_characters = " \t";
     using_history();
     stifle_history(1000);
     if (input_history_path[0])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The shell as a person uses it: on a pseudo-terminal, typing keys.
 
-usage: test_interactive.py RAVEL basic|editing HAVE_LIBEDIT(yes|no)
+usage: test_interactive.py RAVEL basic|editing|completion HAVE_LIBEDIT(yes|no)
 
 basic    banner, prompts (the continuation prompt inside a batch), errors
          without a line number, Control-C at the prompt and during a
@@ -10,6 +10,9 @@ basic    banner, prompts (the continuation prompt inside a batch), errors
 editing  needs libedit (exits 77 otherwise): up-arrow recalls the previous
          command, the history is saved in ~/.ravel_history and recalled by
          the next session, tab completes command names and arguments.
+completion  needs libedit: tab completes property names (RocksDB's too)
+         and keys of the database after get, del, scan --prefix, written
+         in the shell's quoting when they need it.
 
 The screen is what the terminal received: escape sequences (cursor moves
 that libedit uses to redraw a line) are removed before matching.
@@ -198,16 +201,64 @@ def editing(ravel, tmp):
     check("^D exits 0", code == 0, f"exit {code}\n{t.screen}")
 
 
+def completion(ravel, tmp):
+    """What a completed line runs shows what tab put in it (the echo of
+    the line is redrawn with backspaces, which the screen here keeps)."""
+    db = os.path.join(tmp, "db")
+    t = Term(ravel, db, tmp, editing=True)
+    t.read("ravel> $")
+    out = t.type(b"property ravel.num-imm\t\r")
+    check("tab completes a property name", "\n0\nravel> " in out, out)
+    out = t.type(b"property rocksdb.estimate-n\t\r")
+    check("tab completes RocksDB's name of a property",
+          "\n0\nravel> " in out, out)
+    for cmd in [b'put zebra z', b'put user:1 one', b'put user:2 two',
+                b'put "space key" sp', b'put "\\x01bin" b',
+                b"put \"it's\" q"]:
+        t.type(cmd + b"\r")
+    out = t.type(b"get zeb\t\r")
+    check("tab completes a key", "\nz\nravel> " in out, out)
+    out = t.type(b"get us\t2\r")
+    check("tab completes the common prefix of keys",
+          "\ntwo\nravel> " in out, out)
+    out = t.type(b"get us\t\t", until="user:2")
+    check("a second tab lists the keys", "user:1" in out and "user:2" in out,
+          out)
+    out = t.type(b"1\r")
+    check("the line goes on after the list", "\none\nravel> " in out, out)
+    out = t.type(b"get sp\t\r")
+    check("a key with a blank is offered quoted", "\nsp\nravel> " in out,
+          out)
+    out = t.type(b'get "sp\t\r')
+    check("a quoted prefix completes", "\nsp\nravel> " in out, out)
+    out = t.type(b'get "\\x0\t\r')
+    check("a binary key is offered escaped", "\nb\nravel> " in out, out)
+    out = t.type(b"get 'it\t\r")
+    check("a 'SQL string' completes in its quoting", "\nq\nravel> " in out,
+          out)
+    out = t.type(b"scan --prefix use\t\r")
+    check("tab completes scan --prefix",
+          "\nuser:1\tone\nuser:2\ttwo\nravel> " in out, out)
+    t.type(b"del zeb\t\r")
+    out = t.type(b"get zeb\t\r")
+    check("a deleted key is not offered", "\n(not found)\nravel> " in out,
+          out)
+    t.type(b".quit\r", until=None)
+    code = t.wait()
+    check("the session exits 0", code == 0, f"exit {code}\n{t.screen}")
+
+
 def main():
     ravel = os.path.abspath(sys.argv[1])
     which, have = sys.argv[2], sys.argv[3]
-    if which == "editing" and have != "yes":
+    if which in ("editing", "completion") and have != "yes":
         print("skipped: the shell was built without libedit "
               "(install libedit-dev and reconfigure)")
         sys.exit(77)
     tmp = tempfile.mkdtemp(prefix="ravel-shell-pty-")
     try:
-        {"basic": basic, "editing": editing}[which](ravel, tmp)
+        {"basic": basic, "editing": editing,
+         "completion": completion}[which](ravel, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if FAILURES else 0)
