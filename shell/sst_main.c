@@ -2,7 +2,7 @@
 ** sst_main.c -- ravel-sst, the table file dump tool (RocksDB's sst_dump
 ** for ravel's table files):
 **
-**   ravel-sst [--entries] [--limit N] [--verify] FILE...
+**   ravel-sst [--entries] [--limit N] [--verify] [--file-number N] FILE...
 **
 ** Each FILE is dumped (or checked, with --verify) by sst_dump.c, the code
 ** behind the shell's .sst.  Options may come before or after the files;
@@ -23,10 +23,11 @@ volatile sig_atomic_t shell_interrupted;
 static const char sstmain_usage[] =
     "Usage: ravel-sst [OPTIONS] FILE...\n"
     "\n"
-    "Dumps ravel table files (NNNNNN.sst, the number in the name seeding\n"
-    "the file's checksums): footer, properties, index and, on request,\n"
+    "Dumps ravel table files: footer, properties, index and, on request,\n"
     "entries.  Keys are shown as KEY @ SEQUENCE TYPE, bytes that are not\n"
-    "printable escaped as \\xHH.\n"
+    "printable escaped as \\xHH.  A file's number seeds its checksums: it\n"
+    "is read from the name NNNNNN.sst, else (a copy under another name)\n"
+    "from the file's footer, or given with --file-number N.\n"
     "\n"
     "Options:\n" SHELL_SST_OPTIONS_HELP
     "  --hex            print keys and values as x'hex'\n"
