@@ -80,6 +80,16 @@ static int sst_library_error(char *err, size_t errlen, int rc)
 
 /* ------------------------------------------------------------- options */
 
+const struct shell_sst_option_doc shell_sst_option_docs[] = {
+    {"--entries", "", "list every entry: key, sequence, type, value"},
+    {"--limit", "N", "list at most N entries (implies --entries)"},
+    {"--verify", "", "read and check every block instead of printing\n"
+                     "the properties and the index"},
+    {"--file-number", "N", "the number the file was written as (by default\n"
+                           "from its name NNNNNN.sst, else from its footer)"},
+    {NULL, NULL, NULL},
+};
+
 int shell_sst_parse_option(const char *arg, const char *next,
                            struct shell_sst_options *o, char *err,
                            size_t errlen)

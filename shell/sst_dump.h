@@ -26,14 +26,14 @@ struct shell_sst_options {
     enum shell_mode mode; /* how keys and values are printed */
 };
 
-/* The options, one line each, for usage texts. */
-#define SHELL_SST_OPTIONS_HELP                                              \
-    "  --entries        list every entry: key, sequence, type, value\n"   \
-    "  --limit N        list at most N entries (implies --entries)\n"     \
-    "  --verify         read and check every block instead of printing\n" \
-    "                   the properties and the index\n"                  \
-    "  --file-number N  the number the file was written as (by default\n" \
-    "                   from its name NNNNNN.sst, else from its footer)\n"
+/* An option of the dump, for usage texts and the manual page: NAME, its
+** argument ("" if none) and HELP (a phrase; may hold newlines). */
+struct shell_sst_option_doc {
+    const char *name, *arg, *help;
+};
+
+/* The options shell_sst_parse_option takes, ending with a NULL name. */
+extern const struct shell_sst_option_doc shell_sst_option_docs[];
 
 /* Parses ARG if it is an option of the dump (--entries, --limit N,
 ** --limit=N, --verify, --file-number N), NEXT being the argument after it
