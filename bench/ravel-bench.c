@@ -75,6 +75,7 @@
 
 #include "ravel.h"
 #include "base/options.h" /* rv_option_is_not_built */
+#include "bench_manpage.h"
 
 /* ------------------------------------------------------------------ flags */
 
@@ -474,6 +475,45 @@ static void usage(void)
            "accepted and listed as ignored.  Unknown flags are an error.\n");
 }
 
+/* The rows of bench_flags and dbbench_option_flags, for --manpage
+** (bench_manpage.c). */
+static int manpage_flag_at(size_t i, struct bench_manpage_flag *out)
+{
+    static char def[64];
+    if (i >= sizeof bench_flags / sizeof *bench_flags)
+        return 0;
+    const struct flag *f = &bench_flags[i];
+    switch (f->type) {
+    case FLAG_I64:
+        snprintf(def, sizeof def, "%" PRId64, *(const int64_t *)f->ptr);
+        break;
+    case FLAG_BOOL:
+        snprintf(def, sizeof def, "%s", *(const int *)f->ptr ? "true"
+                                                             : "false");
+        break;
+    case FLAG_F64:
+        snprintf(def, sizeof def, "%g", *(const double *)f->ptr);
+        break;
+    case FLAG_STR:
+        snprintf(def, sizeof def, "%s", *(const char *const *)f->ptr
+                                            ? *(const char *const *)f->ptr
+                                            : "");
+        break;
+    }
+    *out = (struct bench_manpage_flag){f->name, def, f->help};
+    return 1;
+}
+
+static int manpage_alias_at(size_t i, const char **dbbench,
+                            const char **ravel)
+{
+    if (i >= sizeof dbbench_option_flags / sizeof *dbbench_option_flags)
+        return 0;
+    *dbbench = dbbench_option_flags[i].dbbench;
+    *ravel = dbbench_option_flags[i].ravel;
+    return 1;
+}
+
 static void parse_args(int argc, char **argv, ravel_options *opts)
 {
     for (int i = 1; i < argc; i++) {
@@ -489,6 +529,10 @@ static void parse_args(int argc, char **argv, ravel_options *opts)
         }
         if (strcmp(name, "help") == 0) {
             usage();
+            exit(0);
+        }
+        if (strcmp(name, "manpage") == 0) {
+            bench_print_manpage(stdout, manpage_flag_at, manpage_alias_at);
             exit(0);
         }
         if (strcmp(name, "version") == 0) {

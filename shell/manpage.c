@@ -154,8 +154,10 @@ void shell_print_manpage(FILE *f)
           ".RE\n"
           ".SH SEE ALSO\n"
           ".BR ravel (3),\n"
-          ".B ravel\\-sst \\-\\-help\n"
-          "(the table file dump), and the documentation in the source\n"
+          ".BR ravel\\-sst (1)\n"
+          "(the table file dump),\n"
+          ".BR ravel\\-bench (1)\n"
+          "(the benchmark), and the documentation in the source\n"
           "tree: README.md, docs/.\n",
           f);
 }
