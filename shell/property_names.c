@@ -1,7 +1,7 @@
 /*
 ** property_names.c -- the property names the shell offers: the list that
-** `.help property` and ravel(1) print, and the words tab completion offers
-** after `property`.  All read the library's own table (rv_property_info,
+** `.help property` and the page ravel.1 print, and the words tab
+** completion offers after `property`.  All read the library's own table (rv_property_info,
 ** lib/db/properties.c), so they are exactly the names ravel_property
 ** takes, with their RocksDB and deprecated aliases.
 */

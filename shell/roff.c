@@ -1,7 +1,7 @@
 /*
 ** roff.c -- writing manual pages in roff (roff.h): text escaped, tagged
 ** paragraphs, summaries made sentences.  Shared by the generators of
-** ravel(1) (manpage.c), ravel-sst(1) (sst_main.c) and ravel-bench(1)
+** ravel.1 (manpage.c), ravel-sst.1 (sst_main.c) and ravel-bench.1
 ** (bench/bench_manpage.c).
 */
 #include <string.h>

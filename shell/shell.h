@@ -186,7 +186,7 @@ struct shell_command {
 extern const struct shell_command shell_commands[];
 /* The names ravel_property takes (property_names.c): the Ith word tab
 ** completion offers (NULL past the last), the list .help property prints,
-** and the same as roff paragraphs for ravel(1), TEXT escaping. */
+** and the same as roff paragraphs for ravel.1, TEXT escaping. */
 const char *shell_property_word(size_t i);
 void shell_property_help(FILE *f);
 void shell_property_manpage(FILE *f, void (*text)(FILE *f, const char *s));
