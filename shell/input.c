@@ -161,7 +161,11 @@ static char *input_key_generator(const char *text, int state)
                            : NULL;
         next = 0;
     }
-    if (!keys || !keys[next])
+    if (keys && !keys[next]) {
+        free(keys); /* every key was handed over */
+        keys = NULL;
+    }
+    if (!keys)
         return NULL;
     char *w = keys[next];
     keys[next++] = NULL; /* the caller frees it */
