@@ -21,6 +21,8 @@ void shell_cmd_flush(struct shell *s, struct shell_line *l)
             return;
         }
     }
+    if (shell_db_for_write(s, "flush"))
+        return;
     int rc = ravel_flush(s->db, flags);
     if (rc)
         shell_api_error(s, "flush", rc);
@@ -30,6 +32,8 @@ void shell_cmd_compact(struct shell *s, struct shell_line *l)
 {
     const struct shell_token *from = l->n > 1 ? &l->tok[1] : NULL;
     const struct shell_token *to = l->n > 2 ? &l->tok[2] : NULL;
+    if (shell_db_for_write(s, "compact"))
+        return;
     int rc = ravel_compact_range(s->db, from ? from->p : NULL,
                                  from ? from->len : 0, to ? to->p : NULL,
                                  to ? to->len : 0);
@@ -41,6 +45,8 @@ void shell_cmd_compact(struct shell *s, struct shell_line *l)
 static char *files_listing(struct shell *s, const char *what)
 {
     char *text = NULL;
+    if (shell_db_needed(s, what))
+        return NULL;
     int rc = ravel_property(s->db, "ravel.sstables", &text);
     if (rc) {
         shell_api_error(s, what, rc);
