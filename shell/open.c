@@ -113,16 +113,23 @@ int shell_db_for_write(struct shell *s, const char *what)
     return 0;
 }
 
-int shell_db_for_read(struct shell *s)
+int shell_db_note_absent(struct shell *s)
 {
-    if (!s->db && !s->absent_noted && !s->interactive) {
-        /* A person saw it in the banner (or from .open). */
+    if (s->db)
+        return 0;
+    if (!s->absent_noted && !s->interactive) {
+        /* (A person saw it in the banner, or from .open.) */
         fflush(s->out);
         fprintf(stderr, "note: no database at '%s' yet: reads see it empty, "
                 "and the first write creates it\n", s->dir);
         s->absent_noted = 1;
     }
-    if (!s->db || s->snap_empty)
+    return 1;
+}
+
+int shell_db_for_read(struct shell *s)
+{
+    if (shell_db_note_absent(s) || s->snap_empty)
         return 1;
     if (s->snap && !s->snap_noted) {
         s->snap_noted = 1;

@@ -226,6 +226,9 @@ int shell_db_absent(const struct shell *s);
 /* Before a write: creates the database if it does not exist yet; -1
 ** (reported, naming WHAT) if it cannot. */
 int shell_db_for_write(struct shell *s, const char *what);
+/* Whether there is no database yet; if so, says it once (on stderr, in a
+** session without a person: the banner tells a person). */
+int shell_db_note_absent(struct shell *s);
 /* Before a read: 1 when it must see an empty database (none yet, or a
 ** snapshot taken before there was one), else 0.  Gives the one-time notes
 ** ("no database yet", "reading through the snapshot"). */

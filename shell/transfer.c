@@ -311,8 +311,12 @@ static const char *import_args(struct shell *s, struct shell_line *l,
                 flag = k;
         if (flag && *fmt == IMPORT_GUESS) {
             *fmt = (enum import_format)flag;
-        } else if (!flag && !name && strlen(t->p) == t->len && t->len) {
+        } else if (!flag && !name) {
             name = t->p;
+            if (strlen(t->p) != t->len || !t->len) {
+                shell_error(s, ".import: not a usable file name");
+                return NULL;
+            }
         } else {
             name = NULL;
             break;
