@@ -18,10 +18,21 @@
 
 int shell_csv_complete(const char *p, size_t n)
 {
-    size_t quotes = 0;
-    for (size_t i = 0; i < n; i++)
-        quotes += p[i] == '"';
-    return quotes % 2 == 0;
+    /* A quote opens a quoted field only at the start of a field: in
+    ** a"b it is an error csv_field reports, not the start of a string. */
+    int quoted = 0, field_start = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (quoted) {
+            if (p[i] == '"' && i + 1 < n && p[i + 1] == '"')
+                i++; /* "" inside a quoted field */
+            else if (p[i] == '"')
+                quoted = 0;
+        } else {
+            quoted = p[i] == '"' && field_start;
+            field_start = p[i] == ',';
+        }
+    }
+    return !quoted;
 }
 
 /* Reads the field at *AT (up to END) into OUT; leaves *AT on the comma

@@ -181,8 +181,9 @@ void shell_cmd_open(struct shell *s, struct shell_line *l)
         return;
     }
     if (s->batch) {
-        shell_error(s, ".open: a batch is open (%u operations); commit or "
-                    "abort it first", ravel_batch_count(s->batch));
+        uint32_t n = ravel_batch_count(s->batch);
+        shell_error(s, ".open: a batch is open (%u operation%s); commit or "
+                    "abort it first", n, n == 1 ? "" : "s");
         return;
     }
     char *dir = strdup(t->p), msg[512];
