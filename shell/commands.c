@@ -95,7 +95,7 @@ const struct shell_command shell_commands[] = {
      0, 0, shell_cmd_files},
     {".help", "[CMD]", "this list, or the details of one command (or help)",
      NULL, 0, 1, shell_cmd_help},
-    {".quit", "", "leave the shell (also .exit, exit, quit, end of input)",
+    {".quit", "", "leave the shell (or .exit, exit, quit, end of input)",
      NULL, 0, 0, shell_cmd_quit},
     {".open", "DIR", "close this database and open the one in DIR",
      "Closes the database (releasing the snapshot; an open batch must be\n"
