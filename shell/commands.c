@@ -24,14 +24,14 @@ const struct shell_command shell_commands[] = {
              "[--reverse]",
      "list keys and values in key order",
      "Lists the keys K with FROM <= K < TO in bytewise key order, one\n"
-     "\"KEY<tab>VALUE\" per line in .mode text.  FROM and TO may be\n"
-     "omitted, or given as --from F and --to T.  --prefix P keeps the keys\n"
-     "that start with P: scan --prefix user: lists user:1, user:2 ... and\n"
-     "stops, where scan user: starts at user: and goes on to the last key.\n"
-     "--limit N stops after N keys; --reverse lists the same range from its\n"
-     "end down.  A range that can hold no key (FROM not below TO, or a\n"
-     "prefix outside them) is an error that says so, not an empty listing.\n"
-     "Control-C stops a long scan.",
+     "\"KEY<tab>VALUE\" per line in .mode text.  FROM and TO may be omitted,\n"
+     "or given as --from F and --to T.  --prefix P keeps the keys that start\n"
+     "with P: scan --prefix user: lists user:1, user:2 ... and stops, where\n"
+     "scan user: starts at user: and goes on to the last key.  --limit N\n"
+     "stops after N keys; --reverse lists the same range from its end down.\n"
+     "A range that can hold no key (FROM not below TO, or a prefix outside\n"
+     "them) is an error that says so, not an empty listing.  Control-C stops\n"
+     "a long scan.",
      -1, -1, shell_cmd_scan},
     {"count", "[FROM [TO]] [--from F] [--to T] [--prefix P]",
      "count the keys in a range, as scan lists them", NULL, -1, -1,
@@ -39,11 +39,10 @@ const struct shell_command shell_commands[] = {
     {"batch", "", "start a batch: put and del wait for commit",
      "Starts a batch.  Until commit or abort, put and del (and .import) add\n"
      "to it instead of writing; reads do not see them yet, and the prompt\n"
-     "counts them, ravel (batch 3)>.  commit writes\n"
-     "the whole batch with one atomic write: every reader sees all of it or\n"
-     "none of it.  In a script, an error inside the batch makes commit\n"
-     "refuse (nothing is written); at the end of input an open batch is\n"
-     "discarded.",
+     "counts them: ravel (batch 3)>.  commit writes the whole batch with one\n"
+     "atomic write: every reader sees all of it or none of it.  In a script,\n"
+     "an error inside the batch makes commit refuse (nothing is written); at\n"
+     "the end of input an open batch is discarded.",
      0, 0, shell_cmd_batch},
     {"commit", "", "write the open batch atomically (all or nothing)", NULL, 0,
      0, shell_cmd_commit},
@@ -107,16 +106,15 @@ const struct shell_command shell_commands[] = {
     {".timer", "on|off", "print the time each command takes", NULL, 0, 1,
      shell_cmd_timer},
     {".mode", "text|hex|quote|json|csv", "how keys and values are printed",
-     "text: printable characters as they are, other bytes escaped (\\n,\n"
-     "\\t, \\\\, \\xHH); scan prints KEY<tab>VALUE.  hex: x'6869'.  quote:\n"
-     "\"hi\\x00\", every byte that is not printable ASCII escaped; scan\n"
-     "prints \"KEY\" \"VALUE\", which put reads back exactly (hex and\n"
-     "quote are the shell's own syntax, safe for any bytes).  json: one\n"
-     "{\"key\":..,\"value\":..} object per line, \"key_hex\" and \"value_hex\"\n"
-     "for bytes that are not UTF-8.  csv: KEY,VALUE lines (RFC 4180),\n"
-     "bytes as they are, for files and spreadsheets; get of a missing key\n"
-     "prints KEY, with nothing after the comma.  Without an argument,\n"
-     "prints the current mode.",
+     "text: printable characters as they are, other bytes escaped (\\n, \\t,\n"
+     "\\\\, \\xHH); scan prints KEY<tab>VALUE.  hex: x'6869'.  quote: \"hi\\x00\",\n"
+     "every byte that is not printable ASCII escaped; scan prints \"KEY\"\n"
+     "\"VALUE\", which put reads back exactly (hex and quote are the shell's\n"
+     "own syntax, safe for any bytes).  json: one {\"key\":..,\"value\":..}\n"
+     "object per line, \"key_hex\" and \"value_hex\" for bytes that are not\n"
+     "UTF-8.  csv: KEY,VALUE lines (RFC 4180), bytes as they are, for files\n"
+     "and spreadsheets; get of a missing key prints KEY, with nothing after\n"
+     "the comma.  Without an argument, prints the current mode.",
      0, 1, shell_cmd_mode},
     {".sync", "on|off", "writes wait for stable storage (RAVEL_SYNC)",
      NULL, 0, 1, shell_cmd_sync},

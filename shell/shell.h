@@ -33,7 +33,8 @@
 ** Names: every function shared between these files starts with shell_;
 ** static helpers start with their module (session_, token_, data_ in
 ** cmd_data.c, dot_ in cmd_dot.c, files_ in cmd_files.c, sst_ in
-** sst_dump.c, sstmain_ in sst_main.c, import_/transfer_ in transfer.c), so
+** sst_dump.c, sstmain_ in sst_main.c, import_/transfer_ in transfer.c,
+** open_ in open.c, csv_ in csv.c), so
 ** none collides with lib/ (or with the amalgamation, when the shell is
 ** built against it).
 */
