@@ -36,7 +36,7 @@
 
 static int format_utf8_terminal;
 
-const char *const shell_mode_names[SHELL_MODE_COUNT] = {
+const char *const shell_mode_names[SHELL_MODE_COUNT + 1] = {
     [SHELL_MODE_TEXT] = "text",   [SHELL_MODE_HEX] = "hex",
     [SHELL_MODE_JSON] = "json",   [SHELL_MODE_QUOTE] = "quote",
     [SHELL_MODE_CSV] = "csv",

@@ -6,8 +6,9 @@
 ** editing, a history kept in ~/.ravel_history across sessions, and tab
 ** completion of command names (from the command table), of .mode/.timer/
 ** .sync arguments, of scan's options and of file names after .import,
-** .read, .output and .dump.  Without libedit, or when the input is not a
-** terminal, lines are read with getline(): any length, any byte.
+** .read, .output, .once, .open and .dump.  Without libedit, or when the
+** input is not a terminal, lines are read with getline(): any length, any
+** byte.
 **
 ** The libedit readline() returns NULL both at end of input and when a
 ** SIGINT interrupts its read(); the session tells them apart with
@@ -90,10 +91,9 @@ int shell_have_editor(void)
 
 /* The words a completion generator offers; set before each call. */
 static const char *const *input_words;
-static const char *input_mode_words[] = {"text", "hex", "json", NULL};
 static const char *input_onoff_words[] = {"on", "off", NULL};
-static const char *input_scan_words[] = {"--limit", "--prefix", "--reverse",
-                                         NULL};
+static const char *input_scan_words[] = {"--from", "--to", "--limit",
+                                         "--prefix", "--reverse", NULL};
 static const char *input_flush_words[] = {"--sync", NULL};
 
 static char *input_word_generator(const char *text, int state)
@@ -144,7 +144,7 @@ static char **input_complete(const char *text, int start, int end)
     if (strcmp(c->name, ".help") == 0)
         return rl_completion_matches(text, input_command_generator);
     if (strcmp(c->name, ".mode") == 0)
-        input_words = input_mode_words;
+        input_words = shell_mode_names;
     else if (strcmp(c->name, ".timer") == 0 || strcmp(c->name, ".sync") == 0)
         input_words = input_onoff_words;
     else if (strcmp(c->name, "scan") == 0 && text[0] == '-')
@@ -152,7 +152,8 @@ static char **input_complete(const char *text, int start, int end)
     else if (strcmp(c->name, "flush-wal") == 0)
         input_words = input_flush_words;
     else if (strcmp(c->name, ".import") == 0 || strcmp(c->name, ".read") == 0 ||
-             strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0)
+             strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0 ||
+             strcmp(c->name, ".once") == 0 || strcmp(c->name, ".open") == 0)
         rl_attempted_completion_over = 0; /* libedit completes file names */
     if (!input_words)
         return NULL;

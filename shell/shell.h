@@ -92,8 +92,8 @@ enum shell_mode {
     SHELL_MODE_COUNT
 };
 
-/* The names of the modes, indexed by enum shell_mode. */
-extern const char *const shell_mode_names[SHELL_MODE_COUNT];
+/* The names of the modes, indexed by enum shell_mode, then NULL. */
+extern const char *const shell_mode_names[SHELL_MODE_COUNT + 1];
 /* The mode called NAME (any case), or -1. */
 int shell_mode_find(const char *name);
 
