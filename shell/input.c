@@ -8,8 +8,9 @@
 ** .sync arguments, of scan's options, of property names (from the
 ** library's table), of keys after get, del, put, scan and count (from the
 ** open database, complete_keys.c) and of file names after .import,
-** .read, .output and .dump.  Without libedit, or when the input is not a
-** terminal, lines are read with getline(): any length, any byte.
+** .read, .output, .once, .open and .dump.  Without libedit, or when the
+** input is not a terminal, lines are read with getline(): any length, any
+** byte.
 **
 ** The libedit readline() returns NULL both at end of input and when a
 ** SIGINT interrupts its read(); the session tells them apart with
@@ -92,10 +93,9 @@ int shell_have_editor(void)
 
 /* The words a completion generator offers; set before each call. */
 static const char *const *input_words;
-static const char *input_mode_words[] = {"text", "hex", "json", NULL};
 static const char *input_onoff_words[] = {"on", "off", NULL};
-static const char *input_scan_words[] = {"--limit", "--prefix", "--reverse",
-                                         NULL};
+static const char *input_scan_words[] = {"--from", "--to", "--limit",
+                                         "--prefix", "--reverse", NULL};
 static const char *input_flush_words[] = {"--sync", NULL};
 
 static char *input_word_generator(const char *text, int state)
@@ -174,10 +174,24 @@ static char *input_key_generator(const char *text, int state)
     return w;
 }
 
+/* Whether T is the unquoted option NAME. */
+static int input_is_option(const struct shell_token *t, const char *name)
+{
+    return !t->quoted && strcmp(t->p, name) == 0;
+}
+
+/* Whether scan's option T takes the argument after it (a key but for
+** --limit's count). */
+static int input_scan_option_with_arg(const struct shell_token *t)
+{
+    return input_is_option(t, "--prefix") || input_is_option(t, "--from") ||
+           input_is_option(t, "--to") || input_is_option(t, "--limit");
+}
+
 /* Whether the argument being typed, after the words of the line before
 ** it (BEFORE, tokenized: BEFORE->tok[0] is command C), is a key: the first
-** argument of get, del and put, FROM and TO of scan and count, and
-** scan's --prefix P. */
+** argument of get, del and put, FROM and TO of scan and count, and the
+** argument of scan's --prefix, --from and --to. */
 static int input_is_key(const struct shell_command *c,
                         const struct shell_line *before, const char *text)
 {
@@ -190,15 +204,12 @@ static int input_is_key(const struct shell_command *c,
     if (strcmp(name, "scan") != 0 || text[0] == '-')
         return 0;
     const struct shell_token *prev = &before->tok[before->n - 1];
-    if (!prev->quoted && !strcmp(prev->p, "--prefix"))
-        return 1;
-    if (!prev->quoted && !strcmp(prev->p, "--limit"))
-        return 0;
+    if (input_scan_option_with_arg(prev))
+        return !input_is_option(prev, "--limit");
     int positional = 0;
     for (int i = 1; i < before->n; i++) {
         const struct shell_token *t = &before->tok[i];
-        if (!t->quoted && (!strcmp(t->p, "--prefix") ||
-                           !strcmp(t->p, "--limit")))
+        if (input_scan_option_with_arg(t))
             i++;
         else if (t->quoted || t->p[0] != '-')
             positional++;
@@ -272,7 +283,7 @@ static char **input_complete(const char *text, int start, int end)
     if (strcmp(c->name, "property") == 0)
         return rl_completion_matches(text, input_property_generator);
     if (strcmp(c->name, ".mode") == 0)
-        input_words = input_mode_words;
+        input_words = shell_mode_names;
     else if (strcmp(c->name, ".timer") == 0 || strcmp(c->name, ".sync") == 0)
         input_words = input_onoff_words;
     else if (strcmp(c->name, "scan") == 0 && text[0] == '-')
@@ -280,7 +291,8 @@ static char **input_complete(const char *text, int start, int end)
     else if (strcmp(c->name, "flush-wal") == 0)
         input_words = input_flush_words;
     else if (strcmp(c->name, ".import") == 0 || strcmp(c->name, ".read") == 0 ||
-             strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0)
+             strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0 ||
+             strcmp(c->name, ".once") == 0 || strcmp(c->name, ".open") == 0)
         rl_attempted_completion_over = 0; /* libedit completes file names */
     if (!input_words)
         return input_complete_argument(c, text, start, end);

@@ -282,6 +282,8 @@ static void sst_put_bytes(FILE *out, enum shell_mode mode, const char *p,
 {
     if (mode == SHELL_MODE_HEX)
         shell_put_hex(out, p, n);
+    else if (mode == SHELL_MODE_QUOTE)
+        shell_put_quoted(out, p, n);
     else
         shell_put_text(out, p, n);
 }

@@ -3,7 +3,7 @@
 
 usage: test_interactive.py RAVEL basic|editing|completion HAVE_LIBEDIT(yes|no)
 
-basic    banner, prompts (the continuation prompt inside a batch), errors
+basic    banner, prompts (showing an open batch or a held snapshot), errors
          without a line number, Control-C at the prompt and during a
          blocked .import, the progress line of a long .import, .quit.
          Works with or without libedit.
@@ -64,7 +64,7 @@ class Term:
         self.screen += text
         return text
 
-    def type(self, keys, until="\n(ravel|   \\.\\.\\.)> $"):
+    def type(self, keys, until="\n(ravel|ravel \\([^)]*\\))> $"):
         if self.editing:
             self.wait_for_editor()
         os.write(self.fd, keys)
@@ -106,7 +106,7 @@ def check(what, cond, context=""):
 def basic(ravel, tmp):
     t = Term(ravel, os.path.join(tmp, "db"), tmp)
     banner = t.read("ravel> $")
-    check("banner", "created database" in banner and
+    check("banner", "no database at" in banner and
           'Enter ".help" for usage hints.' in banner, banner)
     out = t.type(b"put greeting \"hello world\"\r")
     out = t.type(b"get greeting\r")
@@ -115,8 +115,10 @@ def basic(ravel, tmp):
     check("error without a line number",
           "error: unknown command 'gte' (did you mean 'get'?)" in out, out)
     out = t.type(b"batch\r")
-    check("continuation prompt in a batch", out.endswith("   ...> "), out)
-    t.type(b"put a 1\r")
+    check("the prompt shows the open batch", out.endswith("ravel (batch 0)> "),
+          out)
+    out = t.type(b"put a 1\r")
+    check("the prompt counts the batch", out.endswith("ravel (batch 1)> "), out)
     out = t.type(b"commit\r")
     check("commit note", "committed 1 operation" in out and
           out.endswith("ravel> "), out)
@@ -124,6 +126,17 @@ def basic(ravel, tmp):
     check("^C at the prompt gives a fresh prompt", out.endswith("ravel> "), out)
     out = t.type(b"count\r")
     check("the session goes on after ^C", "\n2\n" in out, out)
+    out = t.type(b"snapshot\r")
+    check("the prompt shows the snapshot",
+          re.search(r"\nravel \(snapshot \d+\)> $", out), out)
+    t.type(b"put greeting changed\r")
+    out = t.type(b"get greeting\r")
+    check("a read through the snapshot says so, the first time",
+          "reading through the snapshot" in out and "hello world" in out, out)
+    out = t.type(b"get greeting\r")
+    check("once", "reading through" not in out, out)
+    out = t.type(b"release\r")
+    check("release: the plain prompt", out.endswith("\nravel> "), out)
 
     # A slow .import from a pipe: a progress line once it runs > 1 s, and
     # ^C stops it, keeping the pairs read before.
@@ -207,15 +220,15 @@ def completion(ravel, tmp):
     db = os.path.join(tmp, "db")
     t = Term(ravel, db, tmp, editing=True)
     t.read("ravel> $")
-    out = t.type(b"property ravel.num-imm\t\r")
-    check("tab completes a property name", "\n0\nravel> " in out, out)
-    out = t.type(b"property rocksdb.estimate-n\t\r")
-    check("tab completes RocksDB's name of a property",
-          "\n0\nravel> " in out, out)
     for cmd in [b'put zebra z', b'put user:1 one', b'put user:2 two',
                 b'put "space key" sp', b'put "\\x01bin" b',
                 b"put \"it's\" q"]:
         t.type(cmd + b"\r")
+    out = t.type(b"property ravel.num-imm\t\r")
+    check("tab completes a property name", "\n0\nravel> " in out, out)
+    out = t.type(b"property rocksdb.estimate-n\t\r")
+    check("tab completes RocksDB's name of a property",
+          "\n6\nravel> " in out, out)
     out = t.type(b"get zeb\t\r")
     check("tab completes a key", "\nz\nravel> " in out, out)
     out = t.type(b"get us\t2\r")
@@ -239,6 +252,9 @@ def completion(ravel, tmp):
     out = t.type(b"scan --prefix use\t\r")
     check("tab completes scan --prefix",
           "\nuser:1\tone\nuser:2\ttwo\nravel> " in out, out)
+    out = t.type(b"scan --from user:\t2 --to zeb\t\r")
+    check("tab completes scan --from and --to", "\nuser:2\ttwo\nravel> " in out,
+          out)
     t.type(b"del zeb\t\r")
     out = t.type(b"get zeb\t\r")
     check("a deleted key is not offered", "\n(not found)\nravel> " in out,
