@@ -5,7 +5,7 @@
 ** export: two fields separated by a comma; a field may be quoted with ",
 ** and then holds commas, line breaks and "" (one quote) as data.  Bytes
 ** are taken as they are.  A record whose quotes are not balanced goes on
-** to the next line (transfer.c joins the lines, asking csv_complete).
+** to the next line (transfer.c joins the lines, asking shell_csv_complete).
 ** Anything else is an error naming what is wrong -- a quote inside an
 ** unquoted field, text after a closing quote, one field or three -- so a
 ** record is read back exactly or refused, never guessed at.  A CR ending
