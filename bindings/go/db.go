@@ -23,7 +23,7 @@ type DB struct {
 	c    *C.ravel_db
 	path string
 
-	// snapshots and iterators not yet released, counted here so that
+	// snapshots and iterators not yet closed, counted here so that
 	// Close can refuse to free the database under them
 	snapshots atomic.Int64
 	iterators atomic.Int64
@@ -93,10 +93,10 @@ func (db *DB) Path() string {
 // flushes the memtables when worthwhile, makes the WAL durable and
 // releases the directory's LOCK.
 //
-// Every Snapshot and Iterator of the database must be released first.  If
+// Every Snapshot and Iterator of the database must be closed first.  If
 // any are still open, Close does nothing but return an *Error with Code
 // ErrInvalid saying how many; the database stays open and usable, and
-// Close may be called again once they are released.  (Closing them on the
+// Close may be called again once they are closed.  (Closing them on the
 // caller's behalf could free an iterator another goroutine is reading.)
 //
 // An ErrIO error means the final sync failed; the database is closed all
@@ -110,7 +110,7 @@ func (db *DB) Close() error {
 	if snaps > 0 || iters > 0 {
 		db.gate.unlock(false)
 		return misuseError("close", "database %s still has %d snapshot(s) "+
-			"and %d iterator(s) open; release them first", db.path,
+			"and %d iterator(s) open; close them first", db.path,
 			snaps, iters)
 	}
 	s := C.shim_close(db.c)

@@ -35,5 +35,5 @@
 //
 // DB.Close refuses (ErrInvalid, naming how many) while snapshots or
 // iterators of the database are still open, and leaves the database open:
-// release them and call Close again.
+// close them and call Close again.
 package ravel

@@ -21,7 +21,7 @@ import (
 type IterOptions struct {
 	// Snapshot, if not nil, is the state read; else the latest state
 	// when the iterator is made.  The iterator does not need the snapshot
-	// afterwards: it may be released while the iterator lives.
+	// afterwards: it may be closed while the iterator lives.
 	Snapshot *Snapshot
 	// Start is the lower bound, included (nil: from the first key).
 	Start []byte
