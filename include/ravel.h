@@ -81,7 +81,10 @@ RAVEL_API int ravel_libversion_number(void);
 
 #define RAVEL_OK        0  /* success */
 #define RAVEL_NOTFOUND  1  /* the key is absent (ravel_get, ravel_property) */
-#define RAVEL_INVALID   2  /* bad argument, bad option, or misuse */
+#define RAVEL_INVALID   2  /* bad argument, bad option, or misuse; also
+                           ** a table block compressed with a codec this
+                           ** build lacks (see compression=): the data is
+                           ** intact, a build with that codec reads it */
 #define RAVEL_IOERR     3  /* an I/O call failed; see ravel_errmsg() */
 #define RAVEL_CORRUPT   4  /* a file failed a checksum or format check */
 #define RAVEL_NOMEM     5  /* an allocation failed */
@@ -303,7 +306,13 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               ravel was built with liblz4 / libzstd (not
 **                               in the amalgamation compiled with
 **                               -DRAVEL_OMIT_COMPRESSION), and are
-**                               RAVEL_INVALID elsewhere
+**                               RAVEL_INVALID elsewhere; such a build
+**                               reading a block compressed with a codec
+**                               it lacks returns RAVEL_INVALID too, not
+**                               RAVEL_CORRUPT ("...000012.sst: data block
+**                               at byte offset N: zstd-compressed, but
+**                               this build of ravel has no zstd support
+**                               (built without libzstd)...")
 **   verify_checksums=true       check every block read from a file
 **   block_cache_size=32M        bytes of data blocks cached in memory (0
 **                               .. 1T; 0: none), unless a shared cache is
