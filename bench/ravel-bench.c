@@ -98,6 +98,7 @@
 
 #include "ravel.h"
 #include "base/options.h" /* rv_option_is_not_built, rv_option_info */
+#include "bench_manpage.h"
 #include "mixgraph.h"
 
 /* ------------------------------------------------------------------ flags */
@@ -711,6 +712,29 @@ static void usage(void)
            "accepted and listed as ignored.  Unknown flags are an error.\n");
 }
 
+/* The rows of bench_flags and dbbench_option_flags, for --manpage
+** (bench_manpage.c). */
+static int manpage_flag_at(size_t i, struct bench_manpage_flag *out)
+{
+    static char def[96];
+    if (i >= sizeof bench_flags / sizeof *bench_flags)
+        return 0;
+    const struct flag *f = &bench_flags[i];
+    flag_default_text(f, def, sizeof def);
+    *out = (struct bench_manpage_flag){f->name, def, f->help};
+    return 1;
+}
+
+static int manpage_alias_at(size_t i, const char **dbbench,
+                            const char **ravel)
+{
+    if (i >= sizeof dbbench_option_flags / sizeof *dbbench_option_flags)
+        return 0;
+    *dbbench = dbbench_option_flags[i].dbbench;
+    *ravel = dbbench_option_flags[i].ravel;
+    return 1;
+}
+
 static void parse_args(int argc, char **argv, ravel_options *opts)
 {
     for (int i = 1; i < argc; i++) {
@@ -726,6 +750,10 @@ static void parse_args(int argc, char **argv, ravel_options *opts)
         }
         if (strcmp(name, "help") == 0) {
             usage();
+            exit(0);
+        }
+        if (strcmp(name, "manpage") == 0) {
+            bench_print_manpage(stdout, manpage_flag_at, manpage_alias_at);
             exit(0);
         }
         if (strcmp(name, "version") == 0) {
@@ -2328,22 +2356,6 @@ static void print_property(const char *name)
     fflush(stdout);
 }
 
-/* The value of property NAME (RocksDB's spelling with '-'), or of its older
-** ravel spelling with '_', into *TEXT; RAVEL_INVALID if ravel has
-** neither. */
-static int property_either_spelling(ravel_db *db, const char *name,
-                                    char **text)
-{
-    if (ravel_property(db, name, text) == RAVEL_OK)
-        return RAVEL_OK;
-    char older[128];
-    snprintf(older, sizeof older, "%s", name);
-    for (char *c = older + strlen("ravel."); *c; c++)
-        if (*c == '-')
-            *c = '_';
-    return ravel_property(db, older, text);
-}
-
 /* db_bench's memstats: RocksDB's six memtable properties, under ravel's
 ** names; the ones ravel does not keep are said to be missing. */
 static void print_memstats(void)
@@ -2359,7 +2371,7 @@ static void print_memstats(void)
         for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
             char name[128], *text = NULL;
             snprintf(name, sizeof name, "ravel.%s", names[k]);
-            if (property_either_spelling(dbs[i], name, &text) == RAVEL_OK)
+            if (ravel_property(dbs[i], name, &text) == RAVEL_OK)
                 printf("%s: %s\n", name, text);
             else
                 printf("%s: (ravel keeps no such count)\n", name);
@@ -2487,13 +2499,7 @@ static uint64_t int_property(ravel_db *d, const char *name)
 ** running or (unless automatic compactions are off) due. */
 static int background_work_left(ravel_db *d, int auto_compactions)
 {
-    char *text = NULL;
-    if (property_either_spelling(d, "ravel.num-immutable-mem-table",
-                                 &text) != RAVEL_OK)
-        die("ravel.num-immutable-mem-table: %s", ravel_errmsg());
-    uint64_t immutable = strtoull(text, NULL, 10);
-    ravel_free(text);
-    return immutable > 0 ||
+    return int_property(d, "ravel.num-immutable-mem-table") > 0 ||
            int_property(d, "ravel.num-running-compactions") > 0 ||
            (auto_compactions &&
             int_property(d, "ravel.compaction-pending") > 0);

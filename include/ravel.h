@@ -81,7 +81,10 @@ RAVEL_API int ravel_libversion_number(void);
 
 #define RAVEL_OK        0  /* success */
 #define RAVEL_NOTFOUND  1  /* the key is absent (ravel_get, ravel_property) */
-#define RAVEL_INVALID   2  /* bad argument, bad option, or misuse */
+#define RAVEL_INVALID   2  /* bad argument, bad option, or misuse; also
+                           ** a table block compressed with a codec this
+                           ** build lacks (see compression=): the data is
+                           ** intact, a build with that codec reads it */
 #define RAVEL_IOERR     3  /* an I/O call failed; see ravel_errmsg() */
 #define RAVEL_CORRUPT   4  /* a file failed a checksum or format check */
 #define RAVEL_NOMEM     5  /* an allocation failed */
@@ -92,7 +95,7 @@ RAVEL_API int ravel_libversion_number(void);
 #define RAVEL_LOCKED    7  /* the database directory is open elsewhere */
 #define RAVEL_READONLY  8  /* writes refused after an earlier failure (a
                            ** WAL write or fdatasync, an allocation; see
-                           ** ravel.read_only_reason), or the database was
+                           ** ravel.read-only-reason), or the database was
                            ** opened read-only; reads are still served */
 
 /* A static English description of a result code ("not found", ...).
@@ -214,7 +217,7 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               gets slower, else uring where buffered
 **                               writes complete inline, else sync; the
 **                               choice and the numbers are in
-**                               ravel.wal_io and the LOG
+**                               ravel.wal-io and the LOG
 **   wal_recovery_mode=tolerate_corrupted_tail_records
 **                               | absolute_consistency | point_in_time
 **                               | skip_any_corrupted_records
@@ -310,7 +313,13 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               ravel was built with liblz4 / libzstd (not
 **                               in the amalgamation compiled with
 **                               -DRAVEL_OMIT_COMPRESSION), and are
-**                               RAVEL_INVALID elsewhere
+**                               RAVEL_INVALID elsewhere; such a build
+**                               reading a block compressed with a codec
+**                               it lacks returns RAVEL_INVALID too, not
+**                               RAVEL_CORRUPT ("...000012.sst: data block
+**                               at byte offset N: zstd-compressed, but
+**                               this build of ravel has no zstd support
+**                               (built without libzstd)...")
 **   verify_checksums=true       check every block read from a file
 **   block_cache_size=32M        bytes of data blocks cached in memory (0
 **                               .. 1T; 0: none), unless a shared cache is
@@ -800,42 +809,71 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 
 /* ---------------------------------------------------------- introspection */
 
-/* Text about the database, in *text (free with ravel_free).  Names:
+/* Text about the database, in *text (free with ravel_free).  Names are
+** spelled as RocksDB spells its properties (words joined by '-'), with
+** RocksDB's own name where RocksDB has the concept.  Aliases are accepted
+** too, with the same meaning: "rocksdb:" RocksDB's name for the same
+** property (a program written for RocksDB asks for it unchanged), and
+** "deprecated:" the older underscore spelling of ravel 0.x, kept so the
+** programs that use it go on working.
+**
+**   name                          meaning                      [aliases]
 **   ravel.stats                   write groups formed, mean and max group
 **                                 size, WAL bytes and records, fsyncs issued,
 **                                 writers per fsync, the WAL I/O path in
 **                                 use, memtables, sequence numbers, whether
-**                                 writes are accepted
-**   ravel.last_sequence           last sequence number assigned
-**   ravel.last_visible_sequence   last sequence number visible to reads
-**   ravel.num_immutable_mem_table memtables switched out, still in memory
-**   ravel.cur_size_active_mem_table  bytes in the active memtable
-**   ravel.wal_io                  "sync", "uring" or "direct", and in
+**                                 writes are accepted (more below)
+**                                 [rocksdb: rocksdb.stats]
+**   ravel.last-sequence           last sequence number assigned
+**                                 [deprecated: ravel.last_sequence]
+**   ravel.last-visible-sequence   last sequence number visible to reads
+**                                 [deprecated: ravel.last_visible_sequence]
+**   ravel.num-immutable-mem-table memtables switched out, still in memory
+**                                 [rocksdb: rocksdb.num-immutable-mem-table]
+**                                 [deprecated: ravel.num_immutable_mem_table]
+**   ravel.cur-size-active-mem-table  bytes in the active memtable
+**                                 [rocksdb: rocksdb.cur-size-active-mem-table]
+**                                 [deprecated: ravel.cur_size_active_mem_table]
+**   ravel.wal-io                  "sync", "uring" or "direct", and in
 **                                 parentheses why (auto: the probe's costs)
-**   ravel.read_only_reason        why writes are refused ("" if they are not)
+**                                 [deprecated: ravel.wal_io]
+**   ravel.read-only-reason        why writes are refused ("" if they are not)
+**                                 [deprecated: ravel.read_only_reason]
 **   ravel.options                 the options in force, "name=value" lines
+**   ravel.num-files-at-levelN     table files at level N (0 .. 6)
+**                                 [rocksdb: rocksdb.num-files-at-levelN]
 **   ravel.sstables                one line per table file: level, number,
 **                                 size, entries, key range, sequence range
+**                                 [rocksdb: rocksdb.sstables]
 **   ravel.estimate-num-keys       entries in files and memtables (counts
 **                                 overwritten and deleted keys too)
+**                                 [rocksdb: rocksdb.estimate-num-keys]
 **   ravel.cur-size-all-mem-tables bytes of every memtable in memory
+**                                 [rocksdb: rocksdb.cur-size-all-mem-tables]
 **   ravel.block-cache-usage       bytes held by the block cache
+**                                 [rocksdb: rocksdb.block-cache-usage]
 **   ravel.background-errors       background jobs (flushes, compactions)
 **                                 that failed
-**   ravel.num-files-at-levelN     table files at level N (0 .. 6)
-**   ravel.levelstats              per level: files, bytes, target, score
-**   ravel.compaction-pending      1 if a compaction is due, else 0
-**   ravel.num-running-compactions compactions running now
-**   ravel.estimate-pending-compaction-bytes
-**                                 bytes compaction must rewrite to bring
-**                                 every level within its target
-**   ravel.actual-delayed-write-rate  bytes/s writes are paced to now (0:
-**                                 not slowed down)
-**   ravel.is-write-stopped        1 if writes are stopped by the write
-**                                 controller now, else 0
+**                                 [rocksdb: rocksdb.background-errors]
 **   ravel.write-ordering          the ordering mode in force: "ordered",
 **                                 "unordered", "write-prepared" or
 **                                 "in-order-publication"
+**   ravel.levelstats              per level: files, bytes, target, score
+**                                 [rocksdb: rocksdb.levelstats]
+**   ravel.compaction-pending      1 if a compaction is due, else 0
+**                                 [rocksdb: rocksdb.compaction-pending]
+**   ravel.num-running-compactions compactions running now
+**                                 [rocksdb: rocksdb.num-running-compactions]
+**   ravel.estimate-pending-compaction-bytes
+**                                 bytes compaction must rewrite to bring
+**                                 every level within its target [rocksdb:
+**                                 rocksdb.estimate-pending-compaction-bytes]
+**   ravel.actual-delayed-write-rate  bytes/s writes are paced to now (0:
+**                                 not slowed down)
+**                                 [rocksdb: rocksdb.actual-delayed-write-rate]
+**   ravel.is-write-stopped        1 if writes are stopped by the write
+**                                 controller now, else 0
+**                                 [rocksdb: rocksdb.is-write-stopped]
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
 ** deleted, and for the ordering modes: inserts pending, memtable switches
@@ -845,9 +883,11 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 ** evicted entry; compactions (by level: count, bytes read and written,
 ** time), write amplification, and the write controller: the condition in
 ** force and its cause, the current rate, the time writes were stopped and
-** slowed down by cause, writes refused with RAVEL_BUSY.  With write_prepared, ravel.last_visible_sequence is the
-** last commit sequence published (RocksDB's last_published_seq).  An unknown name is RAVEL_NOTFOUND, with a message listing the known
-** names. */
+** slowed down by cause, writes refused with RAVEL_BUSY.  Its text is lines
+** of at most 80 columns, a long one continued on lines that start with
+** spaces.  With write_prepared, ravel.last-visible-sequence is the last
+** commit sequence published (RocksDB's last_published_seq).  An unknown
+** name is RAVEL_NOTFOUND, with a message listing the known names. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 
 #ifdef __cplusplus

@@ -5,12 +5,15 @@
 ** batch; commit hands the whole batch to one ravel_write, so a batch is
 ** written entirely or not at all -- the shell never writes part of one.
 ** Reads (get, scan, count) go through the snapshot when one is held, and
-** do not see the open batch's pending writes.
+** do not see the open batch's pending writes.  Before the database exists
+** (open.c) reads see it empty and the first write creates it.
 **
 ** scan and count walk a range [FROM, TO) narrowed by --prefix: the prefix
 ** P is turned into the range [P, S), where S, the successor of P, drops
 ** P's trailing 0xff bytes and increments the last byte (none left: no
-** upper bound).
+** upper bound).  A range that can hold no key (FROM >= TO) is an error
+** that says so, rather than an empty listing that looks like no data: a
+** reversed scan is written with FROM below TO too, `scan a b --reverse`.
 */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,6 +28,8 @@ int shell_write_flags(const struct shell *s)
 
 int shell_write_batch(struct shell *s, ravel_batch *b, const char *what)
 {
+    if (shell_db_for_write(s, what))
+        return -1;
     int rc = ravel_write(s->db, shell_write_flags(s), b);
     if (rc) {
         shell_api_error(s, what, rc);
@@ -36,6 +41,8 @@ int shell_write_batch(struct shell *s, ravel_batch *b, const char *what)
 void shell_cmd_put(struct shell *s, struct shell_line *l)
 {
     struct shell_token *k = &l->tok[1], *v = &l->tok[2];
+    if (!s->batch && shell_db_for_write(s, "put"))
+        return;
     int rc = s->batch
                  ? ravel_batch_put(s->batch, k->p, k->len, v->p, v->len)
                  : ravel_put(s->db, shell_write_flags(s), k->p, k->len, v->p,
@@ -47,6 +54,8 @@ void shell_cmd_put(struct shell *s, struct shell_line *l)
 void shell_cmd_del(struct shell *s, struct shell_line *l)
 {
     struct shell_token *k = &l->tok[1];
+    if (!s->batch && shell_db_for_write(s, "del"))
+        return;
     int rc = s->batch ? ravel_batch_delete(s->batch, k->p, k->len)
                       : ravel_delete(s->db, shell_write_flags(s), k->p, k->len);
     if (rc)
@@ -58,7 +67,9 @@ void shell_cmd_get(struct shell *s, struct shell_line *l)
     struct shell_token *k = &l->tok[1];
     void *val = NULL;
     size_t vlen = 0;
-    int rc = ravel_get(s->db, s->snap, k->p, k->len, &val, &vlen);
+    int rc = shell_db_for_read(s)
+                 ? RAVEL_NOTFOUND
+                 : ravel_get(s->db, s->snap, k->p, k->len, &val, &vlen);
     if (rc == RAVEL_OK || rc == RAVEL_NOTFOUND)
         shell_put_value(s->out, s->mode, k->p, k->len,
                         rc == RAVEL_OK ? val : NULL, vlen);
@@ -70,8 +81,8 @@ void shell_cmd_get(struct shell *s, struct shell_line *l)
 /* ------------------------------------------------------------ scan, count */
 
 struct data_range {
-    const struct shell_token *from, *to, *prefix;
-    struct shell_token prefix_view; /* the P of --prefix=P */
+    struct shell_token from, to, prefix; /* len 0 and p NULL: not given */
+    int has_from, has_to, has_prefix;
     struct shell_buf lo, hi; /* effective bounds */
     int has_lo, has_hi;
     uint64_t limit; /* 0: none */
@@ -86,9 +97,38 @@ static int data_cmp(const void *a, size_t al, const void *b, size_t bl)
     return al < bl ? -1 : al > bl;
 }
 
-/* Parses scan/count arguments; ALLOW_OPTIONS is 0 for count. */
+/* Sets a bound (FROM, TO or the prefix) once; a second one is an error. */
+static int data_set_bound(struct shell *s, const char *cmd, const char *name,
+                          struct shell_token *bound, int *has,
+                          const struct shell_token *value)
+{
+    if (*has) {
+        shell_error(s, "%s: %s given twice", cmd, name);
+        return -1;
+    }
+    *bound = *value;
+    *has = 1;
+    return 0;
+}
+
+static int data_set_limit(struct shell *s, const char *cmd, const char *val,
+                          struct data_range *r)
+{
+    char *end;
+    unsigned long long n = strtoull(val, &end, 10);
+    if (!val[0] || *end || val[0] == '-') {
+        shell_error(s, "%s: --limit needs a whole number, not '%s'", cmd, val);
+        return -1;
+    }
+    r->limit = n;
+    r->has_limit = 1;
+    return 0;
+}
+
+/* Parses scan/count arguments: FROM and TO by position or as --from and
+** --to, --prefix, and for scan (LISTING) --limit and --reverse. */
 static int data_range_parse(struct shell *s, struct shell_line *l,
-                            int allow_options, struct data_range *r)
+                            int listing, struct data_range *r)
 {
     const char *cmd = l->tok[0].p;
     int npos = 0;
@@ -99,55 +139,50 @@ static int data_range_parse(struct shell *s, struct shell_line *l,
                 shell_usage_error(s, shell_command_find(cmd));
                 return -1;
             }
-            if (npos++ == 0)
-                r->from = t;
-            else
-                r->to = t;
+            int rc = npos++ == 0 ? data_set_bound(s, cmd, "FROM", &r->from,
+                                                  &r->has_from, t)
+                                 : data_set_bound(s, cmd, "TO", &r->to,
+                                                  &r->has_to, t);
+            if (rc)
+                return -1;
+            continue;
+        }
+        if (listing && strcmp(t->p, "--reverse") == 0) {
+            r->reverse = 1;
             continue;
         }
         const char *eq = strchr(t->p, '=');
         size_t nlen = eq ? (size_t)(eq - t->p) : t->len;
-        const char *val = NULL;
-        int takes_value = allow_options &&
-                          ((nlen == 7 && !strncmp(t->p, "--limit", 7)) ||
-                           (nlen == 8 && !strncmp(t->p, "--prefix", 8)));
-        if (allow_options && strcmp(t->p, "--reverse") == 0) {
-            r->reverse = 1;
-            continue;
-        }
-        if (!takes_value) {
+        static const char *const names[] = {"--from", "--to", "--prefix",
+                                            "--limit"};
+        int opt = -1;
+        for (int k = 0; k < (listing ? 4 : 3); k++)
+            if (strlen(names[k]) == nlen && !strncmp(t->p, names[k], nlen))
+                opt = k;
+        if (opt < 0) {
             shell_error(s, "%s: unknown option '%.*s'", cmd, (int)nlen, t->p);
             return -1;
         }
-        struct shell_token *vt = NULL;
-        if (!eq) {
-            if (i + 1 >= l->n) {
-                shell_error(s, "%s: %s needs a value", cmd, t->p);
-                return -1;
-            }
-            vt = &l->tok[++i];
-            val = vt->p;
+        struct shell_token v;
+        if (eq) { /* --prefix=P: a view of the token's tail */
+            v.p = (char *)eq + 1;
+            v.len = t->len - (size_t)(v.p - t->p);
+            v.quoted = 0;
+        } else if (i + 1 < l->n) {
+            v = l->tok[++i];
         } else {
-            val = eq + 1;
+            shell_error(s, "%s: %s needs a value", cmd, t->p);
+            return -1;
         }
-        if (t->p[2] == 'p') {
-            if (!vt) { /* --prefix=P: a view of the token's tail */
-                r->prefix_view.p = (char *)val;
-                r->prefix_view.len = t->len - (size_t)(val - t->p);
-                vt = &r->prefix_view;
-            }
-            r->prefix = vt;
-        } else {
-            char *end;
-            unsigned long long n = strtoull(val, &end, 10);
-            if (!val[0] || *end || val[0] == '-') {
-                shell_error(s, "%s: --limit needs a whole number, not '%s'",
-                            cmd, val);
-                return -1;
-            }
-            r->limit = n;
-            r->has_limit = 1;
-        }
+        int rc = opt == 0 ? data_set_bound(s, cmd, "FROM", &r->from,
+                                           &r->has_from, &v)
+               : opt == 1 ? data_set_bound(s, cmd, "TO", &r->to, &r->has_to,
+                                           &v)
+               : opt == 2 ? data_set_bound(s, cmd, "--prefix", &r->prefix,
+                                           &r->has_prefix, &v)
+                          : data_set_limit(s, cmd, v.p, r);
+        if (rc)
+            return -1;
     }
     return 0;
 }
@@ -155,19 +190,19 @@ static int data_range_parse(struct shell *s, struct shell_line *l,
 /* Turns FROM, TO and the prefix into the bounds [lo, hi). */
 static int data_range_bounds(struct data_range *r)
 {
-    if (r->from) {
+    if (r->has_from) {
         r->has_lo = 1;
-        if (shell_buf_add(&r->lo, r->from->p, r->from->len))
+        if (shell_buf_add(&r->lo, r->from.p, r->from.len))
             return -1;
     }
-    if (r->to) {
+    if (r->has_to) {
         r->has_hi = 1;
-        if (shell_buf_add(&r->hi, r->to->p, r->to->len))
+        if (shell_buf_add(&r->hi, r->to.p, r->to.len))
             return -1;
     }
-    if (!r->prefix)
+    if (!r->has_prefix)
         return 0;
-    const struct shell_token *p = r->prefix;
+    const struct shell_token *p = &r->prefix;
     if (!r->has_lo || data_cmp(p->p, p->len, r->lo.p, r->lo.len) > 0) {
         r->lo.len = 0;
         r->has_lo = 1;
@@ -193,6 +228,52 @@ static int data_range_bounds(struct data_range *r)
     return 0;
 }
 
+/* A byte string as the text mode shows it, cut at 40 bytes, in BUF. */
+static const char *data_shown(const struct shell_token *t, char *buf,
+                              size_t len)
+{
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *m = open_memstream(&text, &text_len);
+    if (m) {
+        shell_put_text(m, t->p, t->len > 40 ? 40 : t->len);
+        fclose(m);
+    }
+    snprintf(buf, len, "%s%s", text ? text : "?", t->len > 40 ? "..." : "");
+    free(text);
+    return buf;
+}
+
+/* Reports a range that can hold no key; 0 if the range is not empty. */
+static int data_range_empty(struct shell *s, const char *cmd,
+                            const struct data_range *r)
+{
+    if (!r->has_lo || !r->has_hi ||
+        data_cmp(r->lo.p, r->lo.len, r->hi.p, r->hi.len) < 0)
+        return 0;
+    char a[64], b[64], c[64];
+    const char *hint = r->reverse ? " (--reverse walks [FROM, TO) from its "
+                                    "end: give FROM below TO)"
+                                  : "";
+    if (!r->has_prefix)
+        shell_error(s, "%s: empty range: FROM '%s' is not below TO '%s'%s",
+                    cmd, data_shown(&r->from, a, sizeof a),
+                    data_shown(&r->to, b, sizeof b), hint);
+    else if (r->has_from && r->has_to)
+        shell_error(s, "%s: empty range: no key starting with '%s' is in "
+                    "[FROM '%s', TO '%s')%s", cmd,
+                    data_shown(&r->prefix, a, sizeof a),
+                    data_shown(&r->from, b, sizeof b),
+                    data_shown(&r->to, c, sizeof c), hint);
+    else
+        shell_error(s, "%s: empty range: no key starting with '%s' is %s "
+                    "'%s'", cmd, data_shown(&r->prefix, a, sizeof a),
+                    r->has_from ? "at or after FROM" : "below TO",
+                    data_shown(r->has_from ? &r->from : &r->to, b,
+                               sizeof b));
+    return -1;
+}
+
 typedef void (*data_visit_fn)(struct shell *s, const void *k, size_t kl,
                               const void *v, size_t vl);
 
@@ -203,6 +284,8 @@ static int64_t data_walk(struct shell *s, const char *what,
 {
     ravel_iter *it = NULL;
     int64_t n = 0;
+    if (shell_db_for_read(s))
+        return 0;
     int rc = ravel_iter_new(s->db, s->snap, &it);
     if (rc) {
         shell_api_error(s, what, rc);
@@ -267,16 +350,18 @@ static void data_print_pair(struct shell *s, const void *k, size_t kl,
 }
 
 static void data_range_run(struct shell *s, struct shell_line *l,
-                           int allow_options, data_visit_fn visit)
+                           int listing, data_visit_fn visit)
 {
     struct data_range r = {0};
-    const char *what = l->tok[0].p;
-    if (data_range_parse(s, l, allow_options, &r))
+    const char *what = shell_command_find(l->tok[0].p)->name;
+    if (data_range_parse(s, l, listing, &r))
         goto out;
     if (data_range_bounds(&r)) {
         shell_error(s, "%s: out of memory", what);
         goto out;
     }
+    if (data_range_empty(s, what, &r))
+        goto out;
     int64_t n = data_walk(s, what, &r, visit);
     if (n >= 0 && !visit)
         fprintf(s->out, "%" PRId64 "\n", n);
@@ -326,7 +411,8 @@ void shell_cmd_commit(struct shell *s, struct shell_line *l)
     if (s->batch_error[0]) {
         shell_error(s, "commit: the batch had an error (%s); nothing written, "
                     "batch discarded", s->batch_error);
-    } else if (shell_write_batch(s, b, "commit") == 0) {
+    } else if (n == 0 || shell_write_batch(s, b, "commit") == 0) {
+        /* (An empty batch writes nothing, and creates no database.) */
         shell_note(s, "committed %u operation%s", n, n == 1 ? "" : "s");
     }
     ravel_batch_free(b);
@@ -350,10 +436,16 @@ void shell_cmd_abort(struct shell *s, struct shell_line *l)
 void shell_cmd_snapshot(struct shell *s, struct shell_line *l)
 {
     (void)l;
-    if (s->snap) {
+    if (s->snap || s->snap_empty) {
         shell_error(s, "snapshot: a snapshot is already held (at sequence "
                     "%" PRIu64 "); release it first",
-                    ravel_snapshot_sequence(s->snap));
+                    s->snap ? ravel_snapshot_sequence(s->snap) : 0);
+        return;
+    }
+    s->snap_noted = 0;
+    if (shell_db_absent(s)) { /* the empty state, as of sequence 0 */
+        s->snap_empty = 1;
+        fprintf(s->out, "snapshot at sequence 0\n");
         return;
     }
     int rc = ravel_snapshot_acquire(s->db, &s->snap);
@@ -369,6 +461,10 @@ void shell_cmd_snapshot(struct shell *s, struct shell_line *l)
 void shell_cmd_release(struct shell *s, struct shell_line *l)
 {
     (void)l;
+    if (s->snap_empty) {
+        s->snap_empty = 0;
+        return;
+    }
     if (!s->snap) {
         shell_error(s, "release: no snapshot is held");
         return;
@@ -384,6 +480,8 @@ void shell_cmd_release(struct shell *s, struct shell_line *l)
 static void data_property(struct shell *s, const char *what, const char *name)
 {
     char *text = NULL;
+    if (shell_db_needed(s, what))
+        return;
     int rc = ravel_property(s->db, name, &text);
     if (rc) {
         shell_api_error(s, what, rc);
@@ -422,6 +520,8 @@ void shell_cmd_flush_wal(struct shell *s, struct shell_line *l)
             return;
         }
     }
+    if (shell_db_for_write(s, "flush-wal"))
+        return;
     int rc = ravel_flush_wal(s->db, sync);
     if (rc)
         shell_api_error(s, "flush-wal", rc);

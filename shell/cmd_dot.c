@@ -1,11 +1,19 @@
 /*
 ** cmd_dot.c -- the dot commands that shape the session rather than the
-** data: .help, .quit, .timer, .mode, .sync, .options, .read, .output.
-** (.import and .dump live in transfer.c.)
+** data: .help, .quit, .timer, .mode, .sync, .options, .read, .output,
+** .once, .shell, and the reserved names.  (.import and .dump live in
+** transfer.c, .open in open.c.)
+**
+** Output goes to s->out: stdout, a file (.output FILE), or a command's
+** standard input (.output |COMMAND, through popen), as sqlite3 does.
+** .once sends the output of the next command only; session.c puts it back
+** after that command.
 */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
 
 #include "shell.h"
 
@@ -87,24 +95,25 @@ void shell_cmd_sync(struct shell *s, struct shell_line *l)
 
 void shell_cmd_mode(struct shell *s, struct shell_line *l)
 {
-    static const char *names[] = {"text", "hex", "json"};
     if (l->n == 1) {
-        fprintf(s->out, "%s\n", names[s->mode]);
+        fprintf(s->out, "%s\n", shell_mode_names[s->mode]);
         return;
     }
-    for (int i = 0; i < 3; i++) {
-        if (strcasecmp(l->tok[1].p, names[i]) == 0) {
-            s->mode = (enum shell_mode)i;
-            return;
-        }
+    int mode = shell_mode_find(l->tok[1].p);
+    if (mode < 0) {
+        shell_error(s, ".mode: unknown mode '%s' (text, hex, quote, json or "
+                    "csv)", l->tok[1].p);
+        return;
     }
-    shell_error(s, ".mode: unknown mode '%s' (text, hex or json)", l->tok[1].p);
+    s->mode = (enum shell_mode)mode;
 }
 
 void shell_cmd_options(struct shell *s, struct shell_line *l)
 {
     (void)l;
     char *text = NULL;
+    if (shell_db_needed(s, ".options"))
+        return;
     int rc = ravel_property(s->db, "ravel.options", &text);
     if (rc) {
         shell_api_error(s, ".options", rc);
@@ -139,23 +148,98 @@ void shell_cmd_read(struct shell *s, struct shell_line *l)
     fclose(f);
 }
 
-void shell_cmd_output(struct shell *s, struct shell_line *l)
+int shell_output_reset(struct shell *s)
+{
+    FILE *old = s->out;
+    int was_pipe = s->out_pipe;
+    s->out = stdout;
+    s->out_pipe = 0;
+    s->once = 0;
+    if (old == stdout)
+        return 0;
+    if (was_pipe) {
+        int status = pclose(old);
+        return status == -1 ? -1 : 0; /* the command's status is its own */
+    }
+    return fclose(old) == 0 ? 0 : -1;
+}
+
+/* Sends the output to NAME: a file, or |COMMAND's standard input, or
+** stdout for "-" or no name.  WHAT names the command in errors. */
+static int dot_redirect(struct shell *s, const struct shell_token *t,
+                        const char *what)
 {
     FILE *f = stdout;
-    if (l->n == 2 && strcmp(l->tok[1].p, "-") != 0) {
-        const char *name = dot_filename(s, &l->tok[1]);
+    int pipe = 0;
+    if (t && strcmp(t->p, "-") != 0) {
+        const char *name = dot_filename(s, t);
         if (!name)
-            return;
-        f = fopen(name, "w");
+            return -1;
+        fflush(stdout); /* what was printed comes before the command's */
+        pipe = name[0] == '|';
+        f = pipe ? popen(name + 1, "w") : fopen(name, "w");
         if (!f) {
-            shell_error(s, ".output: cannot open '%s': %s", name,
+            shell_error(s, "%s: cannot open '%s': %s", what, name,
                         strerror(errno));
-            return;
+            return -1;
         }
     }
-    FILE *old = s->out;
-    s->out = f;
-    if (old != stdout && fclose(old) != 0)
-        shell_error(s, ".output: writing the previous output file failed: %s",
+    if (shell_output_reset(s))
+        shell_error(s, "%s: writing the previous output failed: %s", what,
                     strerror(errno));
+    s->out = f;
+    s->out_pipe = pipe;
+    return 0;
+}
+
+void shell_cmd_output(struct shell *s, struct shell_line *l)
+{
+    dot_redirect(s, l->n == 2 ? &l->tok[1] : NULL, ".output");
+}
+
+void shell_cmd_once(struct shell *s, struct shell_line *l)
+{
+    if (dot_redirect(s, &l->tok[1], ".once") == 0)
+        s->once = ++s->once_serial;
+}
+
+/* .shell CMD runs the rest of the line, as typed, with /bin/sh. */
+void shell_cmd_shell(struct shell *s, struct shell_line *l)
+{
+    const char *p = s->line, *end = s->line + s->line_len;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    while (p < end && *p != ' ' && *p != '\t') /* the command's name */
+        p++;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p == end || l->n < 2) {
+        shell_usage_error(s, shell_command_find(".shell"));
+        return;
+    }
+    char *cmd = strndup(p, (size_t)(end - p));
+    if (!cmd) {
+        shell_error(s, ".shell: out of memory");
+        return;
+    }
+    fflush(s->out);
+    fflush(stdout);
+    int status = system(cmd);
+    if (status == -1)
+        shell_error(s, ".shell: cannot run '%s': %s", cmd, strerror(errno));
+    else if (WIFSIGNALED(status))
+        shell_error(s, ".shell: '%s' was killed by signal %d", cmd,
+                    WTERMSIG(status));
+    else if (WEXITSTATUS(status) != 0)
+        shell_error(s, ".shell: '%s' exited with status %d", cmd,
+                    WEXITSTATUS(status));
+    free(cmd);
+}
+
+/* Names kept for commands to come, so that no script or alias takes them
+** meanwhile: .backup and .restore arrive with online backups. */
+void shell_cmd_reserved(struct shell *s, struct shell_line *l)
+{
+    shell_error(s, "not built yet: %s comes with online backups (issue 22)",
+                shell_command_find(l->tok[0].p)->name);
 }

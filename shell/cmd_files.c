@@ -2,10 +2,13 @@
 ** cmd_files.c -- the commands about the database's files on disk: flush
 ** (memtables to table files), compact (ravel_compact_range), files (the ravel.sstables listing), .verify
 ** (every block of every table file checked) and .sst (one table file
-** dumped, by sst_dump.c, the code ravel-sst runs too).
+** dumped, by sst_dump.c, the code ravel-sst runs too; a name as files
+** prints it, or its number, names the file in the database's directory).
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shell.h"
 #include "sst_dump.h"
@@ -21,6 +24,8 @@ void shell_cmd_flush(struct shell *s, struct shell_line *l)
             return;
         }
     }
+    if (shell_db_for_write(s, "flush"))
+        return;
     int rc = ravel_flush(s->db, flags);
     if (rc)
         shell_api_error(s, "flush", rc);
@@ -30,6 +35,8 @@ void shell_cmd_compact(struct shell *s, struct shell_line *l)
 {
     const struct shell_token *from = l->n > 1 ? &l->tok[1] : NULL;
     const struct shell_token *to = l->n > 2 ? &l->tok[2] : NULL;
+    if (shell_db_for_write(s, "compact"))
+        return;
     int rc = ravel_compact_range(s->db, from ? from->p : NULL,
                                  from ? from->len : 0, to ? to->p : NULL,
                                  to ? to->len : 0);
@@ -52,6 +59,10 @@ static char *files_listing(struct shell *s, const char *what)
 void shell_cmd_files(struct shell *s, struct shell_line *l)
 {
     (void)l;
+    if (shell_db_note_absent(s)) {
+        fputs("(no table files)\n", s->out);
+        return;
+    }
     char *text = files_listing(s, "files");
     if (!text)
         return;
@@ -76,6 +87,10 @@ static long files_count(const char *text)
 void shell_cmd_verify(struct shell *s, struct shell_line *l)
 {
     (void)l;
+    if (shell_db_note_absent(s)) {
+        fputs("ok: 0 files checked\n", s->out);
+        return;
+    }
     /* Counted first: a flush finishing meanwhile adds a file the check
     ** may also cover, never removes one. */
     char *text = files_listing(s, ".verify");
@@ -89,6 +104,27 @@ void shell_cmd_verify(struct shell *s, struct shell_line *l)
         return;
     }
     fprintf(s->out, "ok: %ld file%s checked\n", n, n == 1 ? "" : "s");
+}
+
+/* FILE as .sst opens it: a bare name that is in the database's directory
+** (000012.sst, as files prints it) or a number alone (12) names the table
+** file there; anything else is a path.  A new string, or NULL on OOM. */
+static char *files_sst_path(const struct shell *s, const char *file)
+{
+    char *path = NULL;
+    size_t digits = strspn(file, "0123456789");
+    if (digits && !file[digits] && digits < 20) {
+        if (asprintf(&path, "%s/%06llu.sst", s->dir,
+                     strtoull(file, NULL, 10)) < 0)
+            return NULL;
+        return path;
+    }
+    if (!strchr(file, '/') && asprintf(&path, "%s/%s", s->dir, file) >= 0) {
+        if (access(path, F_OK) == 0 && access(file, F_OK) != 0)
+            return path;
+        free(path);
+    }
+    return strdup(file);
 }
 
 void shell_cmd_sst(struct shell *s, struct shell_line *l)
@@ -125,6 +161,12 @@ void shell_cmd_sst(struct shell *s, struct shell_line *l)
         shell_usage_error(s, shell_command_find(".sst"));
         return;
     }
-    if (shell_sst_dump(s->out, file, &o, err, sizeof err))
+    char *path = files_sst_path(s, file);
+    if (!path) {
+        shell_error(s, ".sst: out of memory");
+        return;
+    }
+    if (shell_sst_dump(s->out, path, &o, err, sizeof err))
         shell_error(s, ".sst: %s", err);
+    free(path);
 }

@@ -20,45 +20,46 @@ const struct shell_command shell_commands[] = {
      shell_cmd_get},
     {"del", "K", "delete K (an absent K is not an error)", NULL,
      1, 1, shell_cmd_del},
-    {"scan", "[FROM [TO]] [--limit N] [--prefix P] [--reverse]",
+    {"scan", "[FROM [TO]] [--from F] [--to T] [--prefix P] [--limit N] "
+             "[--reverse]",
      "list keys and values in key order",
-     "Lists the keys K with FROM <= K < TO (FROM and TO may be omitted) in\n"
-     "bytewise key order, one \"KEY<tab>VALUE\" per line in .mode text.\n"
-     "--prefix P keeps the keys that start with P, --limit N stops after N,\n"
-     "--reverse lists from the last key down.  Control-C stops a long scan.",
+     "Lists the keys K with FROM <= K < TO in bytewise key order, one\n"
+     "\"KEY<tab>VALUE\" per line in .mode text.  FROM and TO may be omitted,\n"
+     "or given as --from F and --to T.  --prefix P keeps the keys that start\n"
+     "with P: scan --prefix user: lists user:1, user:2 ... and stops, where\n"
+     "scan user: starts at user: and goes on to the last key.  --limit N\n"
+     "stops after N keys; --reverse lists the same range from its end down.\n"
+     "A range that can hold no key (FROM not below TO, or a prefix outside\n"
+     "them) is an error that says so, not an empty listing.  Control-C stops\n"
+     "a long scan.",
      -1, -1, shell_cmd_scan},
-    {"count", "[FROM [TO]]", "count the keys K with FROM <= K < TO", NULL, 0,
-     2, shell_cmd_count},
+    {"count", "[FROM [TO]] [--from F] [--to T] [--prefix P]",
+     "count the keys in a range, as scan lists them", NULL, -1, -1,
+     shell_cmd_count},
     {"batch", "", "start a batch: put and del wait for commit",
      "Starts a batch.  Until commit or abort, put and del (and .import) add\n"
-     "to it instead of writing; reads do not see them yet.  commit writes\n"
-     "the whole batch with one atomic write: every reader sees all of it or\n"
-     "none of it.  In a script, an error inside the batch makes commit\n"
-     "refuse (nothing is written); at the end of input an open batch is\n"
-     "discarded.",
+     "to it instead of writing; reads do not see them yet, and the prompt\n"
+     "counts them: ravel (batch 3)>.  commit writes the whole batch with one\n"
+     "atomic write: every reader sees all of it or none of it.  In a script,\n"
+     "an error inside the batch makes commit refuse (nothing is written); at\n"
+     "the end of input an open batch is discarded.",
      0, 0, shell_cmd_batch},
     {"commit", "", "write the open batch atomically (all or nothing)", NULL, 0,
      0, shell_cmd_commit},
     {"abort", "", "discard the open batch", NULL, 0, 0, shell_cmd_abort},
     {"snapshot", "", "pin the current state for later reads",
      "Takes a snapshot.  get, scan, count and .dump read from it until\n"
-     "release, whatever is written meanwhile.  Prints its sequence number.",
+     "release, whatever is written meanwhile.  Prints its sequence number;\n"
+     "the prompt shows it, ravel (snapshot 42)>, while it is held.",
      0, 0, shell_cmd_snapshot},
     {"release", "", "release the snapshot: read the latest state",
      NULL, 0, 0, shell_cmd_release},
     {"stats", "", "write-path statistics (the ravel.stats property)", NULL, 0,
      0, shell_cmd_stats},
-    {"property", "NAME", "print a database property (see .help property)",
-     "Prints a property of the open database: ravel.stats,\n"
-     "ravel.last_sequence, ravel.last_visible_sequence,\n"
-     "ravel.num_immutable_mem_table, ravel.cur_size_active_mem_table,\n"
-     "ravel.wal_io, ravel.read_only_reason, ravel.options,\n"
-     "ravel.num-files-at-level0 (.. level6), ravel.levelstats,\n"
-     "ravel.sstables, ravel.estimate-num-keys, ravel.cur-size-all-mem-tables,\n"
-     "ravel.block-cache-usage, ravel.background-errors, ravel.write-ordering,\n"
-     "ravel.compaction-pending, ravel.num-running-compactions,\n"
-     "ravel.estimate-pending-compaction-bytes,\n"
-     "ravel.actual-delayed-write-rate, ravel.is-write-stopped.",
+    {"property", "NAME", "print a database property, such as ravel.stats",
+     "Prints a property of the open database (ravel_property).  NAME is\n"
+     "one of these; RocksDB's name rocksdb.X is taken too for those marked\n"
+     "*, and each older name (was ...) still works.  Tab completes NAME.",
      1, 1, shell_cmd_property},
     {"flush-wal", "[--sync]", "flush the WAL (--sync: to stable storage)",
      "Every acknowledged write is already in the operating system's page\n"
@@ -84,38 +85,65 @@ const struct shell_command shell_commands[] = {
      "smallest and largest user keys (cut at 48 bytes, other bytes than\n"
      "printable ASCII as \\xHH) and sequence numbers.  .sst dumps one.",
      0, 0, shell_cmd_files},
-    {".help", "[CMD]", "this list, or the details of one command", NULL, 0, 1,
-     shell_cmd_help},
-    {".quit", "", "leave the shell (also .exit and end of input)", NULL, 0, 0,
-     shell_cmd_quit},
+    {".help", "[CMD]", "this list, or the details of one command (or help)",
+     NULL, 0, 1, shell_cmd_help},
+    {".quit", "", "leave the shell (or .exit, exit, quit, end of input)",
+     NULL, 0, 0, shell_cmd_quit},
+    {".open", "DIR", "close this database and open the one in DIR",
+     "Closes the database (releasing the snapshot; an open batch must be\n"
+     "committed or aborted first) and opens the one in DIR with the same\n"
+     "options (-o, -readonly).  As at the start, a DIR with no database\n"
+     "is created by the first write.  If DIR cannot be opened, the session\n"
+     "keeps the database it had.",
+     1, 1, shell_cmd_open},
     {".timer", "on|off", "print the time each command takes", NULL, 0, 1,
      shell_cmd_timer},
-    {".mode", "text|hex|json", "how keys and values are printed",
-     "text: printable characters as they are, other bytes escaped (\\n,\n"
-     "\\t, \\\\, \\xHH); scan prints KEY<tab>VALUE.  hex: x'6869'.  json:\n"
-     "one {\"key\":..,\"value\":..} object per line, \"key_hex\" and\n"
-     "\"value_hex\" for bytes that are not UTF-8.  Without an argument,\n"
-     "prints the current mode.",
+    {".mode", "text|hex|quote|json|csv", "how keys and values are printed",
+     "text: printable characters as they are, other bytes escaped (\\n, \\t,\n"
+     "\\\\, \\xHH); scan prints KEY<tab>VALUE.  hex: x'6869'.  quote: \"hi\\x00\",\n"
+     "every byte that is not printable ASCII escaped; scan prints \"KEY\"\n"
+     "\"VALUE\", which put reads back exactly (hex and quote are the shell's\n"
+     "own syntax, safe for any bytes).  json: one {\"key\":..,\"value\":..}\n"
+     "object per line, \"key_hex\" and \"value_hex\" for bytes that are not\n"
+     "UTF-8.  csv: KEY,VALUE lines (RFC 4180), bytes as they are, for files\n"
+     "and spreadsheets; get of a missing key prints KEY, with nothing after\n"
+     "the comma.  Without an argument, prints the current mode.",
      0, 1, shell_cmd_mode},
     {".sync", "on|off", "writes wait for stable storage (RAVEL_SYNC)",
      NULL, 0, 1, shell_cmd_sync},
     {".options", "", "the options the database was opened with", NULL, 0, 0,
      shell_cmd_options},
-    {".import", "FILE", "load pairs from tab-separated or JSON lines",
-     "Reads FILE and puts every pair, in batched writes.  JSON lines (the\n"
-     ".dump format) if the first non-blank byte is '{', else tab-separated:\n"
+    {".import", "[--csv|--tsv|--json] FILE",
+     "load pairs from CSV, tab-separated or JSON lines",
+     "Reads FILE and puts every pair, in batched writes.  The format is\n"
+     "the option's; else the extension's (.csv; .tsv or .tab; .json, .jsonl\n"
+     "or .ndjson); else JSON lines (the .dump format) if the first non-blank\n"
+     "byte is '{'; else CSV in .mode csv; else tab-separated.  CSV: KEY,VALUE\n"
+     "records as RFC 4180 (and .mode csv) writes them.  Tab-separated:\n"
      "KEY<tab>VALUE per line, both taken literally (a trailing CR is\n"
-     "dropped).  FILE is checked whole first: a bad line imports nothing.\n"
-     "Inside a batch, the pairs join the batch.  Long imports show progress.",
-     1, 1, shell_cmd_import},
+     "dropped).  FILE is checked whole first: a bad line imports nothing,\n"
+     "and the error names its line.  Inside a batch, the pairs join the\n"
+     "batch.  Long imports show progress.",
+     -1, -1, shell_cmd_import},
     {".dump", "[FILE]", "write every pair as JSON lines (.import reads it)",
      "Writes the database (or the snapshot) to FILE, or to the output, one\n"
      "{\"key\":..,\"value\":..} line per key.  .import reads it back\n"
      "exactly, whatever bytes the keys and values hold.",
      0, 1, shell_cmd_dump},
     {".read", "FILE", "run the commands in FILE", NULL, 1, 1, shell_cmd_read},
-    {".output", "[FILE]", "send output to FILE, or back to the screen", NULL, 0,
-     1, shell_cmd_output},
+    {".output", "[FILE]", "send output to FILE, or back to the screen",
+     "Sends the output of the commands that follow to FILE (created or\n"
+     "emptied), or to the standard input of a command for |COMMAND, as in\n"
+     ".output '|sort -r'.  Without FILE (or with -), back to the screen.\n"
+     "Errors and notes stay on the screen.",
+     0, 1, shell_cmd_output},
+    {".once", "FILE", "send the next command's output to FILE (or |COMMAND)",
+     NULL, 1, 1, shell_cmd_once},
+    {".shell", "COMMAND ...", "run a command of the system shell (or .system)",
+     "Runs the rest of the line, as typed, with /bin/sh -c.  A command that\n"
+     "fails (a status other than 0) is an error, as for -bail and the exit\n"
+     "code.",
+     -1, -1, shell_cmd_shell},
     {".verify", "", "check every block of every table file",
      "Reads every block of every table file of the database and checks its\n"
      "checksum and structure.  Prints \"ok: N files checked\", or fails\n"
@@ -134,6 +162,10 @@ const struct shell_command shell_commands[] = {
      "at most N of them.  --verify reads and checks every block instead of\n"
      "printing the properties and the index.",
      -1, -1, shell_cmd_sst},
+    {".backup", "FILE", "reserved: online backups (issue 22), not built yet",
+     NULL, -1, -1, shell_cmd_reserved},
+    {".restore", "FILE", "reserved: online backups (issue 22), not built yet",
+     NULL, -1, -1, shell_cmd_reserved},
     {NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 
@@ -142,6 +174,10 @@ static const struct {
     const char *alias, *name;
 } commands_aliases[] = {
     {".exit", ".quit"},
+    {"exit", ".quit"},
+    {"quit", ".quit"},
+    {"help", ".help"},
+    {".system", ".shell"},
     {"delete", "del"},
     {"flush_wal", "flush-wal"},
 };
@@ -216,16 +252,25 @@ const char *shell_command_suggest(const char *name)
 }
 
 const char shell_description[] =
-    "Opens the ravel database in directory DIR, creating it if needed, and\n"
-    "runs commands: the COMMANDs given as arguments, else the lines of\n"
-    "standard input -- interactively (prompt, line editing, history in\n"
-    "~/.ravel_history) when it is a terminal.";
+    "Opens the ravel database in directory DIR and runs commands: the\n"
+    "COMMANDs given as arguments, else the lines of standard input --\n"
+    "interactively (prompt, line editing, history in ~/.ravel_history) when\n"
+    "it is a terminal.  A DIR holding no database is created by the first\n"
+    "command that writes; until then reads see it empty, and a session that\n"
+    "only reads leaves nothing on disk.  First, ~/.ravelrc (or the -init\n"
+    "FILE) is run, then each -cmd COMMAND.";
 
 const struct shell_option shell_options[] = {
     {"-bail", "", "stop at the first error"},
     {"-batch", "", "no prompts or banner, even on a terminal"},
     {"-interactive", "", "prompts and banner, even from a pipe"},
-    {"-readonly", "", "open the database read-only"},
+    {"-readonly", "", "open the database read-only (it must exist)"},
+    {"-cmd", "COMMAND", "run COMMAND before the others (or before\n"
+                        "the interactive session); repeatable"},
+    {"-init", "FILE", "run FILE first instead of ~/.ravelrc"},
+    {"-json", "", "start in .mode json"},
+    {"-csv", "", "start in .mode csv (also -quote, -hex and\n"
+                 "-text)"},
     {"-o", "NAME=VALUE", "set a database option (ravel(1) lists\n"
                          "them), e.g. -o wal_io=sync; repeatable"},
     {"-version", "", "print the version and exit"},
@@ -309,6 +354,8 @@ int shell_help_one(FILE *f, const char *name)
             c->args, c->summary);
     if (c->details)
         fprintf(f, "\n%s\n", c->details);
+    if (c->run == shell_cmd_property)
+        shell_property_help(f);
     return 0;
 }
 

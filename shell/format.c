@@ -1,5 +1,6 @@
 /*
-** format.c -- how byte strings are shown: .mode text, hex and json.
+** format.c -- how byte strings are shown: .mode text, hex, quote, json
+** and csv.
 **
 ** Keys and values may hold any byte; nothing raw that could move the
 ** cursor, ring the bell or garble a terminal is ever printed.
@@ -11,10 +12,19 @@
 **          scan prints KEY<TAB>VALUE: a tab in the data is always \t, so
 **          the line splits unambiguously.
 **   hex    x'6869', the shell's own input syntax.
+**   quote  "hi\x00", the shell's C-string syntax: printable ASCII as is,
+**          \\ \" \n \t \r, every other byte \xHH.  scan prints
+**          "KEY" "VALUE", so `put` followed by the line writes it back.
 **   json   one object per line, {"key":"..","value":".."}; strings are
 **          escaped to plain ASCII (\uXXXX); a key or value that is not
 **          valid UTF-8 becomes "key_hex":"6869" instead.  This is also
 **          the .dump format, which .import reads back.
+**   csv    KEY,VALUE per line (RFC 4180): a field holding a comma, a
+**          quote, a line break or a leading or trailing blank is quoted,
+**          "" standing for ", and an empty value is "" (a key not found
+**          by get has an empty, unquoted value).  Bytes are written as
+**          they are, for spreadsheets and files: .import reads it back
+**          exactly.
 */
 #include <langinfo.h>
 #include <locale.h>
@@ -25,6 +35,20 @@
 #include "shell.h"
 
 static int format_utf8_terminal;
+
+const char *const shell_mode_names[SHELL_MODE_COUNT + 1] = {
+    [SHELL_MODE_TEXT] = "text",   [SHELL_MODE_HEX] = "hex",
+    [SHELL_MODE_JSON] = "json",   [SHELL_MODE_QUOTE] = "quote",
+    [SHELL_MODE_CSV] = "csv",
+};
+
+int shell_mode_find(const char *name)
+{
+    for (int i = 0; i < SHELL_MODE_COUNT; i++)
+        if (strcasecmp(name, shell_mode_names[i]) == 0)
+            return i;
+    return -1;
+}
 
 void shell_format_init(void)
 {
@@ -145,6 +169,48 @@ void shell_put_hex(FILE *f, const void *data, size_t n)
     fputc('\'', f);
 }
 
+void shell_put_quoted(FILE *f, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = p[i];
+        switch (c) {
+        case '\\': fputs("\\\\", f); continue;
+        case '"': fputs("\\\"", f); continue;
+        case '\n': fputs("\\n", f); continue;
+        case '\t': fputs("\\t", f); continue;
+        case '\r': fputs("\\r", f); continue;
+        default: break;
+        }
+        if (c >= 0x20 && c < 0x7f)
+            fputc((int)c, f);
+        else
+            fprintf(f, "\\x%02x", c);
+    }
+    fputc('"', f);
+}
+
+/* One CSV field, quoted when it must be: empty ("" tells an empty value
+** from none), or holding a separator, a quote or blanks at an end. */
+static void format_csv_field(FILE *f, const unsigned char *p, size_t n)
+{
+    int quote = n == 0 || p[0] == ' ' || p[n - 1] == ' ';
+    for (size_t i = 0; i < n && !quote; i++)
+        quote = p[i] == ',' || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
+    if (!quote) {
+        fwrite(p, 1, n, f);
+        return;
+    }
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '"')
+            fputc('"', f);
+        fputc(p[i], f);
+    }
+    fputc('"', f);
+}
+
 static void format_json_string(FILE *f, const unsigned char *p, size_t n)
 {
     fputc('"', f);
@@ -213,6 +279,22 @@ void shell_put_pair(FILE *f, enum shell_mode mode, const void *key,
             fputs("\"value\":null", f);
         fputc('}', f);
         break;
+    case SHELL_MODE_QUOTE:
+        shell_put_quoted(f, key, klen);
+        fputc(' ', f);
+        if (val)
+            shell_put_quoted(f, val, vlen);
+        else
+            fputs("(not found)", f);
+        break;
+    case SHELL_MODE_CSV:
+        format_csv_field(f, key, klen);
+        fputc(',', f);
+        if (val)
+            format_csv_field(f, val, vlen);
+        break;
+    case SHELL_MODE_COUNT:
+        break;
     }
     fputc('\n', f);
 }
@@ -235,7 +317,16 @@ void shell_put_value(FILE *f, enum shell_mode mode, const void *key,
             fputs("(not found)", f);
         fputc('\n', f);
         break;
+    case SHELL_MODE_QUOTE:
+        if (val)
+            shell_put_quoted(f, val, vlen);
+        else
+            fputs("(not found)", f);
+        fputc('\n', f);
+        break;
     case SHELL_MODE_JSON:
+    case SHELL_MODE_CSV:
+    case SHELL_MODE_COUNT:
         shell_put_pair(f, mode, key, klen, val, vlen);
         break;
     }

@@ -1,17 +1,23 @@
 /*
 ** main.c -- the ravel shell's entry point: arguments, opening the
-** database, choosing how to read commands, and the exit code.
+** database, the rc file and -cmd, choosing how to read commands, and the
+** exit code.
 **
 **   ravel [OPTIONS] DIR                   a session (interactive on a tty)
 **   ravel [OPTIONS] DIR "put a 1" "get a" run these commands, then exit
 **   ravel [OPTIONS] DIR < script          run standard input, no prompts
 **
-** Options are spelled as sqlite3 spells its own (-bail, -batch, ...); the
-** GNU spelling with two dashes is accepted too.  The exit code is 0 when
-** every command succeeded, 1 otherwise (or when the database did not open
-** or the arguments were wrong).
+** Options are spelled as sqlite3 spells its own (-bail, -batch, -cmd,
+** -init, -json, ...); the GNU spelling with two dashes is accepted too.
+** As sqlite3 does, the shell first runs ~/.ravelrc (or the -init FILE
+** instead), then each -cmd COMMAND in order, then the session; -bail
+** stops at the first error in any of them.  The exit code is 0 when every
+** command succeeded, 1 otherwise (or when the database did not open or
+** the arguments were wrong).
 */
+#include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +28,12 @@
 
 struct main_args {
     const char *dir;
-    char **commands;
+    char **commands; /* the COMMAND arguments */
     int ncommands;
+    char **cmds;     /* the -cmd options */
+    int ncmds;
+    const char *init; /* -init FILE, or NULL: ~/.ravelrc */
+    int mode;         /* -json, -csv, ...; -1 if none */
     int bail, batch, interactive, readonly;
     ravel_options *opts;
 };
@@ -109,6 +119,18 @@ static int main_parse(int argc, char **argv, struct main_args *a)
             if (main_option(a->opts, "read_only=true") ||
                 main_option(a->opts, "create_if_missing=false"))
                 return -1;
+        } else if (strcmp(o, "cmd") == 0 || strcmp(o, "init") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "error: %s needs %s\n", arg,
+                        o[0] == 'c' ? "a COMMAND" : "a FILE");
+                return -1;
+            }
+            if (o[0] == 'c')
+                a->cmds[a->ncmds++] = argv[++i];
+            else
+                a->init = argv[++i];
+        } else if (shell_mode_find(o) >= 0) {
+            a->mode = shell_mode_find(o);
         } else if (strcmp(o, "o") == 0) {
             if (main_option(a->opts, i + 1 < argc ? argv[++i] : NULL))
                 return -1;
@@ -130,22 +152,80 @@ static int main_parse(int argc, char **argv, struct main_args *a)
     return 0;
 }
 
-static int main_open(struct shell *s, struct main_args *a, int *created)
+static int main_open(struct shell *s, struct main_args *a)
 {
-    struct stat st;
-    *created = stat(a->dir, &st) != 0;
-    int rc = ravel_open(a->dir, a->opts, &s->db);
+    char msg[512];
+    int rc = shell_open_dir(s, a->dir, msg, sizeof msg);
     if (rc) {
         fprintf(stderr, "error: cannot open database '%s': %s\n", a->dir,
-                ravel_errmsg()[0] ? ravel_errmsg() : ravel_errstr(rc));
-        s->db = NULL;
+                msg);
         return -1;
     }
-    s->dir = a->dir;
     return 0;
 }
 
-static void main_session(struct shell *s, struct main_args *a, int created)
+/* ~/.ravelrc, in BUF; NULL if there is no home directory. */
+static const char *main_rc_path(char *buf, size_t len)
+{
+    const char *home = getenv("HOME");
+    if (!home || !home[0]) {
+        struct passwd *pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
+    if (!home)
+        return NULL;
+    snprintf(buf, len, "%s/.ravelrc", home);
+    return buf;
+}
+
+/* Runs the -init FILE, else ~/.ravelrc if there is one (as sqlite3 runs
+** ~/.sqliterc): a missing -init FILE is an error, a missing rc file not. */
+static void main_run_rc(struct shell *s, struct main_args *a)
+{
+    char buf[4096];
+    const char *path = a->init ? a->init : main_rc_path(buf, sizeof buf);
+    if (!path)
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (a->init) {
+            int e = errno;
+            shell_error(s, "-init: cannot open '%s': %s", path, strerror(e));
+        }
+        return;
+    }
+    if (s->interactive)
+        fprintf(stderr, "-- Loading resources from %s\n", path);
+    struct shell_source src = {SHELL_SRC_FILE, path, 0};
+    shell_run_file(s, f, &src);
+    fclose(f);
+}
+
+static void main_run_cmds(struct shell *s, struct main_args *a)
+{
+    struct shell_source src = {SHELL_SRC_CMD, NULL, 0};
+    s->src = &src;
+    for (int i = 0; i < a->ncmds && !s->quit; i++) {
+        src.line = i + 1;
+        shell_run_line(s, a->cmds[i], strlen(a->cmds[i]));
+    }
+    s->src = NULL;
+}
+
+static void main_banner(struct shell *s, struct main_args *a)
+{
+    printf("ravel %s -- ", RAVEL_VERSION);
+    if (shell_db_absent(s))
+        printf("no database at '%s' yet: the first write creates it\n",
+               s->dir);
+    else
+        printf("opened database '%s'%s\n", s->dir,
+               a->readonly ? " (read-only)" : "");
+    printf("Enter \".help\" for usage hints.\n");
+    fflush(stdout);
+}
+
+static void main_session(struct shell *s, struct main_args *a)
 {
     if (a->ncommands > 0) {
         struct shell_source src = {SHELL_SRC_ARGS, NULL, 0};
@@ -169,11 +249,7 @@ static void main_session(struct shell *s, struct main_args *a, int created)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
 
-    printf("ravel %s -- %s database '%s'%s\n"
-           "Enter \".help\" for usage hints.\n",
-           RAVEL_VERSION, created ? "created" : "opened", a->dir,
-           a->readonly ? " (read-only)" : "");
-    fflush(stdout);
+    main_banner(s, a);
     if (s->use_editor)
         shell_editor_open();
     shell_run_interactive(s);
@@ -184,14 +260,15 @@ static void main_session(struct shell *s, struct main_args *a, int created)
 int main(int argc, char **argv)
 {
     struct shell s = {0};
-    struct main_args a = {0};
-    int status = 1, created = 0;
+    struct main_args a = {.mode = -1};
+    int status = 1;
 
     main_guard_std_fds();
     signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error, reported */
     shell_format_init();
     a.commands = calloc((size_t)argc, sizeof *a.commands);
-    if (!a.commands || ravel_options_new(&a.opts) ||
+    a.cmds = calloc((size_t)argc, sizeof *a.cmds);
+    if (!a.commands || !a.cmds || ravel_options_new(&a.opts) ||
         ravel_options_set(a.opts, "create_if_missing", "true")) {
         fprintf(stderr, "error: out of memory\n");
         goto out;
@@ -203,24 +280,30 @@ int main(int argc, char **argv)
     }
 
     s.out = stdout;
+    s.opts = a.opts;
+    s.readonly = a.readonly;
+    s.mode = a.mode >= 0 ? (enum shell_mode)a.mode : SHELL_MODE_TEXT;
     s.bail = a.bail;
     s.interactive = a.ncommands == 0 &&
                     (a.interactive || (!a.batch && isatty(STDIN_FILENO)));
     s.use_editor = s.interactive && shell_have_editor() &&
                    isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-    if (main_open(&s, &a, &created))
+    if (main_open(&s, &a))
         goto out;
 
-    main_session(&s, &a, created);
+    main_run_rc(&s, &a);
+    if (!s.quit)
+        main_run_cmds(&s, &a);
+    if (!s.quit)
+        main_session(&s, &a);
     shell_finish(&s);
     fflush(stdout);
-    if (ravel_close(s.db) != RAVEL_OK) {
-        fprintf(stderr, "error: closing the database: %s\n", ravel_errmsg());
-        s.errors++;
-    }
+    shell_db_close(&s);
     status = s.errors ? 1 : 0;
 out:
+    free(s.dir);
     ravel_options_free(a.opts);
     free(a.commands);
+    free(a.cmds);
     return status;
 }

@@ -11,56 +11,8 @@
 #include <string.h>
 
 #include "shell.h"
+#include "roff.h"
 #include "base/options.h"
-
-/* TEXT as roff body text: backslashes and hyphens escaped, a line that
-** would start with a control character ('.' or '\'') protected with \&. */
-static void manpage_text(FILE *f, const char *text)
-{
-    int line_start = 1;
-    for (const char *p = text; *p; p++) {
-        if (line_start && (*p == '.' || *p == '\''))
-            fputs("\\&", f);
-        line_start = *p == '\n';
-        if (*p == '\\')
-            fputs("\\e", f);
-        else if (*p == '-')
-            fputs("\\-", f);
-        else
-            fputc(*p, f);
-    }
-}
-
-/* A paragraph tag in bold, its arguments in italics:
-** .TP
-** \fBput\fR \fIK V\fR */
-static void manpage_tag(FILE *f, const char *name, const char *args)
-{
-    fputs(".TP\n\\fB", f);
-    manpage_text(f, name);
-    fputs("\\fR", f);
-    if (args && args[0]) {
-        fputs(" \\fI", f);
-        manpage_text(f, args);
-        fputs("\\fR", f);
-    }
-    fputc('\n', f);
-}
-
-static void manpage_sentence(FILE *f, const char *text)
-{
-    /* A summary is a lower-case phrase: the page makes it a sentence. */
-    size_t len = strlen(text);
-    if (len && text[0] >= 'a' && text[0] <= 'z') {
-        fputc(text[0] - 'a' + 'A', f);
-        text++;
-        len--;
-    }
-    manpage_text(f, text);
-    if (len && text[len - 1] != '.')
-        fputc('.', f);
-    fputc('\n', f);
-}
 
 /* What a value of an option of KIND is, before its range. */
 static const char *manpage_kind(const char *kind)
@@ -81,22 +33,22 @@ static void manpage_db_options(FILE *f)
     struct rv_option_info info;
     for (size_t i = 0; rv_option_info(i, &info); i++) {
         fputs(".TP\n\\fB", f);
-        manpage_text(f, info.name);
+        shell_roff_text(f, info.name);
         fputs("\\fR=\\fI", f);
-        manpage_text(f, info.def);
+        shell_roff_text(f, info.def);
         fputs("\\fR\n", f);
-        manpage_sentence(f, info.doc);
+        shell_roff_sentence(f, info.doc);
         if (!strcmp(info.kind, "bool")) {
             /* the default says it is one */
         } else if (!strcmp(info.kind, "enum")) {
             fputs("One of: ", f);
-            manpage_text(f, info.choices);
+            shell_roff_text(f, info.choices);
             fputs(".\n", f);
         } else {
             fprintf(f, "%s, ", manpage_kind(info.kind));
-            manpage_text(f, info.min);
+            shell_roff_text(f, info.min);
             fputs(" .. ", f);
-            manpage_text(f, info.max);
+            shell_roff_text(f, info.max);
             fputs(".\n", f);
         }
         if (info.conflicts[0]) {
@@ -117,12 +69,17 @@ static void manpage_commands(FILE *f, int dot)
     for (const struct shell_command *c = shell_commands; c->name; c++) {
         if ((c->name[0] == '.') != dot)
             continue;
-        manpage_tag(f, c->name, c->args);
-        manpage_sentence(f, c->summary);
+        shell_roff_tag(f, c->name, c->args);
+        shell_roff_sentence(f, c->summary);
         if (c->details) {
             fputs(".IP\n", f);
-            manpage_text(f, c->details);
+            shell_roff_text(f, c->details);
             fputc('\n', f);
+        }
+        if (c->run == shell_cmd_property) {
+            fputs(".RS\n", f);
+            shell_property_manpage(f, shell_roff_text);
+            fputs(".RE\n", f);
         }
     }
 }
@@ -138,15 +95,15 @@ void shell_print_manpage(FILE *f)
                ".B ravel\n"
                "[\\fIOPTIONS\\fR] \\fIDIR\\fR [\\fICOMMAND\\fR ...]\n"
                ".SH DESCRIPTION\n", RAVEL_VERSION);
-    manpage_text(f, shell_description);
+    shell_roff_text(f, shell_description);
     fputs("\n.PP\nThe API the shell is built on is described in\n"
           ".BR ravel (3).\n"
           ".SH OPTIONS\n"
           "Options are spelled as sqlite3 spells its own; the GNU spelling\n"
           "with two dashes is accepted too.\n", f);
     for (const struct shell_option *o = shell_options; o->name; o++) {
-        manpage_tag(f, o->name, o->arg);
-        manpage_sentence(f, o->help);
+        shell_roff_tag(f, o->name, o->arg);
+        shell_roff_sentence(f, o->help);
     }
     fputs(".SH DATABASE OPTIONS\n"
           "Set with \\fB\\-o\\fR \\fINAME\\fR=\\fIVALUE\\fR here, and\n"
@@ -168,19 +125,24 @@ void shell_print_manpage(FILE *f)
     fputs(".SH KEYS AND VALUES\n"
           "Keys and values are byte strings, written as:\n", f);
     for (const struct shell_syntax *x = shell_syntaxes; x->form; x++) {
-        manpage_tag(f, x->form, NULL);
-        manpage_sentence(f, x->meaning);
+        shell_roff_tag(f, x->form, NULL);
+        shell_roff_sentence(f, x->meaning);
     }
     fputs(".PP\n", f);
-    manpage_text(f, shell_syntax_notes);
+    shell_roff_text(f, shell_syntax_notes);
     fputs("\n.SH EXIT STATUS\n", f);
-    manpage_text(f, shell_exit_status);
+    shell_roff_text(f, shell_exit_status);
     fputs("\n.SH FILES\n"
           ".TP\n"
           ".I ~/.ravel_history\n"
           "The history of interactive sessions (with line editing).\n"
+          ".TP\n"
+          ".I ~/.ravelrc\n"
+          "Commands run at the start of every session, unless\n"
+          "\\fB\\-init\\fR names another file.\n"
           ".SH EXAMPLES\n"
-          "Open (or create) a database and work in it interactively:\n"
+          "Open a database (created by the first write) and work in it\n"
+          "interactively:\n"
           ".PP\n"
           ".RS\n"
           ".EX\n"
@@ -197,8 +159,10 @@ void shell_print_manpage(FILE *f)
           ".RE\n"
           ".SH SEE ALSO\n"
           ".BR ravel (3),\n"
-          ".B ravel\\-sst \\-\\-help\n"
-          "(the table file dump), and the documentation in the source\n"
+          ".BR ravel\\-sst (1)\n"
+          "(the table file dump),\n"
+          ".BR ravel\\-bench (1)\n"
+          "(the benchmark), and the documentation in the source\n"
           "tree: README.md, docs/.\n",
           f);
 }

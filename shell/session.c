@@ -1,11 +1,16 @@
 /*
 ** session.c -- running lines: dispatch, error locations, -bail, timers.
 **
-** A session runs lines from a stack of sources: the terminal, standard
-** input, the command-line arguments, and .read files nested inside them.
-** Each source numbers its lines so that an error says where it happened
-** ("error: line 3: unterminated string", "error: setup.txt: line 7: ...",
-** "error: argument 2: ...").  Lines typed at the terminal need no location.
+** A session runs lines from a stack of sources: the rc file (-init), the
+** -cmd options, the terminal, standard input, the command-line arguments,
+** and .read files nested inside them.  Each source numbers its lines so
+** that an error says where it happened ("error: line 3: unterminated
+** string", "error: setup.txt: line 7: ...", "error: argument 2: ...",
+** "error: -cmd 1: ...").  Lines typed at the terminal need no location.
+**
+** The prompt says what the session holds -- "ravel (batch 3)> " while a
+** batch of 3 operations waits for commit, "ravel (snapshot 42)> " while
+** reads see sequence 42 -- so that neither is a surprise.
 **
 ** Errors never stop the session unless -bail is given; they are counted
 ** for the exit code.  An error while a batch is open in a script marks the
@@ -13,6 +18,7 @@
 ** failed (a person at the terminal sees the error and can simply retype).
 */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +45,9 @@ static void session_location(const struct shell *s, char *buf, size_t len)
         break;
     case SHELL_SRC_ARGS:
         snprintf(buf, len, "argument %ld: ", s->src->line);
+        break;
+    case SHELL_SRC_CMD:
+        snprintf(buf, len, "-cmd %ld: ", s->src->line);
         break;
     }
 }
@@ -128,10 +137,8 @@ static void session_check_output(struct shell *s)
     if (fflush(s->out) == 0 && !ferror(s->out))
         return;
     int e = errno;
-    FILE *bad = s->out;
-    s->out = stdout;
-    if (bad != stdout) {
-        fclose(bad);
+    if (s->out != stdout) {
+        shell_output_reset(s);
         shell_error(s, "cannot write output: %s (output back on stdout)",
                     strerror(e));
     } else if (e == EPIPE) {
@@ -157,10 +164,13 @@ void shell_run_line(struct shell *s, const char *line, size_t len)
 
     struct shell_line l;
     char err[160];
+    long once = s->once; /* a .once before this line: it is for this one */
     s->failed = 0;
+    s->line = line;
+    s->line_len = len;
     if (shell_tokenize(line, len, &l, err, sizeof err)) {
         shell_error(s, "%s", err);
-        return;
+        goto out; /* (the tokens are freed) */
     }
     const struct shell_command *c =
         strlen(l.tok[0].p) == l.tok[0].len ? shell_command_find(l.tok[0].p)
@@ -194,7 +204,11 @@ void shell_run_line(struct shell *s, const char *line, size_t len)
     }
     session_check_output(s);
 out:
+    if (once && s->once == once && shell_output_reset(s))
+        shell_error(s, ".once: writing the output failed: %s",
+                    strerror(errno));
     shell_line_free(&l);
+    s->line = NULL;
 }
 
 void shell_run_file(struct shell *s, FILE *f, struct shell_source *src)
@@ -213,6 +227,25 @@ void shell_run_file(struct shell *s, FILE *f, struct shell_source *src)
     s->src = saved;
 }
 
+/* "ravel> ", or what the session holds: "ravel (batch 3, snapshot 42)> ".
+** (A transaction, when ravel has them, is named here too.) */
+static void session_prompt(const struct shell *s, char *buf, size_t len)
+{
+    char held[96] = "";
+    size_t n = 0;
+    if (s->batch)
+        n += (size_t)snprintf(held + n, sizeof held - n, "batch %u",
+                              ravel_batch_count(s->batch));
+    if (s->snap || s->snap_empty)
+        n += (size_t)snprintf(held + n, sizeof held - n,
+                              "%ssnapshot %" PRIu64, n ? ", " : "",
+                              s->snap ? ravel_snapshot_sequence(s->snap) : 0);
+    if (n)
+        snprintf(buf, len, "ravel (%s)> ", held);
+    else
+        snprintf(buf, len, "ravel> ");
+}
+
 void shell_run_interactive(struct shell *s)
 {
     struct shell_source src = {SHELL_SRC_TERMINAL, NULL, 0};
@@ -223,7 +256,8 @@ void shell_run_interactive(struct shell *s)
     while (!s->quit) {
         size_t len;
         shell_interrupted = 0;
-        const char *prompt = s->batch ? "   ...> " : "ravel> ";
+        char prompt[128];
+        session_prompt(s, prompt, sizeof prompt);
         char *line = shell_read_line(s, stdin, prompt, &len);
         if (shell_interrupted) { /* ^C at the prompt: drop what was typed */
             free(line);
@@ -264,8 +298,7 @@ void shell_finish(struct shell *s)
         ravel_snapshot_release(s->db, s->snap);
         s->snap = NULL;
     }
-    if (s->out != stdout) {
-        fclose(s->out);
-        s->out = stdout;
-    }
+    s->snap_empty = 0;
+    if (shell_output_reset(s))
+        shell_error(s, "writing the output failed: %s", strerror(errno));
 }

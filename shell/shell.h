@@ -6,29 +6,35 @@
 ** so the shell links the library's internals (the static library, as
 ** ravel-bench does).  Its files, one concern each:
 **
-**   main.c       command-line arguments, opening the database, exit code
+**   main.c       command-line arguments, the rc file, -cmd, exit code
+**   open.c       the session's database: opened lazily (created by the
+**                first write), .open
 **   session.c    running lines from a source (terminal, pipe, file,
-**                arguments): dispatch, error locations, -bail, batch state
+**                arguments): dispatch, error locations, -bail, the prompt
 **   input.c      reading lines: libedit (editing, history, completion)
 **                when built with it, plain reading otherwise
 **   token.c      splitting a line into byte strings (words, "C strings",
 **                'sql strings', x'hex')
-**   format.c     printing byte strings in the text, hex and json modes
+**   format.c     printing byte strings in the text, hex, quote, json and
+**                csv modes
 **   commands.c   the tables of commands, command-line options and byte
 **                string syntax (the one source of .help, -help and the
 **                manual page), lookup and "did you mean"
 **   manpage.c    ravel.1 (the manual page), generated from those tables (ravel -manpage)
 **   cmd_data.c   the database commands: put get del scan count batch ...
-**   cmd_dot.c    the dot commands that set up the session
+**   cmd_dot.c    the dot commands that set up the session (.mode,
+**                .output, .once, .shell, ...)
 **   cmd_files.c  the files on disk: flush, compact, files, .verify, .sst
 **   sst_dump.c   dumping one table file: .sst, and ravel-sst (sst_main.c)
-**   transfer.c   .import and .dump (tab-separated and JSON lines)
+**   transfer.c   .import and .dump (tab-separated, CSV and JSON lines)
 **   jsonl.c      reading one JSON line of the .dump format
+**   csv.c        reading one CSV record (KEY,VALUE) for .import
 **
 ** Names: every function shared between these files starts with shell_;
 ** static helpers start with their module (session_, token_, data_ in
 ** cmd_data.c, dot_ in cmd_dot.c, files_ in cmd_files.c, sst_ in
-** sst_dump.c, sstmain_ in sst_main.c, import_/transfer_ in transfer.c), so
+** sst_dump.c, sstmain_ in sst_main.c, import_/transfer_ in transfer.c,
+** open_ in open.c, csv_ in csv.c), so
 ** none collides with lib/ (or with the amalgamation, when the shell is
 ** built against it).
 */
@@ -77,13 +83,27 @@ void shell_line_free(struct shell_line *l);
 
 /* --------------------------------------------------------------- output */
 
-enum shell_mode { SHELL_MODE_TEXT, SHELL_MODE_HEX, SHELL_MODE_JSON };
+enum shell_mode {
+    SHELL_MODE_TEXT,
+    SHELL_MODE_HEX,
+    SHELL_MODE_JSON,
+    SHELL_MODE_QUOTE,
+    SHELL_MODE_CSV,
+    SHELL_MODE_COUNT
+};
+
+/* The names of the modes, indexed by enum shell_mode, then NULL. */
+extern const char *const shell_mode_names[SHELL_MODE_COUNT + 1];
+/* The mode called NAME (any case), or -1. */
+int shell_mode_find(const char *name);
 
 /* Text mode: printable ASCII as is, everything else escaped (\n, \t, \\,
 ** \xHH); valid UTF-8 as is when the locale's charset is UTF-8. */
 void shell_put_text(FILE *f, const void *p, size_t n);
 /* x'6869' */
 void shell_put_hex(FILE *f, const void *p, size_t n);
+/* "hi\x00", the shell's C-string syntax: put reads it back exactly. */
+void shell_put_quoted(FILE *f, const void *p, size_t n);
 /* A JSON member "name":"..." for valid UTF-8 (escaped to ASCII), else
 ** "name_hex":"6869".  Used by .mode json and by .dump. */
 void shell_put_json_member(FILE *f, const char *name, const void *p,
@@ -102,6 +122,13 @@ int shell_utf8_valid(const unsigned char *p, size_t n);
 ** key_hex / value_hex), into KEY and VAL.  -1 with a message in ERR. */
 int shell_jsonl_parse(const char *p, size_t n, struct shell_buf *key,
                       struct shell_buf *val, char *err, size_t errlen);
+/* Whether the CSV text P holds a whole record: its quotes are balanced
+** (a quoted field may hold line breaks). */
+int shell_csv_complete(const char *p, size_t n);
+/* Parses one CSV record, KEY,VALUE (RFC 4180 quoting), into KEY and VAL.
+** -1 with a message in ERR. */
+int shell_csv_parse(const char *p, size_t n, struct shell_buf *key,
+                    struct shell_buf *val, char *err, size_t errlen);
 
 /* ------------------------------------------------------------- sessions */
 
@@ -110,7 +137,8 @@ enum shell_source_kind {
     SHELL_SRC_TERMINAL, /* typed by a person: no location needed */
     SHELL_SRC_STDIN,    /* piped: "line N" */
     SHELL_SRC_FILE,     /* .read FILE: "FILE: line N" */
-    SHELL_SRC_ARGS      /* ravel DIR "cmd" ...: "argument N" */
+    SHELL_SRC_ARGS,     /* ravel DIR "cmd" ...: "argument N" */
+    SHELL_SRC_CMD       /* ravel -cmd "cmd" DIR: "-cmd N" */
 };
 
 struct shell_source {
@@ -120,8 +148,14 @@ struct shell_source {
 };
 
 struct shell {
+    /* The database (open.c).  DB is NULL while DIR holds no database yet:
+    ** reads then see an empty database and the first write creates it
+    ** with OPTS.  Code that uses DB checks it through open.c's calls. */
     ravel_db *db;
-    const char *dir;
+    char *dir;
+    ravel_options *opts; /* the session's options (-o, -readonly) */
+    int readonly;
+    int absent_noted;    /* "no database yet" was said */
 
     /* Settings (command line and dot commands). */
     enum shell_mode mode;
@@ -131,7 +165,10 @@ struct shell {
     int interactive; /* prompts, banner, notes, progress lines */
     int use_editor;  /* libedit reads the terminal */
 
-    FILE *out;       /* stdout, or the file of .output */
+    FILE *out;       /* stdout, or the file (or pipe) of .output/.once */
+    int out_pipe;    /* OUT was opened by popen (.output |COMMAND) */
+    long once;       /* the .once in effect (a serial number), or 0 */
+    long once_serial;
 
     /* The open batch (between "batch" and "commit"/"abort"), or NULL. */
     ravel_batch *batch;
@@ -139,6 +176,12 @@ struct shell {
     ** a batch that saw an error in a script is never committed. */
     char batch_error[128];
     ravel_snapshot *snap; /* reads go through it when set */
+    int snap_empty;       /* a snapshot taken before the database existed:
+                          ** reads see nothing (SNAP is NULL) */
+    int snap_noted;       /* the one-time note on reading through it */
+
+    const char *line;     /* the text of the line being run */
+    size_t line_len;
 
     struct shell_source *src; /* the source being run */
     int read_depth;           /* nesting of .read */
@@ -169,6 +212,33 @@ void shell_run_interactive(struct shell *s);
 /* At the end of the session: discards an open batch (an error unless the
 ** session is interactive) and releases the snapshot. */
 void shell_finish(struct shell *s);
+/* Sends output back to stdout, closing the .output/.once file or pipe;
+** -1 (errno set) if closing it failed. */
+int shell_output_reset(struct shell *s);
+
+/* ------------------------------------------------------ the database */
+
+/* Opens DIR for the session: lazily (nothing created) when DIR does not
+** exist or is an empty directory and s->opts allow creating.  On failure
+** returns a ravel code with the message in MSG, and changes nothing. */
+int shell_open_dir(struct shell *s, const char *dir, char *msg, size_t len);
+/* Whether the session has no database yet (nothing on disk). */
+int shell_db_absent(const struct shell *s);
+/* Before a write: creates the database if it does not exist yet; -1
+** (reported, naming WHAT) if it cannot. */
+int shell_db_for_write(struct shell *s, const char *what);
+/* Whether there is no database yet; if so, says it once (on stderr, in a
+** session without a person: the banner tells a person). */
+int shell_db_note_absent(struct shell *s);
+/* Before a read: 1 when it must see an empty database (none yet, or a
+** snapshot taken before there was one), else 0.  Gives the one-time notes
+** ("no database yet", "reading through the snapshot"). */
+int shell_db_for_read(struct shell *s);
+/* Before a command that needs a database on disk (stats, files, ...):
+** -1 (reported: "no database at DIR yet") when there is none. */
+int shell_db_needed(struct shell *s, const char *what);
+/* Closes the database; -1 (reported) if closing failed. */
+int shell_db_close(struct shell *s);
 
 /* -------------------------------------------------------------- commands */
 
@@ -184,6 +254,18 @@ struct shell_command {
 };
 
 extern const struct shell_command shell_commands[];
+/* The names ravel_property takes (property_names.c): the Ith word tab
+** completion offers (NULL past the last), the list .help property prints,
+** and the same as roff paragraphs for ravel.1, TEXT escaping. */
+const char *shell_property_word(size_t i);
+void shell_property_help(FILE *f);
+void shell_property_manpage(FILE *f, void (*text)(FILE *f, const char *s));
+/* The keys of S's database starting with the partly typed argument TEXT,
+** written as they would be typed, at most SHELL_COMPLETE_MAX_KEYS, in a
+** NULL-terminated array (free each and the array); NULL on OOM
+** (complete_keys.c). */
+#define SHELL_COMPLETE_MAX_KEYS 100
+char **shell_complete_keys(struct shell *s, const char *text);
 const struct shell_command *shell_command_find(const char *name);
 /* The closest command name to NAME, or NULL if none is close. */
 const char *shell_command_suggest(const char *name);
@@ -245,6 +327,10 @@ void shell_cmd_read(struct shell *s, struct shell_line *l);
 void shell_cmd_output(struct shell *s, struct shell_line *l);
 void shell_cmd_import(struct shell *s, struct shell_line *l);
 void shell_cmd_dump(struct shell *s, struct shell_line *l);
+void shell_cmd_open(struct shell *s, struct shell_line *l);
+void shell_cmd_once(struct shell *s, struct shell_line *l);
+void shell_cmd_shell(struct shell *s, struct shell_line *l);
+void shell_cmd_reserved(struct shell *s, struct shell_line *l);
 
 /* A write (put/del) either joins the open batch or goes straight to the
 ** database; returns 0 on success (errors reported). */

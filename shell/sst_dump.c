@@ -49,6 +49,7 @@ struct sst_file {
     const char *path;
     int fd;                 /* our own descriptor: footer and trailers */
     uint64_t number, size;
+    const char *number_from; /* "the name", "--file-number", "the footer" */
     rv_table *t;
     uint32_t version;
     uint64_t footer_offset;
@@ -79,6 +80,16 @@ static int sst_library_error(char *err, size_t errlen, int rc)
 
 /* ------------------------------------------------------------- options */
 
+const struct shell_sst_option_doc shell_sst_option_docs[] = {
+    {"--entries", "", "list every entry: key, sequence, type, value"},
+    {"--limit", "N", "list at most N entries (implies --entries)"},
+    {"--verify", "", "read and check every block instead of printing\n"
+                     "the properties and the index"},
+    {"--file-number", "N", "the number the file was written as (by default\n"
+                           "from its name NNNNNN.sst, else from its footer)"},
+    {NULL, NULL, NULL},
+};
+
 int shell_sst_parse_option(const char *arg, const char *next,
                            struct shell_sst_options *o, char *err,
                            size_t errlen)
@@ -94,24 +105,35 @@ int shell_sst_parse_option(const char *arg, const char *next,
         return 1;
     }
     int used = 1;
-    const char *n = NULL;
-    if (strcmp(arg, "--limit") == 0) {
-        if (!next)
-            return sst_error(err, errlen, "--limit needs a number");
-        n = next;
-        used = 2;
-    } else if (strncmp(arg, "--limit=", 8) == 0) {
-        n = arg + 8;
-    } else {
-        return sst_error(err, errlen, "unknown option '%s' (--entries, "
-                         "--limit N, --verify)", arg);
+    const char *n = NULL, *name = NULL;
+    static const char *const with_number[] = {"--limit", "--file-number"};
+    for (int i = 0; i < 2 && !name; i++) {
+        size_t len = strlen(with_number[i]);
+        if (strcmp(arg, with_number[i]) == 0) {
+            if (!next)
+                return sst_error(err, errlen, "%s needs a number", arg);
+            name = with_number[i];
+            n = next;
+            used = 2;
+        } else if (strncmp(arg, with_number[i], len) == 0 && arg[len] == '=') {
+            name = with_number[i];
+            n = arg + len + 1;
+        }
     }
+    if (!name)
+        return sst_error(err, errlen, "unknown option '%s' (--entries, "
+                         "--limit N, --verify, --file-number N)", arg);
     char *end;
     errno = 0;
     unsigned long long v = strtoull(n, &end, 10);
     if (n[0] < '0' || n[0] > '9' || *end || errno)
-        return sst_error(err, errlen, "--limit needs a whole number, not "
-                         "'%s'", n);
+        return sst_error(err, errlen, "%s needs a whole number, not '%s'",
+                         name, n);
+    if (strcmp(name, "--file-number") == 0) {
+        o->file_number = v;
+        o->has_file_number = 1;
+        return used;
+    }
     o->limit = v;
     o->has_limit = 1;
     o->entries = 1;
@@ -155,27 +177,66 @@ static int sst_read_footer(struct sst_file *f, char *err, size_t errlen)
     return 0;
 }
 
-/* After an open that failed: if the footer verifies under the file number
-** it records itself, the file was written under another name, and its
-** checksums cannot verify under this one.  Appends that to ERR. */
-static void sst_renamed_hint(struct sst_file *f, char *err, size_t errlen)
+/* The file number the footer of F records, if the footer's own checksum
+** (seeded by that number) verifies: 1 and *NUMBER set, else 0. */
+static int sst_footer_number(struct sst_file *f, uint64_t *number)
 {
     char b[RV_TABLE_FOOTER_SIZE], ignored[200];
     if (f->size < RV_TABLE_FOOTER_SIZE ||
         sst_pread(f, b, sizeof b, f->size - RV_TABLE_FOOTER_SIZE, ignored,
                   sizeof ignored))
-        return;
+        return 0;
     uint64_t written_as = rv_get_fixed64(b + 48);
-    if (rv_get_fixed64(b + 72) != RV_TABLE_MAGIC || written_as == f->number ||
+    if (rv_get_fixed64(b + 72) != RV_TABLE_MAGIC ||
         rv_get_fixed64(b + 64) != XXH3_64bits_withSeed(b, 64, written_as))
+        return 0;
+    *number = written_as;
+    return 1;
+}
+
+/* After an open that failed: if the footer verifies under the file number
+** it records itself, the file was written under another name, and its
+** checksums cannot verify under this one.  Appends that to ERR. */
+static void sst_renamed_hint(struct sst_file *f, char *err, size_t errlen)
+{
+    uint64_t written_as;
+    if (!sst_footer_number(f, &written_as) || written_as == f->number)
         return;
     size_t n = strlen(err);
     snprintf(err + n, errlen - n, " (the file was written as %06" PRIu64
              ".sst: the number in its name seeds its checksums, so it must "
-             "keep that name)", written_as);
+             "keep that name, or be given with --file-number %" PRIu64 ")",
+             written_as, written_as);
 }
 
-static int sst_open(struct sst_file *f, const char *path, char *err,
+/* The number that seeds F's checksums: --file-number N, else the number in
+** a name NNNNNN.sst, else the one the footer records (a copy under
+** another name).  -1 with a message in ERR if none can be told. */
+static int sst_file_number(struct sst_file *f,
+                           const struct shell_sst_options *o, char *err,
+                           size_t errlen)
+{
+    const char *base = strrchr(f->path, '/');
+    base = base ? base + 1 : f->path;
+    if (o->has_file_number) {
+        f->number = o->file_number;
+        f->number_from = "--file-number";
+    } else if (rv_parse_table_file_name(base, &f->number)) {
+        f->number_from = "the name";
+    } else if (sst_footer_number(f, &f->number)) {
+        f->number_from = "the footer";
+    } else {
+        return sst_error(err, errlen, "%s: cannot tell the file number: "
+                         "the name is not NNNNNN.sst and the file ends in no "
+                         "table footer that verifies (not a table file, or "
+                         "damaged: --file-number N gives the number, which "
+                         "seeds the checksums)", f->path);
+    }
+    return 0;
+}
+
+static int sst_open(struct sst_file *f, const char *path,
+                    const struct shell_sst_options *o, char *err,
                     size_t errlen)
 {
     f->path = path;
@@ -190,13 +251,8 @@ static int sst_open(struct sst_file *f, const char *path, char *err,
     if (!S_ISREG(st.st_mode))
         return sst_error(err, errlen, "%s: not a regular file", path);
     f->size = (uint64_t)st.st_size;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (!rv_parse_table_file_name(base, &f->number))
-        return sst_error(err, errlen, "%s: cannot tell the file number from "
-                         "the file name (a table file is named NNNNNN.sst "
-                         "after its number, which seeds its checksums)",
-                         path);
+    if (sst_file_number(f, o, err, errlen))
+        return -1;
     int tfd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
     if (tfd < 0)
         return sst_error(err, errlen, "cannot open %s: %s", path,
@@ -226,6 +282,8 @@ static void sst_put_bytes(FILE *out, enum shell_mode mode, const char *p,
 {
     if (mode == SHELL_MODE_HEX)
         shell_put_hex(out, p, n);
+    else if (mode == SHELL_MODE_QUOTE)
+        shell_put_quoted(out, p, n);
     else
         shell_put_text(out, p, n);
 }
@@ -274,7 +332,8 @@ static void sst_put_compression(FILE *out, unsigned type)
 static void sst_print_header(FILE *out, const struct sst_file *f)
 {
     fprintf(out, "table file: %s\n", f->path);
-    fprintf(out, "  file number: %" PRIu64 " (from the name)\n", f->number);
+    fprintf(out, "  file number: %" PRIu64 " (from %s)\n", f->number,
+            f->number_from);
     fprintf(out, "  file size: %" PRIu64 " bytes\n", f->size);
     fprintf(out, "  format version: %" PRIu32 "\n", f->version);
 }
@@ -533,7 +592,7 @@ int shell_sst_dump(FILE *out, const char *path,
                    size_t errlen)
 {
     struct sst_file f = {.fd = -1};
-    int rc = sst_open(&f, path, err, errlen);
+    int rc = sst_open(&f, path, o, err, errlen);
     /* A first walk of the index counts the data blocks by compression. */
     if (!rc)
         rc = sst_walk_index(&f, out, o->mode, NULL, err, errlen);

@@ -6,10 +6,13 @@
 ** values that are not UTF-8 are written as hex, so .import reads back
 ** exactly what was dumped.
 **
-** .import reads JSON lines (when the first non-blank byte of the file is
-** '{') or tab-separated lines, KEY<tab>VALUE, both fields taken literally
-** (the value runs to the end of the line and may hold tabs; a trailing CR
-** is dropped).  Blank lines are skipped.
+** .import reads JSON lines, CSV records (KEY,VALUE; see csv.c) or
+** tab-separated lines, KEY<tab>VALUE, both fields taken literally (the
+** value runs to the end of the line and may hold tabs; a trailing CR is
+** dropped).  Blank lines are skipped.  The format is the one named by
+** --json, --csv or --tsv; else the one the file's extension names (.json,
+** .jsonl, .ndjson; .csv; .tsv, .tab); else JSON lines if the first
+** non-blank byte is '{'; else CSV in .mode csv; else tab-separated.
 **
 ** Writes are batched: a ravel_batch of up to IMPORT_BATCH_OPS operations
 ** or IMPORT_BATCH_BYTES bytes is written at a time, with the session's
@@ -24,19 +27,27 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "shell.h"
 
 #define IMPORT_BATCH_OPS 1000
+
+enum import_format { IMPORT_GUESS, IMPORT_TSV, IMPORT_JSON, IMPORT_CSV };
+static const char *const import_format_names[] = {
+    "?", "tab-separated", "JSON lines", "CSV"};
 #define IMPORT_BATCH_BYTES (4u << 20)
 
 struct import_ctx {
     struct shell *s;
     const char *name;
     FILE *f;
-    int json;   /* -1 until the first non-blank line decides */
+    enum import_format given; /* by an option or the extension */
+    enum import_format fmt;   /* IMPORT_GUESS until the first line decides */
+    struct shell_buf record;  /* a CSV record spanning lines */
+    long record_line;         /* where it started */
     int check;  /* the checking pass: parse only, write nothing */
     long line;
     unsigned long long records;   /* pairs put (or checked) so far */
@@ -110,6 +121,8 @@ static int import_flush(struct import_ctx *c)
     }
     if (ravel_batch_count(c->batch) == 0)
         return 0;
+    if (shell_db_for_write(c->s, ".import"))
+        return -1;
     int rc = ravel_write(c->s->db, shell_write_flags(c->s), c->batch);
     if (rc) {
         const char *m = ravel_errmsg();
@@ -123,14 +136,16 @@ static int import_flush(struct import_ctx *c)
 }
 
 /* Splits one line into c->key and c->val; -1 with a message in ERR. */
-static int import_parse(struct import_ctx *c, char *line, size_t len,
+static int import_parse(struct import_ctx *c, const char *line, size_t len,
                         char *err, size_t errlen)
 {
-    if (c->json)
+    if (c->fmt == IMPORT_JSON)
         return shell_jsonl_parse(line, len, &c->key, &c->val, err, errlen);
+    if (c->fmt == IMPORT_CSV)
+        return shell_csv_parse(line, len, &c->key, &c->val, err, errlen);
     if (len && line[len - 1] == '\r')
         len--;
-    char *tab = memchr(line, '\t', len);
+    const char *tab = memchr(line, '\t', len);
     if (!tab) {
         snprintf(err, errlen, "no tab (expected KEY<tab>VALUE)");
         return -1;
@@ -152,6 +167,31 @@ static void import_stop(struct import_ctx *c, const char *why)
         import_error(c, "%s", why);
 }
 
+/* A CSV record may span lines (a quoted field holding a line break):
+** gathers them in c->record.  Returns 1 when a whole record is in *REC
+** (LINE itself, or c->record, which the caller empties after parsing),
+** 0 to read on, -1 out of memory. */
+static int import_record(struct import_ctx *c, const char *line, size_t len,
+                         const char **rec, size_t *rec_len)
+{
+    *rec = line;
+    *rec_len = len;
+    if (c->fmt != IMPORT_CSV ||
+        (c->record.len == 0 && shell_csv_complete(line, len)))
+        return 1;
+    if (c->record.len == 0)
+        c->record_line = c->line;
+    else if (shell_buf_addc(&c->record, '\n'))
+        return -1;
+    if (shell_buf_add(&c->record, line, len))
+        return -1;
+    if (!shell_csv_complete(c->record.p, c->record.len))
+        return 0;
+    *rec = c->record.p;
+    *rec_len = c->record.len;
+    return 1;
+}
+
 static int import_pass(struct import_ctx *c)
 {
     char *line = NULL;
@@ -161,6 +201,8 @@ static int import_pass(struct import_ctx *c)
     c->line = 0;
     c->records = c->written = 0;
     c->bytes_read = 0;
+    c->record.len = 0;
+    c->fmt = c->given;
     while ((n = getline(&line, &cap, c->f)) >= 0) {
         c->line++;
         c->bytes_read += n;
@@ -170,19 +212,35 @@ static int import_pass(struct import_ctx *c)
         size_t blank = 0;
         while (blank < len && strchr(" \t\r", line[blank]))
             blank++;
-        if (blank == len)
-            continue;
-        if (c->json < 0)
-            c->json = line[blank] == '{';
+        if (blank == len && c->record.len == 0)
+            continue; /* (a blank line inside a quoted field is data) */
+        if (c->fmt == IMPORT_GUESS)
+            c->fmt = line[blank] == '{' ? IMPORT_JSON
+                     : c->s->mode == SHELL_MODE_CSV ? IMPORT_CSV
+                                                    : IMPORT_TSV;
         char err[200];
         if (shell_interrupted) {
             import_stop(c, "interrupted");
             goto out;
         }
-        if (import_parse(c, line, len, err, sizeof err)) {
+        const char *rec;
+        size_t rec_len;
+        int whole = import_record(c, line, len, &rec, &rec_len);
+        if (whole < 0) {
+            import_stop(c, "out of memory");
+            goto out;
+        }
+        if (!whole)
+            continue; /* a quoted CSV field goes on to the next line */
+        long at = c->line;
+        if (rec != line) /* errors name the line the record started on */
+            c->line = c->record_line;
+        if (import_parse(c, rec, rec_len, err, sizeof err)) {
             import_stop(c, err);
             goto out;
         }
+        c->line = at;
+        c->record.len = 0;
         c->records++;
         if (c->check)
             continue;
@@ -209,20 +267,75 @@ static int import_pass(struct import_ctx *c)
         import_error(c, "read error: %s", strerror(errno));
         goto out;
     }
+    if (c->record.len) {
+        c->line = c->record_line;
+        import_stop(c, "unterminated quoted field (its closing quote is "
+                       "missing)");
+        goto out;
+    }
     rc = import_flush(c);
 out:
     free(line);
     return rc;
 }
 
+/* The format a file's extension names, or IMPORT_GUESS. */
+static enum import_format import_by_extension(const char *name)
+{
+    static const struct {
+        const char *ext;
+        enum import_format fmt;
+    } exts[] = {{".csv", IMPORT_CSV},    {".tsv", IMPORT_TSV},
+                {".tab", IMPORT_TSV},    {".json", IMPORT_JSON},
+                {".jsonl", IMPORT_JSON}, {".ndjson", IMPORT_JSON}};
+    const char *dot = strrchr(name, '.');
+    for (size_t i = 0; dot && i < sizeof exts / sizeof *exts; i++)
+        if (strcasecmp(dot, exts[i].ext) == 0)
+            return exts[i].fmt;
+    return IMPORT_GUESS;
+}
+
+/* .import [--csv|--tsv|--json] FILE: the file name and the format given;
+** NULL after reporting a usage error. */
+static const char *import_args(struct shell *s, struct shell_line *l,
+                               enum import_format *fmt)
+{
+    static const char *const flags[] = {NULL, "--tsv", "--json", "--csv"};
+    const char *name = NULL;
+    *fmt = IMPORT_GUESS;
+    for (int i = 1; i < l->n; i++) {
+        const struct shell_token *t = &l->tok[i];
+        int flag = 0;
+        for (int k = 1; k < 4 && !t->quoted; k++)
+            if (strcmp(t->p, flags[k]) == 0)
+                flag = k;
+        if (flag && *fmt == IMPORT_GUESS) {
+            *fmt = (enum import_format)flag;
+        } else if (!flag && !name) {
+            name = t->p;
+            if (strlen(t->p) != t->len || !t->len) {
+                shell_error(s, ".import: not a usable file name");
+                return NULL;
+            }
+        } else {
+            name = NULL;
+            break;
+        }
+    }
+    if (!name)
+        shell_usage_error(s, shell_command_find(".import"));
+    else if (*fmt == IMPORT_GUESS)
+        *fmt = import_by_extension(name);
+    return name;
+}
+
 void shell_cmd_import(struct shell *s, struct shell_line *l)
 {
-    const char *name = l->tok[1].p;
-    if (strlen(name) != l->tok[1].len || !name[0]) {
-        shell_error(s, ".import: not a usable file name");
+    enum import_format given;
+    const char *name = import_args(s, l, &given);
+    if (!name)
         return;
-    }
-    struct import_ctx c = {.s = s, .name = name, .json = -1};
+    struct import_ctx c = {.s = s, .name = name, .given = given};
     c.f = fopen(name, "r");
     if (!c.f) {
         shell_error(s, ".import: cannot open '%s': %s", name, strerror(errno));
@@ -243,7 +356,6 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
         if (import_pass(&c))
             goto out;
         c.check = 0;
-        c.json = -1;
         rewind(c.f);
     }
     if (import_pass(&c) == 0) {
@@ -251,7 +363,8 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
             fputc('\n', stderr);
         shell_note(s, "%s %llu pairs from %s (%s) in %.2f s",
                    s->batch ? "added" : "imported", c.records, name,
-                   c.json == 1 ? "JSON lines" : "tab-separated",
+                   import_format_names[c.fmt == IMPORT_GUESS ? IMPORT_TSV
+                                                             : c.fmt],
                    transfer_since(&c.start));
     }
 out:
@@ -259,7 +372,47 @@ out:
         ravel_batch_free(c.batch);
     shell_buf_free(&c.key);
     shell_buf_free(&c.val);
+    shell_buf_free(&c.record);
     fclose(c.f);
+}
+
+/* Writes every pair (of the snapshot, if held) to F as JSON lines;
+** counts them in *N.  -1 after reporting an error. */
+static int transfer_dump_pairs(struct shell *s, FILE *f, unsigned long long *n)
+{
+    if (shell_db_for_read(s))
+        return 0; /* no database yet: nothing to dump */
+    ravel_iter *it = NULL;
+    int rc = ravel_iter_new(s->db, s->snap, &it);
+    if (rc) {
+        shell_api_error(s, ".dump", rc);
+        return -1;
+    }
+    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+         ravel_iter_next(it), (*n)++) {
+        if (shell_interrupted) {
+            shell_error(s, ".dump: interrupted after %llu keys", *n);
+            ravel_iter_free(it);
+            return -1;
+        }
+        if (ferror(f))
+            break; /* reported by the caller, or after the command */
+        size_t kl, vl;
+        const void *k = ravel_iter_key(it, &kl);
+        const void *v = ravel_iter_value(it, &vl);
+        fputc('{', f);
+        shell_put_json_member(f, "key", k, kl);
+        fputc(',', f);
+        shell_put_json_member(f, "value", v, vl);
+        fputs("}\n", f);
+    }
+    rc = ravel_iter_status(it);
+    ravel_iter_free(it);
+    if (rc) {
+        shell_api_error(s, ".dump", rc);
+        return -1;
+    }
+    return 0;
 }
 
 void shell_cmd_dump(struct shell *s, struct shell_line *l)
@@ -279,47 +432,15 @@ void shell_cmd_dump(struct shell *s, struct shell_line *l)
             return;
         }
     }
-    ravel_iter *it = NULL;
     unsigned long long n = 0;
-    int rc = ravel_iter_new(s->db, s->snap, &it);
-    if (rc) {
-        shell_api_error(s, ".dump", rc);
-        goto out;
+    int rc = transfer_dump_pairs(s, f, &n);
+    if (!name)
+        return;
+    if ((ferror(f) | fclose(f)) && rc == 0) {
+        shell_error(s, ".dump: writing '%s' failed: %s", name,
+                    strerror(errno));
+        return;
     }
-    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
-         ravel_iter_next(it), n++) {
-        if (shell_interrupted) {
-            shell_error(s, ".dump: interrupted after %llu keys", n);
-            goto out;
-        }
-        if (ferror(f))
-            break; /* reported below, or after the command */
-        size_t kl, vl;
-        const void *k = ravel_iter_key(it, &kl);
-        const void *v = ravel_iter_value(it, &vl);
-        fputc('{', f);
-        shell_put_json_member(f, "key", k, kl);
-        fputc(',', f);
-        shell_put_json_member(f, "value", v, vl);
-        fputs("}\n", f);
-    }
-    rc = ravel_iter_status(it);
-    if (rc) {
-        shell_api_error(s, ".dump", rc);
-        goto out;
-    }
-    if (name) {
-        FILE *done = f;
-        f = NULL;
-        if (ferror(done) | fclose(done)) {
-            shell_error(s, ".dump: writing '%s' failed: %s", name,
-                        strerror(errno));
-            goto out;
-        }
+    if (rc == 0)
         shell_note(s, "dumped %llu keys to %s", n, name);
-    }
-out:
-    ravel_iter_free(it);
-    if (name && f)
-        fclose(f);
 }

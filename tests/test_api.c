@@ -825,7 +825,7 @@ static void test_size_limits(void **state)
     assert_true(huge != MAP_FAILED);
     size_t kmax = (size_t)RAVEL_MAX_KEY_SIZE + 1;
 
-    uint64_t seq = tu_prop_u64(db, "ravel.last_sequence");
+    uint64_t seq = tu_prop_u64(db, "ravel.last-sequence");
     TU_EXPECT_INVALID(ravel_put(db, 0, huge, kmax, "v", 1));
     TU_EXPECT_INVALID(ravel_put(db, 0, "k", 1, huge, vmax));
     TU_EXPECT_INVALID(ravel_delete(db, 0, huge, kmax));
@@ -851,7 +851,7 @@ static void test_size_limits(void **state)
     ravel_iter_free(it);
 
     /* Nothing refused consumed a sequence number or changed the data. */
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), seq + 1);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), seq + 1);
     tu_expect(db, NULL, "k", NULL);
     tu_expect(db, NULL, "ok", "v");
     munmap(huge, vmax);
@@ -891,7 +891,7 @@ static void test_write_bad_args(void **state)
     TU_EXPECT_INVALID(ravel_get(db, NULL, "k", 1, &val, NULL));
 
     /* None of it wrote anything. */
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 0);
     tu_expect(db, NULL, "k", NULL);
     tu_expect(db, NULL, "x", NULL);
     ravel_batch_free(b);
@@ -938,7 +938,7 @@ static void test_batches(void **state)
     /* An empty batch is a no-op that succeeds. */
     TU_OK(ravel_write(db, 0, b));
     TU_OK(ravel_write(db, RAVEL_SYNC, b));
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 0);
 
     tu_put(db, 0, "gone", "soon");
     TU_OK(ravel_batch_put(b, "a", 1, "1", 1));
@@ -961,18 +961,18 @@ static void test_batches(void **state)
     tu_expect(db, NULL, "c", "second");
     tu_expect(db, NULL, "d", NULL);
     tu_expect(db, NULL, "e", "back");
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 10);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 10);
 
     /* It may be reused: written again, it applies again. */
     tu_put(db, 0, "a", "changed");
     TU_OK(ravel_write(db, 0, b));
     tu_expect(db, NULL, "a", "1");
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 20);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 20);
 
     TU_OK(ravel_batch_clear(b));
     assert_int_equal(ravel_batch_count(b), 0);
     TU_OK(ravel_write(db, 0, b));
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 20);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 20);
     TU_OK(ravel_batch_put(b, "after-clear", 11, "v", 1));
     assert_int_equal(ravel_batch_count(b), 1);
     TU_OK(ravel_write(db, RAVEL_NO_WAL, b));
@@ -1031,24 +1031,24 @@ static void test_sequence_numbers(void **state)
     (void)state;
     char *dir = new_dir("seq");
     ravel_db *db = tu_open_ok(dir, NULL);
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 0);
-    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-visible-sequence"), 0);
     tu_put(db, 0, "a", "1");
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 1);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 1);
     ravel_batch *b = NULL;
     TU_OK(ravel_batch_new(&b));
     TU_OK(ravel_batch_put(b, "b", 1, "1", 1));
     TU_OK(ravel_batch_put(b, "c", 1, "1", 1));
     TU_OK(ravel_batch_delete(b, "a", 1));
     TU_OK(ravel_write(db, 0, b));
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 4);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 4);
     TU_OK(ravel_delete(db, RAVEL_SYNC, "b", 1));
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 5);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 5);
     TU_OK(ravel_put(db, RAVEL_NO_WAL, "d", 1, "1", 1));
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 6);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 6);
     TU_EXPECT_INVALID(ravel_put(db, 0, NULL, 3, "x", 1));
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 6);
-    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), 6);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 6);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-visible-sequence"), 6);
 
     ravel_snapshot *s = NULL;
     TU_OK(ravel_snapshot_acquire(db, &s));
@@ -1060,11 +1060,11 @@ static void test_sequence_numbers(void **state)
     TU_OK(ravel_put(db, 0, "e", 1, "1", 1));
     TU_OK(ravel_close(db));
     db = tu_open_ok(dir, NULL);
-    uint64_t last = tu_prop_u64(db, "ravel.last_sequence");
+    uint64_t last = tu_prop_u64(db, "ravel.last-sequence");
     assert_true(last >= 7);
-    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), last);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-visible-sequence"), last);
     tu_put(db, 0, "f", "1");
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), last + 1);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), last + 1);
     TU_OK(ravel_snapshot_acquire(db, &s));
     assert_int_equal(ravel_snapshot_sequence(s), last + 1);
     TU_OK(ravel_snapshot_release(db, s));
@@ -1368,7 +1368,7 @@ static void test_snapshots(void **state)
     TU_OK(ravel_snapshot_acquire(db, &s));
     assert_non_null(s);
     assert_int_equal(ravel_snapshot_sequence(s),
-                     tu_prop_u64(db, "ravel.last_sequence"));
+                     tu_prop_u64(db, "ravel.last-sequence"));
     assert_int_equal(ravel_snapshot_sequence(NULL), 0);
 
     tu_put(db, 0, "a", "after");
@@ -1486,11 +1486,11 @@ static void test_properties(void **state)
     (void)state;
     char *dir = new_dir("props");
     ravel_db *db = tu_open_ok(dir, NULL);
-    char *t = tu_prop(db, "ravel.read_only_reason");
+    char *t = tu_prop(db, "ravel.read-only-reason");
     assert_string_equal(t, "");
     ravel_free(t);
-    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
-    uint64_t size0 = tu_prop_u64(db, "ravel.cur_size_active_mem_table");
+    assert_int_equal(tu_prop_u64(db, "ravel.num-immutable-mem-table"), 0);
+    uint64_t size0 = tu_prop_u64(db, "ravel.cur-size-active-mem-table");
 
     /* 100 writes of 20 KiB: the memtable holds at least their bytes. */
     char key[32];
@@ -1503,19 +1503,19 @@ static void test_properties(void **state)
                         val, 20 << 10));
     }
     free(val);
-    assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), 100);
-    assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"), 100);
-    uint64_t size1 = tu_prop_u64(db, "ravel.cur_size_active_mem_table");
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), 100);
+    assert_int_equal(tu_prop_u64(db, "ravel.last-visible-sequence"), 100);
+    uint64_t size1 = tu_prop_u64(db, "ravel.cur-size-active-mem-table");
     assert_true(size1 > size0);
     assert_true(size1 >= 100 * (20 << 10));
 
     const char *io = tu_wal_io();
-    t = tu_prop(db, "ravel.wal_io");
+    t = tu_prop(db, "ravel.wal-io");
     if (io && strncmp(t, io, strlen(io)) != 0)
-        fail_msg("ravel.wal_io is \"%s\", opened with wal_io=%s", t, io);
+        fail_msg("ravel.wal-io is \"%s\", opened with wal_io=%s", t, io);
     if (strncmp(t, "uring (", 7) != 0 && strncmp(t, "sync (", 6) != 0 &&
         strncmp(t, "direct (", 8) != 0)
-        fail_msg("ravel.wal_io is \"%s\"", t);
+        fail_msg("ravel.wal-io is \"%s\"", t);
     ravel_free(t);
 
     t = tu_prop(db, "ravel.stats");
@@ -1569,6 +1569,103 @@ static void test_properties(void **state)
     free(dir);
 }
 
+/* Every alias ravel.h lists reads the text of the property it names:
+** RocksDB's spelling and the deprecated underscore one. */
+static void test_property_aliases(void **state)
+{
+    (void)state;
+    static const char *const aliases[][2] = {
+        {"rocksdb.stats", NULL},
+        {"ravel.last_sequence", "ravel.last-sequence"},
+        {"ravel.last_visible_sequence", "ravel.last-visible-sequence"},
+        {"ravel.num_immutable_mem_table", "ravel.num-immutable-mem-table"},
+        {"rocksdb.num-immutable-mem-table", "ravel.num-immutable-mem-table"},
+        {"ravel.cur_size_active_mem_table", "ravel.cur-size-active-mem-table"},
+        {"rocksdb.cur-size-active-mem-table",
+         "ravel.cur-size-active-mem-table"},
+        {"ravel.wal_io", "ravel.wal-io"},
+        {"ravel.read_only_reason", "ravel.read-only-reason"},
+        {"rocksdb.num-files-at-level0", "ravel.num-files-at-level0"},
+        {"rocksdb.num-files-at-level6", "ravel.num-files-at-level6"},
+        {"rocksdb.sstables", "ravel.sstables"},
+        {"rocksdb.estimate-num-keys", "ravel.estimate-num-keys"},
+        {"rocksdb.cur-size-all-mem-tables", "ravel.cur-size-all-mem-tables"},
+        {"rocksdb.block-cache-usage", "ravel.block-cache-usage"},
+        {"rocksdb.background-errors", "ravel.background-errors"},
+        {"rocksdb.levelstats", "ravel.levelstats"},
+        {"rocksdb.compaction-pending", "ravel.compaction-pending"},
+        {"rocksdb.num-running-compactions", "ravel.num-running-compactions"},
+        {"rocksdb.estimate-pending-compaction-bytes",
+         "ravel.estimate-pending-compaction-bytes"},
+        {"rocksdb.actual-delayed-write-rate",
+         "ravel.actual-delayed-write-rate"},
+        {"rocksdb.is-write-stopped", "ravel.is-write-stopped"},
+    };
+    char *dir = new_dir("prop-aliases");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    TU_OK(ravel_put(db, 0, "a", 1, "1", 1));
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_put(db, 0, "b", 1, "2", 1));
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+        char *alias = tu_prop(db, aliases[i][0]);
+        if (aliases[i][1]) {
+            char *name = tu_prop(db, aliases[i][1]);
+            if (strcmp(alias, name) != 0)
+                fail_msg("%s is \"%s\", %s \"%s\"", aliases[i][0], alias,
+                         aliases[i][1], name);
+            ravel_free(name);
+        } else {
+            assert_non_null(strstr(alias, "\nwal: io="));
+        }
+        ravel_free(alias);
+    }
+    char *t = tu_prop(db, "rocksdb.num-files-at-level0");
+    assert_string_equal(t, "1");
+    ravel_free(t);
+    /* RocksDB names ravel does not have, and near misses, are unknown. */
+    static const char *const unknown[] = {
+        "rocksdb.num-snapshots", "rocksdb.options", "rocksdb.last-sequence",
+        "ravel.num-files-at-level7", "rocksdb.num-files-at-level",
+        "ravel.num_files_at_level0", "RAVEL.STATS", "ravel.stats ",
+        /* the longest name the message quotes: the list still fits */
+        "rocksdb.a-property-name-long-enough-to-be-cut-in-the-message-xyz",
+    };
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        t = (char *)"untouched";
+        TU_EXPECT_RC(RAVEL_NOTFOUND, ravel_property(db, unknown[i], &t));
+        assert_non_null(strstr(ravel_errmsg(), "known: ravel.{stats, "));
+        assert_non_null(strstr(ravel_errmsg(), "is-write-stopped}"));
+    }
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* ravel.stats is lines of at most 80 columns (a long one continued on
+** indented lines), with the WAL's counters on its wal: line. */
+static void test_stats_width(void **state)
+{
+    (void)state;
+    char *dir = new_dir("stats-width");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    TU_OK(ravel_put(db, RAVEL_SYNC, "a", 1, "1", 1));
+    char *t = NULL;
+    TU_OK(ravel_property(db, "ravel.stats", &t)); /* not joined: tu_prop */
+    for (const char *line = t; *line;) {
+        size_t len = strcspn(line, "\n");
+        if (len > 80)
+            fail_msg("a line of %zu columns in ravel.stats: %.*s", len,
+                     (int)len, line);
+        line += len + (line[len] == '\n');
+    }
+    const char *wal = strstr(t, "\nwal: io=");
+    assert_non_null(wal);
+    assert_non_null(strstr(wal, " appends, 1 segments created\n"
+                                "  why io="));
+    ravel_free(t);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* Writes that fill several memtables stay readable, newest version first,
 ** through gets and iterators, and survive a reopen. */
 static void test_memtable_switch(void **state)
@@ -1598,7 +1695,7 @@ static void test_memtable_switch(void **state)
     ** overhead may double the bytes). */
     /* Each switched-out memtable is waiting for its flush, or was flushed
     ** into one table file. */
-    uint64_t imm = tu_prop_u64(db, "ravel.num_immutable_mem_table") +
+    uint64_t imm = tu_prop_u64(db, "ravel.num-immutable-mem-table") +
                    tu_prop_u64(db, "ravel.num-files-at-level0");
     uint64_t full = bytes / (64 << 10);
     if (imm < 1 || imm > 4 * full + 4)
@@ -1897,7 +1994,7 @@ static void test_read_only_open(void **state)
     ravel_batch_free(b);
     tu_expect(db, NULL, "k", "v");
     tu_expect(db, NULL, "k3", NULL);
-    char *reason = tu_prop(db, "ravel.read_only_reason");
+    char *reason = tu_prop(db, "ravel.read-only-reason");
     assert_true(reason[0] != 0);
     ravel_free(reason);
     ravel_snapshot *s = NULL;
@@ -1961,6 +2058,8 @@ int main(void)
         cmocka_unit_test(test_snapshot_bad_args),
         cmocka_unit_test(test_close_with_live_handles),
         cmocka_unit_test(test_properties),
+        cmocka_unit_test(test_property_aliases),
+        cmocka_unit_test(test_stats_width),
         cmocka_unit_test(test_memtable_switch),
         cmocka_unit_test(test_reopen_keeps_data),
         cmocka_unit_test(test_files_avoid_stdio_descriptors),

@@ -274,7 +274,7 @@ static void test_close_with_sync_waiters_held(void **state)
     (void)state;
     char *dir = tu_path("close-sync-held-%d", db_counter++);
     ravel_db *db = tu_open_ok(dir, NULL);
-    char *io = tu_prop(db, "ravel.wal_io");
+    char *io = tu_prop(db, "ravel.wal-io");
     int uring = strncmp(io, "uring", 5) == 0;
     ravel_free(io);
     if (!uring) {

@@ -1233,7 +1233,7 @@ static void test_background_compaction_write_fault(void **state)
            " below\n", l0, files_below_level0(db));
     expect_versions(db, 1500, 3);
     TU_OK(ravel_verify(db));
-    char *why = tu_prop(db, "ravel.read_only_reason");
+    char *why = tu_prop(db, "ravel.read-only-reason");
     assert_string_equal(why, "");
     ravel_free(why);
     tu_put(db, 0, "after-failure", "ok");
@@ -1273,7 +1273,7 @@ static void test_persistent_compaction_failure(void **state)
             fail_msg("compaction %d with a fault: %s", failures,
                      ravel_errstr(rc));
         expect_no_leaked_file(db, dir);
-        char *why = tu_prop(db, "ravel.read_only_reason");
+        char *why = tu_prop(db, "ravel.read-only-reason");
         int stopped = why[0] != 0;
         ravel_free(why);
         if (stopped)
@@ -1282,8 +1282,8 @@ static void test_persistent_compaction_failure(void **state)
     }
     printf("# writes stopped after %d failed compactions\n", failures + 1);
     assert_int_equal(failures + 1, 5);
-    char *why = tu_prop(db, "ravel.read_only_reason");
-    printf("# ravel.read_only_reason: %s\n", why);
+    char *why = tu_prop(db, "ravel.read-only-reason");
+    printf("# ravel.read-only-reason: %s\n", why);
     assert_non_null(strstr(why, "compaction"));
     ravel_free(why);
     TU_EXPECT_RC(RAVEL_READONLY, ravel_put(db, 0, "x", 1, "y", 1));

@@ -220,12 +220,12 @@ static void many_writers(const char *name, const char *opts, int batches)
     ** but for write_prepared, whose commit groups take one each. */
     uint64_t ops = atomic_load(&c.ops);
     if (prepared_mode(db)) {
-        assert_true(tu_prop_u64(db, "ravel.last_sequence") > ops);
-        assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"),
-                         tu_prop_u64(db, "ravel.last_sequence"));
+        assert_true(tu_prop_u64(db, "ravel.last-sequence") > ops);
+        assert_int_equal(tu_prop_u64(db, "ravel.last-visible-sequence"),
+                         tu_prop_u64(db, "ravel.last-sequence"));
     } else {
-        assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"), ops);
-        assert_int_equal(tu_prop_u64(db, "ravel.last_visible_sequence"),
+        assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), ops);
+        assert_int_equal(tu_prop_u64(db, "ravel.last-visible-sequence"),
                          ops);
     }
     char *stats = tu_prop(db, "ravel.stats");
@@ -633,7 +633,7 @@ static void atomic_batches(const char *name, const char *opts, int batches)
            name, (uint64_t)atomic_load(&c.reads), imm);
     assert_true(imm >= 2);
     if (!prepared_mode(db)) /* commits take sequences of their own */
-        assert_int_equal(tu_prop_u64(db, "ravel.last_sequence"),
+        assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"),
                          (uint64_t)AT_WRITERS * (uint64_t)batches * AT_KEYS);
     TU_OK(ravel_close(db));
     tu_rm_rf(dir);

@@ -5,7 +5,7 @@
 ** library), the next WAL write or sync fails with EIO on either I/O path,
 ** or the k-th memtable entry allocation fails.  Then: the writers concerned
 ** get RAVEL_IOERR or RAVEL_NOMEM (never RAVEL_OK), later writes get
-** RAVEL_READONLY, reads still work, ravel.read_only_reason says why, and
+** RAVEL_READONLY, reads still work, ravel.read-only-reason says why, and
 ** after close + reopen everything acknowledged before is there.
 */
 #include "testutil.h"
@@ -39,16 +39,16 @@ static int teardown(void **state)
 
 static void expect_read_only_reason(ravel_db *db)
 {
-    char *why = tu_prop(db, "ravel.read_only_reason");
+    char *why = tu_prop(db, "ravel.read-only-reason");
     if (!why[0])
-        fail_msg("writes are refused but ravel.read_only_reason is empty");
-    printf("# ravel.read_only_reason: %s\n", why);
+        fail_msg("writes are refused but ravel.read-only-reason is empty");
+    printf("# ravel.read-only-reason: %s\n", why);
     ravel_free(why);
 }
 
 static void expect_writable(ravel_db *db)
 {
-    char *why = tu_prop(db, "ravel.read_only_reason");
+    char *why = tu_prop(db, "ravel.read-only-reason");
     assert_string_equal(why, "");
     ravel_free(why);
 }
@@ -159,7 +159,7 @@ static void test_wal_write_fault(void **state)
         ravel_db *db = tu_open_ok(dir, NULL);
         put_keys(db, "acked", 20, RAVEL_SYNC);
         expect_writable(db);
-        uint64_t seq = tu_prop_u64(db, "ravel.last_sequence");
+        uint64_t seq = tu_prop_u64(db, "ravel.last-sequence");
 
         rv_fault_arm(RV_FAULT_WAL_WRITE, 0, EIO);
         TU_EXPECT_RC(RAVEL_IOERR, ravel_put(db, flags, "failed", 6, "x", 1));
@@ -168,7 +168,7 @@ static void test_wal_write_fault(void **state)
         /* Read-only until reopened, even with the fault gone. */
         expect_read_only(db, "acked-005", "val-acked-5");
         expect_keys(db, "acked", 20);
-        assert_true(tu_prop_u64(db, "ravel.last_sequence") >= seq);
+        assert_true(tu_prop_u64(db, "ravel.last-sequence") >= seq);
         close_after_fault(db);
         reopen_and_check(dir, "acked", 20);
         free(dir);
@@ -609,10 +609,10 @@ static int batch_seen(ravel_db *db, const char *prefix, int n)
 
 static void expect_nomem_reason(ravel_db *db)
 {
-    char *why = tu_prop(db, "ravel.read_only_reason");
-    printf("# ravel.read_only_reason: %s\n", why);
+    char *why = tu_prop(db, "ravel.read-only-reason");
+    printf("# ravel.read-only-reason: %s\n", why);
     if (!strstr(why, "out of memory"))
-        fail_msg("ravel.read_only_reason does not name the failed "
+        fail_msg("ravel.read-only-reason does not name the failed "
                  "allocation: \"%s\"", why);
     ravel_free(why);
 }

@@ -427,7 +427,7 @@ static void run_flush_fault(enum rv_fault_point point)
     if (rc == RAVEL_OK)
         fail_msg("ravel_flush returned RAVEL_OK although the flush failed");
     printf("# ravel_flush: %s: %s\n", ravel_errstr(rc), ravel_errmsg());
-    char *why = tu_prop(db, "ravel.read_only_reason");
+    char *why = tu_prop(db, "ravel.read-only-reason");
     assert_non_null(strstr(why, "flush"));
     ravel_free(why);
     assert_true(tu_prop_u64(db, "ravel.background-errors") >= 1);

@@ -564,7 +564,7 @@ static void expect_failed_state(ravel_db *db, const char *dir,
     TU_EXPECT_RC(RAVEL_READONLY, put_i(db, 0, 999999, 10));
     TU_EXPECT_RC(RAVEL_IOERR, ravel_flush_wal(db, 0));
     TU_EXPECT_RC(RAVEL_IOERR, ravel_flush_wal(db, 1));
-    char *reason = tu_prop(db, "ravel.read_only_reason");
+    char *reason = tu_prop(db, "ravel.read-only-reason");
     assert_non_null(strstr(reason, "write"));
     ravel_free(reason);
     TU_OK(ravel_close(db));

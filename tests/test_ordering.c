@@ -742,7 +742,7 @@ static int one_table_file(void *db)
 
 static int active_memtable_full(void *db)
 {
-    return tu_prop_u64(db, "ravel.cur_size_active_mem_table") >= 64 << 10;
+    return tu_prop_u64(db, "ravel.cur-size-active-mem-table") >= 64 << 10;
 }
 
 /* Holds the insert of a put of "held" (MODE's writer waits at
@@ -778,7 +778,7 @@ static void switch_waits_for_insert(const char *mode, int flags)
     usleep(100 * 1000);
     assert_int_equal(atomic_load(&fj.done), 0);
     assert_int_equal(atomic_load(&held.done), 0);
-    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.num-immutable-mem-table"), 0);
     assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
 
     rv_pause_release(RV_PAUSE_MEMTABLE_INSERT);
@@ -840,7 +840,7 @@ static void full_memtable_switch_waits_for_insert(const char *mode)
     usleep(100 * 1000);
     assert_int_equal(atomic_load(&next.done), 0);
     assert_int_equal(atomic_load(&held.done), 0);
-    assert_int_equal(tu_prop_u64(db, "ravel.num_immutable_mem_table"), 0);
+    assert_int_equal(tu_prop_u64(db, "ravel.num-immutable-mem-table"), 0);
     assert_int_equal(tu_prop_u64(db, "ravel.num-files-at-level0"), 0);
 
     rv_pause_release(RV_PAUSE_MEMTABLE_INSERT);
@@ -950,7 +950,7 @@ static void failed_insert(const char *name, const char *mode)
             TU_OK(ravel_snapshot_release(db, s));
             half += !set_is_uniform(vals);
         }
-        char *reason = tu_prop(db, "ravel.read_only_reason");
+        char *reason = tu_prop(db, "ravel.read-only-reason");
         int stopped = reason[0] != '\0';
         ravel_free(reason);
         if (stopped && round > 20)
@@ -963,7 +963,7 @@ static void failed_insert(const char *name, const char *mode)
     rv_fault_arm(RV_FAULT_MEMTABLE_ALLOC, -1, 0);
     rv_test_insert_delay(0, 0);
     tu_assert_no_thread_failures();
-    char *reason = tu_prop(db, "ravel.read_only_reason");
+    char *reason = tu_prop(db, "ravel.read-only-reason");
     if (!reason[0])
         fail_msg("%s: the insert failure did not stop writes", name);
     ravel_free(reason);

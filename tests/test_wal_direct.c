@@ -106,9 +106,9 @@ static ravel_db *open_direct(const char *dir, const char *extra)
     if (rc != RAVEL_OK)
         fail_msg("open %s (%s): %s: %s", dir, opts, ravel_errstr(rc),
                  ravel_errmsg());
-    char *io = tu_prop(db, "ravel.wal_io");
+    char *io = tu_prop(db, "ravel.wal-io");
     if (strncmp(io, "direct", 6) != 0)
-        fail_msg("ravel.wal_io is '%s', not direct", io);
+        fail_msg("ravel.wal-io is '%s', not direct", io);
     ravel_free(io);
     return db;
 }
@@ -675,10 +675,10 @@ static void held_check_failure(struct held *h)
                      ravel_errstr(w->rc));
         }
     }
-    char *why = tu_prop(h->db, "ravel.read_only_reason");
-    printf("#   ravel.read_only_reason: %s\n", why);
+    char *why = tu_prop(h->db, "ravel.read-only-reason");
+    printf("#   ravel.read-only-reason: %s\n", why);
     if (!strstr(why, "Input/output error"))
-        fail_msg("ravel.read_only_reason does not name the failed write: %s",
+        fail_msg("ravel.read-only-reason does not name the failed write: %s",
                  why);
     ravel_free(why);
     tu_errmsg_prime();
@@ -1110,7 +1110,7 @@ static void test_boundary_failed_flush(void **state)
     /* The flush fails and stops writes; wait for it. */
     uint64_t limit = tu_now_ms() + 60000;
     for (;;) {
-        char *why = tu_prop(db, "ravel.read_only_reason");
+        char *why = tu_prop(db, "ravel.read-only-reason");
         int stopped = why[0] != 0;
         if (stopped)
             printf("# the flush failed: %s\n", why);
@@ -1428,7 +1428,7 @@ static int cr_child(const void *arg)
     if (rc)
         cr_die("open", rc);
     char *io = NULL;
-    if (ravel_property(db, "ravel.wal_io", &io) || strncmp(io, "direct", 6))
+    if (ravel_property(db, "ravel.wal-io", &io) || strncmp(io, "direct", 6))
         cr_die("not wal_io=direct", RAVEL_INVALID);
     ravel_free(io);
     crash_child_opened(db);

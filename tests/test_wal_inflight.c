@@ -104,7 +104,7 @@ static ravel_db *open_direct(char **dir_out)
         }
         fail_msg("open %s: %s", dir, ravel_errmsg());
     }
-    char *io = tu_prop(db, "ravel.wal_io");
+    char *io = tu_prop(db, "ravel.wal-io");
     assert_true(strncmp(io, "direct", 6) == 0);
     ravel_free(io);
     *dir_out = dir;
@@ -218,8 +218,8 @@ static void test_held_write_failure_fails_later_writers(void **state)
                      later[i].key, ravel_errstr(later[i].rc));
         assert_non_null(strstr(later[i].msg, "Input/output error"));
     }
-    char *why = tu_prop(db, "ravel.read_only_reason");
-    printf("# ravel.read_only_reason: %s\n", why);
+    char *why = tu_prop(db, "ravel.read-only-reason");
+    printf("# ravel.read-only-reason: %s\n", why);
     assert_non_null(strstr(why, "direct write"));
     ravel_free(why);
     int rc = ravel_put(db, 0, "after", 5, "after", 5);

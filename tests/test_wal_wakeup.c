@@ -101,7 +101,7 @@ static void test_sleeper_woken_when_watcher_leaves(void **state)
     (void)state;
     char *dir = tu_path("wakeup");
     ravel_db *db = tu_open_ok(dir, NULL);
-    char *io = tu_prop(db, "ravel.wal_io");
+    char *io = tu_prop(db, "ravel.wal-io");
     int uring = strncmp(io, "uring", 5) == 0;
     ravel_free(io);
     if (!uring) {

@@ -567,7 +567,7 @@ static void test_memtables_full(void **state)
     pthread_t th;
     pthread_create(&th, NULL, filler_main, &f);
     wait_prop(db, "ravel.is-write-stopped", 1);
-    uint64_t imm = tu_prop_u64(db, "ravel.num_immutable_mem_table");
+    uint64_t imm = tu_prop_u64(db, "ravel.num-immutable-mem-table");
     printf("# stopped after %d writes, %" PRIu64 " immutable memtables\n",
            f.writes, imm);
     assert_int_equal(imm, 3);

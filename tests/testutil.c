@@ -269,6 +269,23 @@ ravel_db *tu_open_ok(const char *dir, const char *extra)
     return db;
 }
 
+/* Joins the continuation lines of TEXT in place: ravel.stats breaks a
+** line longer than 80 columns after a ", " with "\n  ", and the tests
+** read its logical lines ("inserts pending, 3 switches"). */
+static void tu_unwrap(char *text)
+{
+    char *out = text;
+    for (const char *p = text; *p;) {
+        if (p[0] == '\n' && p[1] == ' ' && p[2] == ' ') {
+            *out++ = ' ';
+            p += 3;
+        } else {
+            *out++ = *p++;
+        }
+    }
+    *out = '\0';
+}
+
 char *tu_prop(ravel_db *db, const char *name)
 {
     char *text = NULL;
@@ -278,6 +295,7 @@ char *tu_prop(ravel_db *db, const char *name)
                  ravel_errmsg());
     if (!text)
         fail_msg("property %s: RAVEL_OK with NULL text", name);
+    tu_unwrap(text);
     return text;
 }
 
@@ -592,7 +610,7 @@ uint64_t tu_files_at_level(ravel_db *db, int level)
 
 static int tu_background_idle(ravel_db *db)
 {
-    return tu_prop_u64(db, "ravel.num_immutable_mem_table") == 0 &&
+    return tu_prop_u64(db, "ravel.num-immutable-mem-table") == 0 &&
            tu_prop_u64(db, "ravel.compaction-pending") == 0 &&
            tu_prop_u64(db, "ravel.num-running-compactions") == 0;
 }

@@ -71,7 +71,8 @@ ravel_db *tu_open_ok(const char *dir, const char *extra);
 void tu_skip_if_no_uring(int rc);
 
 /* A property, malloc'd by ravel (free with ravel_free); fails the test if
-** the property cannot be read. */
+** the property cannot be read.  Lines ravel.stats continues on indented
+** lines (it keeps to 80 columns) are joined back into one. */
 char *tu_prop(ravel_db *db, const char *name);
 /* A numeric property; fails the test if it is not a decimal number. */
 uint64_t tu_prop_u64(ravel_db *db, const char *name);

@@ -37,7 +37,7 @@ func NewBatch() *Batch {
 // collector may find b unreachable during it and its cleanup free the
 // batch C is reading.
 
-// Put adds "set KEY to VALUE".
+// Put adds "set key to value" to the batch.
 func (b *Batch) Put(key, value []byte) error {
 	defer runtime.KeepAlive(b)
 	if b.c == nil {
@@ -47,7 +47,7 @@ func (b *Batch) Put(key, value []byte) error {
 		cSize(key), bytesPtr(value), cSize(value)))
 }
 
-// Delete adds "remove KEY".
+// Delete adds "remove key" to the batch.
 func (b *Batch) Delete(key []byte) error {
 	defer runtime.KeepAlive(b)
 	if b.c == nil {
@@ -66,7 +66,8 @@ func (b *Batch) Clear() error {
 	return statusError("batch clear", C.shim_batch_clear(b.c))
 }
 
-// Count is the number of puts and deletes in the batch (0 after Close).
+// Count returns the number of puts and deletes in the batch (0 after
+// Close).
 func (b *Batch) Count() int {
 	defer runtime.KeepAlive(b)
 	if b.c == nil {

@@ -74,7 +74,7 @@ func TestConcurrentUse(t *testing.T) {
 				}
 				n1, err1 := count()
 				n2, err2 := count()
-				s.Release()
+				s.Close()
 				if err1 != nil || err2 != nil || n1 != n2 {
 					fail <- fmt.Errorf("snapshot scans: %d (%v) then %d (%v)", n1, err1, n2, err2)
 					return

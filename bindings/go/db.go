@@ -23,7 +23,7 @@ type DB struct {
 	c    *C.ravel_db
 	path string
 
-	// snapshots and iterators not yet released, counted here so that
+	// snapshots and iterators not yet closed, counted here so that
 	// Close can refuse to free the database under them
 	snapshots atomic.Int64
 	iterators atomic.Int64
@@ -51,22 +51,23 @@ type FlushFlags int
 // FlushNoWait starts the flush and returns without waiting for it.
 const FlushNoWait FlushFlags = C.RAVEL_FLUSH_NO_WAIT
 
-// LibVersion is the version of the ravel library linked, e.g. "0.1.0".
+// LibVersion returns the version of the linked ravel library, such as
+// "0.1.0".
 func LibVersion() string {
 	return C.GoString(C.ravel_libversion())
 }
 
-// LibVersionNumber is the linked library's version as
+// LibVersionNumber returns the linked library's version as
 // major*1000000 + minor*1000 + patch.
 func LibVersionNumber() int {
 	return int(C.ravel_libversion_number())
 }
 
-// Open opens the database in the directory PATH with OPTS (nil: the
-// defaults, under which the database must already exist: set
-// create_if_missing to make it).  Fails with ErrLocked if PATH is open
+// Open opens the database in the directory path with the options opts.
+// With nil opts (the defaults) the database must already exist: set
+// create_if_missing to make it.  Open fails with ErrLocked if path is open
 // elsewhere (in this process too), ErrCorrupt if recovery finds damage the
-// wal_recovery_mode does not tolerate, ErrInvalid if PATH holds no
+// wal_recovery_mode does not tolerate, and ErrInvalid if path holds no
 // database and create_if_missing is false or an option is inconsistent.
 func Open(path string, opts *Options) (*DB, error) {
 	copt, err := opts.build("open")
@@ -83,7 +84,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	return &DB{c: (*C.ravel_db)(h.handle), path: path}, nil
 }
 
-// Path is the directory the database was opened in.
+// Path returns the directory the database was opened in.
 func (db *DB) Path() string {
 	return db.path
 }
@@ -92,10 +93,10 @@ func (db *DB) Path() string {
 // flushes the memtables when worthwhile, makes the WAL durable and
 // releases the directory's LOCK.
 //
-// Every Snapshot and Iterator of the database must be released first.  If
+// Every Snapshot and Iterator of the database must be closed first.  If
 // any are still open, Close does nothing but return an *Error with Code
 // ErrInvalid saying how many; the database stays open and usable, and
-// Close may be called again once they are released.  (Closing them on the
+// Close may be called again once they are closed.  (Closing them on the
 // caller's behalf could free an iterator another goroutine is reading.)
 //
 // An ErrIO error means the final sync failed; the database is closed all
@@ -109,7 +110,7 @@ func (db *DB) Close() error {
 	if snaps > 0 || iters > 0 {
 		db.gate.unlock(false)
 		return misuseError("close", "database %s still has %d snapshot(s) "+
-			"and %d iterator(s) open; release them first", db.path,
+			"and %d iterator(s) open; close them first", db.path,
 			snaps, iters)
 	}
 	s := C.shim_close(db.c)
@@ -132,7 +133,7 @@ func flagsOf(flags []WriteFlags) C.int {
 	return C.int(f)
 }
 
-// Put sets KEY to VALUE.  Keys are at most 1 MiB, values 256 MiB; empty
+// Put sets key to value.  Keys are at most 1 MiB, values 256 MiB; empty
 // keys and values are allowed.
 func (db *DB) Put(key, value []byte, flags ...WriteFlags) error {
 	if !db.gate.enter() {
@@ -143,7 +144,7 @@ func (db *DB) Put(key, value []byte, flags ...WriteFlags) error {
 		bytesPtr(key), cSize(key), bytesPtr(value), cSize(value)))
 }
 
-// Delete removes KEY (absent or not: deleting an absent key succeeds).
+// Delete removes key.  Deleting an absent key succeeds.
 func (db *DB) Delete(key []byte, flags ...WriteFlags) error {
 	if !db.gate.enter() {
 		return closedError("delete", "database "+db.path)
@@ -153,8 +154,8 @@ func (db *DB) Delete(key []byte, flags ...WriteFlags) error {
 		bytesPtr(key), cSize(key)))
 }
 
-// Write applies the batch B atomically: every reader sees all of it or
-// none of it.  B is not changed and may be written again.  After an ErrIO
+// Write applies the batch b atomically: every reader sees all of it or
+// none of it.  The batch is not changed and may be written again.  After an ErrIO
 // or ErrNoMem failure the database refuses writes (ErrReadOnly) until it
 // is reopened.
 func (db *DB) Write(b *Batch, flags ...WriteFlags) error {
@@ -169,7 +170,7 @@ func (db *DB) Write(b *Batch, flags ...WriteFlags) error {
 	return statusError("write", C.shim_write(db.c, flagsOf(flags), b.c))
 }
 
-// Get returns a copy of KEY's value.  An absent (or deleted) key returns
+// Get returns a copy of the value of key.  An absent (or deleted) key returns
 // the error ErrNotFound itself (err == ravel.ErrNotFound, and
 // errors.Is(err, ravel.ErrNotFound)); it is not an *Error, since ravel
 // has no message for it.  An empty value is a non-nil empty slice.
@@ -181,10 +182,10 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	return getValue(db.c, nil, key)
 }
 
-// AppendGet appends KEY's value to DST and returns the extended slice, as
-// the strconv.Append functions do: reading into DST[:0] again and again
-// reads values without allocating.  Errors are those of Get (DST is then
-// returned unchanged).
+// AppendGet appends the value of key to dst and returns the extended
+// slice, as the strconv.Append functions do: reading into dst[:0] again
+// and again reads values without allocating.  Its errors are those of Get;
+// dst is then returned unchanged.
 func (db *DB) AppendGet(dst, key []byte) ([]byte, error) {
 	if !db.gate.enter() {
 		return dst, closedError("get", "database "+db.path)
@@ -198,7 +199,7 @@ func (db *DB) AppendGet(dst, key []byte) ([]byte, error) {
 // a longer one is read again into such a slice.
 const smallValue = 512
 
-// getValue reads KEY as of SNAP (nil: the latest state) into a new slice
+// getValue reads key as of snap (nil: the latest state) into a new slice
 // of the value's size.
 func getValue(cdb *C.ravel_db, snap *C.ravel_snapshot, key []byte) ([]byte, error) {
 	var small [smallValue]byte
@@ -225,7 +226,7 @@ func getValue(cdb *C.ravel_db, snap *C.ravel_snapshot, key []byte) ([]byte, erro
 	}
 }
 
-// appendValue appends KEY's value as of SNAP to DST.
+// appendValue appends the value of key as of snap to dst.
 func appendValue(cdb *C.ravel_db, snap *C.ravel_snapshot, dst, key []byte) ([]byte, error) {
 	n := len(dst)
 	for {
@@ -252,7 +253,7 @@ func getError(v C.shim_value) error {
 	return callError("get", v.rc, v.msg)
 }
 
-// Property returns ravel's text about the database for NAME, such as
+// Property returns ravel's text about the database for name, such as
 // "ravel.stats", "ravel.estimate-num-keys" or "ravel.num-files-at-level0"
 // (the list is in ravel.h, above ravel_property).  An unknown name is an
 // *Error with Code ErrNotFound whose message lists the known names.
@@ -270,9 +271,9 @@ func (db *DB) Property(name string) (string, error) {
 	return takeCString(v.data, v.len), nil
 }
 
-// FlushWAL makes the WAL reach the operating system and, with SYNC,
-// stable storage: once it returns nil, every write acknowledged before
-// the call survives kill -9 (and power loss with SYNC).  It matters most
+// FlushWAL makes the WAL reach the operating system and, if sync is
+// true, stable storage: once it returns nil, every write acknowledged
+// before the call survives kill -9 (and power loss, with sync).  It matters most
 // with manual_wal_flush=true.
 func (db *DB) FlushWAL(sync bool) error {
 	if !db.gate.enter() {
@@ -300,10 +301,10 @@ func (db *DB) Flush(flags ...FlushFlags) error {
 	return statusError("flush", C.shim_flush(db.c, C.int(f)))
 }
 
-// CompactRange compacts the keys from BEGIN to END, both included, down
+// CompactRange compacts the keys from begin to end, both included, down
 // to the last level holding data, and returns when it is done.  A nil
-// BEGIN means from the first key, a nil END to the last (an empty non-nil
-// slice is the empty key).
+// begin means from the first key, a nil end to the last; an empty non-nil
+// slice is the empty key.
 func (db *DB) CompactRange(begin, end []byte) error {
 	if !db.gate.enter() {
 		return closedError("compact range", "database "+db.path)

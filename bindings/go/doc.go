@@ -6,9 +6,9 @@
 //
 // Open a database with Open and Options; read and write with DB.Put,
 // DB.Get, DB.Delete and DB.Write (a Batch); read a fixed state with a
-// Snapshot or an Iterator; and close everything you open:
-// DB.Close, Snapshot.Release, Iterator.Close, Batch.Close, Cache.Close,
-// WriteController.Close.
+// Snapshot or an Iterator; and close everything you open with its Close
+// method: DB, Snapshot, Iterator, Batch, Cache and WriteController are
+// each an io.Closer.
 //
 // # Errors
 //
@@ -35,5 +35,5 @@
 //
 // DB.Close refuses (ErrInvalid, naming how many) while snapshots or
 // iterators of the database are still open, and leaves the database open:
-// release them and call Close again.
+// close them and call Close again.
 package ravel

@@ -40,19 +40,19 @@ const (
 	ErrReadOnly Code = C.RAVEL_READONLY // writes are refused (read_only, or after a failure)
 )
 
-// String is ravel's static description of the code ("not found", ...).
+// String returns ravel's static description of the code ("not found", ...).
 func (c Code) String() string {
 	return C.GoString(C.ravel_errstr(C.int(c)))
 }
 
-// Error is "ravel: " and the code's description.
+// Error returns "ravel: " and the code's description.
 func (c Code) Error() string {
 	return "ravel: " + c.String()
 }
 
 // ErrClosed is matched (errors.Is) by the error of any call on a handle
 // (database, snapshot, iterator, batch, cache, write controller) after its
-// Close or Release.  Such errors are *Error values with Code ErrInvalid.
+// Close.  Such errors are *Error values with Code ErrInvalid.
 var ErrClosed = errors.New("ravel: use of a closed handle")
 
 // Error is a failed ravel call: which call, its result code, and ravel's
@@ -70,8 +70,8 @@ type Error struct {
 	closed bool // a use after Close: matches ErrClosed
 }
 
-// Error is "ravel: OP: MSG" (the code's description when there is no
-// message).
+// Error returns "ravel: ", the operation and ravel's message, or the
+// code's description when there is no message.
 func (e *Error) Error() string {
 	msg := e.Msg
 	if msg == "" {
@@ -110,7 +110,8 @@ func statusError(op string, s C.shim_status) error {
 	return callError(op, s.rc, s.msg)
 }
 
-// closedError is the error of OP on a handle (WHAT) already closed.
+// closedError is the error of the operation op on a handle (what)
+// already closed.
 func closedError(op, what string) error {
 	return &Error{Op: op, Code: ErrInvalid, Msg: what + " is closed",
 		closed: true}

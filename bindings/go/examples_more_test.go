@@ -76,7 +76,7 @@ func ExampleDB_NewSnapshot() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer snap.Release()
+	defer snap.Close()
 	db.Put([]byte("k"), []byte("after"))
 
 	old, _ := snap.Get([]byte("k"))

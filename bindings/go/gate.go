@@ -40,7 +40,7 @@ func (g *gate) lock() bool {
 }
 
 // unlock releases the gate taken by lock, closing the handle for good if
-// CLOSED is true.
+// closed is true.
 func (g *gate) unlock(closed bool) {
 	if closed {
 		g.closed = true

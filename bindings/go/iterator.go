@@ -21,7 +21,7 @@ import (
 type IterOptions struct {
 	// Snapshot, if not nil, is the state read; else the latest state
 	// when the iterator is made.  The iterator does not need the snapshot
-	// afterwards: it may be released while the iterator lives.
+	// afterwards: it may be closed while the iterator lives.
 	Snapshot *Snapshot
 	// Start is the lower bound, included (nil: from the first key).
 	Start []byte
@@ -72,7 +72,7 @@ type iteratorRef struct {
 	count *atomic.Int64
 }
 
-// NewIterator makes an iterator over the state OPTS chooses (nil: every
+// NewIterator makes an iterator over the state opts chooses (nil: every
 // key of the latest state).  It starts unpositioned: call a Seek method or
 // range over All or Backward.
 func (db *DB) NewIterator(opts *IterOptions) (*Iterator, error) {
@@ -172,7 +172,7 @@ func (it *Iterator) stepMove(op string, how C.int) bool {
 	return it.move(op, how, nil)
 }
 
-// fail records ERR (unless an earlier error is kept) and leaves the
+// fail records err (unless an earlier error is kept) and leaves the
 // iterator invalid.
 func (it *Iterator) fail(err error) bool {
 	if it.err == nil {
@@ -192,24 +192,28 @@ func (it *Iterator) SeekToLast() bool {
 	return it.seekMove("iterator seek to last", C.SHIM_SEEK_TO_LAST, nil)
 }
 
-// Seek positions at the first key >= KEY (within the bounds: a KEY below
+// Seek positions at the first key >= key (within the bounds: a key below
 // Start positions at the first key >= Start).
 func (it *Iterator) Seek(key []byte) bool {
 	return it.seekMove("iterator seek", C.SHIM_SEEK, key)
 }
 
-// SeekForPrev positions at the last key <= KEY (within the bounds: a KEY
+// SeekForPrev positions at the last key <= key (within the bounds: a key
 // at or above Stop positions at the last key < Stop).
 func (it *Iterator) SeekForPrev(key []byte) bool {
 	return it.seekMove("iterator seek for prev", C.SHIM_SEEK_FOR_PREV, key)
 }
 
-// Next moves to the next key.  On an invalid iterator it is an error.
+// Next moves to the next key and reports whether the iterator is then
+// positioned at one.  On an iterator not positioned at an entry it fails
+// (see Err).
 func (it *Iterator) Next() bool {
 	return it.stepMove("iterator next", C.SHIM_NEXT)
 }
 
-// Prev moves to the previous key.  On an invalid iterator it is an error.
+// Prev moves to the previous key and reports whether the iterator is then
+// positioned at one.  On an iterator not positioned at an entry it fails
+// (see Err).
 func (it *Iterator) Prev() bool {
 	return it.stepMove("iterator prev", C.SHIM_PREV)
 }
@@ -244,7 +248,7 @@ func (it *Iterator) Value() []byte {
 	return value
 }
 
-// Err is the error that stopped the iterator, or nil.  Check it after a
+// Err returns the error that stopped the iterator, or nil.  Check it after a
 // loop: an iteration ends both at the last key and at a failure.
 func (it *Iterator) Err() error {
 	return it.err
@@ -283,7 +287,7 @@ func (it *Iterator) Backward() iter.Seq2[Entry, error] {
 	}
 }
 
-// scan is the loop of All and Backward: FIRST positions, STEP moves on.
+// scan is the loop of All and Backward: first positions, step moves on.
 func (it *Iterator) scan(yield func(Entry, error) bool, first, step func() bool) {
 	for ok := first(); ok; ok = step() {
 		if !yield(Entry{Key: it.Key(), Value: it.Value()}, nil) {

@@ -242,7 +242,7 @@ func TestIteratorMisuse(t *testing.T) {
 	// a snapshot of another database
 	other, _ := openFresh(t, "")
 	s, _ := other.NewSnapshot()
-	defer s.Release()
+	defer s.Close()
 	_, err := db.NewIterator(&ravel.IterOptions{Snapshot: s})
 	wantError(t, err, ravel.ErrInvalid, "belongs to database")
 }

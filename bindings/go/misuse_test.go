@@ -28,7 +28,7 @@ func TestCloseWithLiveHandles(t *testing.T) {
 	if !it1.SeekToFirst() || string(it1.Key()) != "k" {
 		t.Fatal("iterator after a refused close")
 	}
-	s.Release()
+	s.Close()
 	it1.Close()
 	wantError(t, db.Close(), ravel.ErrInvalid, "0 snapshot(s)", "1 iterator(s)")
 	it2.Close()
@@ -114,7 +114,7 @@ func TestCloseWhileCallsInProgress(t *testing.T) {
 						var s *ravel.Snapshot
 						if s, err = db.NewSnapshot(); err == nil {
 							_, err = s.Get(key)
-							s.Release()
+							s.Close()
 						}
 					}
 					if i == 10 {
@@ -152,7 +152,7 @@ func TestCloseWhileCallsInProgress(t *testing.T) {
 
 // A forgotten iterator, snapshot or batch is freed by its cleanup once
 // unreachable, so that Close eventually succeeds.  (A safety net only:
-// the documented way is Close/Release.)
+// the documented way is Close.)
 func TestForgottenHandlesAreCleanedUp(t *testing.T) {
 	db, _ := openFresh(t, "")
 	mustPut(t, db, "k", "v")
@@ -184,8 +184,8 @@ func TestZeroValues(t *testing.T) {
 	if _, err := db.NewIterator(&ravel.IterOptions{Snapshot: &s}); !errors.Is(err, ravel.ErrClosed) {
 		t.Fatalf("iterator on a zero snapshot: %v", err)
 	}
-	if err := s.Release(); !errors.Is(err, ravel.ErrClosed) {
-		t.Fatalf("zero snapshot release: %v", err)
+	if err := s.Close(); !errors.Is(err, ravel.ErrClosed) {
+		t.Fatalf("zero snapshot close: %v", err)
 	}
 	var b ravel.Batch
 	if err := b.Put([]byte("k"), nil); !errors.Is(err, ravel.ErrClosed) {

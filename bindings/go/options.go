@@ -42,7 +42,7 @@ type setting struct {
 	parsed      bool
 }
 
-// Set sets the option NAME to VALUE (booleans: true/false/1/0/on/off/
+// Set sets the option name to value (booleans: true/false/1/0/on/off/
 // yes/no; sizes may end in K, M, G, T or P).  A later Set of the same name
 // replaces the earlier one.
 func (o *Options) Set(name, value string) error {
@@ -62,7 +62,7 @@ func (o *Options) Set(name, value string) error {
 
 // Parse sets several options from "name=value;name=value" (whitespace
 // around names and values is ignored, an empty item is skipped).  On an
-// error, naming the item, none of TEXT is kept.
+// error, naming the item, none of text is kept.
 func (o *Options) Parse(text string) error {
 	s := setting{text: text, parsed: true}
 	if err := checkSetting(s); err != nil {
@@ -73,20 +73,20 @@ func (o *Options) Parse(text string) error {
 }
 
 // SetCache makes the databases opened with these options share the block
-// cache C instead of making their own of block_cache_size bytes; nil
+// cache c instead of making their own of block_cache_size bytes; nil
 // clears it.  The cache must still be open when Open is called.
 func (o *Options) SetCache(c *Cache) {
 	o.cache = c
 }
 
 // SetWriteController makes the databases opened with these options share
-// the write controller WC (nil: each its own, the default).  It must still
+// the write controller wc (nil: each its own, the default).  It must still
 // be open when Open is called.
 func (o *Options) SetWriteController(wc *WriteController) {
 	o.wc = wc
 }
 
-// Get returns the value the option NAME would have at Open, as ravel
+// Get returns the value the option name would have at Open, as ravel
 // prints it (the default if it was not set).
 func (o *Options) Get(name string) (string, error) {
 	copt, err := o.build("options get")

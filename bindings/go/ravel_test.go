@@ -253,7 +253,7 @@ func TestBatchAtomicUnderConcurrentReads(t *testing.T) {
 			}
 			seen = append(seen, string(v))
 		}
-		s.Release()
+		s.Close()
 		if seen[0] != seen[1] || seen[1] != seen[2] {
 			t.Fatalf("a snapshot saw part of a batch: %q", seen)
 		}
@@ -310,25 +310,25 @@ func TestSnapshotIsolation(t *testing.T) {
 	if s2.Sequence() <= s.Sequence() {
 		t.Fatalf("sequences %d then %d", s.Sequence(), s2.Sequence())
 	}
-	if err := s.Release(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if !it.SeekToLast() || string(it.Key()) != "k" || string(it.Value()) != "old" {
-		t.Fatal("iterator after its snapshot's release")
+		t.Fatal("iterator after its snapshot's close")
 	}
 	it.Close()
-	s2.Release()
+	s2.Close()
 
-	// a released snapshot refuses reads
+	// a closed snapshot refuses reads
 	_, err = s.Get([]byte("k"))
 	if e := wantError(t, err, ravel.ErrInvalid, "snapshot is closed"); e == nil || !errors.Is(err, ravel.ErrClosed) {
-		t.Fatalf("get on a released snapshot: %v", err)
+		t.Fatalf("get on a closed snapshot: %v", err)
 	}
-	if err := s.Release(); !errors.Is(err, ravel.ErrClosed) {
-		t.Fatalf("second release: %v", err)
+	if err := s.Close(); !errors.Is(err, ravel.ErrClosed) {
+		t.Fatalf("second close: %v", err)
 	}
 	if _, err := db.NewIterator(&ravel.IterOptions{Snapshot: s}); !errors.Is(err, ravel.ErrClosed) {
-		t.Fatalf("iterator on a released snapshot: %v", err)
+		t.Fatalf("iterator on a closed snapshot: %v", err)
 	}
 }
 

@@ -1,10 +1,13 @@
 // readme_test.go -- the README's example is example_test.go, character
-// for character, so that the example go test runs is the one readers see.
+// for character, so that the example go test runs is the one readers see;
+// and its recipe for a new module works as written.
 
 package ravel_test
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,4 +36,60 @@ func TestReadmeExampleIsExampleTestGo(t *testing.T) {
 		t.Fatalf("README.md's first go code block differs from example_test.go:\n"+
 			"--- README.md\n%s\n--- example_test.go\n%s", block[:end], example)
 	}
+}
+
+// The README's recipe for using the binding from a new module (its ```sh
+// block) works as written: run with sh in an empty directory, with
+// /path/to/ravel replaced by this checkout, without network (GOPROXY=off)
+// and with no GOFLAGS (a -mod=mod would hide a missing require), it prints
+// what the README says.
+func TestReadmeModuleRecipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a new module (-short)")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := fencedBlock(t, string(readme), "```sh\n")
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = strings.ReplaceAll(script, "/path/to/ravel", checkout)
+	cmd := exec.Command("sh", "-e", "-c", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=", "GOWORK=off",
+		"GOTOOLCHAIN=local", "CGO_ENABLED=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the README's recipe failed: %v\n%s", err, stderr.String())
+	}
+	if string(out) != "hello world\n" {
+		t.Fatalf("the README's recipe printed %q, the README says \"hello world\"", out)
+	}
+	if !strings.Contains(string(readme), "prints `hello world`") {
+		t.Fatal("the README no longer says what the recipe prints")
+	}
+}
+
+// fencedBlock returns the contents of the first code block of TEXT opened
+// by OPEN.
+func fencedBlock(t *testing.T, text, open string) string {
+	t.Helper()
+	start := strings.Index(text, open)
+	if start < 0 {
+		t.Fatalf("README.md has no %q code block", strings.TrimSpace(open))
+	}
+	block := text[start+len(open):]
+	end := strings.Index(block, "\n```\n")
+	if end < 0 {
+		t.Fatalf("README.md's %q code block is not closed", strings.TrimSpace(open))
+	}
+	return block[:end+1]
 }

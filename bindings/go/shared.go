@@ -20,7 +20,7 @@ type Cache struct {
 	cleanup runtime.Cleanup
 }
 
-// NewCache makes a cache holding up to CAPACITY bytes of data blocks (0:
+// NewCache makes a cache holding up to capacity bytes of data blocks (0:
 // blocks are read for each use and not kept).
 func NewCache(capacity uint64) (*Cache, error) {
 	h := C.shim_cache_new(C.uint64_t(capacity))
@@ -35,7 +35,7 @@ func NewCache(capacity uint64) (*Cache, error) {
 	return c, nil
 }
 
-// Usage is the bytes of blocks the cache holds now (0 after Close).
+// Usage returns the bytes of blocks the cache holds now (0 after Close).
 func (c *Cache) Usage() uint64 {
 	if !c.gate.enter() {
 		return 0
@@ -44,7 +44,8 @@ func (c *Cache) Usage() uint64 {
 	return uint64(C.ravel_cache_usage(c.c))
 }
 
-// Capacity is the capacity the cache was made with (0 after Close).
+// Capacity returns the capacity the cache was made with (0 after
+// Close).
 func (c *Cache) Capacity() uint64 {
 	if !c.gate.enter() {
 		return 0
@@ -88,7 +89,7 @@ type WriteController struct {
 }
 
 // NewWriteController makes a controller whose delayed writes start at
-// DELAYEDWRITERATE bytes per second (1024 .. 2^40; it replaces the
+// delayedWriteRate bytes per second (1024 .. 2^40; it replaces the
 // delayed_write_rate option of the databases attached).
 func NewWriteController(delayedWriteRate uint64) (*WriteController, error) {
 	h := C.shim_write_controller_new(C.uint64_t(delayedWriteRate))

@@ -15,7 +15,7 @@ import (
 
 // Snapshot pins the database's state when it was made: reads through it
 // (Get, AppendGet, and iterators made with IterOptions.Snapshot) never
-// see later writes.  It is safe for concurrent use.  Release it when done:
+// see later writes.  It is safe for concurrent use.  Close it when done:
 // DB.Close refuses to close a database with snapshots still open.  (A
 // finalizer releases a forgotten one, as a safety net only.)
 type Snapshot struct {
@@ -28,14 +28,15 @@ type Snapshot struct {
 }
 
 // snapshotRef is what the safety-net cleanup needs to release a snapshot
-// nobody released.
+// nobody closed.
 type snapshotRef struct {
 	cdb   *C.ravel_db
 	c     *C.ravel_snapshot
 	count *atomic.Int64
 }
 
-// NewSnapshot pins the current state.
+// NewSnapshot returns a snapshot of the current state of the database.
+// Close it when done.
 func (db *DB) NewSnapshot() (*Snapshot, error) {
 	if !db.gate.enter() {
 		return nil, closedError("snapshot", "database "+db.path)
@@ -54,7 +55,7 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 	return s, nil
 }
 
-// releaseForgotten releases a snapshot that became unreachable unreleased
+// releaseForgotten releases a snapshot that became unreachable unclosed
 // (the database cannot have been closed: it counts the snapshot).
 func releaseForgotten(r snapshotRef) {
 	s := C.shim_snapshot_release(r.cdb, r.c)
@@ -64,12 +65,13 @@ func releaseForgotten(r snapshotRef) {
 	r.count.Add(-1)
 }
 
-// Sequence is the sequence number the snapshot reads at.
+// Sequence returns the sequence number the snapshot reads at.
 func (s *Snapshot) Sequence() uint64 {
 	return s.seq
 }
 
-// Get is DB.Get as of the snapshot.
+// Get returns a copy of the value of key as of the snapshot, as DB.Get
+// does for the latest state.
 func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if err := s.enter("get"); err != nil {
 		return nil, err
@@ -78,7 +80,8 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	return getValue(s.cdb, s.c, key)
 }
 
-// AppendGet is DB.AppendGet as of the snapshot.
+// AppendGet appends the value of key as of the snapshot to dst, as
+// DB.AppendGet does for the latest state.
 func (s *Snapshot) AppendGet(dst, key []byte) ([]byte, error) {
 	if err := s.enter("get"); err != nil {
 		return dst, err
@@ -88,7 +91,7 @@ func (s *Snapshot) AppendGet(dst, key []byte) ([]byte, error) {
 }
 
 // enter admits a call through the snapshot (the caller then calls
-// s.gate.leave): an error if it was released, or is a Snapshot not made by
+// s.gate.leave): an error if it was closed, or is a Snapshot not made by
 // NewSnapshot.
 func (s *Snapshot) enter(op string) error {
 	if !s.gate.enter() {
@@ -101,20 +104,31 @@ func (s *Snapshot) enter(op string) error {
 	return nil
 }
 
-// Release unpins the snapshot, waiting for reads through it in progress.
-// A second Release returns an error matching ErrClosed.
-func (s *Snapshot) Release() error {
+// Close unpins the snapshot, waiting for reads through it in progress.
+// Iterators made from the snapshot stay usable: they hold the state they
+// read themselves.  A second Close returns an error matching ErrClosed, as
+// does any later call through the snapshot.
+func (s *Snapshot) Close() error {
 	if !s.gate.lock() {
-		return closedError("snapshot release", "snapshot")
+		return closedError("snapshot close", "snapshot")
 	}
 	if s.c == nil { // a Snapshot not made by NewSnapshot
 		s.gate.unlock(true)
-		return closedError("snapshot release", "snapshot")
+		return closedError("snapshot close", "snapshot")
 	}
 	s.cleanup.Stop()
-	err := statusError("snapshot release", C.shim_snapshot_release(s.cdb, s.c))
+	err := statusError("snapshot close", C.shim_snapshot_release(s.cdb, s.c))
 	s.c = nil
 	s.gate.unlock(true)
 	s.db.snapshots.Add(-1)
 	return err
+}
+
+// Release closes the snapshot: it is Close under its former name, the
+// name of ravel_snapshot_release in C.
+//
+// Deprecated: use Close, which every handle of this package has (each is
+// an io.Closer).
+func (s *Snapshot) Release() error {
+	return s.Close()
 }

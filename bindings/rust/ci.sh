@@ -4,7 +4,9 @@
 # already pointing at a freshly built libravel (build/meson-uninstalled,
 # build/).  Installs what a fresh Debian machine might lack (apt-get, only
 # for what is missing), then builds the workspace and runs every test
-# twice: linked to that libravel, and with the bundled amalgamation.
+# three times: linked to that libravel, with the bundled amalgamation, and
+# with the bundled amalgamation and its lz4 and zstd features (crates
+# fetched from crates.io, as for any cargo build).
 # Exits non-zero on any failure.  Build output goes to
 # bindings/rust/target/, which .gitignore covers.
 set -eu
@@ -42,6 +44,8 @@ echo "== cargo test (linked to $(pkg-config --variable=prefix ravel))"
 cargo test --locked --workspace
 echo "== cargo test --features bundled (the amalgamation, no libravel)"
 cargo test --locked --workspace --features bundled
+echo "== cargo test --features bundled,lz4,zstd (the amalgamation with the lz4-sys and zstd-sys codecs)"
+cargo test --locked --workspace --features bundled,lz4,zstd
 echo "== README example and a short benchmark run"
 cargo run --locked --quiet -p ravel-kv --example readme
 cargo run --locked --quiet -p ravel-kv-bench -- --num=20000 --seed=1

@@ -196,7 +196,7 @@ rv_db_snapshot_list_locked(ravel_db *db, int *n, int *nomem)
 
 /* Stops writes after a failure with result code RC (RAVEL_IOERR,
 ** RAVEL_NOMEM, ...) and message REASON: every later write returns
-** RAVEL_READONLY naming the reason, kept for ravel.read_only_reason.
+** RAVEL_READONLY naming the reason, kept for ravel.read-only-reason.
 ** The first failure wins (the WAL may have recorded it already). */
 RAVEL_PRIVATE void rv_db_stop_writes(ravel_db *db, int rc,
                                      const char *reason);

@@ -3,15 +3,18 @@
 ** tools (ravel.stats, sequence numbers, memtables, the WAL path, why
 ** writes are refused, the options in force).
 **
-** One table (properties_table) names every property and the function
-** that writes its text: the lookup and the list of known names in the
-** message for an unknown name both read it, so a property added to the
-** table is found and listed at once.  Update ravel.h's list with it.
+** One table (properties_table) names every property, its aliases (RocksDB's
+** spelling, an older ravel spelling) and the function that writes its
+** text: the lookup, the list of known names in the message for an unknown
+** name and rv_property_info (the shell's help, completion and manual page)
+** all read it, so a property added to the table is found and listed at
+** once.  Update ravel.h's list with it (tests/docs checks they agree).
 */
 #include "db/db.h"
 #include "util/error.h"
 #include "base/options.h"
 #include "util/text.h"
+#include "db/properties.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +123,15 @@ static void properties_wal_buffer(const struct rv_wal_stats *ws,
              (unsigned long long)ws->writes_segment_end);
 }
 
+/* TEXT (freed) cut to lines of at most 80 columns, or NULL on OOM: the
+** reason the WAL's I/O path was chosen alone can take 300. */
+static char *properties_wrapped(char *text)
+{
+    char *wrapped = text ? rv_text_wrap(text, 80) : NULL;
+    free(text);
+    return wrapped;
+}
+
 static char *properties_stats(ravel_db *db)
 {
     uint64_t groups = atomic_load_explicit(&db->write.queue.groups,
@@ -154,7 +166,8 @@ static char *properties_stats(ravel_db *db)
     char *s = rv_text_format(
         "write groups: %llu formed, %llu writers, mean size %.2f, max size "
         "%llu\n"
-        "wal: io=%s -- %s, %llu bytes, %llu appends, %llu segments created\n"
+        "wal: io=%s, %llu bytes, %llu appends, %llu segments created\n"
+        "  why io=%s: %s\n"
         "%s\n"
         "%s"
         "fsync: %llu issued, %llu sync writers acknowledged, %.2f writers "
@@ -167,9 +180,8 @@ static char *properties_stats(ravel_db *db)
         (unsigned long long)groups, (unsigned long long)writers,
         groups ? (double)writers / (double)groups : 0.0,
         (unsigned long long)max_group,
-        io, why,
-        (unsigned long long)ws.bytes, (unsigned long long)ws.appends,
-        (unsigned long long)ws.segments, wal_buffer, wal_direct,
+        io, (unsigned long long)ws.bytes, (unsigned long long)ws.appends,
+        (unsigned long long)ws.segments, io, why, wal_buffer, wal_direct,
         (unsigned long long)ws.fsyncs,
         (unsigned long long)ws.sync_acks,
         ws.fsyncs ? (double)ws.sync_acks / (double)ws.fsyncs : 0.0,
@@ -183,11 +195,11 @@ static char *properties_stats(ravel_db *db)
         (unsigned long long)atomic_load_explicit(&db->write.last_visible_seq,
                                                  memory_order_acquire),
         rv_stop_code(&db->stop)
-            ? "refused (see ravel.read_only_reason)"
+            ? "refused (see ravel.read-only-reason)"
             : db->options.read_only ? "refused (opened read-only)"
                                     : "accepted", flush);
     free(flush);
-    return s;
+    return properties_wrapped(s);
 }
 
 static char *properties_last_sequence(ravel_db *db)
@@ -391,70 +403,155 @@ static char *properties_write_ordering(ravel_db *db)
                                        rv_options_ordering(&db->options)));
 }
 
-/* Every property, in the order ravel.h lists them.  Each function returns
-** malloc'd text, or NULL on OOM. */
+/* Every property, in the order ravel.h lists them.  NAME is ravel's,
+** spelled as RocksDB spells its properties (words joined by '-'), with
+** RocksDB's own suffix where RocksDB has the concept; DOC says what it
+** is in a phrase (ravel.h says more, the shell's help prints DOC); ROCKSDB is
+** RocksDB's name, accepted where its meaning is the same; DEPRECATED is
+** an older spelling programs may still use, accepted for ever.  TEXT
+** returns malloc'd text, or NULL on OOM; a per-level property passes its
+** level as ARG (LEVEL_TEXT), the others ignore it. */
+#define PROPERTIES_PLAIN(name, doc, rocksdb, deprecated, fn) \
+    {name, doc, rocksdb, deprecated, fn, NULL, -1}
+#define PROPERTIES_LEVEL(n) \
+    {"ravel.num-files-at-level" #n, "table files at level " #n, \
+     "rocksdb.num-files-at-level" #n, NULL, NULL, properties_files_at_level, n}
 static const struct properties_def {
     const char *name;
+    const char *doc;
+    const char *rocksdb;
+    const char *deprecated;
     char *(*text)(ravel_db *db);
+    char *(*level_text)(ravel_db *db, int level);
+    int arg;
 } properties_table[] = {
-    {"ravel.stats", properties_stats},
-    {"ravel.last_sequence", properties_last_sequence},
-    {"ravel.last_visible_sequence", properties_last_visible_sequence},
-    {"ravel.num_immutable_mem_table", properties_num_immutable},
-    {"ravel.cur_size_active_mem_table", properties_active_size},
-    {"ravel.wal_io", properties_wal_io},
-    {"ravel.read_only_reason", properties_read_only_reason},
-    {"ravel.options", properties_options},
-    /* no function: db_property reads the level from the name */
-    {"ravel.num-files-at-level0", NULL},
-    {"ravel.num-files-at-level1", NULL},
-    {"ravel.num-files-at-level2", NULL},
-    {"ravel.num-files-at-level3", NULL},
-    {"ravel.num-files-at-level4", NULL},
-    {"ravel.num-files-at-level5", NULL},
-    {"ravel.num-files-at-level6", NULL},
-    {"ravel.sstables", properties_sstables},
-    {"ravel.estimate-num-keys", properties_estimate_keys},
-    {"ravel.cur-size-all-mem-tables", properties_all_mem_size},
-    {"ravel.block-cache-usage", properties_block_cache_usage},
-    {"ravel.background-errors", properties_background_errors},
-    {"ravel.write-ordering", properties_write_ordering},
-    {"ravel.levelstats", properties_levelstats},
-    {"ravel.compaction-pending", properties_compaction_pending},
-    {"ravel.num-running-compactions", properties_running_compactions},
-    {"ravel.estimate-pending-compaction-bytes", properties_pending_bytes},
-    {"ravel.actual-delayed-write-rate", properties_delayed_rate},
-    {"ravel.is-write-stopped", properties_write_stopped},
+    PROPERTIES_PLAIN("ravel.stats",
+                     "write-path, flush, compaction and stall statistics",
+                     "rocksdb.stats", NULL, properties_stats),
+    PROPERTIES_PLAIN("ravel.last-sequence",
+                     "last sequence number assigned",
+                     NULL, "ravel.last_sequence", properties_last_sequence),
+    PROPERTIES_PLAIN("ravel.last-visible-sequence",
+                     "last sequence number visible to reads",
+                     NULL, "ravel.last_visible_sequence",
+                     properties_last_visible_sequence),
+    PROPERTIES_PLAIN("ravel.num-immutable-mem-table",
+                     "memtables switched out, still in memory",
+                     "rocksdb.num-immutable-mem-table",
+                     "ravel.num_immutable_mem_table", properties_num_immutable),
+    PROPERTIES_PLAIN("ravel.cur-size-active-mem-table",
+                     "bytes in the active memtable",
+                     "rocksdb.cur-size-active-mem-table",
+                     "ravel.cur_size_active_mem_table", properties_active_size),
+    PROPERTIES_PLAIN("ravel.wal-io",
+                     "the WAL I/O path in use (sync, uring, direct) and why",
+                     NULL, "ravel.wal_io", properties_wal_io),
+    PROPERTIES_PLAIN("ravel.read-only-reason",
+                     "why writes are refused (\"\" if they are not)",
+                     NULL, "ravel.read_only_reason",
+                     properties_read_only_reason),
+    PROPERTIES_PLAIN("ravel.options",
+                     "the options in force, \"name=value\" lines",
+                     NULL, NULL, properties_options),
+    PROPERTIES_LEVEL(0),
+    PROPERTIES_LEVEL(1),
+    PROPERTIES_LEVEL(2),
+    PROPERTIES_LEVEL(3),
+    PROPERTIES_LEVEL(4),
+    PROPERTIES_LEVEL(5),
+    PROPERTIES_LEVEL(6),
+    PROPERTIES_PLAIN("ravel.sstables",
+                     "one line per table file (the shell's files)",
+                     "rocksdb.sstables", NULL, properties_sstables),
+    PROPERTIES_PLAIN("ravel.estimate-num-keys",
+                     "entries in files and memtables (all versions)",
+                     "rocksdb.estimate-num-keys", NULL,
+                     properties_estimate_keys),
+    PROPERTIES_PLAIN("ravel.cur-size-all-mem-tables",
+                     "bytes of every memtable in memory",
+                     "rocksdb.cur-size-all-mem-tables", NULL,
+                     properties_all_mem_size),
+    PROPERTIES_PLAIN("ravel.block-cache-usage",
+                     "bytes held by the block cache",
+                     "rocksdb.block-cache-usage", NULL,
+                     properties_block_cache_usage),
+    PROPERTIES_PLAIN("ravel.background-errors",
+                     "background flushes and compactions that failed",
+                     "rocksdb.background-errors", NULL,
+                     properties_background_errors),
+    PROPERTIES_PLAIN("ravel.write-ordering",
+                     "the write ordering mode in force",
+                     NULL, NULL, properties_write_ordering),
+    PROPERTIES_PLAIN("ravel.levelstats",
+                     "per level: files, bytes, target, score",
+                     "rocksdb.levelstats", NULL, properties_levelstats),
+    PROPERTIES_PLAIN("ravel.compaction-pending",
+                     "1 if a compaction is due, else 0",
+                     "rocksdb.compaction-pending", NULL,
+                     properties_compaction_pending),
+    PROPERTIES_PLAIN("ravel.num-running-compactions",
+                     "compactions running now",
+                     "rocksdb.num-running-compactions", NULL,
+                     properties_running_compactions),
+    PROPERTIES_PLAIN("ravel.estimate-pending-compaction-bytes",
+                     "bytes compaction must rewrite to bring every level "
+                     "within its target",
+                     "rocksdb.estimate-pending-compaction-bytes", NULL,
+                     properties_pending_bytes),
+    PROPERTIES_PLAIN("ravel.actual-delayed-write-rate",
+                     "bytes/s writes are paced to now (0: not slowed down)",
+                     "rocksdb.actual-delayed-write-rate", NULL,
+                     properties_delayed_rate),
+    PROPERTIES_PLAIN("ravel.is-write-stopped",
+                     "1 if the write controller stops writes now, else 0",
+                     "rocksdb.is-write-stopped", NULL,
+                     properties_write_stopped),
 };
-
-#define PROPERTIES_LEVEL_PREFIX "ravel.num-files-at-level"
-
-/* ravel.num-files-at-levelN: N (NAME is one of the table's). */
-static int properties_level_of(const char *name)
-{
-    return name[strlen(PROPERTIES_LEVEL_PREFIX)] - '0';
-}
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
 
+int rv_property_info(size_t i, struct rv_property_info *info)
+{
+    if (i >= PROPERTIES_COUNT)
+        return 0;
+    info->name = properties_table[i].name;
+    info->doc = properties_table[i].doc;
+    info->level = properties_table[i].level_text ? properties_table[i].arg
+                                                 : -1;
+    info->rocksdb = properties_table[i].rocksdb;
+    info->deprecated = properties_table[i].deprecated;
+    return 1;
+}
+
+/* The table's row NAME is spelled by (its name or an alias), or NULL. */
+static const struct properties_def *properties_find(const char *name)
+{
+    for (size_t i = 0; i < PROPERTIES_COUNT; i++) {
+        const struct properties_def *d = &properties_table[i];
+        if (strcmp(d->name, name) == 0 ||
+            (d->rocksdb && strcmp(d->rocksdb, name) == 0) ||
+            (d->deprecated && strcmp(d->deprecated, name) == 0))
+            return d;
+    }
+    return NULL;
+}
+
 /* RAVEL_NOTFOUND for NAME, with the known names in the message (which
 ** must fit ravel_errmsg's 512 bytes: "ravel." is said once, and the
-** per-level names once as "num-files-at-level0..6"). */
+** per-level names once as "num-files-at-level0..6"; the aliases are not
+** listed, ravel.h lists them). */
 static int properties_unknown(const char *name)
 {
     char known[1024];
     size_t n = 0;
     known[0] = '\0';
     for (size_t i = 0; i < PROPERTIES_COUNT && n < sizeof known; i++) {
-        const char *p = properties_table[i].name + strlen("ravel.");
-        int level = properties_table[i].text ? -1
-                                             : properties_level_of(
-                                                   properties_table[i].name);
-        if (level > 0)
+        const struct properties_def *d = &properties_table[i];
+        if (d->level_text && d->arg > 0)
             continue;
         int w = snprintf(known + n, sizeof known - n, "%s%s%s", i ? ", " : "",
-                         level == 0 ? &PROPERTIES_LEVEL_PREFIX[6] : p,
-                         level == 0 ? "0..6" : "");
+                         d->name + strlen("ravel."),
+                         d->level_text ? "..6" : "");
         if (w < 0)
             break;
         n += (size_t)w;
@@ -468,19 +565,15 @@ static int db_property(ravel_db *db, const char *name, char **text)
     if (!name || !text)
         return rv_error(RAVEL_INVALID, "ravel_property: %s is NULL",
                         !name ? "name" : "text");
-    for (size_t i = 0; i < PROPERTIES_COUNT; i++) {
-        if (strcmp(properties_table[i].name, name) != 0)
-            continue;
-        char *s = properties_table[i].text
-                      ? properties_table[i].text(db)
-                      : properties_files_at_level(db, properties_level_of(name));
-        if (!s)
-            return rv_error(RAVEL_NOMEM, "ravel_property: out of memory "
-                            "writing %s", name);
-        *text = s;
-        return RAVEL_OK;
-    }
-    return properties_unknown(name);
+    const struct properties_def *d = properties_find(name);
+    if (!d)
+        return properties_unknown(name);
+    char *s = d->level_text ? d->level_text(db, d->arg) : d->text(db);
+    if (!s)
+        return rv_error(RAVEL_NOMEM, "ravel_property: out of memory "
+                        "writing %s", d->name);
+    *text = s;
+    return RAVEL_OK;
 }
 
 int ravel_property(ravel_db *db, const char *name, char **text)

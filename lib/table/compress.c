@@ -7,7 +7,8 @@
 ** amalgamation has them only if its user passes those macros (and links
 ** -llz4 / -lzstd); RAVEL_OMIT_COMPRESSION removes both.  Without a codec,
 ** writing with it is refused when the builder is made and reading a block
-** of it is RAVEL_INVALID with a message saying so.
+** of it is RAVEL_INVALID with a message saying so ("zstd-compressed, but
+** this build of ravel has no zstd support (built without libzstd)...").
 **
 ** zstd decompresses with a context per thread (made on first use, freed
 ** when the thread exits): ZSTD_decompress would allocate one, over 100 KB,
@@ -207,16 +208,31 @@ static int compress_have(int type)
 }
 #endif
 
+/* The refusal of a block of TYPE, a known codec this build lacks: not
+** damage (the block passed its checksum), so RAVEL_INVALID, and a message
+** that says which library the build was made without. */
+static int compress_missing(int type)
+{
+    const char *name = rv_compression_name((enum rv_compression)type);
+    return rv_error(RAVEL_INVALID, "%s-compressed, but this build of ravel "
+                    "has no %s support (built without lib%s%s); the data is "
+                    "intact: a ravel built with lib%s reads it", name, name,
+                    name,
+#ifdef RAVEL_OMIT_COMPRESSION
+                    ", with RAVEL_OMIT_COMPRESSION",
+#else
+                    "",
+#endif
+                    name);
+}
+
 int rv_decompress(int type, const char *src, size_t len, char *dst,
                   size_t raw_len)
 {
     if (type != RV_COMPRESSION_LZ4 && type != RV_COMPRESSION_ZSTD)
         return rv_error(RAVEL_CORRUPT, "unknown compression type %d", type);
     if (!compress_have(type))
-        return rv_error(RAVEL_INVALID, "compressed with %s, but this build "
-                        "of ravel has no %s",
-                        rv_compression_name((enum rv_compression)type),
-                        rv_compression_name((enum rv_compression)type));
+        return compress_missing(type);
     size_t recorded;
     const char *p;
     int rc = compress_header(type, src, len, &recorded, &p);

@@ -49,8 +49,8 @@ RAVEL_PRIVATE int rv_compressed_raw_length(int type, const char *src,
 /* Decompresses the compressed contents SRC (LEN bytes) of TYPE into DST
 ** (RAW_LEN bytes, from rv_compressed_raw_length).  RAVEL_CORRUPT if they
 ** do not decompress to exactly RAW_LEN bytes; RAVEL_INVALID if this build
-** has no such codec ("compressed with zstd, but this build of ravel has
-** no zstd"); RAVEL_NOMEM.  The message names no file: the caller prefixes
+** has no such codec ("zstd-compressed, but this build of ravel has no
+** zstd support (built without libzstd)..."); RAVEL_NOMEM.  The message names no file: the caller prefixes
 ** it. */
 RAVEL_PRIVATE int rv_decompress(int type, const char *src, size_t len,
                                 char *dst, size_t raw_len);

@@ -15,4 +15,9 @@ RAVEL_PRIVATE char *rv_text_format(const char *fmt, ...)
 RAVEL_PRIVATE void rv_text_append(char **text, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* TEXT with every line longer than WIDTH columns (WIDTH >= 20) broken
+** after a ", " or "; ", else at a space, its continuation lines indented
+** by two spaces, in a new string; NULL on OOM.  Printable ASCII text. */
+RAVEL_PRIVATE char *rv_text_wrap(const char *text, size_t width);
+
 #endif /* RAVEL_TEXT_H */

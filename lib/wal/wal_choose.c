@@ -6,7 +6,7 @@
 ** needs and tearing it down when the choice falls back to pwrite, the
 ** fallbacks when io_uring or O_DIRECT is refused, and how the choice is
 ** reported
-** (rv_wal_io_mode: ravel.wal_io, ravel.stats, the LOG).  Does not own:
+** (rv_wal_io_mode: ravel.wal-io, ravel.stats, the LOG).  Does not own:
 ** the measurements (wal_probe.c), the modes themselves (wal_buffered.c for
 ** sync and uring, wal_direct.c for direct), the segment files.
 **
@@ -51,7 +51,7 @@
 **     probe for that and for the block size.
 **
 ** Every decision writes its reason into w->io_why, which is what
-** ravel.wal_io and the LOG show: the mode is never a mystery.
+** ravel.wal-io and the LOG show: the mode is never a mystery.
 */
 #include "wal/wal_writer_int.h"
 #include "util/error.h"

@@ -104,7 +104,7 @@ struct rv_wal {
                               ** ring down again, before any other thread
                               ** exists */
     enum rv_wal_io io;        /* the mode in force: sync, uring or direct */
-    char io_why[RV_WAL_WHY_MAX]; /* why it is in force (ravel.wal_io) */
+    char io_why[RV_WAL_WHY_MAX]; /* why it is in force (ravel.wal-io) */
     struct rv_wal_direct *dio;/* wal_io=direct's state (wal_direct.c), or
                               ** NULL; the pointer is set by its open */
 

@@ -230,9 +230,11 @@ def test_one_write_amplification(db):
     line = re.search(r'^fillrandom   : (write amplification [\d.]+ \(\d+ bytes '
                      r'written by flushes and compactions / (\d+) bytes '
                      r'written by users\))$', out, re.M)
+    # ravel.stats wraps at 80 columns, continuing a line indented by two
+    logical = re.sub(r'\n  (?=\S)', ' ', out)
     stats = re.findall(r'^(write amplification): ([\d.]+ \(\d+ bytes written '
                        r'by flushes and compactions / \d+ bytes written by '
-                       r'users\))$', out, re.M)
+                       r'users\))$', logical, re.M)
     check(line is not None and len(stats) == 2,
           'the result line and ravel.stats give a write amplification', out)
     if line and stats:

@@ -3,6 +3,7 @@
 ravel(3)'s example runs.
 
 usage: test_man.py RAVEL.3 RAVEL.1 RAVEL_H INCLUDE_DIR LIBRAVEL CC [CC_ARG...]
+       test_man.py --tools PAGE PROGRAM [PAGE PROGRAM ...]
 
 - ravel(3) names every function and every RAVEL_ constant (but the version
   macros) include/ravel.h declares, and the version ravel.h gives;
@@ -12,6 +13,10 @@ usage: test_man.py RAVEL.3 RAVEL.1 RAVEL_H INCLUDE_DIR LIBRAVEL CC [CC_ARG...]
 - both render without a warning (groff -ww), where groff is installed;
 - the EXAMPLE of ravel(3) compiles without warnings against the built
   library, runs, and prints the value it wrote.
+
+With --tools, for the pages the tools print of themselves (ravel-sst(1),
+ravel-bench(1)): each PAGE has its .TH, renders without a warning, and
+has an entry for every flag `PROGRAM --help` lists.
 """
 import os
 import re
@@ -113,7 +118,29 @@ def check_example(man3, include, lib, cc):
                  % (r.returncode, r.stdout, r.stderr))
 
 
+def check_tool_page(page, program):
+    source = roff_source(page)
+    name = os.path.basename(program).upper()
+    if not re.search(r'^\.TH %s 1 ' % re.escape(name), source, re.M):
+        fail('%s has no .TH %s 1 header' % (page, name))
+    r = subprocess.run([program, '--help'], capture_output=True, text=True,
+                       timeout=60)
+    flags = re.findall(r'^\s+(--[a-z][-_a-z0-9]*)', r.stdout, re.M)
+    if r.returncode != 0 or len(flags) < 5:
+        fail('%s --help: exit %d, %d flags read' % (program, r.returncode,
+                                                    len(flags)))
+    for flag in flags:
+        if not re.search(r'^\\fB%s\\fR' % re.escape(flag), source, re.M):
+            fail('%s has no entry for %s' % (page, flag))
+    check_render(page)
+
+
 def main():
+    if sys.argv[1] == '--tools':
+        args = sys.argv[2:]
+        for page, program in zip(args[::2], args[1::2]):
+            check_tool_page(page, program)
+        sys.exit(1 if FAILURES else 0)
     man3, man1, ravel_h, shell_tables, include, lib = sys.argv[1:7]
     cc = sys.argv[7:]
     check_man3(man3, ravel_h)

@@ -25,6 +25,7 @@ def run(ravel, *args):
 
 def main():
     ravel, readme = os.path.abspath(sys.argv[1]), sys.argv[2]
+    os.environ["HOME"] = "/nonexistent"  # no ~/.ravelrc of whoever runs this
     failures = []
     helptext = run(ravel, "-help")
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """The shell as a person uses it: on a pseudo-terminal, typing keys.
 
-usage: test_interactive.py RAVEL basic|editing HAVE_LIBEDIT(yes|no)
+usage: test_interactive.py RAVEL basic|editing|completion HAVE_LIBEDIT(yes|no)
 
-basic    banner, prompts (the continuation prompt inside a batch), errors
+basic    banner, prompts (showing an open batch or a held snapshot), errors
          without a line number, Control-C at the prompt and during a
          blocked .import, the progress line of a long .import, .quit.
          Works with or without libedit.
 editing  needs libedit (exits 77 otherwise): up-arrow recalls the previous
          command, the history is saved in ~/.ravel_history and recalled by
          the next session, tab completes command names and arguments.
+completion  needs libedit: tab completes property names (RocksDB's too)
+         and keys of the database after get, del, scan --prefix, written
+         in the shell's quoting when they need it.
 
 The screen is what the terminal received: escape sequences (cursor moves
 that libedit uses to redraw a line) are removed before matching.
@@ -61,7 +64,7 @@ class Term:
         self.screen += text
         return text
 
-    def type(self, keys, until="\n(ravel|   \\.\\.\\.)> $"):
+    def type(self, keys, until="\n(ravel|ravel \\([^)]*\\))> $"):
         if self.editing:
             self.wait_for_editor()
         os.write(self.fd, keys)
@@ -103,7 +106,7 @@ def check(what, cond, context=""):
 def basic(ravel, tmp):
     t = Term(ravel, os.path.join(tmp, "db"), tmp)
     banner = t.read("ravel> $")
-    check("banner", "created database" in banner and
+    check("banner", "no database at" in banner and
           'Enter ".help" for usage hints.' in banner, banner)
     out = t.type(b"put greeting \"hello world\"\r")
     out = t.type(b"get greeting\r")
@@ -112,8 +115,10 @@ def basic(ravel, tmp):
     check("error without a line number",
           "error: unknown command 'gte' (did you mean 'get'?)" in out, out)
     out = t.type(b"batch\r")
-    check("continuation prompt in a batch", out.endswith("   ...> "), out)
-    t.type(b"put a 1\r")
+    check("the prompt shows the open batch", out.endswith("ravel (batch 0)> "),
+          out)
+    out = t.type(b"put a 1\r")
+    check("the prompt counts the batch", out.endswith("ravel (batch 1)> "), out)
     out = t.type(b"commit\r")
     check("commit note", "committed 1 operation" in out and
           out.endswith("ravel> "), out)
@@ -121,6 +126,17 @@ def basic(ravel, tmp):
     check("^C at the prompt gives a fresh prompt", out.endswith("ravel> "), out)
     out = t.type(b"count\r")
     check("the session goes on after ^C", "\n2\n" in out, out)
+    out = t.type(b"snapshot\r")
+    check("the prompt shows the snapshot",
+          re.search(r"\nravel \(snapshot \d+\)> $", out), out)
+    t.type(b"put greeting changed\r")
+    out = t.type(b"get greeting\r")
+    check("a read through the snapshot says so, the first time",
+          "reading through the snapshot" in out and "hello world" in out, out)
+    out = t.type(b"get greeting\r")
+    check("once", "reading through" not in out, out)
+    out = t.type(b"release\r")
+    check("release: the plain prompt", out.endswith("\nravel> "), out)
 
     # A slow .import from a pipe: a progress line once it runs > 1 s, and
     # ^C stops it, keeping the pairs read before.
@@ -198,16 +214,67 @@ def editing(ravel, tmp):
     check("^D exits 0", code == 0, f"exit {code}\n{t.screen}")
 
 
+def completion(ravel, tmp):
+    """What a completed line runs shows what tab put in it (the echo of
+    the line is redrawn with backspaces, which the screen here keeps)."""
+    db = os.path.join(tmp, "db")
+    t = Term(ravel, db, tmp, editing=True)
+    t.read("ravel> $")
+    for cmd in [b'put zebra z', b'put user:1 one', b'put user:2 two',
+                b'put "space key" sp', b'put "\\x01bin" b',
+                b"put \"it's\" q"]:
+        t.type(cmd + b"\r")
+    out = t.type(b"property ravel.num-imm\t\r")
+    check("tab completes a property name", "\n0\nravel> " in out, out)
+    out = t.type(b"property rocksdb.estimate-n\t\r")
+    check("tab completes RocksDB's name of a property",
+          "\n6\nravel> " in out, out)
+    out = t.type(b"get zeb\t\r")
+    check("tab completes a key", "\nz\nravel> " in out, out)
+    out = t.type(b"get us\t2\r")
+    check("tab completes the common prefix of keys",
+          "\ntwo\nravel> " in out, out)
+    out = t.type(b"get us\t\t", until="user:2")
+    check("a second tab lists the keys", "user:1" in out and "user:2" in out,
+          out)
+    out = t.type(b"1\r")
+    check("the line goes on after the list", "\none\nravel> " in out, out)
+    out = t.type(b"get sp\t\r")
+    check("a key with a blank is offered quoted", "\nsp\nravel> " in out,
+          out)
+    out = t.type(b'get "sp\t\r')
+    check("a quoted prefix completes", "\nsp\nravel> " in out, out)
+    out = t.type(b'get "\\x0\t\r')
+    check("a binary key is offered escaped", "\nb\nravel> " in out, out)
+    out = t.type(b"get 'it\t\r")
+    check("a 'SQL string' completes in its quoting", "\nq\nravel> " in out,
+          out)
+    out = t.type(b"scan --prefix use\t\r")
+    check("tab completes scan --prefix",
+          "\nuser:1\tone\nuser:2\ttwo\nravel> " in out, out)
+    out = t.type(b"scan --from user:\t2 --to zeb\t\r")
+    check("tab completes scan --from and --to", "\nuser:2\ttwo\nravel> " in out,
+          out)
+    t.type(b"del zeb\t\r")
+    out = t.type(b"get zeb\t\r")
+    check("a deleted key is not offered", "\n(not found)\nravel> " in out,
+          out)
+    t.type(b".quit\r", until=None)
+    code = t.wait()
+    check("the session exits 0", code == 0, f"exit {code}\n{t.screen}")
+
+
 def main():
     ravel = os.path.abspath(sys.argv[1])
     which, have = sys.argv[2], sys.argv[3]
-    if which == "editing" and have != "yes":
+    if which in ("editing", "completion") and have != "yes":
         print("skipped: the shell was built without libedit "
               "(install libedit-dev and reconfigure)")
         sys.exit(77)
     tmp = tempfile.mkdtemp(prefix="ravel-shell-pty-")
     try:
-        {"basic": basic, "editing": editing}[which](ravel, tmp)
+        {"basic": basic, "editing": editing,
+         "completion": completion}[which](ravel, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     sys.exit(1 if FAILURES else 0)

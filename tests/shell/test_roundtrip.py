@@ -138,6 +138,7 @@ def closed_stdout(ravel, tmp):
 
 def main():
     ravel = os.path.abspath(sys.argv[1])
+    os.environ["HOME"] = "/nonexistent"  # no ~/.ravelrc of whoever runs this
     tmp = tempfile.mkdtemp(prefix="ravel-shell-roundtrip-")
     try:
         roundtrip(ravel, tmp)

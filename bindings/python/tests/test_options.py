@@ -98,9 +98,9 @@ def test_cache_and_controller_arguments():
 
 def test_properties(db):
     db[b"a"] = b"1"
-    assert int(db.property("ravel.last_sequence")) >= 1
+    assert int(db.property("ravel.last-sequence")) >= 1
     assert db.property("ravel.stats")
-    assert db.property("ravel.wal_io").split()[0] in ("sync", "uring",
+    assert db.property("ravel.wal-io").split()[0] in ("sync", "uring",
                                                       "direct")
     assert db.property("ravel.num-files-at-level0") == "0"
     db.flush()

@@ -8,6 +8,10 @@
 //! release copied it there, else from the repository's `amalgamation/`.
 //! It needs a C compiler and libc; xxHash is inlined in ravel.c (no
 //! xxhash.h, no libxxhash), and liburing is used if found, else omitted.
+//! Features `lz4` and `zstd` compile block compression in: ravel.c gets
+//! -DRAVEL_HAVE_LZ4 / -DRAVEL_HAVE_ZSTD and the headers of the lz4-sys /
+//! zstd-sys crates (DEP_LZ4_INCLUDE, DEP_ZSTD_INCLUDE), which build and
+//! link the codecs themselves.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -49,6 +53,12 @@ fn build_bundled() {
     // warnings are the C project's business, not this build's.
     build.warnings(false);
 
+    if env::var_os("CARGO_FEATURE_LZ4").is_some() {
+        use_codec(&mut build, "LZ4");
+    }
+    if env::var_os("CARGO_FEATURE_ZSTD").is_some() {
+        use_codec(&mut build, "ZSTD");
+    }
     if use_io_uring(&mut build) {
         // pkg-config has printed the -luring link line.
     } else {
@@ -74,6 +84,26 @@ fn amalgamation_dir() -> PathBuf {
         candidates[0].display(),
         candidates[1].display()
     );
+}
+
+/// Compiles the codec NAME ("LZ4", "ZSTD") into ravel.c: RAVEL_HAVE_<NAME>,
+/// and the include directories the codec's -sys crate exports (a list
+/// separated by ';', empty for the system's own include path when zstd-sys
+/// links a system libzstd, ZSTD_SYS_USE_PKG_CONFIG=1).  The -sys crate
+/// prints the link lines.
+fn use_codec(build: &mut cc::Build, name: &str) {
+    let var = format!("DEP_{name}_INCLUDE");
+    println!("cargo:rerun-if-env-changed={var}");
+    let dirs = env::var(&var).unwrap_or_else(|_| {
+        panic!(
+            "ravel-kv-sys: {var} is not set: the {} crate should have set it",
+            name.to_lowercase() + "-sys"
+        )
+    });
+    for dir in dirs.split(';').filter(|d| !d.is_empty()) {
+        build.include(dir);
+    }
+    build.define(&format!("RAVEL_HAVE_{name}"), None);
 }
 
 /// True if liburing is usable: its pkg-config entry exists (the link line

@@ -9,7 +9,9 @@
 //!
 //! Linking: by default the build script finds an installed libravel with
 //! pkg-config (`pkg-config ravel`); with the `bundled` feature it compiles
-//! the amalgamation (`amalgamation/ravel.c`) into the crate instead.
+//! the amalgamation (`amalgamation/ravel.c`) into the crate instead, with
+//! lz4 and zstd block compression if the `lz4` and `zstd` features ask for
+//! them (the codecs come from the `lz4-sys` and `zstd-sys` crates).
 //!
 //! Every function here is `unsafe` to call: the rules (ownership of
 //! returned memory, which objects may be used from several threads, NULL
@@ -17,6 +19,13 @@
 #![no_std]
 #![warn(missing_docs)]
 #![allow(non_camel_case_types)]
+
+// The codecs the bundled ravel.c calls: named here so that their static
+// libraries are linked (a dependency no code mentions is left out).
+#[cfg(feature = "lz4")]
+use lz4_sys as _;
+#[cfg(feature = "zstd")]
+use zstd_sys as _;
 
 use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use core::marker::{PhantomData, PhantomPinned};

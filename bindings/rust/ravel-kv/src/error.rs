@@ -24,7 +24,11 @@ pub enum Code {
     /// `RAVEL_NOTFOUND`: the name is unknown ([`Db::property`](crate::Db::property));
     /// a missing key is `Ok(None)`, not this.
     NotFound,
-    /// `RAVEL_INVALID`: a bad argument, a bad option, or misuse.
+    /// `RAVEL_INVALID`: a bad argument, a bad option, or misuse; also a
+    /// table block compressed with a codec this build of ravel lacks (a
+    /// `bundled` build without the `zstd` feature reading a database
+    /// written with `compression=zstd`, say): the message names the file
+    /// and the codec, and the data is intact.
     Invalid,
     /// `RAVEL_IOERR`: an I/O call failed.
     Io,

@@ -137,11 +137,11 @@ fn flush_compact_verify_and_properties() {
     assert_eq!(db.property("ravel.num-files-at-level0").unwrap().trim(), "0");
     db.verify().unwrap();
     assert_eq!(db.get(b"key00500").unwrap(), Some(b"newer".to_vec()));
-    let last: u64 = db.property("ravel.last_sequence").unwrap().trim().parse().unwrap();
+    let last: u64 = db.property("ravel.last-sequence").unwrap().trim().parse().unwrap();
     assert_eq!(last, 2000);
     assert!(db.property("ravel.stats").unwrap().len() > 100);
     assert!(db.property("ravel.options").unwrap().contains("create_if_missing=true"));
-    assert_eq!(db.property("ravel.read_only_reason").unwrap(), "");
+    assert_eq!(db.property("ravel.read-only-reason").unwrap(), "");
     db.close().unwrap();
 }
 

@@ -39,7 +39,7 @@ fn batch_put_delete_clear_count_and_reuse() {
     batch.clear().unwrap();
     assert_eq!(batch.count(), 0);
     db.write(&batch).unwrap(); // empty: a no-op
-    let seq: u64 = db.property("ravel.last_sequence").unwrap().trim().parse().unwrap();
+    let seq: u64 = db.property("ravel.last-sequence").unwrap().trim().parse().unwrap();
     assert_eq!(seq, 1 + 4 + 1 + 4);
     db.close().unwrap();
 }

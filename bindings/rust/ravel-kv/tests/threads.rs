@@ -92,7 +92,7 @@ fn batches_are_seen_whole_by_concurrent_readers() {
             3
         );
     }
-    let seq: u64 = db.property("ravel.last_sequence").unwrap().trim().parse().unwrap();
+    let seq: u64 = db.property("ravel.last-sequence").unwrap().trim().parse().unwrap();
     assert_eq!(seq, u64::from(WRITERS * (ROUNDS * 2 + 3)));
     db.close().unwrap();
 }
