@@ -73,7 +73,14 @@ enum rv_wc_state rv_db_write_controller_state(ravel_db *db, uint64_t *rate)
     return rv_wc_enforced(&db->wc_member, rate);
 }
 
-/* The compaction and write-controller lines of ravel.stats. */
+/* The compaction and write-controller lines of ravel.stats.  Its "write
+** amplification:" line is ravel's one definition of it (ravel-bench prints
+** it from here): the table bytes flushes and compactions wrote over the
+** bytes users wrote as db_write.c counts them (each batch encoded: header,
+** tags, lengths, keys, values -- RocksDB's "ingest", rocksdb.bytes.written).
+** The WAL is not counted, as in RocksDB's W-Amp; the wal: line has its
+** bytes.  (RocksDB's compaction-stats W-Amp divides by the bytes flushed
+** instead, so it leaves out what the memtables still hold.) */
 char *rv_compaction_stats_text(ravel_db *db)
 {
     char *text = rv_text_format("%s", "");
