@@ -221,7 +221,8 @@ static const struct flag bench_flags[] = {
     {"sync", FLAG_BOOL, &FLAGS.sync, "RAVEL_SYNC on every write"},
     {"disable_wal", FLAG_BOOL, &FLAGS.disable_wal, "RAVEL_NO_WAL on every write"},
     {"use_existing_db", FLAG_BOOL, &FLAGS.use_existing_db,
-     "keep the database; fill benchmarks are skipped"},
+     "keep the database; fill benchmarks are skipped; a missing database "
+     "is an error (db_bench would create an empty one)"},
     {"histogram", FLAG_BOOL, &FLAGS.histogram, "print latency histograms"},
     {"statistics", FLAG_BOOL, &FLAGS.statistics,
      "print the ravel.stats property at the end (once: not again if a "
