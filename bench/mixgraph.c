@@ -66,19 +66,30 @@ uint64_t mg_mt64_next(struct mg_mt64 *g)
 
 /* ------------------------------------------------- the distributions */
 
+/* ceil(R) as an int64_t.  Where R is infinite or out of range (u = 0
+** makes the Pareto inverse infinite) db_bench's cast is undefined; on
+** x86-64 it gives INT64_MIN, which is what it gives here. */
+static int64_t mg_ceil_int64(double r)
+{
+    r = ceil(r);
+    if (!(r >= -9.2e18 && r <= 9.2e18))
+        return INT64_MIN;
+    return (int64_t)r;
+}
+
 /* The generalized Pareto distribution's inverse CDF, rounded up. */
 static int64_t mg_pareto_inverse(double u, double theta, double k,
                                  double sigma)
 {
     double r = k == 0.0 ? theta - sigma * log(u)
                         : theta + sigma * (pow(u, -k) - 1) / k;
-    return (int64_t)ceil(r);
+    return mg_ceil_int64(r);
 }
 
 /* The power distribution's (y = a*x^b) inverse, rounded up. */
 static int64_t mg_power_inverse(double u, double a, double b)
 {
-    return (int64_t)ceil(pow(u / a, 1 / b));
+    return mg_ceil_int64(pow(u / a, 1 / b));
 }
 
 /* GenerateTwoTermExpKeys::InitiateExpDistribution: each key range's share
@@ -208,6 +219,7 @@ void mg_model_draw(const struct mg_model *m, uint64_t rand, struct mg_draw *d)
         else if (d->value_size > p->max_value_size)
             d->value_size %= p->max_value_size;
     } else if (d->op == MG_SEEK) {
+        /* db_bench's remainder, negative for INT64_MIN: no scan then */
         d->scan_len = mg_pareto_inverse(u, p->iter_theta, p->iter_k,
                                         p->iter_sigma) % p->max_scan_len;
     }
