@@ -778,7 +778,13 @@ static void test_controller_api(void **state)
 
     /* the options of the controller */
     TU_OK(ravel_options_new(&o));
-    TU_EXPECT_INVALID(ravel_options_set(o, "delayed_write_rate", "0"));
+    /* 0 is RocksDB's "the default": 16M */
+    TU_OK(ravel_options_set(o, "delayed_write_rate", "0"));
+    char *rate = NULL;
+    TU_OK(ravel_options_get(o, "delayed_write_rate", &rate));
+    assert_string_equal(rate, "16777216");
+    ravel_free(rate);
+    TU_EXPECT_INVALID(ravel_options_set(o, "delayed_write_rate", "1000"));
     TU_OK(ravel_options_set(o, "delayed_write_rate", "1K"));
     TU_OK(ravel_options_set(o, "use_dynamic_delay", "true"));
     TU_OK(ravel_options_set(o, "soft_pending_compaction_bytes_limit", "0"));
