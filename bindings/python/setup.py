@@ -6,12 +6,23 @@ an installed ravel.pc, or, for a build tree, PKG_CONFIG_PATH pointing at
 also recorded as the extension's run path, so it loads the libravel it was
 built against without LD_LIBRARY_PATH (set RAVEL_NO_RPATH=1 to leave it
 out, e.g. when building a wheel to be repaired by auditwheel).
+
+The extension is compiled and linked on every build: setuptools would
+otherwise reuse an extension left in build/ by an earlier build whose
+sources are not older, even one linked against another libravel (another
+prefix, so another -I, -L and run path), and a reinstall would keep
+loading the old library.
+
+Only the package is installed (Python files, the extension, the type
+stubs and py.typed, listed in pyproject.toml); the C sources go into the
+source distribution (MANIFEST.in), not into site-packages.
 """
 import os
 import shlex
 import subprocess
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 SOURCES = ["module.c", "db.c", "snapshot.c", "iterator.c", "batch.c",
            "options.c"]
@@ -68,4 +79,12 @@ def extension():
     )
 
 
-setup(ext_modules=[extension()])
+class build_ext_always(build_ext):
+    """build_ext with --force always on (see the top of this file)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.force = True
+
+
+setup(ext_modules=[extension()], cmdclass={"build_ext": build_ext_always})
