@@ -8,8 +8,8 @@ and a copy of the binding's source tree is built into a wheel against A,
 then against B in the same tree (so pip meets A's build/ directory), as
 `pip install ./bindings/python` would.  Each wheel's extension is imported
 with LD_LIBRARY_PATH unset, and /proc/self/maps says which libravel the
-loader took.  Needs pkg-config, a C compiler, setuptools and wheel in this
-Python (ci.sh installs them); skipped without them.
+loader took.  Needs pkg-config, a C compiler, setuptools (77 or later)
+and wheel in this Python (ci.sh installs them); skipped without them.
 """
 import glob
 import importlib.util
@@ -38,6 +38,10 @@ def build_tools_missing():
     for module in ("setuptools", "wheel"):
         if importlib.util.find_spec(module) is None:
             return module + " is not installed in this Python"
+    import setuptools
+    if int(setuptools.__version__.split(".")[0]) < 77:
+        return "setuptools %s is older than pyproject.toml needs (77)" % (
+            setuptools.__version__)
     return None
 
 
@@ -123,18 +127,20 @@ def test_rebuild_links_the_new_library(tmp_path):
     wheel_a = build_wheel(src, a, str(tmp_path / "wheel-a"))
     assert loaded_libravel(wheel_a, str(tmp_path / "site-a")).startswith(
         str(tmp_path / "a" / "lib") + os.sep)
-    # the same tree again, its build/ directory left by the build against A
-    assert os.path.isdir(os.path.join(src, "build"))
+    # the same tree again, its build/ directory left by the build against
+    # A, with the C sources an older setup.py copied into build/lib
+    stale = glob.glob(os.path.join(src, "build", "lib*", "ravel"))
+    assert stale
+    for d in stale:
+        shutil.copy(os.path.join(src, "src", "ravel", "db.c"), d)
     wheel_b = build_wheel(src, b, str(tmp_path / "wheel-b"))
     assert loaded_libravel(wheel_b, str(tmp_path / "site-b")).startswith(
         str(tmp_path / "b" / "lib") + os.sep)
+    assert_package_files(wheel_b)
 
 
-def test_wheel_holds_no_c_sources(tmp_path):
-    src = str(tmp_path / "src")
-    copy_source(src)
-    wheel = build_wheel(src, make_prefix(str(tmp_path / "prefix")),
-                        str(tmp_path / "wheel"))
+def assert_package_files(wheel):
+    """WHEEL holds the package and no C sources."""
     with zipfile.ZipFile(wheel) as z:
         package = sorted(n for n in z.namelist() if n.startswith("ravel/"))
     assert [n for n in package if n.endswith((".c", ".h"))] == []
@@ -142,3 +148,11 @@ def test_wheel_holds_no_c_sources(tmp_path):
     assert len(so) == 1 and so[0].startswith("ravel/_ravel.")
     assert sorted(set(package) - set(so)) == [
         "ravel/__init__.py", "ravel/_ravel.pyi", "ravel/py.typed"]
+
+
+def test_wheel_holds_no_c_sources(tmp_path):
+    src = str(tmp_path / "src")
+    copy_source(src)
+    wheel = build_wheel(src, make_prefix(str(tmp_path / "prefix")),
+                        str(tmp_path / "wheel"))
+    assert_package_files(wheel)
