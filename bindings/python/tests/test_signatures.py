@@ -141,3 +141,11 @@ def test_bound_and_help(db):
     assert "update(self, other=(), /, *, sync=False" in text
     # the signature is not repeated as the docstring's first line
     assert ravel.DB.get.__doc__.startswith("The value of KEY")
+
+
+def test_range_iterator_is_subscriptable_at_run_time(db):
+    # as the stub declares it generic: annotations evaluated at run time
+    def keys_of(d: ravel.DB) -> ravel.RangeIterator[bytes]:
+        return d.keys()
+    assert keys_of.__annotations__["return"].__origin__ is ravel.RangeIterator
+    assert isinstance(keys_of(db), ravel.RangeIterator)

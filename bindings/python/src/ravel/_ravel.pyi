@@ -8,8 +8,8 @@
 # buffer protocol) going in, bytes coming out; a str is a TypeError.
 
 import os
-from types import TracebackType
-from typing import (Final, Generic, Iterable, Literal, Optional, Tuple,
+from types import GenericAlias, TracebackType
+from typing import (Any, Final, Generic, Iterable, Literal, Optional, Tuple,
                     Type, TypeVar, Union, final, overload)
 
 from _typeshed import ReadableBuffer, SupportsKeysAndGetItem
@@ -131,6 +131,8 @@ class RangeIterator(Generic[_T_co]):
     def __iter__(self: _Self) -> _Self: ...
     def __next__(self) -> _T_co: ...
     def close(self) -> None: ...
+    @classmethod
+    def __class_getitem__(cls, item: Any, /) -> GenericAlias: ...
 
 # --------------------------------------------------------------- snapshots
 

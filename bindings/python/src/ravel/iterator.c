@@ -563,6 +563,10 @@ static PyMethodDef range_methods[] = {
     {"close", (PyCFunction)range_close, METH_NOARGS,
      "close($self, /)\n--\n\n"
      "Stops the iteration and frees its ravel iterator now."},
+    /* RangeIterator[bytes] in annotations evaluated at run time, as the
+    ** stub declares it generic (items() yields pairs, keys() bytes) */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585."},
     {NULL, NULL, 0, NULL},
 };
 
