@@ -52,11 +52,11 @@ python3 -m venv "$work/venv" 2>/dev/null || {
 py="$work/venv/bin/python"
 # pytest; mypy for test_typing.py; setuptools and wheel for test_build.py
 # (which builds wheels without build isolation)
-"$py" -m pip install -q pytest mypy setuptools wheel
+"$py" -m pip install -q pytest mypy "setuptools>=77" wheel
 "$py" -m pip install -q "./$here"
 
 echo "ci.sh: ravel-kv $("$py" -c 'import ravel; print(ravel.__version__, "on libravel", ravel.lib_version)')"
-(cd "$here" && "$py" -m pytest -q -p no:cacheprovider tests)
+(cd "$here" && RAVEL_PY_REQUIRE_TOOLS=1 "$py" -m pytest -q -rs -p no:cacheprovider tests)
 
 # the benchmarks must keep working; tiny runs, no figures checked
 "$py" "$here/bench/fillrandom.py" --num 20000 >/dev/null

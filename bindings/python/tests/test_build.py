@@ -19,7 +19,7 @@ import subprocess
 import sys
 import zipfile
 
-import pytest
+from conftest import skip_without
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -45,8 +45,7 @@ def build_tools_missing():
     return None
 
 
-pytestmark = pytest.mark.skipif(build_tools_missing() is not None,
-                                reason=str(build_tools_missing()))
+skip_without(build_tools_missing())
 
 
 def make_prefix(prefix):

@@ -3,16 +3,17 @@ py.typed and _ravel.pyi, a typed program passes `mypy --strict`, misuse
 (str keys, a value taken for bytes when it may be None) is reported, and
 mypy's stubtest finds the stub and the extension in agreement.  Needs
 mypy in this Python (ci.sh installs it); skipped without it."""
+import importlib.util
 import os
 import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import ravel
+from conftest import skip_without
 
-pytest.importorskip("mypy")
+skip_without(None if importlib.util.find_spec("mypy") else
+             "mypy is not installed in this Python")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.dirname(ravel.__file__)
