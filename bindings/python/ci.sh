@@ -4,9 +4,12 @@
 # libravel (e.g. PKG_CONFIG_PATH=$PWD/build/meson-uninstalled,
 # LD_LIBRARY_PATH=$PWD/build).  Installs what a fresh Debian machine may
 # lack (from Debian, or PyPI into a throw-away virtual environment),
-# builds and installs the binding with pip, runs its test suite and a
-# short run of each benchmark.  Exits non-zero on any failure.  Leaves
-# nothing in the source tree that git would see.
+# builds and installs the binding with pip, runs its test suite (with
+# mypy, setuptools and wheel installed, so the typing and packaging tests
+# run too) and a short run of each benchmark, then builds the wheel that
+# carries libravel and checks it in a fresh environment (wheel.sh).
+# Exits non-zero on any failure.  Leaves nothing in the source tree that
+# git would see.
 set -euo pipefail
 
 here=bindings/python
@@ -47,13 +50,18 @@ python3 -m venv "$work/venv" 2>/dev/null || {
     python3 -m venv "$work/venv"
 }
 py="$work/venv/bin/python"
-"$py" -m pip install -q pytest
+# pytest; mypy for test_typing.py; setuptools and wheel for test_build.py
+# (which builds wheels without build isolation)
+"$py" -m pip install -q pytest mypy "setuptools>=77" wheel
 "$py" -m pip install -q "./$here"
 
 echo "ci.sh: ravel-kv $("$py" -c 'import ravel; print(ravel.__version__, "on libravel", ravel.lib_version)')"
-(cd "$here" && "$py" -m pytest -q -p no:cacheprovider tests)
+(cd "$here" && RAVEL_PY_REQUIRE_TOOLS=1 "$py" -m pytest -q -rs -p no:cacheprovider tests)
 
 # the benchmarks must keep working; tiny runs, no figures checked
 "$py" "$here/bench/fillrandom.py" --num 20000 >/dev/null
 "$py" "$here/bench/overhead.py" --calls 2000 --repeat 1 >/dev/null
+
+# the wheel a user without libravel could install (not published)
+"$here/wheel.sh" "$work/wheelhouse"
 echo "ci.sh: python binding OK"

@@ -6,12 +6,27 @@ an installed ravel.pc, or, for a build tree, PKG_CONFIG_PATH pointing at
 also recorded as the extension's run path, so it loads the libravel it was
 built against without LD_LIBRARY_PATH (set RAVEL_NO_RPATH=1 to leave it
 out, e.g. when building a wheel to be repaired by auditwheel).
+
+Nothing an earlier build left in build/ is reused.  setuptools keeps an
+extension whose sources are not newer than it, even one linked against
+another libravel (another prefix, so another -I, -L and run path: a
+reinstall kept loading the old library), and build/lib keeps every file
+ever copied there (an older setup.py's C sources went into the wheel).
+So `build` first removes its lib and temp directories, and build_ext
+always compiles and links (also for `build_ext --inplace`).
+
+Only the package is installed (Python files, the extension, the type
+stubs and py.typed, listed in pyproject.toml); the C sources go into the
+source distribution (MANIFEST.in), not into site-packages.
 """
 import os
 import shlex
+import shutil
 import subprocess
 
 from setuptools import Extension, setup
+from setuptools.command.build import build
+from setuptools.command.build_ext import build_ext
 
 SOURCES = ["module.c", "db.c", "snapshot.c", "iterator.c", "batch.c",
            "options.c"]
@@ -68,4 +83,22 @@ def extension():
     )
 
 
-setup(ext_modules=[extension()])
+class build_afresh(build):
+    """build, removing what an earlier build left (see the top)."""
+
+    def run(self):
+        for d in (self.build_lib, self.build_temp):
+            shutil.rmtree(d, ignore_errors=True)
+        super().run()
+
+
+class build_ext_always(build_ext):
+    """build_ext with --force always on (see the top of this file)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.force = True
+
+
+setup(ext_modules=[extension()],
+      cmdclass={"build": build_afresh, "build_ext": build_ext_always})

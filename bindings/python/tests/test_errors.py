@@ -1,5 +1,6 @@
 """test_errors.py -- the exception classes (one per result code, with the
 code and ravel's detailed message) and each way of provoking them."""
+import errno
 import os
 
 import pytest
@@ -28,6 +29,10 @@ def test_class_hierarchy():
     assert issubclass(ravel.InvalidArgumentError, ValueError)
     assert issubclass(ravel.DiskIOError, OSError)
     assert len(set(CLASSES.values())) == len(CLASSES)
+    assert issubclass(ravel.DatabaseNotFoundError, ravel.InvalidArgumentError)
+    assert issubclass(ravel.DatabaseNotFoundError, FileNotFoundError)
+    assert ravel.DatabaseNotFoundError.code == ravel.INVALID
+    assert ravel.DatabaseNotFoundError.__module__ == "ravel"
     # str() is the message, even for the KeyError subclass
     assert str(ravel.NotFoundError("plain text")) == "plain text"
 
@@ -71,7 +76,40 @@ def test_bad_option_value(path):
 def test_missing_database(path):
     with pytest.raises(ravel.InvalidArgumentError) as info:
         ravel.open(path)
-    check(info, ravel.InvalidArgumentError, path, "create_if_missing")
+    check(info, ravel.DatabaseNotFoundError, path, "create_if_missing")
+
+
+@pytest.mark.parametrize("how", ["no directory", "empty directory",
+                                 "read_only"])
+def test_missing_database_is_file_not_found(tmp_path, how):
+    path = str(tmp_path / "db")
+    if how == "empty directory":
+        os.mkdir(path)
+    options = {"read_only": True, "create_if_missing": True} \
+        if how == "read_only" else {}
+    with pytest.raises(FileNotFoundError) as info:
+        ravel.open(path, **options)
+    e = info.value
+    assert isinstance(e, ravel.DatabaseNotFoundError)
+    assert isinstance(e, ravel.InvalidArgumentError)   # as before
+    assert isinstance(e, ravel.Error) and isinstance(e, ValueError)
+    assert e.errno == errno.ENOENT
+    assert e.filename == path
+    assert e.code == ravel.INVALID
+    assert str(e) == e.message == e.strerror
+    assert "create_if_missing is false" in str(e)
+    assert not os.path.exists(os.path.join(path, "IDENTITY"))
+
+
+def test_other_open_errors_are_not_file_not_found(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"")
+    with pytest.raises(ravel.InvalidArgumentError) as info:
+        ravel.open(str(blocker))                     # not a directory
+    assert not isinstance(info.value, FileNotFoundError)
+    with pytest.raises(ravel.InvalidArgumentError) as info:
+        ravel.open(str(tmp_path / "db"), no_such_option=1)
+    assert not isinstance(info.value, FileNotFoundError)
 
 
 def test_error_if_exists(path):

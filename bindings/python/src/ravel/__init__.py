@@ -7,8 +7,16 @@
 
 Everything is implemented by the C extension ravel._ravel over libravel;
 this file re-exports it and adds open().  See README.md for the API
-overview and the error classes.
+overview and the error classes; _ravel.pyi holds the types.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for the annotations only (they are not evaluated)
+    import os
+    from typing import Optional, Union
+
 from ravel._ravel import (
     DB,
     Batch,
@@ -27,6 +35,7 @@ from ravel._ravel import (
     BusyError,
     LockedError,
     ReadOnlyError,
+    DatabaseNotFoundError,
     errstr,
     lib_version,
     lib_version_number,
@@ -50,14 +59,20 @@ __all__ = [
     "Options", "Cache", "WriteController",
     "Error", "NotFoundError", "InvalidArgumentError", "DiskIOError",
     "CorruptionError", "NoMemoryError", "BusyError", "LockedError",
-    "ReadOnlyError", "errstr", "lib_version", "lib_version_number",
-    "header_version",
+    "ReadOnlyError", "DatabaseNotFoundError", "errstr", "lib_version",
+    "lib_version_number", "header_version",
+    "OK", "NOTFOUND", "INVALID", "IOERR", "CORRUPT", "NOMEM", "BUSY",
+    "LOCKED", "READONLY",
 ]
 
 
-def open(path, options=None, *, cache=None, write_controller=None,
-         **option_values):
-    """Opens (with create_if_missing=True: creates) the database in PATH.
+def open(path: Union[str, bytes, os.PathLike[str], os.PathLike[bytes]],
+         options: Optional[Options] = None, *,
+         cache: Optional[Cache] = None,
+         write_controller: Optional[WriteController] = None,
+         **option_values: Union[bool, int, str]) -> DB:
+    """Opens (with create_if_missing=True: creates) the database in PATH;
+    a missing one raises DatabaseNotFoundError (a FileNotFoundError).
 
     Keyword arguments are ravel option names with bool, int or str values
     (``write_buffer_size="64M"``, ``create_if_missing=True``); an unknown

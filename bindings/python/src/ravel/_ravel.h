@@ -20,6 +20,12 @@
 #include <Python.h>
 #include <ravel.h>
 
+/* The signatures (__text_signature__, for inspect.signature) that open
+** the docstrings of every type's __enter__ and __exit__. */
+#define RVPY_ENTER_DOC "__enter__($self, /)\n--\n\n"
+#define RVPY_EXIT_DOC \
+    "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\n"
+
 /* Bytes kept for the detailed message of a failure: ravel's own limit. */
 #define RVPY_MSG_SIZE 512
 
@@ -32,6 +38,11 @@ int rvpy_errors_init(PyObject *module);
 ** text ravel_errmsg_r returned inside the failing call); an empty MSG is
 ** replaced by ravel_errstr(RC).  Always returns NULL. */
 PyObject *rvpy_raise(int rc, const char *msg);
+
+/* rvpy_raise for a failed ravel_open of PATH (a str): a missing database
+** raises DatabaseNotFoundError (also a FileNotFoundError, errno ENOENT,
+** filename PATH).  Always returns NULL. */
+PyObject *rvpy_raise_open(int rc, const char *msg, PyObject *path);
 
 /* Raises InvalidArgumentError (RAVEL_INVALID) with a formatted message:
 ** used for misuse the binding detects itself.  Always returns NULL. */
@@ -194,6 +205,10 @@ PyObject *rvpy_batch_bound(rvpy_db *db, int flags);
 
 /* Writes BATCH to DB with FLAGS (DB.write). */
 PyObject *rvpy_batch_write(rvpy_db *db, rvpy_batch *batch, int flags);
+
+/* Writes the pairs of OTHER (a mapping, or an iterable of (key, value)
+** pairs; NULL for none) to DB with FLAGS as one batch (DB.update). */
+PyObject *rvpy_db_update(rvpy_db *db, PyObject *other, int flags);
 
 /* ------------------------------------- options, cache, write controller */
 

@@ -1,7 +1,8 @@
 /*
 ** batch.c -- the Batch type: a list of puts and deletes applied
-** atomically by DB.write(), and the `with db.write_batch() as b:` form
-** that writes it when the block ends cleanly.
+** atomically by DB.write(), the `with db.write_batch() as b:` form that
+** writes it when the block ends cleanly, and DB.update(), which writes
+** the pairs of a mapping or an iterable as one batch.
 */
 #include "_ravel.h"
 
@@ -137,6 +138,76 @@ PyObject *rvpy_batch_write(rvpy_db *db, rvpy_batch *batch, int flags)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------- DB.update() */
+
+/* Adds a put of each key of the mapping OTHER (its keys(), then
+** OTHER[key], as dict.update reads a mapping). */
+static int batch_add_mapping(rvpy_batch *self, PyObject *other)
+{
+    PyObject *keys = PyMapping_Keys(other);
+    if (!keys)
+        return -1;
+    int r = 0;
+    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(keys); i++) {
+        PyObject *key = PyList_GET_ITEM(keys, i);
+        PyObject *value = PyObject_GetItem(other, key);
+        PyObject *done = value ? batch_add(self, key, value) : NULL;
+        r = done ? 0 : -1;
+        Py_XDECREF(done);
+        Py_XDECREF(value);
+    }
+    Py_DECREF(keys);
+    return r;
+}
+
+/* Adds a put of each (key, value) pair OTHER yields. */
+static int batch_add_pairs(rvpy_batch *self, PyObject *other)
+{
+    PyObject *it = PyObject_GetIter(other);
+    if (!it)
+        return -1;
+    PyObject *item;
+    Py_ssize_t i = 0;
+    int r = 0;
+    while (r == 0 && (item = PyIter_Next(it))) {
+        PyObject *pair = PySequence_Fast(item, "update() takes a mapping "
+                                         "or an iterable of (key, value) "
+                                         "pairs");
+        PyObject *done = NULL;
+        if (pair && PySequence_Fast_GET_SIZE(pair) != 2)
+            PyErr_Format(PyExc_ValueError, "update() sequence element #%zd "
+                         "has length %zd; 2 is required", i,
+                         PySequence_Fast_GET_SIZE(pair));
+        else if (pair)
+            done = batch_add(self, PySequence_Fast_GET_ITEM(pair, 0),
+                             PySequence_Fast_GET_ITEM(pair, 1));
+        r = done ? 0 : -1;
+        Py_XDECREF(done);
+        Py_XDECREF(pair);
+        Py_DECREF(item);
+        i++;
+    }
+    Py_DECREF(it);
+    return r == 0 && PyErr_Occurred() ? -1 : r;
+}
+
+PyObject *rvpy_db_update(rvpy_db *db, PyObject *other, int flags)
+{
+    rvpy_batch *batch = (rvpy_batch *)batch_alloc(&rvpy_batch_type);
+    if (!batch)
+        return NULL;
+    int r = 0;
+    if (other && PyObject_HasAttrString(other, "keys"))
+        r = batch_add_mapping(batch, other);
+    else if (other)
+        r = batch_add_pairs(batch, other);
+    PyObject *result = r < 0 ? NULL : rvpy_batch_write(db, batch, flags);
+    Py_DECREF(batch);
+    return result;
+}
+
+/* ---------------------------------------------------------- with blocks */
+
 static PyObject *batch_enter_ctx(rvpy_batch *self, PyObject *unused)
 {
     (void)unused;
@@ -159,13 +230,15 @@ static PyObject *batch_exit_ctx(rvpy_batch *self, PyObject *args)
 
 static PyMethodDef batch_methods[] = {
     {"put", (PyCFunction)(void (*)(void))batch_put, METH_FASTCALL,
-     "put(key, value): adds a put."},
+     "put($self, key, value, /)\n--\n\nAdds a put."},
     {"delete", (PyCFunction)batch_delete, METH_O,
-     "delete(key): adds a delete."},
+     "delete($self, key, /)\n--\n\nAdds a delete."},
     {"clear", (PyCFunction)batch_clear, METH_NOARGS,
-     "Removes every operation."},
-    {"__enter__", (PyCFunction)batch_enter_ctx, METH_NOARGS, NULL},
+     "clear($self, /)\n--\n\nRemoves every operation."},
+    {"__enter__", (PyCFunction)batch_enter_ctx, METH_NOARGS,
+     RVPY_ENTER_DOC},
     {"__exit__", (PyCFunction)batch_exit_ctx, METH_VARARGS,
+     RVPY_EXIT_DOC
      "Writes a batch made by DB.write_batch() if the block raised "
      "nothing."},
     {NULL, NULL, 0, NULL},
@@ -182,7 +255,8 @@ PyTypeObject rvpy_batch_type = {
     .tp_dealloc = (destructor)batch_dealloc,
     .tp_as_sequence = &batch_as_sequence,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Batch(): puts and deletes applied atomically by DB.write().  "
+    .tp_doc = "Batch()\n--\n\n"
+              "Puts and deletes applied atomically by DB.write().  "
               "len(batch) is the number of operations.  One thread at a "
               "time.",
     .tp_methods = batch_methods,

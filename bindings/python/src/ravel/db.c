@@ -120,7 +120,7 @@ static int db_open(rvpy_db *self, const char *dir, ravel_options *opts)
         ravel_errmsg_r(msg, sizeof msg);
     Py_END_ALLOW_THREADS
     if (rc) {
-        rvpy_raise(rc, msg);
+        rvpy_raise_open(rc, msg, self->path);
         return -1;
     }
     self->handle = handle;
@@ -220,7 +220,7 @@ static void db_dealloc(rvpy_db *self)
 }
 
 PyDoc_STRVAR(close_doc,
-"close()\n\n"
+"close($self, /)\n--\n\n"
 "Closes the database.  Live iterators and snapshots are closed first\n"
 "(using them afterwards raises InvalidArgumentError); calls in progress\n"
 "in other threads are waited for.  Closing twice is harmless.");
@@ -330,7 +330,7 @@ int rvpy_contains(rvpy_db *db, PyObject *snap, PyObject *key)
 }
 
 PyDoc_STRVAR(get_doc,
-"get(key, default=None) -> bytes\n\n"
+"get($self, key, /, default=None)\n--\n\n"
 "The value of KEY (bytes-like), or DEFAULT if it is absent.");
 
 static PyObject *db_get(rvpy_db *self, PyObject *const *args,
@@ -397,7 +397,8 @@ static int db_ass_subscript(rvpy_db *self, PyObject *key, PyObject *value)
 }
 
 PyDoc_STRVAR(put_doc,
-"put(key, value, *, sync=False, disable_wal=False, no_slowdown=False)\n\n"
+"put($self, key, value, /, *, sync=False, disable_wal=False,\n"
+"    no_slowdown=False)\n--\n\n"
 "Stores VALUE at KEY.  sync: return once the write is on stable storage;\n"
 "disable_wal: skip the write-ahead log (lost on a crash); no_slowdown:\n"
 "raise BusyError instead of waiting for the write controller.");
@@ -418,7 +419,8 @@ static PyObject *db_put(rvpy_db *self, PyObject *const *args,
 }
 
 PyDoc_STRVAR(delete_doc,
-"delete(key, *, sync=False, disable_wal=False, no_slowdown=False)\n\n"
+"delete($self, key, /, *, sync=False, disable_wal=False, no_slowdown=False)\n"
+"--\n\n"
 "Deletes KEY; deleting an absent key is not an error.");
 
 static PyObject *db_delete(rvpy_db *self, PyObject *const *args,
@@ -438,7 +440,8 @@ static PyObject *db_delete(rvpy_db *self, PyObject *const *args,
 }
 
 PyDoc_STRVAR(write_doc,
-"write(batch, *, sync=False, disable_wal=False, no_slowdown=False)\n\n"
+"write($self, batch, /, *, sync=False, disable_wal=False, no_slowdown=False)\n"
+"--\n\n"
 "Applies a Batch atomically.  The batch is left as it was.");
 
 static PyObject *db_write(rvpy_db *self, PyObject *const *args,
@@ -456,8 +459,8 @@ static PyObject *db_write(rvpy_db *self, PyObject *const *args,
 }
 
 PyDoc_STRVAR(write_batch_doc,
-"write_batch(*, sync=False, disable_wal=False, no_slowdown=False) -> Batch\n"
-"\n"
+"write_batch($self, /, *, sync=False, disable_wal=False, no_slowdown=False)\n"
+"--\n\n"
 "A new Batch for a with block, written with these flags when the block\n"
 "ends without an exception (and discarded if it raises).");
 
@@ -479,10 +482,33 @@ static PyObject *db_write_batch(rvpy_db *self, PyObject *const *args,
     return rvpy_batch_bound(self, flags);
 }
 
+PyDoc_STRVAR(update_doc,
+"update($self, other=(), /, *, sync=False, disable_wal=False,\n"
+"       no_slowdown=False)\n--\n\n"
+"Stores the pairs of OTHER -- a mapping (its keys(), then other[key], as\n"
+"dict.update reads one) or an iterable of (key, value) pairs -- as one\n"
+"atomic batch: every pair or, if one is refused, none.  A key given\n"
+"twice keeps its last value.  The batch is built in memory first.");
+
+static PyObject *db_update(rvpy_db *self, PyObject *const *args,
+                           Py_ssize_t nargs, PyObject *kwnames)
+{
+    int flags = 0;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "update() takes a mapping or an "
+                        "iterable of pairs (one argument)");
+        return NULL;
+    }
+    if (kwnames
+        && rvpy_write_flags(args + nargs, kwnames, "update", &flags) < 0)
+        return NULL;
+    return rvpy_db_update(self, nargs ? args[0] : NULL, flags);
+}
+
 /* ------------------------------------------------- snapshots, iteration */
 
 PyDoc_STRVAR(snapshot_doc,
-"snapshot() -> Snapshot\n\n"
+"snapshot($self, /)\n--\n\n"
 "A consistent view of the database as of now; release it with\n"
 "release() or a with block.");
 
@@ -493,7 +519,7 @@ static PyObject *db_snapshot(rvpy_db *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(iterator_doc,
-"iterator(snapshot=None) -> Iterator\n\n"
+"iterator($self, /, snapshot=None)\n--\n\n"
 "A low-level iterator (seek, next, key, ...) over the database as of\n"
 "now, or as of SNAPSHOT.  It starts unpositioned.");
 
@@ -508,19 +534,23 @@ static PyObject *db_iterator(rvpy_db *self, PyObject *args, PyObject *kwargs)
 }
 
 PyDoc_STRVAR(items_doc,
-"items(start=None, stop=None, reverse=False, *, snapshot=None)\n\n"
+"items($self, /, start=None, stop=None, reverse=False, *, prefix=None,\n"
+"      snapshot=None)\n--\n\n"
 "Iterates over (key, value) pairs in key order, from START (included)\n"
-"to STOP (excluded), backwards if REVERSE.  The state read is fixed when\n"
+"to STOP (excluded), or over the keys that begin with PREFIX (not with\n"
+"START or STOP), backwards if REVERSE.  The state read is fixed when\n"
 "items() is called.  An error (CorruptionError at a damaged block) ends\n"
 "the iteration by raising it, after every entry before it and none past\n"
 "it.");
 
 PyDoc_STRVAR(keys_doc,
-"keys(start=None, stop=None, reverse=False, *, snapshot=None)\n\n"
+"keys($self, /, start=None, stop=None, reverse=False, *, prefix=None,\n"
+"     snapshot=None)\n--\n\n"
 "As items(), yielding keys only.");
 
 PyDoc_STRVAR(values_doc,
-"values(start=None, stop=None, reverse=False, *, snapshot=None)\n\n"
+"values($self, /, start=None, stop=None, reverse=False, *, prefix=None,\n"
+"       snapshot=None)\n--\n\n"
 "As items(), yielding values only.");
 
 /* items()/keys()/values() of a DB: the snapshot= keyword is taken out of
@@ -566,7 +596,7 @@ static PyObject *db_iter(rvpy_db *self)
 /* ------------------------------------------------------------ maintenance */
 
 PyDoc_STRVAR(property_doc,
-"property(name) -> str\n\n"
+"property($self, name, /)\n--\n\n"
 "Text about the database, e.g. property('ravel.stats'); an unknown name\n"
 "raises NotFoundError listing the known ones.");
 
@@ -626,7 +656,7 @@ static PyObject *db_maintain(rvpy_db *self, enum maintenance what, int arg)
 }
 
 PyDoc_STRVAR(flush_wal_doc,
-"flush_wal(sync=False)\n\n"
+"flush_wal($self, /, sync=False)\n--\n\n"
 "Writes ravel's WAL buffer to the file (with manual_wal_flush=True) and,\n"
 "with sync, makes every acknowledged write durable.");
 
@@ -640,7 +670,7 @@ static PyObject *db_flush_wal(rvpy_db *self, PyObject *args, PyObject *kw)
 }
 
 PyDoc_STRVAR(flush_doc,
-"flush(wait=True)\n\n"
+"flush($self, /, wait=True)\n--\n\n"
 "Writes the memtables to table files; with wait=False, only starts it.");
 
 static PyObject *db_flush(rvpy_db *self, PyObject *args, PyObject *kw)
@@ -653,7 +683,7 @@ static PyObject *db_flush(rvpy_db *self, PyObject *args, PyObject *kw)
 }
 
 PyDoc_STRVAR(verify_doc,
-"verify()\n\n"
+"verify($self, /)\n--\n\n"
 "Reads and checks every block of every table file; raises\n"
 "CorruptionError naming the first damaged file and offset.");
 
@@ -664,7 +694,7 @@ static PyObject *db_verify(rvpy_db *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(compact_range_doc,
-"compact_range(start=None, stop=None)\n\n"
+"compact_range($self, /, start=None, stop=None)\n--\n\n"
 "Compacts the keys from START to STOP, BOTH INCLUDED (ravel's bounds;\n"
 "None: from the first key / to the last) down to the last level.");
 
@@ -748,6 +778,8 @@ static PyMethodDef db_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, write_doc},
     {"write_batch", (PyCFunction)(void (*)(void))db_write_batch,
      METH_FASTCALL | METH_KEYWORDS, write_batch_doc},
+    {"update", (PyCFunction)(void (*)(void))db_update,
+     METH_FASTCALL | METH_KEYWORDS, update_doc},
     {"snapshot", (PyCFunction)db_snapshot, METH_NOARGS, snapshot_doc},
     {"iterator", (PyCFunction)(void (*)(void))db_iterator,
      METH_VARARGS | METH_KEYWORDS, iterator_doc},
@@ -766,8 +798,9 @@ static PyMethodDef db_methods[] = {
      METH_VARARGS | METH_KEYWORDS, compact_range_doc},
     {"verify", (PyCFunction)db_verify, METH_NOARGS, verify_doc},
     {"close", (PyCFunction)db_close_method, METH_NOARGS, close_doc},
-    {"__enter__", (PyCFunction)db_enter_ctx, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)db_exit_ctx, METH_VARARGS, NULL},
+    {"__enter__", (PyCFunction)db_enter_ctx, METH_NOARGS, RVPY_ENTER_DOC},
+    {"__exit__", (PyCFunction)db_exit_ctx, METH_VARARGS,
+     RVPY_EXIT_DOC "Closes the database."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -781,8 +814,8 @@ static PySequenceMethods db_as_sequence = {
 };
 
 PyDoc_STRVAR(db_doc,
-"DB(path, options=None, *, cache=None, write_controller=None, **options)\n"
-"\n"
+"DB(path, options=None, *, cache=None, write_controller=None,\n"
+"   **option_values)\n--\n\n"
 "An open ravel database (ravel.open() is the usual way to make one).\n"
 "Keyword arguments are ravel option names (create_if_missing=True,\n"
 "write_buffer_size='64M', ...); OPTIONS is an Options object applied\n"

@@ -349,34 +349,43 @@ static PyGetSetDef iter_getset[] = {
 
 static PyMethodDef iter_methods[] = {
     {"seek", (PyCFunction)iter_seek, METH_O,
-     "seek(key): positions at the first key >= KEY."},
+     "seek($self, key, /)\n--\n\nPositions at the first key >= KEY."},
     {"seek_for_prev", (PyCFunction)iter_seek_for_prev, METH_O,
-     "seek_for_prev(key): positions at the last key <= KEY."},
+     "seek_for_prev($self, key, /)\n--\n\n"
+     "Positions at the last key <= KEY."},
     {"seek_to_first", (PyCFunction)iter_seek_to_first, METH_NOARGS,
-     "Positions at the first key."},
+     "seek_to_first($self, /)\n--\n\nPositions at the first key."},
     {"seek_to_last", (PyCFunction)iter_seek_to_last, METH_NOARGS,
-     "Positions at the last key."},
+     "seek_to_last($self, /)\n--\n\nPositions at the last key."},
     {"next", (PyCFunction)iter_next, METH_NOARGS,
+     "next($self, /)\n--\n\n"
      "Moves to the next key (InvalidArgumentError if not valid(), or the "
      "error that stopped the iterator)."},
     {"prev", (PyCFunction)iter_prev, METH_NOARGS,
+     "prev($self, /)\n--\n\n"
      "Moves to the previous key (InvalidArgumentError if not valid(), or "
      "the error that stopped the iterator)."},
     {"valid", (PyCFunction)iter_valid, METH_NOARGS,
-     "True if positioned at an entry."},
+     "valid($self, /)\n--\n\nTrue if positioned at an entry."},
     {"key", (PyCFunction)iter_key, METH_NOARGS,
+     "key($self, /)\n--\n\n"
      "The current key (InvalidArgumentError if not valid())."},
     {"value", (PyCFunction)iter_value, METH_NOARGS,
+     "value($self, /)\n--\n\n"
      "The current value (InvalidArgumentError if not valid())."},
     {"item", (PyCFunction)iter_item, METH_NOARGS,
-     "The current (key, value) pair."},
+     "item($self, /)\n--\n\nThe current (key, value) pair."},
     {"status", (PyCFunction)iter_status, METH_NOARGS,
+     "status($self, /)\n--\n\n"
      "Raises the error that stopped the iterator, if any; else None."},
     {"close", (PyCFunction)iter_close, METH_NOARGS,
+     "close($self, /)\n--\n\n"
      "Frees the iterator (also done by a with block, DB.close() and when "
      "the object is freed).  Closing twice is harmless."},
-    {"__enter__", (PyCFunction)iter_enter_ctx, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)iter_exit_ctx, METH_VARARGS, NULL},
+    {"__enter__", (PyCFunction)iter_enter_ctx, METH_NOARGS,
+     RVPY_ENTER_DOC},
+    {"__exit__", (PyCFunction)iter_exit_ctx, METH_VARARGS,
+     RVPY_EXIT_DOC "Closes the iterator."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -431,16 +440,64 @@ out:
     return (PyObject *)self;
 }
 
+/* The first key after every key that begins with PREFIX (bytes): PREFIX
+** with its trailing 0xff bytes dropped and its last byte incremented.
+** Py_None (a new reference) when there is none: PREFIX is empty or all
+** 0xff, and the range runs to the last key. */
+static PyObject *prefix_end(PyObject *prefix)
+{
+    const unsigned char *p =
+        (const unsigned char *)PyBytes_AS_STRING(prefix);
+    Py_ssize_t n = PyBytes_GET_SIZE(prefix);
+    while (n > 0 && p[n - 1] == 0xff)
+        n--;
+    if (n == 0)
+        Py_RETURN_NONE;
+    /* a new object to write into (from a string, a one-byte result
+    ** would be the interpreter's shared bytes object of that byte) */
+    PyObject *end = PyBytes_FromStringAndSize(NULL, n);
+    if (end) {
+        memcpy(PyBytes_AS_STRING(end), p, (size_t)n);
+        PyBytes_AS_STRING(end)[n - 1] = (char)(p[n - 1] + 1);
+    }
+    return end;
+}
+
+/* A range over the keys that begin with PREFIX: [PREFIX, prefix_end). */
+static PyObject *range_of_prefix(rvpy_db *db, PyObject *snap,
+                                 PyObject *prefix_arg, int reverse, int kind)
+{
+    PyObject *prefix = rvpy_bytes_copy(prefix_arg, "prefix");
+    if (!prefix)
+        return NULL;
+    PyObject *range = NULL, *end = prefix_end(prefix);
+    if (end)
+        range = rvpy_range_new(db, snap, prefix, end, reverse, kind);
+    Py_XDECREF(end);
+    Py_DECREF(prefix);
+    return range;
+}
+
 PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
                                PyObject *kwargs, int kind)
 {
-    static char *names[] = {"start", "stop", "reverse", NULL};
-    PyObject *start = Py_None, *stop = Py_None;
+    static char *names[] = {"start", "stop", "reverse", "prefix", NULL};
+    static const char *fn[] = {"keys", "values", "items"};
+    char format[32];
+    PyObject *start = Py_None, *stop = Py_None, *prefix = Py_None;
     int reverse = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOp:items", names,
-                                     &start, &stop, &reverse))
+    PyOS_snprintf(format, sizeof format, "|OOp$O:%s", fn[kind]);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, names, &start,
+                                     &stop, &reverse, &prefix))
         return NULL;
-    return rvpy_range_new(db, snap, start, stop, reverse, kind);
+    if (prefix == Py_None)
+        return rvpy_range_new(db, snap, start, stop, reverse, kind);
+    if (start != Py_None || stop != Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s(): prefix cannot be used together "
+                     "with start or stop", fn[kind]);
+        return NULL;
+    }
+    return range_of_prefix(db, snap, prefix, reverse, kind);
 }
 
 static void range_dealloc(rvpy_range *self)
@@ -504,7 +561,12 @@ static PyObject *range_close(rvpy_range *self, PyObject *unused)
 
 static PyMethodDef range_methods[] = {
     {"close", (PyCFunction)range_close, METH_NOARGS,
+     "close($self, /)\n--\n\n"
      "Stops the iteration and frees its ravel iterator now."},
+    /* RangeIterator[bytes] in annotations evaluated at run time, as the
+    ** stub declares it generic (items() yields pairs, keys() bytes) */
+    {"__class_getitem__", Py_GenericAlias, METH_O | METH_CLASS,
+     "See PEP 585."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -318,9 +318,11 @@ static PyGetSetDef opt_getset[] = {
 
 static PyMethodDef opt_methods[] = {
     {"set", (PyCFunction)(void (*)(void))opt_set, METH_FASTCALL,
-     "set(name, value): the same as options[name] = value."},
+     "set($self, name, value, /)\n--\n\n"
+     "The same as options[name] = value."},
     {"parse", (PyCFunction)opt_parse, METH_O,
-     "parse('name=value;name=value'): sets several options."},
+     "parse($self, text, /)\n--\n\n"
+     "Sets several options from 'name=value;name=value', all or none."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -337,7 +339,8 @@ PyTypeObject rvpy_options_type = {
     .tp_repr = (reprfunc)opt_repr,
     .tp_as_mapping = &opt_as_mapping,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Options(text=None, **options): ravel options set by name, "
+    .tp_doc = "Options(text=None, /, **options)\n--\n\n"
+              "ravel options set by name, "
               "checked as they are set.  options[name] = value (bool, int "
               "or str); options[name] reads the current value as text, "
               "defaults included.  Pass it to ravel.open(path, options).",
@@ -404,7 +407,8 @@ PyTypeObject rvpy_cache_type = {
     .tp_basicsize = sizeof(rvpy_cache),
     .tp_dealloc = (destructor)cache_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Cache(capacity): a block cache of CAPACITY bytes that "
+    .tp_doc = "Cache(capacity)\n--\n\n"
+              "A block cache of CAPACITY bytes that "
               "several databases share (ravel.open(..., cache=c)).  The "
               "databases keep it alive as long as they need it.",
     .tp_getset = cache_getset,
@@ -462,7 +466,8 @@ PyTypeObject rvpy_write_controller_type = {
     .tp_basicsize = sizeof(rvpy_write_controller),
     .tp_dealloc = (destructor)wc_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "WriteController(delayed_write_rate): one write controller "
+    .tp_doc = "WriteController(delayed_write_rate)\n--\n\n"
+              "One write controller "
               "shared by several databases (ravel.open(..., "
               "write_controller=wc)), slowing or stopping the writers of "
               "all of them when one falls behind.",

@@ -106,7 +106,7 @@ static void snapshot_dealloc(rvpy_snapshot *self)
 }
 
 PyDoc_STRVAR(release_doc,
-"release()\n\n"
+"release($self, /)\n--\n\n"
 "Releases the snapshot (also done by a with block, by DB.close() and\n"
 "when the object is freed).  Releasing twice is harmless; reading\n"
 "through a released snapshot raises InvalidArgumentError.  Iterators\n"
@@ -158,7 +158,7 @@ static PyObject *snapshot_exit_ctx(rvpy_snapshot *self, PyObject *args)
 }
 
 PyDoc_STRVAR(get_doc,
-"get(key, default=None) -> bytes\n\n"
+"get($self, key, /, default=None)\n--\n\n"
 "The value of KEY as of the snapshot, or DEFAULT if it was absent.");
 
 static PyObject *snapshot_get(rvpy_snapshot *self, PyObject *const *args,
@@ -255,19 +255,26 @@ static PyMethodDef snapshot_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, get_doc},
     {"items", (PyCFunction)(void (*)(void))snapshot_items,
      METH_VARARGS | METH_KEYWORDS,
-     "items(start=None, stop=None, reverse=False): as DB.items(), as of "
-     "the snapshot."},
+     "items($self, /, start=None, stop=None, reverse=False, *, "
+     "prefix=None)\n--\n\nAs DB.items(), as of the snapshot."},
     {"keys", (PyCFunction)(void (*)(void))snapshot_keys,
-     METH_VARARGS | METH_KEYWORDS, "As items(), yielding keys."},
+     METH_VARARGS | METH_KEYWORDS,
+     "keys($self, /, start=None, stop=None, reverse=False, *, prefix=None)"
+     "\n--\n\nAs items(), yielding keys."},
     {"values", (PyCFunction)(void (*)(void))snapshot_values,
-     METH_VARARGS | METH_KEYWORDS, "As items(), yielding values."},
+     METH_VARARGS | METH_KEYWORDS,
+     "values($self, /, start=None, stop=None, reverse=False, *, "
+     "prefix=None)\n--\n\nAs items(), yielding values."},
     {"iterator", (PyCFunction)snapshot_iterator, METH_NOARGS,
+     "iterator($self, /)\n--\n\n"
      "A low-level Iterator reading as of the snapshot."},
     {"release", (PyCFunction)snapshot_release, METH_NOARGS, release_doc},
     {"close", (PyCFunction)snapshot_release, METH_NOARGS,
-     "The same as release()."},
-    {"__enter__", (PyCFunction)snapshot_enter_ctx, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)snapshot_exit_ctx, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nThe same as release()."},
+    {"__enter__", (PyCFunction)snapshot_enter_ctx, METH_NOARGS,
+     RVPY_ENTER_DOC},
+    {"__exit__", (PyCFunction)snapshot_exit_ctx, METH_VARARGS,
+     RVPY_EXIT_DOC "Releases the snapshot."},
     {NULL, NULL, 0, NULL},
 };
 
