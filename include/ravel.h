@@ -737,7 +737,10 @@ RAVEL_API int ravel_get_into_opt(ravel_db *db, const ravel_readoptions *ro,
 ** as of RO's snapshot, or (RO NULL or without one) of the latest visible
 ** state taken once for the whole call, so every value comes from the same
 ** state of the database -- a writer's batch is seen whole or not at all,
-** which N calls of ravel_get do not promise.  The keys may come in any
+** which N calls of ravel_get do not promise (except with
+** unordered_write=true alone, which gives up atomic reads for every
+** read: there a batch may be seen in part, as by ravel_get; see
+** docs/ordering.md).  The keys may come in any
 ** order and repeat.  Returns RAVEL_OK when every key was looked up: then
 ** RCS[i] is RAVEL_OK, with VALS[i] a copy of the value (free each with
 ** ravel_free; non-NULL even for an empty value) and VLENS[i] its length,

@@ -3,8 +3,8 @@
 ** write, and .open.
 **
 ** As sqlite3 creates its file only when the first write needs it, the
-** shell opens a DIR that does not exist (or is an empty directory) without
-** creating anything.  Until a write, reads (get, scan, count, .dump) see
+** shell opens a DIR that does not exist (or is a directory holding none of
+** a database's files) without creating anything.  Until a write, reads (get, scan, count, .dump) see
 ** an empty database; the first command that writes (put, del, commit,
 ** .import, flush, flush-wal, compact) creates it with the session's
 ** options; commands that describe the files (stats, property, files,
@@ -27,7 +27,29 @@
 
 #include "shell.h"
 
-/* Whether DIR holds nothing yet: no such path, or an empty directory. */
+/* Whether NAME is one of the files a ravel database directory holds (the
+** library's names: lib/util/filename.h), or its lost/ directory. */
+static int open_is_database_file(const char *name)
+{
+    static const char *const exact[] = {"CURRENT", "IDENTITY", "LOCK", "LOG",
+                                        "lost", NULL};
+    for (int i = 0; exact[i]; i++)
+        if (strcmp(name, exact[i]) == 0)
+            return 1;
+    size_t n = strlen(name);
+    return strncmp(name, "MANIFEST-", 9) == 0 ||
+           strncmp(name, "LOG.", 4) == 0 ||
+           (strncmp(name, "wal-", 4) == 0 && n > 4 &&
+            strcmp(name + n - 4, ".log") == 0) ||
+           (n > 4 && strcmp(name + n - 4, ".sst") == 0);
+}
+
+/* Whether DIR holds no database yet: no such path, or a directory with
+** none of a database's files in it (empty, or a project directory with
+** other files: `ravel . "get x"` must not turn it into a database).  A
+** directory with any of them -- even a damaged database missing CURRENT --
+** is opened, so that the library reports what is wrong instead of the
+** shell showing an empty database. */
 static int open_is_absent(const char *dir)
 {
     struct stat st;
@@ -38,12 +60,12 @@ static int open_is_absent(const char *dir)
     DIR *d = opendir(dir);
     if (!d)
         return 0;
-    int empty = 1;
+    int none = 1;
     struct dirent *e;
-    while (empty && (e = readdir(d)) != NULL)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    while (none && (e = readdir(d)) != NULL)
+        none = !open_is_database_file(e->d_name);
     closedir(d);
-    return empty;
+    return none;
 }
 
 /* Whether the options let a write create the database. */

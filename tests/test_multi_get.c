@@ -194,6 +194,21 @@ static void test_misuse(void **state)
     tu_put(db, 0, "a", "va");
     TU_OK(ravel_multi_get(db, NULL, 0, NULL, NULL, NULL, NULL, NULL));
 
+    /* no database: the outputs are still cleared, each code set */
+    {
+        static const char *const one[] = {"a"};
+        struct mg_call z;
+        mg_set_keys(&z, one, 1);
+        z.vals[0] = (void *)&z; /* junk a careless caller would free */
+        z.vlens[0] = 77;
+        z.rcs[0] = 12345;
+        TU_EXPECT_INVALID(ravel_multi_get(NULL, NULL, 1, z.keys, z.klens,
+                                          z.vals, z.vlens, z.rcs));
+        assert_null(z.vals[0]);
+        assert_int_equal(z.vlens[0], 0);
+        assert_int_equal(z.rcs[0], RAVEL_INVALID);
+    }
+
     static const char *const keys[] = {"a", "b"};
     struct mg_call c;
     mg_set_keys(&c, keys, 2);

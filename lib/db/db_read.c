@@ -571,15 +571,20 @@ int ravel_multi_get(ravel_db *db, const ravel_readoptions *ro, size_t n,
                     const void *const *keys, const size_t *klens,
                     void **vals, size_t *vlens, int *rcs)
 {
-    int rc = rv_db_enter(db, "ravel_multi_get");
-    if (rc)
-        return rc;
+    /* the outputs are cleared before anything can fail, so that every
+    ** return leaves them as ravel.h says */
     if (vals && vlens && rcs)
         for (size_t i = 0; i < n; i++) {
             vals[i] = NULL;
             vlens[i] = 0;
             rcs[i] = RAVEL_NOTFOUND;
         }
+    int rc = rv_db_enter(db, "ravel_multi_get");
+    if (rc) {
+        if (vals && vlens && rcs)
+            read_multi_clear(n, vals, vlens, rcs, rc);
+        return rc;
+    }
     rc = read_multi_check(db, ro, n, keys, klens, vals, vlens, rcs);
     if (rc == RAVEL_OK && n)
         rc = read_multi_at_one_view(db, ro ? ro->snapshot : NULL,

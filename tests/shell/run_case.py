@@ -6,7 +6,8 @@ usage: run_case.py RAVEL CASE.test [NAME=PROGRAM ...]
 A case file is a sequence of steps sharing one database ($DB) and one
 scratch directory ($TMP).  Each step is made of sections:
 
-    --- file NAME          write NAME into $TMP (text up to the next ---)
+    --- file NAME          write NAME into $TMP (text up to the next ---;
+                           NAME may be a path: its directories are made)
     --- file NAME escaped  the same, after Python backslash escapes
     --- copy FROM TO       copy file FROM to TO (relative to $TMP)
     --- flip FILE OFFSET   flip the lowest bit of the byte at OFFSET of
@@ -120,7 +121,9 @@ def run_step(programs, step, env, n):
             data = body.encode()
             if "escaped" in opts:
                 data = codecs.escape_decode(body.encode())[0]
-            with open(os.path.join(env["TMP"], opts[0]), "wb") as f:
+            path = os.path.join(env["TMP"], opts[0])
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
                 f.write(data)
         elif kind == "args":
             args = shlex.split(subst(" ".join(lines), env))
