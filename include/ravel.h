@@ -83,8 +83,9 @@ RAVEL_API int ravel_libversion_number(void);
 #define RAVEL_NOTFOUND  1  /* the key is absent (ravel_get, ravel_property) */
 #define RAVEL_INVALID   2  /* bad argument, bad option, or misuse; also
                            ** a table block compressed with a codec this
-                           ** build lacks (see compression=): the data is
-                           ** intact, a build with that codec reads it */
+                           ** build lacks (see compression=): not damage
+                           ** (the block passed its checksum, when
+                           ** verified); a build with that codec reads it */
 #define RAVEL_IOERR     3  /* an I/O call failed; see ravel_errmsg() */
 #define RAVEL_CORRUPT   4  /* a file failed a checksum or format check */
 #define RAVEL_NOMEM     5  /* an allocation failed */

@@ -74,9 +74,9 @@ struct options_def {
     uint64_t zero;     /* the quantities: what 0 means here, as RocksDB
                        ** reads it (delayed_write_rate: its default); 0:
                        ** 0 is a value like any other */
-    uint64_t negative; /* OPTIONS_INT: what a negative value means here,
-                       ** as RocksDB reads it (its -1: no limit, never);
-                       ** 0: a negative value is refused */
+    uint64_t negative; /* OPTIONS_INT: what -1 means here, as RocksDB
+                       ** reads it (no limit, never); 0: -1 is refused,
+                       ** as every other negative value is */
     const char *conflicts; /* the options rv_options_check refuses some
                            ** values of this one with, space-separated
                            ** (NULL: none); each lists the other */
@@ -649,6 +649,12 @@ static const struct options_def *options_lookup(const char *name, int *rc)
     const char *hint = options_suggest(name);
     if (!hint)
         *rc = rv_error(RAVEL_INVALID, "unknown option '%s'", name);
+    else if (rv_option_is_not_built(hint) &&
+             options_not_built[options_not_built_index(hint)].instead)
+        *rc = rv_error(RAVEL_INVALID, "unknown option '%s' (did you mean "
+                       "'%s'? it is not an option of ravel: %s)", name, hint,
+                       options_not_built[options_not_built_index(hint)]
+                           .instead);
     else if (rv_option_is_not_built(hint))
         *rc = rv_error(RAVEL_INVALID, "unknown option '%s' (did you mean "
                        "'%s'? it is not built yet in ravel)", name, hint);
@@ -820,9 +826,9 @@ static int options_set_value(struct ravel_options *o,
         return options_set_quantity(field, d, value);
     case OPTIONS_INT: {
         uint64_t v;
-        if (d->negative && value[0] == '-' &&
-            options_parse_size(value + 1, &v) == 0 && v > 0)
-            v = d->negative; /* RocksDB's -1: no limit */
+        if (d->negative && strcmp(value, "-1") == 0)
+            v = d->negative; /* RocksDB's -1: no limit (only -1: RocksDB
+                             ** reads other negatives as small numbers) */
         else if (options_parse_size(value, &v) != 0 || v < d->min ||
                  v > d->max)
             return rv_error(RAVEL_INVALID,

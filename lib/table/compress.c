@@ -209,14 +209,16 @@ static int compress_have(int type)
 #endif
 
 /* The refusal of a block of TYPE, a known codec this build lacks: not
-** damage (the block passed its checksum), so RAVEL_INVALID, and a message
-** that says which library the build was made without. */
+** damage (the block passed its checksum, unless the read was told not to
+** verify, so the message does not promise the data is intact), so
+** RAVEL_INVALID, and a message that says which library the build was made
+** without. */
 static int compress_missing(int type)
 {
     const char *name = rv_compression_name((enum rv_compression)type);
     return rv_error(RAVEL_INVALID, "%s-compressed, but this build of ravel "
-                    "has no %s support (built without lib%s%s); the data is "
-                    "intact: a ravel built with lib%s reads it", name, name,
+                    "has no %s support (built without lib%s%s): a ravel "
+                    "built with lib%s reads it", name, name,
                     name,
 #ifdef RAVEL_OMIT_COMPRESSION
                     ", with RAVEL_OMIT_COMPRESSION",

@@ -349,6 +349,13 @@ static void test_did_you_mean(void **state)
     expect_unknown(o, "enable_pipelined_writes", "unknown option "
                    "'enable_pipelined_writes' (did you mean "
                    "'enable_pipelined_write'? it is not built yet in ravel)");
+    /* a near miss of a RocksDB option ravel answers with another one */
+    char *m = NULL;
+    assert_int_equal(ravel_options_set(o, "max_background_compaction", "4"),
+                     RAVEL_INVALID);
+    m = strstr(ravel_errmsg(), "did you mean 'max_background_compactions'? "
+               "it is not an option of ravel: use max_background_jobs");
+    assert_non_null(m);
     expect_unknown(o, "no_such_option", "unknown option 'no_such_option'");
     expect_unknown(o, "x", "unknown option 'x'");
     expect_unknown(o, "", "unknown option ''");
@@ -588,6 +595,9 @@ static void test_max_open_files_unlimited(void **state)
     opt_expect_bad(o, "max_open_files", "-");
     opt_expect_bad(o, "max_open_files", "-0");
     opt_expect_bad(o, "max_open_files", "-1x");
+    /* only -1: RocksDB reads -5 as 20, not as no limit */
+    opt_expect_bad(o, "max_open_files", "-5");
+    opt_expect_bad(o, "max_open_files", "-1K");
     opt_expect_bad(o, "block_restart_interval", "-1");
     ravel_options_free(o);
 }

@@ -28,7 +28,8 @@ pub enum Code {
     /// table block compressed with a codec this build of ravel lacks (a
     /// `bundled` build without the `zstd` feature reading a database
     /// written with `compression=zstd`, say): the message names the file
-    /// and the codec, and the data is intact.
+    /// and the codec (the block passed its checksum: a build with the
+    /// codec reads it).
     Invalid,
     /// `RAVEL_IOERR`: an I/O call failed.
     Io,
