@@ -137,8 +137,11 @@ while [ "$r" -le "$ROUNDS" ]; do
         printf 'round %d  %-8s %s\n' "$r" "$mode" \
             "$(awk '$1 == "fillrandom" && $2 == ":"' "$log")"
         # what the write controller did, from each database's ravel.stats
-        grep -E '^(ravel.stats of|write controller|write stall|stall:)' "$log" |
-            sed 's/^/    /' || true
+        # (an entry longer than 80 columns goes on in lines indented by
+        # two spaces: those are printed with it)
+        awk '/^(ravel.stats of|write controller|write stall|stall:)/ { on = 1; print "    " $0; next }
+             on && /^  / { print "    " $0; next }
+             { on = 0 }' "$log" || true
     done
     r=$((r + 1))
 done

@@ -186,9 +186,12 @@ bench() {
 # "Percentiles: P50: a P75: b P99: c ..." and, from ravel.stats,
 # "wal: io=X..." and "fsync: N issued, M sync writers acknowledged, ...";
 # with wal_io=direct the RWF_DSYNC writes ("wal direct: ... N DSYNC
-# writes") count as syncs too.
+# writes") count as syncs too.  An entry of ravel.stats longer than 80
+# columns goes on in lines indented by two spaces: joined first.
 result() {
-    awk '
+    awk 'NR > 1 && /^  / { line = line " " substr($0, 3); next }
+         { if (NR > 1) print line; line = $0 }
+         END { print line }' "$1" | awk '
         $2 == ":" && $6 == "ops/sec" && ops == "" { ops = $5; secs = $7 }
         $1 == "Percentiles:" && p50 == "" {
             for (i = 2; i < NF; i++) {
@@ -207,7 +210,7 @@ result() {
             print ops, secs, (p50 == "" ? "-" : p50), (p99 == "" ? "-" : p99),
                   (fsyncs == "" ? "-" : fsyncs), (acks == "" ? "-" : acks),
                   (io == "" ? "-" : io)
-        }' "$1" || { cat "$1" >&2; die "$1: no result line"; }
+        }' || { cat "$1" >&2; die "$1: no result line"; }
 }
 
 # The count of each pair (workload, engine) is kept in count_<w>_<e>.
