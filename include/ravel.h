@@ -816,8 +816,11 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 /* Text about the database, in *text (free with ravel_free).  Names are
 ** spelled as RocksDB spells its properties (words joined by '-'), with
 ** RocksDB's own name where RocksDB has the concept.  Aliases are accepted
-** too, with the same meaning: "rocksdb:" RocksDB's name for the same
-** property (a program written for RocksDB asks for it unchanged), and
+** too: "rocksdb:" RocksDB's name for the same quantity (a program written
+** for RocksDB asks for it unchanged; the text ones -- stats, levelstats,
+** sstables -- describe the same things in ravel's own format, and
+** estimate-num-keys counts deletions as entries where RocksDB subtracts
+** them), and
 ** "deprecated:" the older underscore spelling of ravel 0.x, kept so the
 ** programs that use it go on working.
 **
