@@ -30,6 +30,21 @@ static const char *dot_filename(struct shell *s, const struct shell_token *t)
     return t->p;
 }
 
+/* The rest of the line after the command's name, as typed (.shell's
+** command, .output's |COMMAND); empty if none. */
+static const char *dot_rest_of_line(const struct shell *s, size_t *len)
+{
+    const char *p = s->line, *end = s->line + s->line_len;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    while (p < end && *p != ' ' && *p != '\t') /* the command's name */
+        p++;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    *len = (size_t)(end - p);
+    return p;
+}
+
 /* on/off and their usual spellings; -1 if neither. */
 static int dot_bool(const char *v)
 {
@@ -192,32 +207,67 @@ static int dot_redirect(struct shell *s, const struct shell_token *t,
     return 0;
 }
 
+/* The target of .output/.once: one word (FILE, '|COMMAND' quoted), or an
+** unquoted |COMMAND with arguments, taken as the rest of the line as
+** sqlite3 takes it (.output |head -2).  Returns 0 with *T pointing at the
+** target (NULL: none), or -1 after a usage error. */
+static int dot_target(struct shell *s, struct shell_line *l, const char *name,
+                      int required, struct shell_token *rest,
+                      const struct shell_token **t)
+{
+    *t = NULL;
+    if (l->n == 2) {
+        *t = &l->tok[1];
+        return 0;
+    }
+    if (l->n > 2 && l->tok[1].p[0] == '|' && !l->tok[1].quoted) {
+        size_t len;
+        const char *p = dot_rest_of_line(s, &len);
+        rest->p = strndup(p, len);
+        rest->len = len;
+        rest->quoted = 0;
+        if (!rest->p) {
+            shell_error(s, "out of memory");
+            return -1;
+        }
+        *t = rest;
+        return 0;
+    }
+    if (l->n == 1 && !required)
+        return 0;
+    shell_usage_error(s, shell_command_find(name));
+    return -1;
+}
+
 void shell_cmd_output(struct shell *s, struct shell_line *l)
 {
-    dot_redirect(s, l->n == 2 ? &l->tok[1] : NULL, ".output");
+    struct shell_token rest = {0};
+    const struct shell_token *t;
+    if (dot_target(s, l, ".output", 0, &rest, &t) == 0)
+        dot_redirect(s, t, ".output");
+    free(rest.p);
 }
 
 void shell_cmd_once(struct shell *s, struct shell_line *l)
 {
-    if (dot_redirect(s, &l->tok[1], ".once") == 0)
+    struct shell_token rest = {0};
+    const struct shell_token *t;
+    if (dot_target(s, l, ".once", 1, &rest, &t) == 0 &&
+        dot_redirect(s, t, ".once") == 0)
         s->once = ++s->once_serial;
+    free(rest.p);
 }
 
 /* .shell CMD runs the rest of the line, as typed, with /bin/sh. */
 void shell_cmd_shell(struct shell *s, struct shell_line *l)
 {
-    const char *p = s->line, *end = s->line + s->line_len;
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    while (p < end && *p != ' ' && *p != '\t') /* the command's name */
-        p++;
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    if (p == end || l->n < 2) {
+    size_t len;
+    const char *p = dot_rest_of_line(s, &len);
+    if (len == 0 || l->n < 2) {
         shell_usage_error(s, shell_command_find(".shell"));
         return;
     }
-    char *cmd = strndup(p, (size_t)(end - p));
+    char *cmd = strndup(p, len);
     if (!cmd) {
         shell_error(s, ".shell: out of memory");
         return;

@@ -134,11 +134,13 @@ const struct shell_command shell_commands[] = {
     {".output", "[FILE]", "send output to FILE, or back to the screen",
      "Sends the output of the commands that follow to FILE (created or\n"
      "emptied), or to the standard input of a command for |COMMAND, as in\n"
-     ".output '|sort -r'.  Without FILE (or with -), back to the screen.\n"
-     "Errors and notes stay on the screen.",
-     0, 1, shell_cmd_output},
+     ".output |sort -r (the rest of the line is the command).  Without FILE\n"
+     "(or with -), back to the screen.  Errors and notes stay on the screen;\n"
+     "a command that stops reading early (|head) ends the redirection\n"
+     "quietly.",
+     -1, -1, shell_cmd_output},
     {".once", "FILE", "send the next command's output to FILE (or |COMMAND)",
-     NULL, 1, 1, shell_cmd_once},
+     NULL, -1, -1, shell_cmd_once},
     {".shell", "COMMAND ...", "run a command of the system shell (or .system)",
      "Runs the rest of the line, as typed, with /bin/sh -c.  A command that\n"
      "fails (a status other than 0) is an error, as for -bail and the exit\n"

@@ -137,7 +137,11 @@ static void session_check_output(struct shell *s)
     if (fflush(s->out) == 0 && !ferror(s->out))
         return;
     int e = errno;
-    if (s->out != stdout) {
+    if (s->out != stdout && s->out_pipe && e == EPIPE) {
+        /* .output |head: the command read what it wanted and left, as
+        ** sqlite3 lets it; the rest of the output goes nowhere */
+        shell_output_reset(s);
+    } else if (s->out != stdout) {
         shell_output_reset(s);
         shell_error(s, "cannot write output: %s (output back on stdout)",
                     strerror(e));
