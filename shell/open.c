@@ -195,6 +195,14 @@ int shell_db_close(struct shell *s)
 ** a failure leaves the session as it was -- unless the new one is the
 ** same directory (its lock is ours): then the old is closed first, and
 ** opened again if the new open fails. */
+/* Whether paths A and B name one directory (the same device and inode). */
+static int open_same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 void shell_cmd_open(struct shell *s, struct shell_line *l)
 {
     const struct shell_token *t = &l->tok[1];
@@ -216,7 +224,9 @@ void shell_cmd_open(struct shell *s, struct shell_line *l)
     int had_snapshot = s->snap || s->snap_empty;
     ravel_db *db;
     int rc = open_dir(s->opts, dir, &db, msg, sizeof msg);
-    if (rc == RAVEL_LOCKED && s->db) {
+    /* the same database again: this session holds its LOCK, so it is
+    ** closed first (a database another process holds stays untouched) */
+    if (rc == RAVEL_LOCKED && s->db && open_same_dir(dir, s->dir)) {
         shell_db_close(s);
         rc = open_dir(s->opts, dir, &db, msg, sizeof msg);
         if (rc) {
