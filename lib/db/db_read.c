@@ -503,51 +503,49 @@ static void read_multi_clear(size_t n, void **vals, size_t *vlens, int *rcs,
     }
 }
 
-/* Looks up the N keys in one pinned version at one view (the snapshot's,
-** or the latest visible state taken once): every value comes from the
-** same state of the database.  RAVEL_OK, or the first error.  (Looking
-** the keys up in key order was measured no faster: each lookup reads its
-** own blocks through the cache either way.) */
+/* Looks up the N keys in one version at one view (the snapshot's, or the
+** latest visible state captured once): every value comes from the same
+** state of the database.  RAVEL_OK, or the first error.  Unlike a get, it
+** takes a reference on the version and captures its view, as an iterator
+** does, instead of pinning the read epoch: a call of many keys, reading
+** table files, would otherwise hold back the reclamation of every retired
+** version for its whole length, and under write_prepared a view that went
+** stale (read_get) would send all the keys round again, which a long call
+** might never finish.  (Looking the keys up in key order was measured no
+** faster: each lookup reads its own blocks through the cache either way.) */
 static int read_multi_at_one_view(ravel_db *db, const ravel_snapshot *snap,
                                   int flags, size_t n,
                                   const void *const *keys,
                                   const size_t *klens, void **vals,
                                   size_t *vlens, int *rcs)
 {
-    for (;;) {
-        unsigned token;
-        struct rv_version *v = rv_db_pin_version(db, &token);
-        int stale = 0, rc = RAVEL_OK;
-        struct rv_read_view view =
-            snap ? snap->view : rv_db_current_view(db, &stale);
-        for (size_t i = 0; i < n && rc == RAVEL_OK; i++) {
-            char *copy = NULL;
-            struct read_sink sink = {.copy = &copy};
-            struct read_probe p = {.ukey = keys[i] ? keys[i] : "",
-                                   .ulen = klens[i], .view = &view,
-                                   .flags = flags, .sink = &sink};
-            rc = read_lookup(db, v, &p);
-            if (rc == RAVEL_OK && sink.rc)
-                rc = sink.rc;
-            if (rc == RAVEL_OK && p.found && p.type == RV_TYPE_PUT) {
-                vals[i] = copy;
-                vlens[i] = sink.vlen;
-                rcs[i] = RAVEL_OK;
-            } else {
-                free(copy);
-                rcs[i] = RAVEL_NOTFOUND;
-            }
+    struct rv_version *v = rv_db_ref_version(db);
+    /* after the version: see the top of this file */
+    struct rv_read_view captured;
+    struct rv_seq_range *hidden = NULL;
+    int rc = snap ? RAVEL_OK : rv_db_capture_view(db, &captured, &hidden);
+    const struct rv_read_view *view = snap ? &snap->view : &captured;
+    for (size_t i = 0; i < n && rc == RAVEL_OK; i++) {
+        char *copy = NULL;
+        struct read_sink sink = {.copy = &copy};
+        struct read_probe p = {.ukey = keys[i] ? keys[i] : "",
+                               .ulen = klens[i], .view = view,
+                               .flags = flags, .sink = &sink};
+        rc = read_lookup(db, v, &p);
+        if (rc == RAVEL_OK && sink.rc)
+            rc = sink.rc;
+        if (rc == RAVEL_OK && p.found && p.type == RV_TYPE_PUT) {
+            vals[i] = copy;
+            vlens[i] = sink.vlen;
+            rcs[i] = RAVEL_OK;
+        } else {
+            free(copy);
+            rcs[i] = RAVEL_NOTFOUND;
         }
-        rv_db_unpin_version(db, token);
-        if (rc != RAVEL_OK || !stale)
-            return rc;
-        /* write_prepared: the commit table forgot an entry (see
-        ** read_get); all keys again, at a fresh view, so that they still
-        ** come from one state */
-        atomic_fetch_add_explicit(&db->stats.stale_reads, 1,
-                                  memory_order_relaxed);
-        read_multi_clear(n, vals, vlens, rcs, RAVEL_NOTFOUND);
     }
+    free(hidden);
+    rv_version_unref(v);
+    return rc;
 }
 
 /* The arguments of ravel_multi_get, checked. */
