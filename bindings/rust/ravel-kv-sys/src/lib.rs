@@ -333,6 +333,20 @@ extern "C" {
         cap: usize,
         vlen: *mut usize,
     ) -> c_int;
+    /// Looks up the N keys `keys[i]` (`klens[i]` bytes) all at one sequence
+    /// (RO's snapshot, or the latest state taken once); `rcs[i]` is RAVEL_OK
+    /// (`vals[i]` freed with ravel_free) or RAVEL_NOTFOUND.  Any other
+    /// return gives no value: every `vals[i]` NULL and `rcs[i]` that code.
+    pub fn ravel_multi_get(
+        db: *mut ravel_db,
+        ro: *const ravel_readoptions,
+        n: usize,
+        keys: *const *const c_void,
+        klens: *const usize,
+        vals: *mut *mut c_void,
+        vlens: *mut usize,
+        rcs: *mut c_int,
+    ) -> c_int;
 }
 
 /// Opaque iterator (`ravel_iter`).

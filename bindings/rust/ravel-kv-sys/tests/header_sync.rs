@@ -52,14 +52,25 @@ fn split_c_decl(decl: &str) -> (String, String) {
 }
 
 /// The Rust spelling of a C type of ravel.h ("const char *" ->
-/// "*const c_char", "ravel_db **" -> "*mut *mut ravel_db"), whitespace
-/// removed; "" for a void return.
+/// "*const c_char", "ravel_db **" -> "*mut *mut ravel_db", "const void
+/// *const *" -> "*const *const c_void"), whitespace removed; "" for a void
+/// return.  Each pointer is `*const` when what it points to is const: the
+/// base type for the innermost, the pointer a `const` follows otherwise.
 fn rust_type_of_c(c_type: &str) -> String {
-    let stars = c_type.matches('*').count();
-    let words: Vec<&str> =
-        c_type.split(|c: char| c == '*' || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
-    let is_const = words.contains(&"const");
-    let base = *words.iter().rfind(|w| **w != "const").expect("type without a name");
+    let spaced = c_type.replace('*', " * ");
+    let tokens: Vec<&str> = spaced.split_whitespace().collect();
+    let first_star = tokens.iter().position(|t| *t == "*").unwrap_or(tokens.len());
+    let base_words = &tokens[..first_star];
+    let base_is_const = base_words.contains(&"const");
+    let base = *base_words.iter().rfind(|w| **w != "const").expect("type without a name");
+    // pointee_const[i]: whether what pointer level i points to is const
+    let mut pointee_const = vec![base_is_const];
+    for (at, token) in tokens.iter().enumerate().skip(first_star) {
+        if *token == "*" {
+            pointee_const.push(tokens.get(at + 1) == Some(&"const"));
+        }
+    }
+    let stars = pointee_const.len() - 1;
     let mut ty = match base {
         "void" if stars == 0 => return String::new(),
         "void" => "c_void".to_string(),
@@ -72,10 +83,22 @@ fn rust_type_of_c(c_type: &str) -> String {
         other => panic!("ravel.h uses a type this test does not know: {other}"),
     };
     for level in 0..stars {
-        let pointer = if level == 0 && is_const { "*const" } else { "*mut" };
+        let pointer = if pointee_const[level] { "*const" } else { "*mut" };
         ty = format!("{pointer}{ty}");
     }
     ty
+}
+
+#[test]
+fn c_types_map_to_their_rust_spelling() {
+    assert_eq!(rust_type_of_c("int"), "c_int");
+    assert_eq!(rust_type_of_c("void"), "");
+    assert_eq!(rust_type_of_c("const char *"), "*constc_char");
+    assert_eq!(rust_type_of_c("char **"), "*mut*mutc_char");
+    assert_eq!(rust_type_of_c("const char **"), "*mut*constc_char");
+    assert_eq!(rust_type_of_c("ravel_db **"), "*mut*mutravel_db");
+    assert_eq!(rust_type_of_c("const void *const *"), "*const*constc_void");
+    assert_eq!(rust_type_of_c("void *const"), "*mutc_void");
 }
 
 /// Name -> (parameter types, return type), in Rust spelling.

@@ -182,6 +182,30 @@ impl Db {
         self.get_into_vec_at(ptr::null(), key.as_ref(), buf)
     }
 
+    /// The values of KEYS, in their order (`None` for a key absent or
+    /// deleted), all read from one state of the database: a batch written
+    /// meanwhile is seen whole or not at all, which calls of
+    /// [`get`](Db::get) one by one do not promise.  Keys may repeat and come
+    /// in any order.  It costs about what as many `get`s cost; its point is
+    /// the one state.  On an error (a key longer than 1 MiB is
+    /// [`Code::Invalid`](crate::Code::Invalid); a damaged table file
+    /// [`Code::Corrupt`](crate::Code::Corrupt)) no value is returned.
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("ravel-doc-mget-{}", std::process::id()));
+    /// let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"b", b"2")?;
+    /// let values = db.multi_get(&[&b"b"[..], b"missing", b"a"])?;
+    /// assert_eq!(values, [Some(b"2".to_vec()), None, Some(b"1".to_vec())]);
+    /// # db.close()?;
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), ravel::Error>(())
+    /// ```
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.multi_get_at(ptr::null(), keys)
+    }
+
     /// A snapshot of the current state: reads through it never change.
     pub fn snapshot(&self) -> Result<Snapshot<'_>> {
         let mut raw = ptr::null_mut();
@@ -291,6 +315,56 @@ impl Db {
         Ok(Some(value))
     }
 
+    /// ravel_multi_get as of SNAP (NULL: the latest state, taken once).
+    pub(crate) fn multi_get_at<K: AsRef<[u8]>>(
+        &self,
+        snap: *const sys::ravel_snapshot,
+        keys: &[K],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let n = keys.len();
+        let key_ptrs: Vec<*const c_void> = keys.iter().map(|k| bytes_ptr(k.as_ref())).collect();
+        let klens: Vec<usize> = keys.iter().map(|k| k.as_ref().len()).collect();
+        let mut vals: Vec<*mut c_void> = vec![ptr::null_mut(); n];
+        let mut vlens = vec![0usize; n];
+        let mut rcs: Vec<c_int> = vec![sys::RAVEL_NOTFOUND; n];
+        let ro = ReadOptionsAt::new(snap)?;
+        // SAFETY: the handle is live; RO is NULL or live read options whose
+        // snapshot is NULL or a live snapshot of this db; each of the N
+        // KEY_PTRS is valid for its KLENS bytes (borrowed from KEYS), and
+        // VALS, VLENS and RCS have N writable elements.
+        let rc = unsafe {
+            sys::ravel_multi_get(
+                self.as_ptr(),
+                ro.as_ptr(),
+                n,
+                key_ptrs.as_ptr(),
+                klens.as_ptr(),
+                vals.as_mut_ptr(),
+                vlens.as_mut_ptr(),
+                rcs.as_mut_ptr(),
+            )
+        };
+        // the error's message is read before anything else calls ravel
+        let result = check(rc);
+        drop(ro);
+        let mut values = Vec::with_capacity(n);
+        for i in 0..n {
+            let val = vals[i];
+            if val.is_null() {
+                values.push(None); // RAVEL_NOTFOUND, or no value on an error
+                continue;
+            }
+            // SAFETY: a non-NULL VALS[i] holds VLENS[i] bytes allocated for
+            // us; we copy them and free it once.
+            values.push(Some(unsafe { std::slice::from_raw_parts(val.cast::<u8>(), vlens[i]).to_vec() }));
+            // SAFETY: VAL came from ravel_multi_get and is freed once.
+            unsafe { sys::ravel_free(val) };
+        }
+        result?;
+        debug_assert!(rcs.iter().zip(&values).all(|(rc, v)| (*rc == sys::RAVEL_OK) == v.is_some()));
+        Ok(values)
+    }
+
     /// ravel_get_into as of SNAP.
     pub(crate) fn get_into_at(
         &self,
@@ -365,6 +439,37 @@ impl Db {
         // this db; RAW is a valid out-pointer.
         check(unsafe { sys::ravel_iter_new(self.as_ptr(), snap, &mut raw) })?;
         Ok(Iter::new(NonNull::new(raw).expect("ravel_iter_new gave NULL")))
+    }
+}
+
+/// Read options holding SNAP, or none (NULL) for the latest state; freed
+/// on drop.
+struct ReadOptionsAt(*mut sys::ravel_readoptions);
+
+impl ReadOptionsAt {
+    fn new(snap: *const sys::ravel_snapshot) -> Result<ReadOptionsAt> {
+        if snap.is_null() {
+            return Ok(ReadOptionsAt(ptr::null_mut()));
+        }
+        let mut raw = ptr::null_mut();
+        // SAFETY: RAW is a valid out-pointer.
+        check(unsafe { sys::ravel_readoptions_new(&mut raw) })?;
+        let ro = ReadOptionsAt(raw);
+        // SAFETY: RO is live and ours alone; SNAP is a live snapshot that
+        // outlives RO (its owner borrows it for the whole call).
+        check(unsafe { sys::ravel_readoptions_set_snapshot(ro.0, snap) })?;
+        Ok(ro)
+    }
+
+    fn as_ptr(&self) -> *const sys::ravel_readoptions {
+        self.0
+    }
+}
+
+impl Drop for ReadOptionsAt {
+    fn drop(&mut self) {
+        // SAFETY: NULL or read options from ravel_readoptions_new, freed once.
+        unsafe { sys::ravel_readoptions_free(self.0) };
     }
 }
 

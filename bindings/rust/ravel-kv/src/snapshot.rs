@@ -43,10 +43,11 @@ pub struct Snapshot<'db> {
 
 // SAFETY: a snapshot is only ever passed to functions that take its
 // ravel_db (ravel_get, ravel_get_into, ravel_iter_new,
-// ravel_snapshot_release), which ravel.h makes safe from many threads at
-// once, and to ravel_snapshot_sequence, which reads a field fixed at
-// acquisition.  ravel.h does not list it among the objects to be used by
-// one thread at a time.  Release needs the Snapshot by value (Drop).
+// ravel_snapshot_release, and ravel_multi_get through read options of the
+// call's own), which ravel.h makes safe from many threads at once, and to
+// ravel_snapshot_sequence, which reads a field fixed at acquisition.
+// ravel.h does not list it among the objects to be used by one thread at a
+// time.  Release needs the Snapshot by value (Drop).
 unsafe impl Send for Snapshot<'_> {}
 // SAFETY: see Send above: reads through &Snapshot are thread-safe.
 unsafe impl Sync for Snapshot<'_> {}
@@ -76,6 +77,11 @@ impl<'db> Snapshot<'db> {
     /// As [`Db::get_into_vec`], as of the snapshot.
     pub fn get_into_vec(&self, key: impl AsRef<[u8]>, buf: &mut Vec<u8>) -> Result<bool> {
         self.db.get_into_vec_at(self.raw.as_ptr(), key.as_ref(), buf)
+    }
+
+    /// As [`Db::multi_get`], as of the snapshot.
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.db.multi_get_at(self.raw.as_ptr(), keys)
     }
 
     /// An iterator over the snapshot's state (it borrows the snapshot).
