@@ -22,6 +22,8 @@ package ravel
 #cgo noescape shim_compact_range
 #cgo noescape shim_iter_move
 #cgo noescape shim_iter_new
+#cgo noescape shim_multi_get
+#cgo noescape shim_free_values
 #cgo nocallback shim_put
 #cgo nocallback shim_delete
 #cgo nocallback shim_get_into
@@ -30,6 +32,8 @@ package ravel
 #cgo nocallback shim_batch_delete
 #cgo nocallback shim_iter_move
 #cgo nocallback shim_iter_new
+#cgo nocallback shim_multi_get
+#cgo nocallback shim_free_values
 
 #include "shim.h"
 */

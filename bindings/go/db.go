@@ -194,6 +194,22 @@ func (db *DB) AppendGet(dst, key []byte) ([]byte, error) {
 	return appendValue(db.c, nil, dst, key)
 }
 
+// MultiGet returns copies of the values of keys, in their order, all read
+// from one state of the database: a batch written meanwhile is seen whole
+// or not at all, which Get called for each key does not promise.  An
+// absent (or deleted) key has a nil value; an empty value is a non-nil
+// empty slice.  Keys may repeat and come in any order.  It costs about
+// what as many calls of Get cost; its point is the one state.  An error
+// (a key longer than 1 MiB is ErrInvalid, a damaged table file ErrCorrupt)
+// returns no values.
+func (db *DB) MultiGet(keys [][]byte) ([][]byte, error) {
+	if !db.gate.enter() {
+		return nil, closedError("multi get", "database "+db.path)
+	}
+	defer db.gate.leave()
+	return multiGetValues(db.c, nil, keys)
+}
+
 // smallValue is the size of the stack buffer Get reads into first: a
 // value that fits is copied once more into a slice of its exact size;
 // a longer one is read again into such a slice.
@@ -224,6 +240,45 @@ func getValue(cdb *C.ravel_db, snap *C.ravel_snapshot, key []byte) ([]byte, erro
 			return out[:v.len], nil
 		}
 	}
+}
+
+// multiGetValues reads keys as of snap (nil: the latest state, taken
+// once) with one ravel_multi_get.  The keys' bytes are pinned, as C reads
+// the array of their addresses; the values ravel allocated are copied
+// into Go slices and freed.
+func multiGetValues(cdb *C.ravel_db, snap *C.ravel_snapshot, keys [][]byte) ([][]byte, error) {
+	n := len(keys)
+	if n == 0 {
+		return [][]byte{}, nil
+	}
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	ptrs := make([]unsafe.Pointer, n)
+	klens := make([]C.size_t, n)
+	for i, k := range keys {
+		if p := bytesPtr(k); p != nil {
+			pinner.Pin(p)
+			ptrs[i] = p
+		}
+		klens[i] = cSize(k)
+	}
+	vals := make([]unsafe.Pointer, n)
+	vlens := make([]C.size_t, n)
+	rcs := make([]C.int, n)
+	s := C.shim_multi_get(cdb, snap, C.size_t(n),
+		&ptrs[0], &klens[0],
+		&vals[0], &vlens[0], &rcs[0])
+	if err := statusError("multi get", s); err != nil {
+		return nil, err // ravel left no value to free
+	}
+	out := make([][]byte, n)
+	for i, v := range vals {
+		if rcs[i] == C.RAVEL_OK {
+			out[i] = append(make([]byte, 0, int(vlens[i])), cBytes(v, vlens[i])...)
+		}
+	}
+	C.shim_free_values(&vals[0], C.size_t(n))
+	return out, nil
 }
 
 // appendValue appends the value of key as of snap to dst.

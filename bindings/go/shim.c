@@ -138,6 +138,31 @@ shim_value shim_get_into(ravel_db *db, const ravel_snapshot *snap,
     return v;
 }
 
+shim_status shim_multi_get(ravel_db *db, const ravel_snapshot *snap,
+                           size_t n, const void *const *keys,
+                           const size_t *klens, void **vals, size_t *vlens,
+                           int *rcs)
+{
+    ravel_readoptions *ro = NULL;
+    int rc = RAVEL_OK;
+    if (snap) {
+        rc = ravel_readoptions_new(&ro);
+        if (rc == RAVEL_OK)
+            rc = ravel_readoptions_set_snapshot(ro, snap);
+    }
+    if (rc == RAVEL_OK)
+        rc = ravel_multi_get(db, ro, n, keys, klens, vals, vlens, rcs);
+    shim_status s = status_of(rc); /* the message before any other call */
+    ravel_readoptions_free(ro);
+    return s;
+}
+
+void shim_free_values(void **vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ravel_free(vals[i]);
+}
+
 shim_status shim_flush_wal(ravel_db *db, int sync)
 {
     return status_of(ravel_flush_wal(db, sync));

@@ -94,6 +94,15 @@ shim_status shim_write(ravel_db *db, int flags, ravel_batch *b);
 shim_value shim_get_into(ravel_db *db, const ravel_snapshot *snap,
                          const void *key, size_t klen, void *buf,
                          size_t cap);
+/* ravel_multi_get through read options holding SNAP (NULL: the latest
+** state), made and freed inside the call; the per-key codes in RCS need no
+** message (RAVEL_OK or RAVEL_NOTFOUND).  shim_free_values frees the N
+** values (NULL ones skipped) a successful call left in VALS. */
+shim_status shim_multi_get(ravel_db *db, const ravel_snapshot *snap,
+                           size_t n, const void *const *keys,
+                           const size_t *klens, void **vals, size_t *vlens,
+                           int *rcs);
+void shim_free_values(void **vals, size_t n);
 shim_status shim_flush_wal(ravel_db *db, int sync);
 shim_status shim_flush(ravel_db *db, int flags);
 shim_status shim_compact_range(ravel_db *db, const void *begin, size_t blen,

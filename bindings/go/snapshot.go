@@ -14,7 +14,7 @@ import (
 )
 
 // Snapshot pins the database's state when it was made: reads through it
-// (Get, AppendGet, and iterators made with IterOptions.Snapshot) never
+// (Get, AppendGet, MultiGet, and iterators made with IterOptions.Snapshot) never
 // see later writes.  It is safe for concurrent use.  Close it when done:
 // DB.Close refuses to close a database with snapshots still open.  (A
 // finalizer releases a forgotten one, as a safety net only.)
@@ -88,6 +88,16 @@ func (s *Snapshot) AppendGet(dst, key []byte) ([]byte, error) {
 	}
 	defer s.gate.leave()
 	return appendValue(s.cdb, s.c, dst, key)
+}
+
+// MultiGet returns copies of the values of keys as of the snapshot, as
+// DB.MultiGet does for the latest state.
+func (s *Snapshot) MultiGet(keys [][]byte) ([][]byte, error) {
+	if err := s.enter("multi get"); err != nil {
+		return nil, err
+	}
+	defer s.gate.leave()
+	return multiGetValues(s.cdb, s.c, keys)
 }
 
 // enter admits a call through the snapshot (the caller then calls
