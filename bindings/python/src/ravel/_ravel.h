@@ -149,6 +149,11 @@ PyObject *rvpy_read(rvpy_db *db, PyObject *snap, PyObject *key);
 /* 1 if KEY is present as of SNAP, 0 if absent, -1 with an exception. */
 int rvpy_contains(rvpy_db *db, PyObject *snap, PyObject *key);
 
+/* The values of the iterable KEYS in DB as of SNAP (a Snapshot or None),
+** read by one ravel_multi_get without the GIL: a new list of bytes or
+** None (absent), or NULL with an exception. */
+PyObject *rvpy_multi_read(rvpy_db *db, PyObject *snap, PyObject *keys);
+
 /* --------------------------------------------------------- iterators */
 
 typedef struct {

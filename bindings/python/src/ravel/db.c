@@ -329,6 +329,163 @@ int rvpy_contains(rvpy_db *db, PyObject *snap, PyObject *key)
     return -1;
 }
 
+/* The arrays of one ravel_multi_get: the keys' buffers (the first GOT of
+** them filled) and the call's outputs. */
+struct multi_read {
+    size_t n, got;
+    rvpy_bytes *keys;
+    const void **kptrs;
+    size_t *klens;
+    void **vals;
+    size_t *vlens;
+    int *rcs;
+};
+
+static void multi_read_free(struct multi_read *m)
+{
+    for (size_t i = 0; i < m->got; i++)
+        rvpy_bytes_release(&m->keys[i]);
+    if (m->vals)
+        for (size_t i = 0; i < m->n; i++)
+            ravel_free(m->vals[i]);
+    PyMem_Free(m->keys);
+    PyMem_Free(m->kptrs);
+    PyMem_Free(m->klens);
+    PyMem_Free(m->vals);
+    PyMem_Free(m->vlens);
+    PyMem_Free(m->rcs);
+}
+
+/* Sizes M for the keys of the tuple KEYS and reads their buffers.
+** Returns 0, or -1 with an exception (M is then freed by the caller). */
+static int multi_read_keys(struct multi_read *m, PyObject *keys)
+{
+    size_t n = (size_t)PyTuple_GET_SIZE(keys);
+    m->n = n;
+    m->keys = PyMem_Calloc(n ? n : 1, sizeof *m->keys);
+    m->kptrs = PyMem_Calloc(n ? n : 1, sizeof *m->kptrs);
+    m->klens = PyMem_Calloc(n ? n : 1, sizeof *m->klens);
+    m->vals = PyMem_Calloc(n ? n : 1, sizeof *m->vals);
+    m->vlens = PyMem_Calloc(n ? n : 1, sizeof *m->vlens);
+    m->rcs = PyMem_Calloc(n ? n : 1, sizeof *m->rcs);
+    if (!m->keys || !m->kptrs || !m->klens || !m->vals || !m->vlens ||
+        !m->rcs) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (; m->got < n; m->got++) {
+        rvpy_bytes *k = &m->keys[m->got];
+        if (rvpy_bytes_get(PyTuple_GET_ITEM(keys, m->got), k, "key") < 0)
+            return -1;
+        m->kptrs[m->got] = k->ptr;
+        m->klens[m->got] = k->len;
+    }
+    return 0;
+}
+
+/* ravel_multi_get as of SNAP_HANDLE (NULL: the latest state), through
+** read options made for the call; its message copied into MSG on failure
+** (called without the GIL). */
+static int multi_read_call(ravel_db *handle,
+                           const ravel_snapshot *snap_handle,
+                           struct multi_read *m, char *msg)
+{
+    ravel_readoptions *ro = NULL;
+    int rc = RAVEL_OK;
+    if (snap_handle) {
+        rc = ravel_readoptions_new(&ro);
+        if (rc == RAVEL_OK)
+            rc = ravel_readoptions_set_snapshot(ro, snap_handle);
+    }
+    if (rc == RAVEL_OK)
+        rc = ravel_multi_get(handle, ro, m->n, m->kptrs, m->klens, m->vals,
+                             m->vlens, m->rcs);
+    if (rc != RAVEL_OK)
+        ravel_errmsg_r(msg, RVPY_MSG_SIZE);
+    ravel_readoptions_free(ro);
+    return rc;
+}
+
+/* The list of M's values: bytes, or None for a key not found. */
+static PyObject *multi_read_values(const struct multi_read *m)
+{
+    PyObject *list = PyList_New((Py_ssize_t)m->n);
+    for (size_t i = 0; list && i < m->n; i++) {
+        PyObject *v;
+        if (m->rcs[i] == RAVEL_OK)
+            v = PyBytes_FromStringAndSize(m->vals[i], (Py_ssize_t)m->vlens[i]);
+        else {
+            Py_INCREF(Py_None);
+            v = Py_None;
+        }
+        if (!v)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+    }
+    return list;
+}
+
+PyObject *rvpy_multi_read(rvpy_db *db, PyObject *snap, PyObject *keys)
+{
+    if (PyUnicode_Check(keys) || PyObject_CheckBuffer(keys))
+        return PyErr_Format(PyExc_TypeError, "multi_get() takes an iterable "
+                            "of keys, not one key (%.200s)",
+                            Py_TYPE(keys)->tp_name);
+    /* a tuple of its own holds every key while the GIL is released (a
+    ** list could be changed meanwhile by another thread) */
+    PyObject *tuple = PySequence_Tuple(keys);
+    if (!tuple)
+        return NULL;
+    struct multi_read m = {0};
+    const ravel_snapshot *snap_handle = NULL;
+    PyObject *values = NULL;
+    if (multi_read_keys(&m, tuple) < 0)
+        goto out;
+    if (rvpy_snapshot_begin_use(snap, db, &snap_handle) < 0)
+        goto out;
+    if (rvpy_db_enter(db) < 0) {
+        rvpy_snapshot_end_use(snap);
+        goto out;
+    }
+    ravel_db *handle = db->handle;
+    char msg[RVPY_MSG_SIZE];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = multi_read_call(handle, snap_handle, &m, msg);
+    Py_END_ALLOW_THREADS
+    rvpy_db_leave(db);
+    rvpy_snapshot_end_use(snap);
+    if (rc)
+        rvpy_raise(rc, msg);
+    else
+        values = multi_read_values(&m);
+out:
+    multi_read_free(&m);
+    Py_DECREF(tuple);
+    return values;
+}
+
+PyDoc_STRVAR(multi_get_doc,
+"multi_get($self, keys, /, *, snapshot=None)\n--\n\n"
+"The values of KEYS (an iterable of bytes-like keys), as a list in their\n"
+"order: bytes, or None for a key that is absent.  All are read from one\n"
+"state of the database (SNAPSHOT's, or the latest): a batch written\n"
+"meanwhile is seen whole or not at all, which get() key by key does not\n"
+"promise.  Keys may repeat and come in any order.  It costs about what as\n"
+"many get() calls cost, without the GIL; its point is the one state.  An\n"
+"error (a key longer than 1 MiB is InvalidArgumentError) returns no value.");
+
+static PyObject *db_multi_get(rvpy_db *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"", "snapshot", NULL};
+    PyObject *keys, *snap = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:multi_get", kwlist,
+                                     &keys, &snap))
+        return NULL;
+    return rvpy_multi_read(self, snap, keys);
+}
+
 PyDoc_STRVAR(get_doc,
 "get($self, key, /, default=None)\n--\n\n"
 "The value of KEY (bytes-like), or DEFAULT if it is absent.");
@@ -770,6 +927,8 @@ static PyGetSetDef db_getset[] = {
 static PyMethodDef db_methods[] = {
     {"get", (PyCFunction)(void (*)(void))db_get,
      METH_FASTCALL | METH_KEYWORDS, get_doc},
+    {"multi_get", (PyCFunction)(void (*)(void))db_multi_get,
+     METH_VARARGS | METH_KEYWORDS, multi_get_doc},
     {"put", (PyCFunction)(void (*)(void))db_put,
      METH_FASTCALL | METH_KEYWORDS, put_doc},
     {"delete", (PyCFunction)(void (*)(void))db_delete,

@@ -1,7 +1,7 @@
 /*
 ** snapshot.c -- the Snapshot type: a pinned, consistent view of a
 ** database (ravel_snapshot_acquire/release), with the same read methods
-** as DB (get, [], in, items, keys, values, iterator).
+** as DB (get, multi_get, [], in, items, keys, values, iterator).
 */
 #include "_ravel.h"
 
@@ -174,6 +174,15 @@ static PyObject *snapshot_get(rvpy_snapshot *self, PyObject *const *args,
     return dflt;
 }
 
+PyDoc_STRVAR(multi_get_doc,
+"multi_get($self, keys, /)\n--\n\n"
+"As DB.multi_get(), as of the snapshot.");
+
+static PyObject *snapshot_multi_get(rvpy_snapshot *self, PyObject *keys)
+{
+    return rvpy_multi_read(self->db, (PyObject *)self, keys);
+}
+
 static PyObject *snapshot_subscript(rvpy_snapshot *self, PyObject *key)
 {
     PyObject *value = rvpy_read(self->db, (PyObject *)self, key);
@@ -253,6 +262,7 @@ static PyGetSetDef snapshot_getset[] = {
 static PyMethodDef snapshot_methods[] = {
     {"get", (PyCFunction)(void (*)(void))snapshot_get,
      METH_FASTCALL | METH_KEYWORDS, get_doc},
+    {"multi_get", (PyCFunction)snapshot_multi_get, METH_O, multi_get_doc},
     {"items", (PyCFunction)(void (*)(void))snapshot_items,
      METH_VARARGS | METH_KEYWORDS,
      "items($self, /, start=None, stop=None, reverse=False, *, "
