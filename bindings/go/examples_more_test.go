@@ -67,6 +67,31 @@ func ExampleDB_Write() {
 	// Output: 2 10
 }
 
+func ExampleDB_MultiGet() {
+	db, done := exampleDB()
+	defer done()
+	db.Put([]byte("from"), []byte("90"))
+	db.Put([]byte("to"), []byte("10"))
+
+	// both values from one state: a transfer written as a batch is seen
+	// whole or not at all
+	values, err := db.MultiGet([][]byte{[]byte("to"), []byte("absent"), []byte("from")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, v := range values {
+		if v == nil {
+			fmt.Println("(absent)")
+		} else {
+			fmt.Println(string(v))
+		}
+	}
+	// Output:
+	// 10
+	// (absent)
+	// 90
+}
+
 func ExampleDB_NewSnapshot() {
 	db, done := exampleDB()
 	defer done()
