@@ -172,6 +172,9 @@ extern "C" {
     pub fn ravel_open(dir: *const c_char, opts: *const ravel_options, out: *mut *mut ravel_db) -> c_int;
     /// Closes the database; RAVEL_INVALID (and still open) if snapshots or iterators are live.
     pub fn ravel_close(db: *mut ravel_db) -> c_int;
+    /// Deletes the database in directory DIR (its files, its LOCK, then DIR
+    /// if nothing else is left), as RocksDB's DestroyDB; RAVEL_LOCKED if open.
+    pub fn ravel_destroy(dir: *const c_char) -> c_int;
 }
 
 // ------------------------------------------------------------- writes

@@ -1,6 +1,6 @@
 //! db.rs -- an open database: opening and closing it, writes, point reads
 //! and the maintenance calls (flush, compaction, verification,
-//! properties).  Snapshots and iterators borrow a `Db` (snapshot.rs,
+//! properties); and [`destroy`], deleting a closed one.  Snapshots and iterators borrow a `Db` (snapshot.rs,
 //! iter.rs), which is what makes closing it under them impossible.
 
 use std::ffi::{c_char, c_int, c_void};
@@ -440,6 +440,34 @@ impl Db {
         check(unsafe { sys::ravel_iter_new(self.as_ptr(), snap, &mut raw) })?;
         Ok(Iter::new(NonNull::new(raw).expect("ravel_iter_new gave NULL")))
     }
+}
+
+/// Deletes the database in directory PATH, as RocksDB's `DestroyDB`: its
+/// files (`CURRENT`, `IDENTITY`, `LOG`, `LOG.old`, `MANIFEST-*`,
+/// `wal-*.log`, `*.sst`, their `.tmp` files, `lost/` and what it holds) and
+/// its `LOCK`, then PATH itself if nothing else is left in it.  Files of
+/// other names stay, and so does PATH with them.
+///
+/// Fails with [`Code::Locked`](crate::Code::Locked), deleting nothing, if
+/// the database is open, in this process (a [`Db`] not yet closed or
+/// dropped) or another.  A PATH that does not exist is `Ok(())`.  Fails
+/// with [`Code::Io`](crate::Code::Io) naming the file that could not be
+/// removed (the files before it are gone).
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("ravel-doc-destroy-{}", std::process::id()));
+/// let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
+/// db.put(b"k", b"v")?;
+/// assert_eq!(ravel::destroy(&dir).unwrap_err().code(), ravel::Code::Locked);
+/// db.close()?;
+/// ravel::destroy(&dir)?;
+/// assert!(!dir.exists());
+/// # Ok::<(), ravel::Error>(())
+/// ```
+pub fn destroy<P: AsRef<Path>>(path: P) -> Result<()> {
+    let dir = c_path(path.as_ref())?;
+    // SAFETY: DIR is NUL-terminated and lives through the call.
+    check(unsafe { sys::ravel_destroy(dir.as_ptr()) })
 }
 
 /// Read options holding SNAP, or none (NULL) for the latest state; freed

@@ -114,7 +114,7 @@ mod text;
 use std::ffi::CStr;
 
 pub use batch::Batch;
-pub use db::{Db, WriteFlags};
+pub use db::{destroy, Db, WriteFlags};
 pub use error::{Code, Error, Result};
 pub use iter::{Iter, RangeIter};
 pub use options::{Cache, Options, WriteController};
