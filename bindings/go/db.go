@@ -1,5 +1,6 @@
 // db.go -- DB: opening and closing a database, single writes, point reads,
-// and the maintenance calls (properties, flushes, compaction, verify).
+// and the maintenance calls (properties, flushes, compaction, verify); and
+// Destroy, deleting a closed database.
 
 package ravel
 
@@ -11,6 +12,7 @@ import "C"
 import (
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -82,6 +84,26 @@ func Open(path string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	return &DB{c: (*C.ravel_db)(h.handle), path: path}, nil
+}
+
+// Destroy deletes the database in the directory path, as RocksDB's
+// DestroyDB: its files (CURRENT, IDENTITY, LOG, LOG.old, MANIFEST-*,
+// wal-*.log, *.sst, their .tmp files, lost/ and what it holds) and its
+// LOCK, then path itself if nothing else is left in it.  Files of other
+// names stay, and so does path with them.
+//
+// Destroy fails with ErrLocked, deleting nothing, if the database is open,
+// in this process (a DB not yet closed) or another.  A path that does not
+// exist is not an error.  An ErrIO error names the file that could not be
+// removed (the files before it are gone).  A path containing a NUL byte is
+// ErrInvalid: C would see only the part before it.
+func Destroy(path string) error {
+	if strings.IndexByte(path, 0) >= 0 {
+		return misuseError("destroy", "path %q contains a NUL byte", path)
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	return statusError("destroy", C.shim_destroy(cpath))
 }
 
 // Path returns the directory the database was opened in.

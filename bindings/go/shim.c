@@ -109,6 +109,11 @@ shim_status shim_close(ravel_db *db)
     return status_of(ravel_close(db));
 }
 
+shim_status shim_destroy(const char *dir)
+{
+    return status_of(ravel_destroy(dir));
+}
+
 shim_status shim_put(ravel_db *db, int flags, const void *key, size_t klen,
                      const void *val, size_t vlen)
 {

@@ -86,6 +86,7 @@ shim_handle shim_write_controller_new(uint64_t delayed_write_rate);
 /* database */
 shim_handle shim_open(const char *dir, const ravel_options *o);
 shim_status shim_close(ravel_db *db);
+shim_status shim_destroy(const char *dir);
 shim_status shim_put(ravel_db *db, int flags, const void *key, size_t klen,
                      const void *val, size_t vlen);
 shim_status shim_delete(ravel_db *db, int flags, const void *key,
