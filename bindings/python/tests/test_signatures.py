@@ -125,6 +125,10 @@ def test_function_signatures():
     assert str(inspect.signature(ravel.errstr)) == "(code, /)"
     assert runtime_parameters(inspect.signature(ravel.errstr)) == \
         stub_parameters(STUBS[(None, "errstr")], False)
+    assert str(inspect.signature(ravel.destroy)) == "(path, /)"
+    assert runtime_parameters(inspect.signature(ravel.destroy)) == \
+        stub_parameters(STUBS[(None, "destroy")], False)
+    assert ravel.destroy.__doc__.startswith("Deletes the database")
     # open() is Python and mirrors DB()
     assert [p for p in runtime_parameters(inspect.signature(ravel.open))] == \
         runtime_parameters(inspect.signature(ravel.DB))

@@ -105,6 +105,10 @@ typedef struct {
 
 extern PyTypeObject rvpy_db_type;
 
+/* ravel.destroy(path): ravel_destroy with the GIL released. */
+PyObject *rvpy_destroy(PyObject *module, PyObject *path);
+extern const char rvpy_destroy_doc[];
+
 /* Registers a call that will release the GIL.  Returns 0, or -1 with
 ** InvalidArgumentError if the database is closed or closing. */
 int rvpy_db_enter(rvpy_db *db);

@@ -59,6 +59,7 @@ lib_version_number: Final[int]
 header_version: Final[str]
 
 def errstr(code: int, /) -> str: ...
+def destroy(path: _Path, /) -> None: ...
 
 # ------------------------------------------- options, cache, write controller
 

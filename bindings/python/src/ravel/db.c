@@ -1,7 +1,8 @@
 /*
 ** db.c -- the DB type: opening and closing a database, point reads and
 ** writes, the mapping protocol (db[k], k in db, del db[k]), and the
-** maintenance calls (property, flush_wal, flush, compact_range, verify).
+** maintenance calls (property, flush_wal, flush, compact_range, verify);
+** and the module function destroy(), deleting a closed database.
 ** Iterators, snapshots and batches live in their own files; this file
 ** owns the bookkeeping that keeps them from outliving the handle.
 */
@@ -217,6 +218,39 @@ static void db_dealloc(rvpy_db *self)
     }
     Py_XDECREF(self->path);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* ------------------------------------------------------------- destroy */
+
+const char rvpy_destroy_doc[] =
+"destroy(path, /)\n--\n\n"
+"Deletes the database in directory PATH, as RocksDB's DestroyDB: its\n"
+"files (CURRENT, IDENTITY, LOG, LOG.old, MANIFEST-*, wal-*.log, *.sst,\n"
+"their .tmp files, lost/ and what it holds) and its LOCK, then PATH\n"
+"itself if nothing else is left in it.  Files of other names stay, and\n"
+"so does PATH with them.  Raises LockedError, deleting nothing, if the\n"
+"database is open (a DB of this process not yet closed, or another\n"
+"process); DiskIOError naming the file that could not be removed (those\n"
+"before it are gone).  A PATH that does not exist is not an error.";
+
+PyObject *rvpy_destroy(PyObject *module, PyObject *path_arg)
+{
+    (void)module;
+    PyObject *path_bytes = NULL;
+    if (!PyUnicode_FSConverter(path_arg, &path_bytes))
+        return NULL;
+    const char *dir = PyBytes_AS_STRING(path_bytes);
+    char msg[RVPY_MSG_SIZE] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ravel_destroy(dir);
+    if (rc)
+        ravel_errmsg_r(msg, sizeof msg);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path_bytes);
+    if (rc)
+        return rvpy_raise(rc, msg);
+    Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(close_doc,

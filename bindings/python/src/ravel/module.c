@@ -385,6 +385,7 @@ static PyObject *module_errstr(PyObject *module, PyObject *arg)
 
 static PyMethodDef module_methods[] = {
     {"errstr", module_errstr, METH_O, errstr_doc},
+    {"destroy", rvpy_destroy, METH_O, rvpy_destroy_doc},
     {NULL, NULL, 0, NULL},
 };
 
