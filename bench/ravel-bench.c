@@ -84,7 +84,6 @@
 #endif
 
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -222,7 +221,9 @@ static const struct flag bench_flags[] = {
     {"disable_wal", FLAG_BOOL, &FLAGS.disable_wal, "RAVEL_NO_WAL on every write"},
     {"use_existing_db", FLAG_BOOL, &FLAGS.use_existing_db,
      "keep the database; fill benchmarks are skipped; a missing database "
-     "is an error (db_bench would create an empty one)"},
+     "is an error (db_bench would create an empty one).  Without it, the "
+     "database at --db is deleted first (ravel_destroy: never one open in "
+     "another process, never files of other names)"},
     {"histogram", FLAG_BOOL, &FLAGS.histogram, "print latency histograms"},
     {"statistics", FLAG_BOOL, &FLAGS.statistics,
      "print the ravel.stats property at the end (once: not again if a "
@@ -2097,37 +2098,19 @@ static void db_close(void)
     }
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int type,
-                        struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    if (remove(path) != 0)
-        die("remove %s: %s (type %d)", path, strerror(errno), type);
-    return 0;
-}
-
-/* Removes the database directory PATH, like db_bench's DestroyDB.  Only a
-** directory that is empty or holds a LOCK file (every ravel database
-** does) is removed, so a mistyped --db cannot delete unrelated files. */
+/* Deletes the database PATH, as db_bench's DestroyDB: ravel_destroy takes
+** its LOCK, so a database another process has open is refused, not wiped
+** under it, and removes only ravel's files (a mistyped --db deletes no
+** file of anyone else's). */
 static void db_destroy_one(const char *path)
 {
-    struct stat sb;
-    char lock[4096];
-    if (stat(path, &sb) != 0) {
-        if (errno == ENOENT)
-            return;
-        die("stat %s: %s", path, strerror(errno));
-    }
-    if (!S_ISDIR(sb.st_mode))
-        die("database %s is not a directory", path);
-    snprintf(lock, sizeof lock, "%s/LOCK", path);
-    if (access(lock, F_OK) != 0 && rmdir(path) != 0)
-        die("refusing to remove %s: not empty and holds no LOCK file "
-            "(not a ravel database?)", path);
-    if (access(path, F_OK) == 0 &&
-        nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        die("removing %s failed", path);
+    int rc = ravel_destroy(path);
+    if (rc == RAVEL_LOCKED)
+        die("not removing the database %s: it is open in another process "
+            "(%s); close it, or choose another --db", path, ravel_errmsg());
+    if (rc)
+        die("removing the database %s: %s: %s", path, ravel_errstr(rc),
+            ravel_errmsg());
 }
 
 /* Removes every database; with --num_multi_db their parent --db stays. */

@@ -516,6 +516,16 @@ RAVEL_API int ravel_open(const char *dir, const ravel_options *opts,
 ** is a diagnostic, not a guarantee. */
 RAVEL_API int ravel_close(ravel_db *db);
 
+/* Deletes the database in directory DIR, as RocksDB's DestroyDB: takes
+** its LOCK (RAVEL_LOCKED if the database is open, in this process or
+** another, and then nothing is deleted), removes the files a database
+** holds (CURRENT, IDENTITY, LOG, LOG.old, MANIFEST-*, wal-*.log, *.sst,
+** their .tmp files, lost/ and what it holds) and the LOCK, then DIR itself
+** if nothing else is left in it: files of other names stay where they
+** are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
+** file that could not be removed (those before it are gone). */
+RAVEL_API int ravel_destroy(const char *dir);
+
 /* Processes and fork.  Like SQLite's, a database must not be carried
 ** across a fork.  A child forked while a database is open gets a copy of
 ** the handle's memory but none of its background threads or pending I/O:

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <sys/mman.h>
@@ -1744,6 +1745,121 @@ static void test_memtable_switch(void **state)
 
 /* --------------------------------------------------------------- reopen */
 
+/* How many entries of DIR have names starting with PREFIX. */
+static int count_entries(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* A small database opened and closed again and again (what a shell's
+** scripts do) keeps a bounded number of WAL segments, not one per open
+** (each open starts a segment; close flushes small memtables once the WAL
+** spans several), and everything written stays readable. */
+static void test_many_reopens_bound_the_wal(void **state)
+{
+    (void)state;
+    char *dir = new_dir("reopens");
+    for (int i = 0; i < 40; i++) {
+        ravel_db *db = tu_open_ok(dir, NULL);
+        char key[16];
+        snprintf(key, sizeof key, "k%02d", i);
+        if (i % 2 == 0)
+            tu_put(db, 0, key, "v");
+        for (int j = 0; j < i; j += 2) {
+            snprintf(key, sizeof key, "k%02d", j);
+            tu_expect(db, NULL, key, "v");
+        }
+        TU_OK(ravel_close(db));
+    }
+    int segments = count_entries(dir, "wal-");
+    printf("# 40 opens: %d WAL segments left\n", segments);
+    if (segments > 6)
+        fail_msg("%d WAL segments after 40 small sessions: one kept per "
+                 "open", segments);
+    free(dir);
+}
+
+/* A LOG grown past 1 MiB is set aside as LOG.old by the next open, which
+** starts a new one: a database opened thousands of times keeps a bounded
+** log. */
+static void test_log_rotates(void **state)
+{
+    (void)state;
+    char *dir = new_dir("logrotate");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    TU_OK(ravel_close(db));
+    char log[4096], old[4096];
+    snprintf(log, sizeof log, "%s/LOG", dir);
+    snprintf(old, sizeof old, "%s/LOG.old", dir);
+    size_t big = (1u << 20) + 4096;
+    char *junk = malloc(big);
+    assert_non_null(junk);
+    memset(junk, 'x', big);
+    assert_int_equal(tu_file_write(log, junk, big), 0);
+    free(junk);
+    db = tu_open_ok(dir, NULL);
+    TU_OK(ravel_close(db));
+    struct stat st;
+    assert_int_equal(stat(old, &st), 0);
+    assert_int_equal((size_t)st.st_size, big);
+    assert_int_equal(stat(log, &st), 0);
+    assert_true(st.st_size > 0 && st.st_size < 65536);
+    free(dir);
+}
+
+/* ravel_destroy deletes a database no one has open, and only its files;
+** an open one is refused with RAVEL_LOCKED and keeps every key. */
+static void test_destroy(void **state)
+{
+    (void)state;
+    char *dir = new_dir("destroy");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "a", "1");
+    TU_OK(ravel_flush(db, 1));
+    tu_put(db, 0, "b", "2");
+    TU_EXPECT_RC(RAVEL_LOCKED, ravel_destroy(dir));
+    tu_expect(db, NULL, "a", "1");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, "create_if_missing=false");
+    tu_expect(db, NULL, "a", "1");
+    tu_expect(db, NULL, "b", "2");
+    TU_OK(ravel_close(db));
+
+    /* a file of another name stays, and so does the directory */
+    char foreign[4096];
+    snprintf(foreign, sizeof foreign, "%s/notes.txt", dir);
+    assert_int_equal(tu_file_write(foreign, "mine", 4), 0);
+    TU_OK(ravel_destroy(dir));
+    struct stat st;
+    assert_int_equal(stat(foreign, &st), 0);
+    assert_int_equal(count_entries(dir, ""), 3); /* ., .., notes.txt */
+    ravel_options *o = NULL;
+    TU_OK(ravel_options_new(&o));
+    TU_OK(ravel_options_set(o, "create_if_missing", "false"));
+    TU_EXPECT_INVALID(ravel_open(dir, o, &db)); /* no database left */
+    ravel_options_free(o);
+    unlink(foreign);
+
+    /* a whole database: the directory goes too; a missing one is OK */
+    db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "c", "3");
+    TU_OK(ravel_close(db));
+    TU_OK(ravel_destroy(dir));
+    assert_int_equal(stat(dir, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    TU_OK(ravel_destroy(dir));
+    TU_EXPECT_INVALID(ravel_destroy(""));
+    TU_EXPECT_INVALID(ravel_destroy(NULL));
+    free(dir);
+}
+
 static void test_reopen_keeps_data(void **state)
 {
     (void)state;
@@ -2062,6 +2178,9 @@ int main(void)
         cmocka_unit_test(test_stats_width),
         cmocka_unit_test(test_memtable_switch),
         cmocka_unit_test(test_reopen_keeps_data),
+        cmocka_unit_test(test_many_reopens_bound_the_wal),
+        cmocka_unit_test(test_destroy),
+        cmocka_unit_test(test_log_rotates),
         cmocka_unit_test(test_files_avoid_stdio_descriptors),
         cmocka_unit_test(test_fork_and_lock),
         cmocka_unit_test(test_read_only_open),

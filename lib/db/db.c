@@ -402,15 +402,20 @@ out:
 }
 
 /* Below this many bytes of memtables, close leaves them to the WAL: the
-** next open replays them in a few milliseconds. */
+** next open replays them in a few milliseconds... */
 #define DB_CLOSE_FLUSH_MIN (1u << 20)
+/* ... unless the WAL they hold has grown to this many segments: each open
+** starts a segment, so a small database opened again and again (a
+** shell's scripts) would otherwise gather one per session, every one
+** replayed by every open, without end. */
+#define DB_CLOSE_FLUSH_SEGMENTS 4
 
 /* Unless avoid_flush_during_shutdown, flushes the memtables before close
 ** when they are large, so that the next open replays almost nothing (a
 ** flush writes sorted data sequentially: several times faster than the
-** replay it saves), or when RAVEL_NO_WAL writes were made since the open:
-** the WAL does not hold those.  A failure is logged: the WAL still holds
-** the rest. */
+** replay it saves), when the WAL spans DB_CLOSE_FLUSH_SEGMENTS segments,
+** or when RAVEL_NO_WAL writes were made since the open: the WAL does not
+** hold those.  A failure is logged: the WAL still holds the rest. */
 static void db_flush_at_close(ravel_db *db)
 {
     if (db->options.read_only || db->options.avoid_flush_during_shutdown ||
@@ -424,7 +429,12 @@ static void db_flush_at_close(ravel_db *db)
     /* relaxed: written by leaders that completed before the gate closed */
     int nowal = atomic_load_explicit(&db->stats.nowal_writes,
                                      memory_order_relaxed) > 0;
-    if (bytes < DB_CLOSE_FLUSH_MIN && !nowal)
+    /* next_segment: no write-group leader is left once the gate closed */
+    rv_mutex_lock(&db->mu.lock);
+    uint64_t segments = db->write.next_segment - db->mu.files.log_number;
+    rv_mutex_unlock(&db->mu.lock);
+    if (bytes < DB_CLOSE_FLUSH_MIN && !nowal &&
+        segments < DB_CLOSE_FLUSH_SEGMENTS)
         return;
     if (rv_db_flush(db, 0) != RAVEL_OK)
         rv_db_log(db, "the flush at close failed (the WAL keeps the data "

@@ -471,7 +471,7 @@ static void recovery_keep_in_lost(ravel_db *db, const char *name,
                                   enum recovery_keep how, const char *why)
 {
     char lost[RV_PATH_MAX], from[RV_PATH_MAX], to[RV_PATH_MAX + 16];
-    if (rv_path_join(lost, db->dir, "lost") ||
+    if (rv_path_join(lost, db->dir, RV_DIR_LOST) ||
         rv_path_join(from, db->dir, name)) {
         rv_db_log(db, "could not keep %s in lost/ (%s): %s; left in place",
                   name, why, rv_errmsg_get());

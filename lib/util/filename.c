@@ -87,3 +87,33 @@ int rv_parse_table_file_name(const char *name, uint64_t *number)
 {
     return filename_parse_number(name, "", 6, ".sst", number);
 }
+
+/* NAME is one of ravel's names, as it is (no ".tmp" stripped). */
+static int filename_is_ours(const char *name)
+{
+    static const char *const fixed[] = {
+        RV_FILE_IDENTITY, RV_FILE_LOCK, RV_FILE_LOG, RV_FILE_LOG_OLD,
+        RV_FILE_CURRENT, RV_DIR_LOST, RV_WAL_PROBE_FILE, NULL,
+    };
+    for (int i = 0; fixed[i]; i++)
+        if (strcmp(name, fixed[i]) == 0)
+            return 1;
+    uint64_t number;
+    return rv_wal_parse_segment_name(name, &number) ||
+           rv_parse_manifest_name(name, &number) ||
+           rv_parse_table_file_name(name, &number);
+}
+
+int rv_is_database_file_name(const char *name)
+{
+    if (filename_is_ours(name))
+        return 1;
+    /* NAME.tmp: one of ours being written before its rename into place */
+    char base[64];
+    size_t n = strlen(name);
+    if (n <= 4 || n - 4 >= sizeof base || strcmp(name + n - 4, ".tmp") != 0)
+        return 0;
+    memcpy(base, name, n - 4);
+    base[n - 4] = '\0';
+    return filename_is_ours(base);
+}

@@ -19,6 +19,11 @@
 #define RV_FILE_IDENTITY "IDENTITY"
 #define RV_FILE_LOCK "LOCK"
 #define RV_FILE_LOG "LOG"
+#define RV_FILE_LOG_OLD "LOG.old" /* the LOG before the last rotation */
+#define RV_DIR_LOST "lost"        /* files recovery could not vouch for */
+/* The WAL probe's scratch file (wal_probe.c); rv_wal_open deletes one a
+** crash left behind. */
+#define RV_WAL_PROBE_FILE "wal-probe.tmp"
 #define RV_FILE_CURRENT "CURRENT"
 
 /* DIR "/" NAME into BUF (RV_PATH_MAX bytes).  RAVEL_INVALID with a message
@@ -61,5 +66,10 @@ RAVEL_PRIVATE int rv_table_file_path(char *buf, const char *dir,
 ** 0. */
 RAVEL_PRIVATE int rv_parse_table_file_name(const char *name,
                                            uint64_t *number);
+
+/* Whether NAME is a file (or lost/) that ravel makes in a database
+** directory: one of the names above, a WAL segment, a manifest, a table
+** file, or one of their ".tmp" files.  What ravel_destroy removes. */
+RAVEL_PRIVATE int rv_is_database_file_name(const char *name);
 
 #endif /* RAVEL_FILENAME_H */

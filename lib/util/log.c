@@ -9,16 +9,26 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define LOG_LINE_MAX 1024
 
+/* Past this size an open starts a new LOG, the old one kept as LOG.old
+** (replacing the one before): a database opened thousands of times, as a
+** shell's scripts do, keeps at most about twice this much log. */
+#define LOG_ROTATE_BYTES (1u << 20)
+
 int rv_log_open(const char *dir)
 {
-    char path[RV_PATH_MAX];
-    if (rv_path_join(path, dir, RV_FILE_LOG) != RAVEL_OK)
+    char path[RV_PATH_MAX], old[RV_PATH_MAX];
+    if (rv_path_join(path, dir, RV_FILE_LOG) != RAVEL_OK ||
+        rv_path_join(old, dir, RV_FILE_LOG_OLD) != RAVEL_OK)
         return -1;
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size > LOG_ROTATE_BYTES)
+        (void)rename(path, old); /* best effort: the LOG is for people */
     return rv_open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
 }
 

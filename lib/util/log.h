@@ -12,7 +12,8 @@
 
 #include <stdarg.h>
 
-/* Opens (creating) DIR/LOG for appending; -1 if it cannot be opened. */
+/* Opens (creating) DIR/LOG for appending, first renaming a LOG over 1 MiB
+** to LOG.old; -1 if it cannot be opened.  Called with the LOCK held. */
 RAVEL_PRIVATE int rv_log_open(const char *dir);
 
 /* Appends "2026-11-22T02:52:00.037988Z message\n" to the LOG open on FD

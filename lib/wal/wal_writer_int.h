@@ -288,10 +288,6 @@ struct rv_wal_probe {
     char why_not_direct[160];
 };
 
-/* The probe's scratch file in the database directory; rv_wal_open
-** deletes one a crash left behind. */
-#define RV_WAL_PROBE_FILE "wal-probe.tmp"
-
 /* The file system holding DIR: its name into FS (SIZE bytes). */
 RAVEL_PRIVATE void rv_wal_probe_fs(const char *dir, char *fs, size_t size);
 

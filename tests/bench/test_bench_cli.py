@@ -31,8 +31,10 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 BENCH = None
+SHELL = None
 FAILURES = []
 
 
@@ -266,6 +268,40 @@ def test_use_existing_db_missing(tmp):
     check('readrandom   :' not in out, 'no benchmark runs', out)
 
 
+def test_live_database_kept(tmp):
+    """A fresh run deletes the old database as db_bench's DestroyDB does:
+    never one another process has open, never files of other names."""
+    live = os.path.join(tmp, 'live')
+    subprocess.run([SHELL, live, 'put keep me'], check=True, timeout=30)
+    holder = subprocess.Popen([SHELL, '-interactive', live],
+                              stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(500):  # until the holder has the LOCK
+            p = subprocess.run([SHELL, live, 'get keep'],
+                               capture_output=True, text=True, timeout=30)
+            if 'already open' in p.stderr:
+                break
+            time.sleep(0.01)
+        rc, out, err = run(live, ['--benchmarks=fillseq', '--num=100'])
+        check(rc != 0, 'a database open in another process is not removed',
+              out + err)
+        check('open in another process' in err, 'the message says why', err)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    p = subprocess.run([SHELL, live, 'get keep'], capture_output=True,
+                       text=True, timeout=30)
+    check(p.stdout == 'me\n', 'its data is all there', p.stdout + p.stderr)
+    notes = os.path.join(live, 'notes.txt')
+    with open(notes, 'w') as f:
+        f.write('mine')
+    rc, out, err = run(live, ['--benchmarks=fillseq', '--num=100'])
+    check(rc == 0, 'a closed database is replaced', out + err)
+    check(os.path.exists(notes), 'a file of another name stays', err)
+
+
 def test_dbbench_option_names(db):
     rc, out, err = run(db, ['--benchmarks=fillseq', '--num=100',
                             '--compression_type=none', '--bloom_bits=7',
@@ -309,7 +345,9 @@ def test_help_defaults(db):
 
 def main():
     global BENCH
+    global SHELL
     BENCH = os.path.abspath(sys.argv[1])
+    SHELL = os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, 'db')
         test_progress(db)
@@ -320,6 +358,7 @@ def main():
         test_mixgraph_model(db)
         test_one_write_amplification(db)
         test_use_existing_db_missing(tmp)
+        test_live_database_kept(tmp)
         test_dbbench_option_names(db)
         test_help_defaults(db)
     if FAILURES:
