@@ -462,10 +462,26 @@ static void set_bench_flag(const struct flag *f, const char *value)
     }
 }
 
-/* db_bench's bloom_bits: negative (its default, -1) or 0 means no filter. */
+/* What a converter below changed, for the Options line ("" if nothing):
+** set by the converter, read and cleared by set_dbbench_option. */
+static char alias_note[128];
+
+/* db_bench's bloom_bits: negative (its default, -1) or 0 means no filter;
+** above 100 RocksDB reads 100 (its filter gains nothing past it), and so
+** does ravel-bench, saying so. */
 static const char *alias_bloom_bits(const char *value)
 {
-    return value[0] == '-' ? "0" : value;
+    if (value[0] == '-')
+        return "0";
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(value, &end, 10);
+    if (!errno && end != value && !*end && v > 100) {
+        snprintf(alias_note, sizeof alias_note, "100 (from bloom_bits=%s: "
+                 "RocksDB reads more than 100 as 100)", value);
+        return "100";
+    }
+    return value;
 }
 
 /* db_bench's cache_size: 0 or negative means no block cache (its
@@ -476,16 +492,30 @@ static const char *alias_cache_size(const char *value)
 }
 
 /* db_bench's open_files: 0 means RocksDB's default (NULL: ravel's is
-** kept); -1 (db_bench's default, no limit) ravel_options_set takes. */
+** kept); -1 (db_bench's default, no limit) ravel_options_set takes; any
+** other value below 20 RocksDB reads as 20, and so does ravel-bench,
+** saying so. */
 static const char *alias_open_files(const char *value)
 {
-    return strcmp(value, "0") == 0 ? NULL : value;
+    if (strcmp(value, "0") == 0)
+        return NULL;
+    if (strcmp(value, "-1") == 0)
+        return value;
+    char *end;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (!errno && end != value && !*end && v < 20) {
+        snprintf(alias_note, sizeof alias_note, "20 (from open_files=%s: "
+                 "RocksDB reads fewer than 20 as 20)", value);
+        return "20";
+    }
+    return value;
 }
 
 /* db_bench's compression_type: ravel has none, lz4 and zstd.  snappy
 ** (db_bench's default) and lz4hc run as lz4 -- the nearest ravel has, as
-** fast and as light -- and are listed as ignored, saying so; if this build
-** has no lz4, as none.  Other names go to ravel_options_set as given. */
+** fast and as light -- and the Options line says so; if this build has no
+** lz4, as none.  Other names go to ravel_options_set as given. */
 static const char *alias_compression_type(const char *value)
 {
     if (strcasecmp(value, "snappy") != 0 && strcasecmp(value, "lz4hc") != 0 &&
@@ -496,12 +526,11 @@ static const char *alias_compression_type(const char *value)
     int lz4 = ravel_options_new(&probe) == RAVEL_OK &&
               ravel_options_set(probe, "compression", "lz4") == RAVEL_OK;
     ravel_options_free(probe);
-    char why[160];
-    snprintf(why, sizeof why, "%s (ravel has no %s compression: run with "
-             "%s)", value, strncasecmp(value + (value[0] == 'k'), "snappy",
-                                       6) == 0 ? "snappy" : "lz4hc",
-             lz4 ? "lz4" : "none, this build has no lz4");
-    strlist_add(&ignored_flags, "compression_type", why);
+    snprintf(alias_note, sizeof alias_note, "%s (from compression_type=%s: "
+             "ravel has no %s compression%s)", lz4 ? "lz4" : "none", value,
+             strncasecmp(value + (value[0] == 'k'), "snappy", 6) == 0
+                 ? "snappy" : "lz4hc",
+             lz4 ? "" : ", and this build no lz4");
     return lz4 ? "lz4" : "none";
 }
 
@@ -565,7 +594,9 @@ static int set_dbbench_option(ravel_options *opts, const char *name,
         if (ravel_options_set(opts, ravel, value) != RAVEL_OK)
             die("--%s=%s (ravel's %s=%s): %s", name, text, ravel, value,
                 ravel_errmsg());
-        strlist_add(&engine_opts_given, ravel, value);
+        strlist_add(&engine_opts_given, ravel,
+                    alias_note[0] ? alias_note : value);
+        alias_note[0] = '\0';
         return 1;
     }
     return 0;
@@ -771,6 +802,12 @@ static void parse_args(int argc, char **argv, ravel_options *opts)
                 continue;
             }
         }
+        /* gflags' "--num 100": a flag that is not a boolean takes the
+        ** next argument as its value (ravel-bench has no positional
+        ** arguments, so nothing else could be meant) */
+        if (!value && i + 1 < argc && argv[i + 1][0] != '-' &&
+            !(f && f->type == FLAG_BOOL))
+            value = argv[++i];
         if (f)
             set_bench_flag(f, value);
         else
@@ -2597,8 +2634,11 @@ static void apply_background_limits(ravel_options *opts)
     if (c == -1 && f == -1)
         return;
     int64_t jobs = (c < 1 ? 1 : c) + (f < 1 ? 1 : f);
-    char value[32], why[160];
-    snprintf(value, sizeof value, "%" PRId64, jobs);
+    /* ravel runs at most 64 background threads: more is read as 64, as
+    ** RocksDB clamps its own thread counts */
+    const int64_t most = 64;
+    char value[32], why[200];
+    snprintf(value, sizeof value, "%" PRId64, jobs > most ? most : jobs);
     if (ravel_options_set(opts, "max_background_jobs", value) != RAVEL_OK)
         die("--max_background_compactions=%" PRId64 " "
             "--max_background_flushes=%" PRId64 " (ravel's "
@@ -2606,7 +2646,8 @@ static void apply_background_limits(ravel_options *opts)
             c, f, value, ravel_errmsg());
     snprintf(why, sizeof why, "%s (from max_background_compactions=%" PRId64
              " and max_background_flushes=%" PRId64 ", as RocksDB counts "
-             "threads)", value, c, f);
+             "threads%s)", value, c, f,
+             jobs > most ? "; ravel runs at most 64" : "");
     strlist_add(&engine_opts_given, "max_background_jobs", why);
 }
 

@@ -31,7 +31,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 
 BENCH = None
 SHELL = None
@@ -275,15 +274,12 @@ def test_live_database_kept(tmp):
     subprocess.run([SHELL, live, 'put keep me'], check=True, timeout=30)
     holder = subprocess.Popen([SHELL, '-interactive', live],
                               stdin=subprocess.PIPE,
-                              stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
     try:
-        for _ in range(500):  # until the holder has the LOCK
-            p = subprocess.run([SHELL, live, 'get keep'],
-                               capture_output=True, text=True, timeout=30)
-            if 'already open' in p.stderr:
-                break
-            time.sleep(0.01)
+        # its banner comes once the database is open (and its LOCK held)
+        banner = holder.stdout.readline()
+        check('opened database' in banner, 'the holder opened it', banner)
         rc, out, err = run(live, ['--benchmarks=fillseq', '--num=100'])
         check(rc != 0, 'a database open in another process is not removed',
               out + err)
@@ -315,10 +311,23 @@ def test_dbbench_option_names(db):
     rc, out, err = run(db, ['--benchmarks=fillseq', '--num=100',
                             '--compression_type=snappy'])
     check(rc == 0, '--compression_type=snappy runs', out + err)
-    check(re.search(r'^ignored \(not built yet\): .*compression_type=snappy '
-                    r'\(ravel has no snappy compression: run with ', out,
-                    re.M), 'snappy is listed as ignored, saying what runs',
+    check(re.search(r'^Options: .*compression=lz4 \(from '
+                    r'compression_type=snappy: ravel has no snappy', out,
+                    re.M), 'snappy runs as lz4, and the Options line says so',
           out)
+    # values db_bench takes that ravel's options refuse are read as
+    # RocksDB reads them, saying so; gflags' "--flag value" form
+    rc, out, err = run(db, ['--benchmarks', 'fillseq', '--num', '100',
+                            '--open_files=5', '--bloom_bits=200',
+                            '--max_background_compactions=100'])
+    check(rc == 0, 'db_bench values RocksDB clamps are taken', out + err)
+    for note in ('max_open_files=20 (from open_files=5',
+                 'bloom_bits_per_key=100 (from bloom_bits=200',
+                 'max_background_jobs=64 (from max_background_compactions'
+                 '=100'):
+        check(note in out, 'the Options line says %s' % note, out)
+    check(re.search(r'^fillseq +:.* 100 operations;', out, re.M),
+          '--num 100 (a space, as gflags takes it) is read', out)
     rc, out, err = run(db, ['--benchmarks=fillseq', '--num=100',
                             '--level0_file_num_compaction_trigger=99999',
                             '--level0_slowdown_writes_trigger=99999',
