@@ -68,14 +68,23 @@ static int open_is_absent(const char *dir)
     return none;
 }
 
-/* Whether the options let a write create the database. */
-static int open_may_create(const ravel_options *opts)
+/* Whether option NAME of OPTS is "true". */
+static int open_option_is_true(const ravel_options *opts, const char *name)
 {
     char *v = NULL;
-    int yes = ravel_options_get(opts, "create_if_missing", &v) == RAVEL_OK &&
+    int yes = ravel_options_get(opts, name, &v) == RAVEL_OK &&
               strcmp(v, "true") == 0;
     ravel_free(v);
     return yes;
+}
+
+/* Whether the options let a write create the database (create_if_missing,
+** and not read_only: -o read_only=true on a missing database is an error
+** at once, as -readonly's is, not a promise of a write that will fail). */
+static int open_may_create(const ravel_options *opts)
+{
+    return open_option_is_true(opts, "create_if_missing") &&
+           !open_option_is_true(opts, "read_only");
 }
 
 /* Opens DIR with OPTS into *DB; *DB stays NULL when DIR holds nothing yet
@@ -139,6 +148,16 @@ int shell_db_note_absent(struct shell *s)
 {
     if (s->db)
         return 0;
+    /* Another process may have created it since (a script's other shell):
+    ** then it is opened, and read, instead of shown empty.  A snapshot
+    ** taken while it was absent stays empty (shell_db_for_read). */
+    if (!s->snap_empty && !open_is_absent(s->dir)) {
+        char msg[512];
+        if (open_dir(s->opts, s->dir, &s->db, msg, sizeof msg) == RAVEL_OK &&
+            s->db)
+            return 0;
+        s->db = NULL;
+    }
     if (!s->absent_noted && !s->interactive) {
         /* (A person saw it in the banner, or from .open.) */
         fflush(s->out);

@@ -23,7 +23,8 @@ scratch directory ($TMP).  Each step is made of sections:
     --- exit N             expected exit code; ends the step
 
 Lines before the first section, and lines starting with "#!" anywhere,
-are comments.  $DB and $TMP are replaced everywhere, and so are $SST1,
+are comments.  $DB, $TMP and $RAVEL (the shell) are replaced everywhere,
+and so are $SST1,
 $SST2, ...: the table files (*.sst) of $DB in name order, as they are
 when the step begins.  Sections run in their order; the program runs
 at the end of the step.
@@ -75,6 +76,7 @@ def subst(text, env):
     for name in sorted((k for k in env if k.startswith("SST")),
                        key=len, reverse=True):
         text = text.replace("$" + name, env[name])
+    text = text.replace("$RAVEL", env["RAVEL"])
     return text.replace("$DB", env["DB"]).replace("$TMP", env["TMP"])
 
 
@@ -174,7 +176,7 @@ def main():
         name, _, path = arg.partition("=")
         programs[name] = os.path.abspath(path)
     tmp = tempfile.mkdtemp(prefix="ravel-shell-test-")
-    env = {"TMP": tmp, "DB": os.path.join(tmp, "db")}
+    env = {"TMP": tmp, "DB": os.path.join(tmp, "db"), "RAVEL": ravel}
     try:
         ok = True
         for n, step in enumerate(parse(case), 1):
