@@ -24,9 +24,8 @@ scratch directory ($TMP).  Each step is made of sections:
 
 Lines before the first section, and lines starting with "#!" anywhere,
 are comments.  $DB, $TMP and $RAVEL (the shell) are replaced everywhere,
-and so are $SST1,
-$SST2, ...: the table files (*.sst) of $DB in name order, as they are
-when the step begins.  Sections run in their order; the program runs
+and so are $SST1, $SST2, ...: the table files (*.sst) of $DB in name
+order, as they are when the step begins.  Sections run in their order; the program runs
 at the end of the step.
 """
 import codecs
