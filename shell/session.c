@@ -157,6 +157,42 @@ static void session_check_output(struct shell *s)
     }
 }
 
+/* The commands whose argument is the rest of the line as typed, handed to
+** /bin/sh: .shell and .system, and .output or .once given |COMMAND.  Such
+** a line need not follow the shell's own quoting ('echo it'"'"'s' is the
+** system shell's business): when it does not tokenize, L becomes the
+** command and the raw rest of the line as one token.  0 if it did. */
+static int session_raw_tail(const char *line, size_t len, struct shell_line *l)
+{
+    size_t a = 0;
+    while (a < len && (line[a] == ' ' || line[a] == '\t'))
+        a++;
+    size_t b = a;
+    while (b < len && line[b] != ' ' && line[b] != '\t')
+        b++;
+    size_t c = b;
+    while (c < len && (line[c] == ' ' || line[c] == '\t'))
+        c++;
+    size_t w = b - a;
+    int raw = (w == 6 && memcmp(line + a, ".shell", 6) == 0) ||
+              (w == 7 && memcmp(line + a, ".system", 7) == 0) ||
+              (((w == 7 && memcmp(line + a, ".output", 7) == 0) ||
+                (w == 5 && memcmp(line + a, ".once", 5) == 0)) &&
+               c < len && line[c] == '|');
+    char err[16];
+    if (!raw || c == len || shell_tokenize(line + a, w, l, err, sizeof err))
+        return -1;
+    l->tok[1].p = strndup(line + c, len - c);
+    if (!l->tok[1].p) {
+        shell_line_free(l);
+        return -1;
+    }
+    l->tok[1].len = len - c;
+    l->tok[1].quoted = 0;
+    l->n = 2;
+    return 0;
+}
+
 void shell_run_line(struct shell *s, const char *line, size_t len)
 {
     size_t i = 0;
@@ -172,7 +208,8 @@ void shell_run_line(struct shell *s, const char *line, size_t len)
     s->failed = 0;
     s->line = line;
     s->line_len = len;
-    if (shell_tokenize(line, len, &l, err, sizeof err)) {
+    if (shell_tokenize(line, len, &l, err, sizeof err) &&
+        session_raw_tail(line, len, &l) != 0) {
         shell_error(s, "%s", err);
         goto out; /* (the tokens are freed) */
     }
