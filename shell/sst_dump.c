@@ -554,9 +554,10 @@ static int sst_print_entries(struct sst_file *f, FILE *out,
     if (shell_interrupted)
         return sst_error(err, errlen, "%s: interrupted after %" PRIu64
                          " entries", f->path, n);
+    uint64_t all = rv_table_props(f->t)->entries;
     if (stopped)
         fprintf(out, "  (--limit %" PRIu64 " reached; the file holds %"
-                PRIu64 " entries)\n", o->limit, rv_table_props(f->t)->entries);
+                PRIu64 " %s)\n", o->limit, all, all == 1 ? "entry" : "entries");
     return 0;
 }
 

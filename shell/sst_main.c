@@ -160,7 +160,8 @@ static int sstmain_parse(int argc, char **argv, struct shell_sst_options *o,
     if (*nfiles == 0) {
         fprintf(stderr, "ravel-sst: no table file given\n"
                 "usage: ravel-sst [--entries] [--limit N] [--verify] "
-                "FILE...   (ravel-sst --help tells more)\n");
+                "[--hex] [--file-number N] FILE...   (ravel-sst --help "
+                "tells more)\n");
         return -1;
     }
     return 0;
