@@ -223,6 +223,7 @@ struct read_probe {
     int flags;          /* RV_TABLE_READ_* of the table reads */
     int found;          /* an entry the view sees: a put or a delete */
     int type;
+    uint64_t seq;       /* its sequence */
     int corrupt;        /* an entry too short to hold a tag */
     struct read_sink *sink;
 };
@@ -243,7 +244,8 @@ static int read_table_entry(void *ctx, const char *ikey, size_t klen,
         return 1;
     p->found = 1;
     p->type = rv_tag_type(tag);
-    if (p->type == RV_TYPE_PUT)
+    p->seq = rv_tag_sequence(tag);
+    if (p->type == RV_TYPE_PUT && p->sink)
         read_deliver(p->sink, val, vlen);
     return 0;
 }
@@ -331,10 +333,11 @@ static int read_memtable(rv_memtable *m, struct read_probe *p)
 {
     const char *val;
     size_t vlen;
-    if (!rv_memtable_get(m, p->ukey, p->ulen, p->view, &p->type, &val, &vlen))
+    if (!rv_memtable_get(m, p->ukey, p->ulen, p->view, &p->type, &val, &vlen,
+                         &p->seq))
         return 0;
     p->found = 1;
-    if (p->type == RV_TYPE_PUT)
+    if (p->type == RV_TYPE_PUT && p->sink)
         read_deliver(p->sink, val, vlen);
     return 1;
 }
@@ -349,6 +352,43 @@ static int read_lookup(ravel_db *db, struct rv_version *v,
         if (read_memtable(v->imm[i], p))
             return RAVEL_OK;
     return read_files(db, v, p);
+}
+
+/* The newest entry of KEY that VIEW sees in V: *FOUND, and its *SEQ. */
+static int read_newest(ravel_db *db, struct rv_version *v,
+                       const struct rv_read_view *view, const void *key,
+                       size_t klen, int *found, uint64_t *seq)
+{
+    struct read_probe p;
+    memset(&p, 0, sizeof p);
+    p.ukey = key ? key : "";
+    p.ulen = klen;
+    p.view = view;
+    int rc = read_lookup(db, v, &p); /* no sink: the value is not copied */
+    *found = p.found;
+    *seq = p.seq;
+    return rc;
+}
+
+int rv_db_key_changed_since(ravel_db *db, const struct rv_read_view *view,
+                            const void *key, size_t klen, int *changed)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    /* after the version: see the top of this file */
+    struct rv_read_view latest;
+    struct rv_seq_range *hidden = NULL;
+    int then_found = 0, now_found = 0;
+    uint64_t then_seq = 0, now_seq = 0;
+    int rc = rv_db_capture_view(db, &latest, &hidden);
+    if (rc == RAVEL_OK)
+        rc = read_newest(db, v, &latest, key, klen, &now_found, &now_seq);
+    if (rc == RAVEL_OK)
+        rc = read_newest(db, v, view, key, klen, &then_found, &then_seq);
+    free(hidden);
+    rv_version_unref(v);
+    *changed = rc == RAVEL_OK &&
+               (now_found != then_found || now_seq != then_seq);
+    return rc;
 }
 
 static int read_check_get(ravel_db *db, const ravel_snapshot *snap,

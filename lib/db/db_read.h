@@ -32,4 +32,19 @@ struct rv_db_snapshot_list {
     int live;
 };
 
+struct rv_read_view;
+
+/* Whether KEY has a version newer than the one VIEW (a transaction's
+** snapshot) sees: the newest entry of KEY the latest visible state sees is
+** not the newest entry VIEW sees (another sequence, or one found and the
+** other not).  Looks in the memtables and every level's table files, so
+** it never needs memtable history (RocksDB's TryAgain cannot happen);
+** with write_prepared the views decide what is committed.  RAVEL_OK with
+** *CHANGED, or an error from a table file.  For transactions' conflict
+** checks (lib/txn/). */
+RAVEL_PRIVATE int rv_db_key_changed_since(ravel_db *db,
+                                          const struct rv_read_view *view,
+                                          const void *key, size_t klen,
+                                          int *changed);
+
 #endif /* RAVEL_DB_READ_H */

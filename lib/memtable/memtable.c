@@ -119,7 +119,7 @@ static const char *memtable_entry_value(const char *ikey, size_t ilen,
 
 int rv_memtable_get(rv_memtable *mt, const void *key, size_t klen,
                     const struct rv_read_view *view, int *type,
-                    const char **val, size_t *vlen)
+                    const char **val, size_t *vlen, uint64_t *seq)
 {
     struct rv_skiplist_iter it;
     rv_skiplist_iter_init(&it, mt->list);
@@ -143,6 +143,8 @@ int rv_memtable_get(rv_memtable *mt, const void *key, size_t klen,
             break;
     }
     *type = rv_tag_type(tag);
+    if (seq)
+        *seq = rv_tag_sequence(tag);
     if (*type == RV_TYPE_PUT) {
         *val = memtable_entry_value(ikey, ilen, vlen);
     } else {

@@ -35,12 +35,14 @@ RAVEL_PRIVATE int rv_memtable_add(rv_memtable *mt, uint64_t seq, int type,
 
 /* Looks up the newest entry for KEY visible to VIEW (visibility.h).
 ** Returns 0 if there is none; otherwise 1 with *type set (RV_TYPE_PUT or
-** RV_TYPE_DELETE) and, for a put, *val / *vlen pointing into the memtable
-** (valid while the caller holds a reference). */
+** RV_TYPE_DELETE), *seq its sequence (SEQ may be NULL) and, for a put,
+** *val / *vlen pointing into the memtable (valid while the caller holds a
+** reference). */
 RAVEL_PRIVATE int rv_memtable_get(rv_memtable *mt, const void *key,
                                   size_t klen,
                                   const struct rv_read_view *view,
-                                  int *type, const char **val, size_t *vlen);
+                                  int *type, const char **val, size_t *vlen,
+                                  uint64_t *seq);
 
 /* Bytes allocated for this memtable (arena blocks), read with relaxed
 ** ordering: an estimate that only grows. */

@@ -55,7 +55,8 @@ static void expect_get(rv_memtable *mt, const char *k, uint64_t snap,
     const char *val = NULL;
     size_t vlen = 0;
     struct rv_read_view view = rv_read_view_at(snap);
-    int found = rv_memtable_get(mt, k, strlen(k), &view, &type, &val, &vlen);
+    int found = rv_memtable_get(mt, k, strlen(k), &view, &type, &val, &vlen,
+                                NULL);
     if (!expect) {
         if (found)
             fail_msg("get(%s @%llu) found an entry", k,
@@ -132,7 +133,8 @@ static void test_empty_key_and_value(void **state)
     const char *val = NULL;
     size_t vlen = 99;
     struct rv_read_view at1 = rv_read_view_at(1);
-    assert_int_equal(rv_memtable_get(mt, "", 0, &at1, &type, &val, &vlen), 1);
+    assert_int_equal(
+        rv_memtable_get(mt, "", 0, &at1, &type, &val, &vlen, NULL), 1);
     assert_non_null(val);
     assert_int_equal(vlen, 0);
     rv_memtable_unref(mt);
@@ -154,8 +156,8 @@ static void test_large_value(void **state)
     const char *val;
     size_t vlen;
     struct rv_read_view at1 = rv_read_view_at(1);
-    assert_int_equal(rv_memtable_get(mt, "big", 3, &at1, &type, &val, &vlen),
-                     1);
+    assert_int_equal(
+        rv_memtable_get(mt, "big", 3, &at1, &type, &val, &vlen, NULL), 1);
     assert_int_equal(vlen, n);
     assert_memory_equal(val, big, n);
     free(big);
@@ -188,8 +190,8 @@ static void test_large_buffer_huge_blocks(void **state)
         const char *v;
         size_t vlen;
         snprintf(key, sizeof key, "k%08d", k);
-        assert_int_equal(rv_memtable_get(mt, key, 9, &all, &type, &v, &vlen),
-                         1);
+        assert_int_equal(
+            rv_memtable_get(mt, key, 9, &all, &type, &v, &vlen, NULL), 1);
         assert_int_equal(type, RV_TYPE_PUT);
         assert_int_equal(vlen, 100);
         assert_true(v[0] == 'a' + k % 26 && v[99] == 'a' + k % 26);
@@ -330,7 +332,8 @@ static void *mt_reader(void *p)
             size_t vlen;
             struct rv_read_view all = rv_read_view_at(RV_MAX_SEQUENCE);
             if (rv_memtable_get(r->mt, k, strlen(k), &all, &type,
-                                &val, &vlen) != 1 || type != RV_TYPE_PUT ||
+                                &val, &vlen, NULL) != 1 ||
+                type != RV_TYPE_PUT ||
                 vlen != strlen(v) || memcmp(val, v, vlen) != 0)
                 thread_fail("published key %s not found or wrong", k);
         }
