@@ -9,9 +9,10 @@
 **
 ** Every op of the batch has a record, ops[i] for op i: the byte offset of
 ** op i in the rep, the node of its key, and the number of the same key's
-** op before it (WINDEX_NONE if none).  A node holds only the number of its
-** key's latest op (TOP) and its links; its key is read from the batch at
-** that op.  So each key's ops form a chain, newest first, and:
+** op before it (WINDEX_NONE if none).  A node holds the number of its
+** key's latest op (TOP), its links and where its key's bytes are in the
+** batch (in the key's first op).  So each key's ops form a chain, newest
+** first, and:
 **
 **   - a write appends op n, records { offset, node, prev = node->top } and
 **     sets node->top = n (a new key gets a new node);
@@ -38,8 +39,13 @@
 #define WINDEX_NONE UINT32_MAX
 
 struct windex_node {
-    uint32_t top;    /* number of the key's latest op */
-    uint32_t height; /* links in next[] */
+    uint32_t top;     /* number of the key's latest op */
+    uint32_t height;  /* links in next[] */
+    /* Where the key's bytes are in the rep: in the key's first op, which
+    ** lives as long as the node (undoing it unlinks the node).  Kept here
+    ** so that a comparison reads the node and the key, nothing between. */
+    uint32_t key_off;
+    uint32_t klen;
     struct windex_node *next[];
 };
 
@@ -86,19 +92,16 @@ static void windex_op_decode(const rv_write_index *idx, uint32_t n,
 static const char *windex_node_key(const rv_write_index *idx,
                                    const struct windex_node *n, size_t *klen)
 {
-    struct rv_batch_op op;
-    windex_op_decode(idx, n->top, &op);
-    *klen = op.klen;
-    return op.key;
+    *klen = n->klen;
+    return idx->batch.rep + n->key_off;
 }
 
 static int windex_node_compare(const rv_write_index *idx,
                                const struct windex_node *n, const void *key,
                                size_t klen)
 {
-    size_t nlen;
-    const char *nkey = windex_node_key(idx, n, &nlen);
-    return rv_user_key_compare(nkey, nlen, key, klen);
+    return rv_user_key_compare(idx->batch.rep + n->key_off, n->klen, key,
+                               klen);
 }
 
 /* ------------------------------------------------------------- skiplist */
@@ -289,8 +292,13 @@ static int windex_add(rv_write_index *idx, int type, const void *key,
     }
     idx->ops[n] = (struct windex_op){ node, (uint32_t)off, node->top };
     node->top = n;
-    if (fresh)
+    if (fresh) {
+        struct rv_batch_op op;
+        windex_op_decode(idx, n, &op);
+        fresh->key_off = (uint32_t)(op.key - idx->batch.rep);
+        fresh->klen = (uint32_t)op.klen;
         windex_link(idx, fresh, prev);
+    }
     return RAVEL_OK;
 }
 
@@ -366,6 +374,12 @@ int rv_write_index_savepoint(rv_write_index *idx)
 /* Undoes ops COUNT .. end, newest first, then cuts the batch to LEN. */
 static void windex_undo_to(rv_write_index *idx, size_t len, uint32_t count)
 {
+    if (count == 0) {
+        /* everything goes: free the nodes without searching for each */
+        windex_free_nodes(idx);
+        rv_batch_truncate(&idx->batch, len, count);
+        return;
+    }
     for (uint32_t i = idx->batch.count; i-- > count;) {
         struct windex_op *op = &idx->ops[i];
         struct windex_node *n = op->node;
@@ -374,9 +388,8 @@ static void windex_undo_to(rv_write_index *idx, size_t len, uint32_t count)
             n->top = op->prev;
             continue;
         }
-        struct rv_batch_op bop;
-        windex_op_decode(idx, i, &bop);
-        windex_unlink(idx, n, bop.key, bop.klen);
+        assert(n->key_off > op->off);
+        windex_unlink(idx, n, idx->batch.rep + n->key_off, n->klen);
     }
     rv_batch_truncate(&idx->batch, len, count);
 }

@@ -159,7 +159,8 @@ static int replay_op(void *ctx, uint64_t seq, int type, const char *key,
             continue;
         m->what[i] = type == RV_TYPE_PUT ? M_PUT : M_DEL;
         assert_true(vlen < sizeof m->val[i]);
-        memcpy(m->val[i], val, vlen);
+        if (vlen)
+            memcpy(m->val[i], val, vlen);
         m->vlen[i] = vlen;
         return 0;
     }
@@ -744,6 +745,7 @@ static void test_iter_base_error(void **state)
 {
     (void)state;
     uint64_t rng = 0x5eed0003;
+    int stopped_midway = 0, clean = 0;
     for (int round = 0; round < ROUNDS; round++) {
         static struct fake_base base;
         static struct mstate m;
@@ -790,13 +792,18 @@ static void test_iter_base_error(void **state)
             rv_txn_iter_seek_for_prev(it, "\xff\xff\xff\xff", 4);
             assert_false(rv_txn_iter_valid(it));
             assert_int_equal(rv_txn_iter_status(it), RAVEL_CORRUPT);
+            stopped_midway += shown > 0 && shown < v.n;
         } else {
             assert_int_equal(rv_txn_iter_status(it), RAVEL_OK);
             assert_int_equal(shown, v.n);
+            clean++;
         }
         rv_txn_iter_free(it);
         rv_write_index_free(idx);
     }
+    /* the rounds covered both cases */
+    assert_true(stopped_midway > ROUNDS / 4);
+    assert_true(clean > 0);
 }
 
 /* A base error where the transaction has keys after it: they are not
