@@ -448,71 +448,71 @@ int rv_txn_iter_status(const rv_txn_iter *it)
 
 /* ------------------------------------------- the base over an rv_db_iter */
 
-static int txn_db_base_valid(void *b)
+static int txn_iter_db_valid(void *b)
 {
     return rv_db_iter_valid(b);
 }
 
-static void txn_db_base_seek_to_first(void *b)
+static void txn_iter_db_seek_to_first(void *b)
 {
     rv_db_iter_seek_to_first(b);
 }
 
-static void txn_db_base_seek_to_last(void *b)
+static void txn_iter_db_seek_to_last(void *b)
 {
     rv_db_iter_seek_to_last(b);
 }
 
-static void txn_db_base_seek(void *b, const void *key, size_t klen)
+static void txn_iter_db_seek(void *b, const void *key, size_t klen)
 {
     rv_db_iter_seek(b, key, klen);
 }
 
-static void txn_db_base_seek_for_prev(void *b, const void *key, size_t klen)
+static void txn_iter_db_seek_for_prev(void *b, const void *key, size_t klen)
 {
     rv_db_iter_seek_for_prev(b, key, klen);
 }
 
-static void txn_db_base_next(void *b)
+static void txn_iter_db_next(void *b)
 {
     rv_db_iter_next(b);
 }
 
-static void txn_db_base_prev(void *b)
+static void txn_iter_db_prev(void *b)
 {
     rv_db_iter_prev(b);
 }
 
-static const char *txn_db_base_key(void *b, size_t *klen)
+static const char *txn_iter_db_key(void *b, size_t *klen)
 {
     return rv_db_iter_key(b, klen);
 }
 
-static const char *txn_db_base_value(void *b, size_t *vlen)
+static const char *txn_iter_db_value(void *b, size_t *vlen)
 {
     return rv_db_iter_value(b, vlen);
 }
 
-static int txn_db_base_status(void *b)
+static int txn_iter_db_status(void *b)
 {
     return rv_db_iter_status(b);
 }
 
-static void txn_db_base_destroy(void *b)
+static void txn_iter_db_destroy(void *b)
 {
     rv_db_iter_free(b);
 }
 
 const struct rv_txn_base_ops rv_txn_db_iter_base = {
-    .valid = txn_db_base_valid,
-    .seek_to_first = txn_db_base_seek_to_first,
-    .seek_to_last = txn_db_base_seek_to_last,
-    .seek = txn_db_base_seek,
-    .seek_for_prev = txn_db_base_seek_for_prev,
-    .next = txn_db_base_next,
-    .prev = txn_db_base_prev,
-    .key = txn_db_base_key,
-    .value = txn_db_base_value,
-    .status = txn_db_base_status,
-    .destroy = txn_db_base_destroy,
+    .valid = txn_iter_db_valid,
+    .seek_to_first = txn_iter_db_seek_to_first,
+    .seek_to_last = txn_iter_db_seek_to_last,
+    .seek = txn_iter_db_seek,
+    .seek_for_prev = txn_iter_db_seek_for_prev,
+    .next = txn_iter_db_next,
+    .prev = txn_iter_db_prev,
+    .key = txn_iter_db_key,
+    .value = txn_iter_db_value,
+    .status = txn_iter_db_status,
+    .destroy = txn_iter_db_destroy,
 };

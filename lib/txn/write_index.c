@@ -38,7 +38,7 @@
 #define WINDEX_BRANCHING 4
 #define WINDEX_NONE UINT32_MAX
 
-struct windex_node {
+struct rv_windex_node {
     uint32_t top;     /* number of the key's latest op */
     uint32_t height;  /* links in next[] */
     /* Where the key's bytes are in the rep: in the key's first op, which
@@ -46,11 +46,11 @@ struct windex_node {
     ** so that a comparison reads the node and the key, nothing between. */
     uint32_t key_off;
     uint32_t klen;
-    struct windex_node *next[];
+    struct rv_windex_node *next[];
 };
 
 struct windex_op {
-    struct windex_node *node; /* the op's key */
+    struct rv_windex_node *node; /* the op's key */
     uint32_t off;             /* byte offset in the rep (< 1 GiB) */
     uint32_t prev;            /* the key's op before this one, or NONE */
 };
@@ -65,7 +65,7 @@ struct rv_write_index {
     struct ravel_batch batch;  /* the ops, once */
     struct windex_op *ops;     /* batch.count used */
     size_t ops_cap;
-    struct windex_node *head;  /* WINDEX_MAX_HEIGHT links, no key */
+    struct rv_windex_node *head;  /* WINDEX_MAX_HEIGHT links, no key */
     int max_height;            /* highest level in use, >= 1 */
     size_t nkeys;              /* nodes, head excluded */
     size_t node_bytes;         /* bytes of those nodes */
@@ -90,14 +90,14 @@ static void windex_op_decode(const rv_write_index *idx, uint32_t n,
 }
 
 static const char *windex_node_key(const rv_write_index *idx,
-                                   const struct windex_node *n, size_t *klen)
+                                   const struct rv_windex_node *n, size_t *klen)
 {
     *klen = n->klen;
     return idx->batch.rep + n->key_off;
 }
 
 static int windex_node_compare(const rv_write_index *idx,
-                               const struct windex_node *n, const void *key,
+                               const struct rv_windex_node *n, const void *key,
                                size_t klen)
 {
     return rv_user_key_compare(idx->batch.rep + n->key_off, n->klen, key,
@@ -124,19 +124,19 @@ static int windex_random_height(rv_write_index *idx)
 
 static size_t windex_node_size(int height)
 {
-    return sizeof(struct windex_node) +
-           (size_t)height * sizeof(struct windex_node *);
+    return sizeof(struct rv_windex_node) +
+           (size_t)height * sizeof(struct rv_windex_node *);
 }
 
 /* The first node with key >= KEY (NULL: none); PREV[l], if given, gets the
 ** last node before it at each level l (the head if none). */
-static struct windex_node *windex_find_ge(const rv_write_index *idx,
+static struct rv_windex_node *windex_find_ge(const rv_write_index *idx,
                                           const void *key, size_t klen,
-                                          struct windex_node **prev)
+                                          struct rv_windex_node **prev)
 {
-    struct windex_node *x = idx->head;
+    struct rv_windex_node *x = idx->head;
     for (int l = idx->max_height - 1; l >= 0; l--) {
-        struct windex_node *next = x->next[l];
+        struct rv_windex_node *next = x->next[l];
         while (next && windex_node_compare(idx, next, key, klen) < 0) {
             x = next;
             next = x->next[l];
@@ -148,20 +148,20 @@ static struct windex_node *windex_find_ge(const rv_write_index *idx,
 }
 
 /* The node of KEY, or NULL. */
-static struct windex_node *windex_find(const rv_write_index *idx,
+static struct rv_windex_node *windex_find(const rv_write_index *idx,
                                        const void *key, size_t klen,
-                                       struct windex_node **prev)
+                                       struct rv_windex_node **prev)
 {
-    struct windex_node *n = windex_find_ge(idx, key, klen, prev);
+    struct rv_windex_node *n = windex_find_ge(idx, key, klen, prev);
     if (n && windex_node_compare(idx, n, key, klen) == 0)
         return n;
     return NULL;
 }
 
-static struct windex_node *windex_node_new(rv_write_index *idx)
+static struct rv_windex_node *windex_node_new(rv_write_index *idx)
 {
     int h = windex_random_height(idx);
-    struct windex_node *n = calloc(1, windex_node_size(h));
+    struct rv_windex_node *n = calloc(1, windex_node_size(h));
     if (!n)
         return NULL;
     n->top = WINDEX_NONE;
@@ -170,8 +170,8 @@ static struct windex_node *windex_node_new(rv_write_index *idx)
 }
 
 /* Links N after PREV (windex_find's, for N's key). */
-static void windex_link(rv_write_index *idx, struct windex_node *n,
-                        struct windex_node **prev)
+static void windex_link(rv_write_index *idx, struct rv_windex_node *n,
+                        struct rv_windex_node **prev)
 {
     for (int l = idx->max_height; l < (int)n->height; l++)
         prev[l] = idx->head;
@@ -186,11 +186,11 @@ static void windex_link(rv_write_index *idx, struct windex_node *n,
 }
 
 /* Unlinks and frees N, whose key is KEY (read before the op goes). */
-static void windex_unlink(rv_write_index *idx, struct windex_node *n,
+static void windex_unlink(rv_write_index *idx, struct rv_windex_node *n,
                           const char *key, size_t klen)
 {
-    struct windex_node *prev[WINDEX_MAX_HEIGHT];
-    struct windex_node *found = windex_find_ge(idx, key, klen, prev);
+    struct rv_windex_node *prev[WINDEX_MAX_HEIGHT];
+    struct rv_windex_node *found = windex_find_ge(idx, key, klen, prev);
     assert(found == n);
     RV_UNUSED(found);
     for (int l = 0; l < (int)n->height; l++)
@@ -224,9 +224,9 @@ rv_write_index *rv_write_index_new(void)
 
 static void windex_free_nodes(rv_write_index *idx)
 {
-    struct windex_node *n = idx->head->next[0];
+    struct rv_windex_node *n = idx->head->next[0];
     while (n) {
-        struct windex_node *next = n->next[0];
+        struct rv_windex_node *next = n->next[0];
         free(n);
         n = next;
     }
@@ -267,7 +267,7 @@ static int windex_reserve_op(rv_write_index *idx)
 static int windex_add(rv_write_index *idx, int type, const void *key,
                       size_t klen, const void *val, size_t vlen)
 {
-    struct windex_node *prev[WINDEX_MAX_HEIGHT];
+    struct rv_windex_node *prev[WINDEX_MAX_HEIGHT];
     int rc = windex_reserve_op(idx);
     if (rc)
         return rc;
@@ -275,8 +275,8 @@ static int windex_add(rv_write_index *idx, int type, const void *key,
     if (!key && klen)
         return rv_error(RAVEL_INVALID, "transaction: NULL key with length "
                         "%zu", klen);
-    struct windex_node *node = windex_find(idx, key, klen, prev);
-    struct windex_node *fresh = NULL;
+    struct rv_windex_node *node = windex_find(idx, key, klen, prev);
+    struct rv_windex_node *fresh = NULL;
     if (!node) {
         fresh = node = windex_node_new(idx);
         if (!node)
@@ -319,7 +319,7 @@ int rv_write_index_get(const rv_write_index *idx, const void *key,
                        size_t klen, int *type, const char **val,
                        size_t *vlen)
 {
-    struct windex_node *n = windex_find(idx, key, klen, NULL);
+    struct rv_windex_node *n = windex_find(idx, key, klen, NULL);
     if (!n)
         return RV_WINDEX_NOT_IN_TXN;
     struct rv_batch_op op;
@@ -382,7 +382,7 @@ static void windex_undo_to(rv_write_index *idx, size_t len, uint32_t count)
     }
     for (uint32_t i = idx->batch.count; i-- > count;) {
         struct windex_op *op = &idx->ops[i];
-        struct windex_node *n = op->node;
+        struct rv_windex_node *n = op->node;
         assert(n->top == i);
         if (op->prev != WINDEX_NONE) {
             n->top = op->prev;
@@ -446,7 +446,7 @@ void rv_windex_iter_seek_to_first(struct rv_windex_iter *it)
 void rv_windex_iter_seek_to_last(struct rv_windex_iter *it)
 {
     const rv_write_index *idx = it->idx;
-    struct windex_node *x = idx->head;
+    struct rv_windex_node *x = idx->head;
     for (int l = idx->max_height - 1; l >= 0; l--)
         while (x->next[l])
             x = x->next[l];
@@ -460,11 +460,11 @@ void rv_windex_iter_seek(struct rv_windex_iter *it, const void *key,
 }
 
 /* The last node before the first >= KEY, or NULL. */
-static const struct windex_node *windex_last_before(const rv_write_index *idx,
+static const struct rv_windex_node *windex_last_before(const rv_write_index *idx,
                                                     const void *key,
                                                     size_t klen)
 {
-    struct windex_node *prev[WINDEX_MAX_HEIGHT];
+    struct rv_windex_node *prev[WINDEX_MAX_HEIGHT];
     windex_find_ge(idx, key, klen, prev);
     return prev[0] == idx->head ? NULL : prev[0];
 }
@@ -472,7 +472,7 @@ static const struct windex_node *windex_last_before(const rv_write_index *idx,
 void rv_windex_iter_seek_for_prev(struct rv_windex_iter *it, const void *key,
                                   size_t klen)
 {
-    const struct windex_node *n = windex_find_ge(it->idx, key, klen, NULL);
+    const struct rv_windex_node *n = windex_find_ge(it->idx, key, klen, NULL);
     if (n && windex_node_compare(it->idx, n, key, klen) == 0)
         it->node = n;
     else

@@ -26,7 +26,7 @@
 #include "db/batch.h"
 
 typedef struct rv_write_index rv_write_index;
-struct windex_node;
+struct rv_windex_node;
 
 /* rv_write_index_get's answers. */
 enum rv_windex_found {
@@ -87,7 +87,7 @@ RAVEL_PRIVATE size_t rv_write_index_bytes(const rv_write_index *idx);
 ** write, rollback or clear invalidates every position: seek again. */
 struct rv_windex_iter {
     const rv_write_index *idx;
-    const struct windex_node *node; /* NULL: not valid */
+    const struct rv_windex_node *node; /* NULL: not valid */
 };
 
 RAVEL_PRIVATE void rv_windex_iter_init(struct rv_windex_iter *it,
