@@ -14,6 +14,13 @@
 ** memory goes when it moves) and steps each off it: one seek of the base
 ** per switch, simple and plainly right.
 **
+** Writes while it is open: index nodes never move, so a delta position
+** stays good, and a key written after a delta position is met by the next
+** step.  When the base shows the key, though, the delta is already past it
+** and could have passed a key written in between: the first step after a
+** write (the index's op count changed) seeks the delta again, just past
+** the key shown.
+**
 ** Bounds are checked on both sides: a key past one ends that side in the
 ** direction of travel; seeks are clamped to them, as db_iter.c does.
 */
@@ -38,6 +45,8 @@ struct rv_txn_iter {
     const struct rv_txn_base_ops *ops;
     void *base;                     /* owned if ops->destroy */
     struct rv_windex_iter delta;
+    uint64_t epoch;  /* the index's when last positioned by a seek */
+    uint32_t seen;   /* the index's op count when the merge last settled */
     enum txn_iter_direction direction;
     int valid;
     int at_base;   /* the key shown is the base's */
@@ -170,6 +179,7 @@ static void txn_iter_settle(rv_txn_iter *it)
             it->at_base = 1;
             it->equal = 0;
             it->valid = 1;
+            it->seen = rv_write_index_count(it->delta.idx);
             return;
         }
         it->equal = bv && c == 0;
@@ -181,6 +191,7 @@ static void txn_iter_settle(rv_txn_iter *it)
         }
         it->at_base = 0;
         it->valid = 1;
+        it->seen = rv_write_index_count(it->delta.idx);
         return;
     }
 }
@@ -189,6 +200,7 @@ static void txn_iter_settle(rv_txn_iter *it)
 static void txn_iter_position_at(rv_txn_iter *it, const char *key,
                                  size_t klen)
 {
+    it->epoch = rv_write_index_epoch(it->delta.idx);
     it->direction = TXN_ITER_FORWARD;
     it->ops->seek(it->base, key, klen);
     if (txn_iter_check_base(it))
@@ -200,6 +212,7 @@ static void txn_iter_position_at(rv_txn_iter *it, const char *key,
 static void txn_iter_position_before(rv_txn_iter *it, const char *key,
                                      size_t klen, int strict)
 {
+    it->epoch = rv_write_index_epoch(it->delta.idx);
     it->direction = TXN_ITER_REVERSE;
     it->ops->seek_for_prev(it->base, key, klen);
     if (txn_iter_check_base(it))
@@ -302,9 +315,11 @@ int rv_txn_iter_set_bounds(rv_txn_iter *it, const void *lower, size_t llen,
 
 /* ------------------------------------------------------------- moving */
 
+/* Not valid either after a rollback or clear of the index since the last
+** seek: the delta's position may be a freed node. */
 int rv_txn_iter_valid(const rv_txn_iter *it)
 {
-    return it->valid;
+    return it->valid && it->epoch == rv_write_index_epoch(it->delta.idx);
 }
 
 void rv_txn_iter_seek_to_first(rv_txn_iter *it)
@@ -315,6 +330,7 @@ void rv_txn_iter_seek_to_first(rv_txn_iter *it)
         txn_iter_position_at(it, txn_iter_buf_data(&it->lower),
                              it->lower.len);
     } else {
+        it->epoch = rv_write_index_epoch(it->delta.idx);
         it->direction = TXN_ITER_FORWARD;
         it->ops->seek_to_first(it->base);
         if (!txn_iter_check_base(it))
@@ -331,6 +347,7 @@ void rv_txn_iter_seek_to_last(rv_txn_iter *it)
         txn_iter_position_before(it, txn_iter_buf_data(&it->upper),
                                  it->upper.len, 1);
     } else {
+        it->epoch = rv_write_index_epoch(it->delta.idx);
         it->direction = TXN_ITER_REVERSE;
         it->ops->seek_to_last(it->base);
         if (!txn_iter_check_base(it))
@@ -370,9 +387,30 @@ void rv_txn_iter_seek_for_prev(rv_txn_iter *it, const void *key, size_t klen)
     txn_iter_settle(it);
 }
 
+/* The base shows key K and the transaction has written since: the delta
+** may have passed keys written between K and it, or K itself.  Puts it
+** back just past K in the direction of travel. */
+static void txn_iter_resync_delta(rv_txn_iter *it)
+{
+    size_t klen, dlen, vlen;
+    const char *key = it->ops->key(it->base, &klen), *dkey, *val;
+    int fwd = it->direction == TXN_ITER_FORWARD;
+    if (fwd)
+        rv_windex_iter_seek(&it->delta, key, klen);
+    else
+        rv_windex_iter_seek_for_prev(&it->delta, key, klen);
+    if (!rv_windex_iter_valid(&it->delta))
+        return;
+    rv_windex_iter_entry(&it->delta, &dkey, &dlen, &val, &vlen);
+    if (rv_user_key_compare(dkey, dlen, key, klen) == 0)
+        txn_iter_step_delta(it);
+}
+
 /* Steps off the key shown in the current direction. */
 static void txn_iter_advance(rv_txn_iter *it)
 {
+    if (it->at_base && it->seen != rv_write_index_count(it->delta.idx))
+        txn_iter_resync_delta(it);
     if (it->at_base) {
         txn_iter_step_base(it);
     } else {
@@ -393,7 +431,7 @@ static int txn_iter_save_current(rv_txn_iter *it)
 
 void rv_txn_iter_next(rv_txn_iter *it)
 {
-    if (!it->valid)
+    if (!rv_txn_iter_valid(it))
         return;
     if (it->direction == TXN_ITER_FORWARD) {
         txn_iter_advance(it);
@@ -408,7 +446,7 @@ void rv_txn_iter_next(rv_txn_iter *it)
 
 void rv_txn_iter_prev(rv_txn_iter *it)
 {
-    if (!it->valid)
+    if (!rv_txn_iter_valid(it))
         return;
     if (it->direction == TXN_ITER_REVERSE) {
         txn_iter_advance(it);

@@ -13,8 +13,12 @@
 ** does: it turns invalid, every positioning call leaves it so, status
 ** says why, and nothing found in the move that met the error is shown.
 **
-** A write, rollback or clear of the index while the iterator is open
-** invalidates its position: seek again before next/prev/key/value.
+** The transaction may write while the iterator is open (read, modify,
+** write as it scans): the iterator stays where it is and moves on through
+** the index as it is then, so a key written ahead of it in its direction
+** is shown when reached, one behind it is not; key and value pointers
+** taken before the write are stale.  A rollback to a savepoint or a clear
+** of the index makes the iterator not valid until the next seek.
 */
 #ifndef RAVEL_TXN_ITER_H
 #define RAVEL_TXN_ITER_H
@@ -71,7 +75,7 @@ RAVEL_PRIVATE void rv_txn_iter_seek_for_prev(rv_txn_iter *it,
                                              const void *key, size_t klen);
 RAVEL_PRIVATE void rv_txn_iter_next(rv_txn_iter *it);
 RAVEL_PRIVATE void rv_txn_iter_prev(rv_txn_iter *it);
-/* Valid until the iterator moves or the index changes. */
+/* Valid until the iterator moves or the transaction writes. */
 RAVEL_PRIVATE const char *rv_txn_iter_key(const rv_txn_iter *it,
                                           size_t *klen);
 RAVEL_PRIVATE const char *rv_txn_iter_value(const rv_txn_iter *it,

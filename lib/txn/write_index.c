@@ -72,6 +72,7 @@ struct rv_write_index {
     struct windex_savepoint *sp;
     size_t nsp, sp_cap;
     uint64_t rng;              /* heights */
+    uint64_t epoch;            /* + 1 at each rollback or clear */
 };
 
 _Static_assert(RAVEL_MAX_BATCH_SIZE <= UINT32_MAX,
@@ -401,6 +402,7 @@ int rv_write_index_rollback_to_savepoint(rv_write_index *idx)
                         "back to");
     struct windex_savepoint sp = idx->sp[--idx->nsp];
     windex_undo_to(idx, sp.len, sp.count);
+    idx->epoch++;
     return RAVEL_OK;
 }
 
@@ -423,6 +425,12 @@ void rv_write_index_clear(rv_write_index *idx)
     rv_batch_truncate(&idx->batch, RV_BATCH_HEADER_SIZE, 0);
     rv_put_fixed64(idx->batch.rep, 0);
     idx->nsp = 0;
+    idx->epoch++;
+}
+
+uint64_t rv_write_index_epoch(const rv_write_index *idx)
+{
+    return idx->epoch;
 }
 
 /* ------------------------------------------------------------ positions */

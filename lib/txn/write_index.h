@@ -81,10 +81,17 @@ RAVEL_PRIVATE size_t rv_write_index_keys(const rv_write_index *idx);
 ** (the batch alone is refused past RAVEL_MAX_BATCH_SIZE). */
 RAVEL_PRIVATE size_t rv_write_index_bytes(const rv_write_index *idx);
 
+/* Changes at each rollback to a savepoint and each clear: what a position
+** held before points to freed memory then (see below). */
+RAVEL_PRIVATE uint64_t rv_write_index_epoch(const rv_write_index *idx);
+
 /* ------------------------------------------------ positions, in key order
 **
-** A plain value over the index's keys, for the merged iterator.  Any
-** write, rollback or clear invalidates every position: seek again. */
+** A plain value over the index's keys, for the merged iterator.  A write
+** leaves a position where it was (nodes are never moved; a key written
+** after it going forward is met later); key and value pointers taken
+** before the write are stale (the batch may have moved).  A rollback or
+** clear (a new epoch) invalidates every position: seek again. */
 struct rv_windex_iter {
     const rv_write_index *idx;
     const struct rv_windex_node *node; /* NULL: not valid */

@@ -831,6 +831,108 @@ static void test_iter_base_error_hides_delta(void **state)
     rv_write_index_free(idx);
 }
 
+/* The first visible key > (FWD) or the last < (!FWD) key id CUR. */
+static int model_step_from(const struct visible *v, int cur, int fwd)
+{
+    struct key c = key_of(cur);
+    if (fwd) {
+        for (int pos = 0; pos < v->n; pos++) {
+            struct key k = key_of(v->id[pos]);
+            if (key_cmp(&k, &c) > 0)
+                return pos;
+        }
+        return v->n;
+    }
+    for (int pos = v->n - 1; pos >= 0; pos--) {
+        struct key k = key_of(v->id[pos]);
+        if (key_cmp(&k, &c) < 0)
+            return pos;
+    }
+    return -1;
+}
+
+/* Read, modify, write while scanning: the transaction writes between the
+** steps (the key shown, keys ahead, keys behind) and each step goes to
+** the next key of the view as it is after the write.  A rollback leaves
+** the iterator not valid until a seek. */
+static void test_iter_writes_while_open(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x5eed0005;
+    for (int round = 0; round < ROUNDS; round++) {
+        static struct fake_base base;
+        static struct mstate m;
+        static struct visible v;
+        fake_fill(&base, &rng, (int)(test_rand(&rng) % 101));
+        memset(&m, 0, sizeof m);
+        rv_write_index *idx = rv_write_index_new();
+        int writes = (int)(test_rand(&rng) % 30);
+        for (int i = 0; i < writes; i++)
+            random_write(idx, &m, &rng, round);
+        rv_txn_iter *it = rv_txn_iter_new(idx, &fake_ops, &base);
+        merged_model(&m, &base, NULL, NULL, &v);
+        int pos = 0;
+        for (int s = 0; s < 80; s++) {
+            if (!rv_txn_iter_valid(it)) {
+                if (test_rand(&rng) % 2) {
+                    rv_txn_iter_seek_to_first(it);
+                    pos = 0;
+                } else {
+                    rv_txn_iter_seek_to_last(it);
+                    pos = v.n - 1;
+                }
+                check_at(it, &v, pos);
+                if (v.n == 0)
+                    break;
+            }
+            int cur = v.id[pos];
+            if (test_rand(&rng) % 3 == 0) {
+                if (test_rand(&rng) % 4 == 0) {
+                    /* rewrite the key shown */
+                    struct key k = key_of(cur);
+                    if (test_rand(&rng) % 2) {
+                        assert_int_equal(rv_write_index_delete(idx, k.b,
+                                             k.len), RAVEL_OK);
+                        m.what[cur] = M_DEL;
+                    } else {
+                        assert_int_equal(rv_write_index_put(idx, k.b, k.len,
+                                             "rmw", 3), RAVEL_OK);
+                        m.what[cur] = M_PUT;
+                        memcpy(m.val[cur], "rmw", 3);
+                        m.vlen[cur] = 3;
+                    }
+                } else {
+                    random_write(idx, &m, &rng, round);
+                }
+                merged_model(&m, &base, NULL, NULL, &v);
+            }
+            int fwd = (int)(test_rand(&rng) % 2);
+            if (fwd)
+                rv_txn_iter_next(it);
+            else
+                rv_txn_iter_prev(it);
+            pos = model_step_from(&v, cur, fwd);
+            check_at(it, &v, pos);
+        }
+        /* a rollback: not valid until a seek */
+        assert_int_equal(rv_write_index_savepoint(idx), RAVEL_OK);
+        struct key k = key_of(sorted_ids[KEY_SPACE - 1]);
+        assert_int_equal(rv_write_index_put(idx, k.b, k.len, "z", 1),
+                         RAVEL_OK);
+        rv_txn_iter_seek_to_first(it);
+        assert_true(rv_txn_iter_valid(it));
+        assert_int_equal(rv_write_index_rollback_to_savepoint(idx),
+                         RAVEL_OK);
+        assert_false(rv_txn_iter_valid(it));
+        rv_txn_iter_next(it);
+        assert_false(rv_txn_iter_valid(it));
+        rv_txn_iter_seek_to_first(it);
+        check_at(it, &v, 0);
+        rv_txn_iter_free(it);
+        rv_write_index_free(idx);
+    }
+}
+
 /* ------------------------------------------- over a real rv_db_iter */
 
 static int commit_op(void *ctx, uint64_t seq, int type, const char *key,
@@ -948,6 +1050,7 @@ int main(void)
         cmocka_unit_test(test_iter_model),
         cmocka_unit_test(test_iter_base_error),
         cmocka_unit_test(test_iter_base_error_hides_delta),
+        cmocka_unit_test(test_iter_writes_while_open),
         cmocka_unit_test(test_commit_equals_merged_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
