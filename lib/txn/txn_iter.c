@@ -541,7 +541,7 @@ static void txn_iter_db_destroy(void *b)
     rv_db_iter_free(b);
 }
 
-const struct rv_txn_base_ops rv_txn_db_iter_base = {
+static const struct rv_txn_base_ops txn_iter_db_ops = {
     .valid = txn_iter_db_valid,
     .seek_to_first = txn_iter_db_seek_to_first,
     .seek_to_last = txn_iter_db_seek_to_last,
@@ -554,3 +554,8 @@ const struct rv_txn_base_ops rv_txn_db_iter_base = {
     .status = txn_iter_db_status,
     .destroy = txn_iter_db_destroy,
 };
+
+const struct rv_txn_base_ops *rv_txn_db_iter_base(void)
+{
+    return &txn_iter_db_ops;
+}

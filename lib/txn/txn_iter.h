@@ -6,7 +6,7 @@
 ** Owns: merging the two in key order in both directions, hiding base keys
 ** the transaction deleted, showing its puts over or between base keys,
 ** bounds, and stopping at the base's first error.  Does not own: the base
-** (any iterator of user keys behind rv_txn_base_ops; rv_txn_db_iter_base
+** (any iterator of user keys behind rv_txn_base_ops; rv_txn_db_iter_base()
 ** wraps the database's rv_db_iter) or the write index.
 **
 ** The base's first error stops the iterator for good, as db/db_iter.c
@@ -46,7 +46,7 @@ struct rv_txn_base_ops {
 };
 
 /* The base over an rv_db_iter (CTX: the rv_db_iter *, freed by destroy). */
-RAVEL_PRIVATE extern const struct rv_txn_base_ops rv_txn_db_iter_base;
+RAVEL_PRIVATE const struct rv_txn_base_ops *rv_txn_db_iter_base(void);
 
 typedef struct rv_txn_iter rv_txn_iter;
 

@@ -985,7 +985,7 @@ static void test_commit_equals_merged_view(void **state)
             assert_int_equal(rv_write_index_rollback_to_savepoint(idx), 0);
 
         /* the merged view, collected */
-        rv_txn_iter *it = rv_txn_iter_new(idx, &rv_txn_db_iter_base,
+        rv_txn_iter *it = rv_txn_iter_new(idx, rv_txn_db_iter_base(),
                                           view_at(mt, snap));
         assert_non_null(it);
         char keys[KEY_SPACE][4], vals[KEY_SPACE][24];
