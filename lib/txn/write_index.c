@@ -24,10 +24,15 @@
 ** Undo costs one step per op written since the savepoint (plus a search
 ** per key that leaves the index), and nothing is kept for it beyond the
 ** record every op has anyway (16 bytes).  A savepoint is (rep length, op
-** count).
+** count).  Nodes come from an arena; one a rollback unlinks waits, with
+** others of its height, to be reused by the next new key.
+**
+** Memory: the batch, 16 bytes per op, and per distinct key a node of 16
+** bytes plus 8 per level (1.33 levels on average).
 */
 #include "txn/write_index.h"
 #include "base/dbformat.h"
+#include "util/arena.h"
 #include "util/error.h"
 
 #include <assert.h>
@@ -37,6 +42,9 @@
 #define WINDEX_MAX_HEIGHT 12
 #define WINDEX_BRANCHING 4
 #define WINDEX_NONE UINT32_MAX
+/* Nodes are at most 112 bytes: small blocks keep a small transaction
+** small. */
+#define WINDEX_ARENA_BLOCK 4096
 
 struct rv_windex_node {
     uint32_t top;     /* number of the key's latest op */
@@ -68,7 +76,10 @@ struct rv_write_index {
     struct rv_windex_node *head;  /* WINDEX_MAX_HEIGHT links, no key */
     int max_height;            /* highest level in use, >= 1 */
     size_t nkeys;              /* nodes, head excluded */
-    size_t node_bytes;         /* bytes of those nodes */
+    struct rv_arena arena;     /* the nodes (the head is apart) */
+    /* Nodes unlinked by a rollback, by height, chained through next[0]:
+    ** reused before the arena grows. */
+    struct rv_windex_node *spare[WINDEX_MAX_HEIGHT + 1];
     struct windex_savepoint *sp;
     size_t nsp, sp_cap;
     uint64_t rng;              /* heights */
@@ -162,7 +173,11 @@ static struct rv_windex_node *windex_find(const rv_write_index *idx,
 static struct rv_windex_node *windex_node_new(rv_write_index *idx)
 {
     int h = windex_random_height(idx);
-    struct rv_windex_node *n = calloc(1, windex_node_size(h));
+    struct rv_windex_node *n = idx->spare[h];
+    if (n)
+        idx->spare[h] = n->next[0];
+    else
+        n = rv_arena_alloc(&idx->arena, windex_node_size(h));
     if (!n)
         return NULL;
     n->top = WINDEX_NONE;
@@ -183,10 +198,16 @@ static void windex_link(rv_write_index *idx, struct rv_windex_node *n,
         prev[l]->next[l] = n;
     }
     idx->nkeys++;
-    idx->node_bytes += windex_node_size((int)n->height);
 }
 
-/* Unlinks and frees N, whose key is KEY (read before the op goes). */
+/* N (unlinked) to the spares of its height. */
+static void windex_node_recycle(rv_write_index *idx, struct rv_windex_node *n)
+{
+    n->next[0] = idx->spare[n->height];
+    idx->spare[n->height] = n;
+}
+
+/* Unlinks N and keeps it for reuse, whose key is KEY (read before the op goes). */
 static void windex_unlink(rv_write_index *idx, struct rv_windex_node *n,
                           const char *key, size_t klen)
 {
@@ -199,8 +220,7 @@ static void windex_unlink(rv_write_index *idx, struct rv_windex_node *n,
     while (idx->max_height > 1 && !idx->head->next[idx->max_height - 1])
         idx->max_height--;
     idx->nkeys--;
-    idx->node_bytes -= windex_node_size((int)n->height);
-    free(n);
+    windex_node_recycle(idx, n);
 }
 
 /* -------------------------------------------------------------- writing */
@@ -217,6 +237,7 @@ rv_write_index *rv_write_index_new(void)
         return NULL;
     }
     rv_batch_init(&idx->batch);
+    rv_arena_init(&idx->arena, WINDEX_ARENA_BLOCK);
     idx->head->height = WINDEX_MAX_HEIGHT;
     idx->max_height = 1;
     idx->rng = 0x9E3779B97F4A7C15ull;
@@ -225,23 +246,19 @@ rv_write_index *rv_write_index_new(void)
 
 static void windex_free_nodes(rv_write_index *idx)
 {
-    struct rv_windex_node *n = idx->head->next[0];
-    while (n) {
-        struct rv_windex_node *next = n->next[0];
-        free(n);
-        n = next;
-    }
+    rv_arena_destroy(&idx->arena);
+    rv_arena_init(&idx->arena, WINDEX_ARENA_BLOCK);
+    memset(idx->spare, 0, sizeof idx->spare);
     memset(idx->head->next, 0, WINDEX_MAX_HEIGHT * sizeof idx->head->next[0]);
     idx->max_height = 1;
     idx->nkeys = 0;
-    idx->node_bytes = 0;
 }
 
 void rv_write_index_free(rv_write_index *idx)
 {
     if (!idx)
         return;
-    windex_free_nodes(idx);
+    rv_arena_destroy(&idx->arena);
     free(idx->head);
     free(idx->ops);
     free(idx->sp);
@@ -288,7 +305,8 @@ static int windex_add(rv_write_index *idx, int type, const void *key,
     size_t off = idx->batch.len;
     rc = rv_batch_add(&idx->batch, type, key, klen, val, vlen);
     if (rc) {
-        free(fresh);
+        if (fresh)
+            windex_node_recycle(idx, fresh);
         return rc;
     }
     idx->ops[n] = (struct windex_op){ node, (uint32_t)off, node->top };
@@ -350,7 +368,8 @@ size_t rv_write_index_bytes(const rv_write_index *idx)
 {
     return sizeof *idx + idx->batch.cap +
            idx->ops_cap * sizeof idx->ops[0] +
-           windex_node_size(WINDEX_MAX_HEIGHT) + idx->node_bytes +
+           windex_node_size(WINDEX_MAX_HEIGHT) +
+           rv_arena_memory_usage(&idx->arena) +
            idx->sp_cap * sizeof idx->sp[0];
 }
 
