@@ -13,6 +13,8 @@ only headers of its own folder and of the folders below it.
               the three storage components, side by side: none includes
               another
     db        the database: everything that takes a ravel_db
+    txn       transactions, on top of the database: the write index, the
+              merged iterator (later the lock table and txn.c)
 
 lib/ravel_int.h (the root) may be included by every file.  Usage:
 check-layers.py SOURCE_ROOT; exits 1 naming each include that goes up or
@@ -23,7 +25,7 @@ import re
 import sys
 
 RANK = {"util": 0, "base": 1, "iter": 2, "memtable": 3, "table": 3,
-        "wal": 3, "db": 4}
+        "wal": 3, "db": 4, "txn": 5}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"')
 
 

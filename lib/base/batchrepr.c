@@ -11,16 +11,8 @@
 
 /* -------------------------------------------------------------- walking */
 
-struct batch_op {
-    int type;
-    const char *key, *val;
-    size_t klen, vlen;
-};
-
-/* Decodes the op at REP+*OFF (LEN bytes in all), advancing *OFF.  Sets the
-** message and returns RAVEL_CORRUPT if it is malformed. */
-static int batch_decode_op(const char *rep, size_t len, size_t *off,
-                           uint32_t index, struct batch_op *op)
+int rv_batch_decode_op(const char *rep, size_t len, size_t *off,
+                       uint32_t index, struct rv_batch_op *op)
 {
     const char *limit = rep + len;
     size_t at = *off;
@@ -84,8 +76,8 @@ static int batch_walk(const char *rep, size_t len, uint64_t base_seq,
     size_t off = RV_BATCH_HEADER_SIZE;
     uint32_t i = 0;
     for (; i < count && off < len; i++) {
-        struct batch_op op = {0};
-        int rc = batch_decode_op(rep, len, &off, i, &op);
+        struct rv_batch_op op = {0};
+        int rc = rv_batch_decode_op(rep, len, &off, i, &op);
         if (rc)
             return rc;
         if (fn) {

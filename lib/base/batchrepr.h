@@ -25,6 +25,21 @@ typedef int (*rv_batch_handler)(void *ctx, uint64_t seq, int type,
                                 const char *key, size_t klen,
                                 const char *val, size_t vlen);
 
+/* One op of a rep, pointing into it. */
+struct rv_batch_op {
+    int type;                /* RV_TYPE_PUT or RV_TYPE_DELETE */
+    const char *key, *val;   /* val: NULL for a delete */
+    size_t klen, vlen;
+};
+
+/* Decodes the op starting at byte offset *OFF of REP (LEN bytes in all)
+** into OP and advances *OFF past it.  INDEX (the op's number) only names
+** it in the message.  RAVEL_CORRUPT (message as rv_batch_validate's) if
+** it is malformed.  For a reader that needs one op, not a walk: the
+** transaction's write index (txn/write_index.c) keeps ops by offset. */
+RAVEL_PRIVATE int rv_batch_decode_op(const char *rep, size_t len, size_t *off,
+                                     uint32_t index, struct rv_batch_op *op);
+
 /* Checks the structure of REP (LEN bytes) without applying anything.
 ** Returns RAVEL_CORRUPT (message: "batch: what is wrong, at byte offset
 ** N") if it is malformed: shorter than the header, an unknown op type, a

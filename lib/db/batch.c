@@ -114,6 +114,13 @@ int rv_batch_add(struct ravel_batch *b, int type, const void *key,
     return RAVEL_OK;
 }
 
+void rv_batch_truncate(struct ravel_batch *b, size_t len, uint32_t count)
+{
+    b->len = len;
+    b->count = count;
+    rv_put_fixed32(b->rep + 8, count);
+}
+
 /* ----------------------------------------------------------- public API */
 
 int ravel_batch_new(ravel_batch **out)

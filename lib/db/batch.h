@@ -28,4 +28,10 @@ RAVEL_PRIVATE int rv_batch_add(struct ravel_batch *b, int type,
                                const void *key, size_t klen,
                                const void *val, size_t vlen);
 
+/* Cuts B back to its first COUNT ops, which end at byte LEN of the rep
+** (a length and count B had before: a transaction's savepoint).  Keeps
+** the allocation. */
+RAVEL_PRIVATE void rv_batch_truncate(struct ravel_batch *b, size_t len,
+                                     uint32_t count);
+
 #endif /* RAVEL_BATCH_H */
