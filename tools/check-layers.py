@@ -14,7 +14,7 @@ only headers of its own folder and of the folders below it.
               another
     db        the database: everything that takes a ravel_db
     txn       transactions, on top of the database: the write index, the
-              merged iterator (later the lock table and txn.c)
+              merged iterator, the lock table (later txn.c)
 
 lib/ravel_int.h (the root) may be included by every file.  Usage:
 check-layers.py SOURCE_ROOT; exits 1 naming each include that goes up or
