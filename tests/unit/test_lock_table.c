@@ -378,6 +378,107 @@ static void test_long_chain(void **state)
     }
 }
 
+/* Txn 1 holds A; 2, then 3 (holding B) queue for it.  1's release hands
+** A to 2, so 3 now waits for 2; then 2 asks for B: the cycle 2 -> 3 -> 2
+** exists only through the hand-off's new edge, and is found: 3, the
+** youngest, fails, and 2 gets B. */
+struct two_keys {
+    rv_lock_table *t;
+    int rc_first, rc_second;
+};
+
+static void *two_keys_thread(void *arg)
+{
+    struct two_keys *j = arg;
+    j->rc_first = acquire(j->t, 2, "A", LONG_NS, NULL);
+    j->rc_second = acquire(j->t, 2, "B", LONG_NS, NULL);
+    release(j->t, 2, "B");
+    release(j->t, 2, "A");
+    return NULL;
+}
+
+static void test_deadlock_after_hand_off(void **state)
+{
+    (void)state;
+    rv_lock_table *t = new_table(0, -1);
+    assert_int_equal(acquire(t, 1, "A", 0, NULL), RAVEL_OK);
+    assert_int_equal(acquire(t, 3, "B", 0, NULL), RAVEL_OK);
+    struct two_keys two = {.t = t};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, two_keys_thread, &two), 0);
+    await_waiters(t, "A", 1);
+    struct job three;
+    job_start(&three, t, 3, "A", "B");
+    await_waiters(t, "A", 2);
+    release(t, 1, "A");
+    pthread_join(th, NULL);
+    job_join(&three);
+    assert_int_equal(two.rc_first, RAVEL_OK);
+    assert_int_equal(two.rc_second, RAVEL_OK);
+    assert_int_equal(three.rc, RV_LOCK_DEADLOCK);
+    assert_int_equal(three.info.holder, 2);
+    assert_int_equal(three.info.cycle_len, 2);
+    assert_int_equal(three.info.cycle[1], 2);
+    assert_int_equal(owner(t, "A"), 0);
+    assert_int_equal(owner(t, "B"), 0);
+    rv_lock_table_free(t);
+}
+
+/* ------------------------------------------------------------ fairness */
+
+/* Waiters get a key in the order they came: each appends its id to a
+** list only the key's lock protects. */
+#define FIFO_WAITERS 5
+
+struct fifo_state {
+    rv_lock_table *t;
+    uint64_t order[FIFO_WAITERS];
+    int n;
+};
+
+struct fifo_job {
+    struct fifo_state *st;
+    uint64_t txn;
+    int rc;
+};
+
+static void *fifo_thread(void *arg)
+{
+    struct fifo_job *j = arg;
+    j->rc = acquire(j->st->t, j->txn, "K", LONG_NS, NULL);
+    if (j->rc == RAVEL_OK) {
+        j->st->order[j->st->n++] = j->txn;
+        release(j->st->t, j->txn, "K");
+    }
+    return NULL;
+}
+
+static void test_fifo(void **state)
+{
+    (void)state;
+    struct fifo_state st = {.t = new_table(0, -1)};
+    assert_int_equal(acquire(st.t, 100, "K", 0, NULL), RAVEL_OK);
+    struct fifo_job jobs[FIFO_WAITERS];
+    pthread_t th[FIFO_WAITERS];
+    /* ids not in arrival order: arrival decides, not age */
+    static const uint64_t ids[FIFO_WAITERS] = {7, 3, 9, 1, 5};
+    for (int i = 0; i < FIFO_WAITERS; i++) {
+        jobs[i] = (struct fifo_job){.st = &st, .txn = ids[i]};
+        assert_int_equal(pthread_create(&th[i], NULL, fifo_thread, &jobs[i]),
+                         0);
+        await_waiters(st.t, "K", (uint32_t)i + 1);
+    }
+    release(st.t, 100, "K");
+    for (int i = 0; i < FIFO_WAITERS; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].rc, RAVEL_OK);
+    }
+    assert_int_equal(st.n, FIFO_WAITERS);
+    for (int i = 0; i < FIFO_WAITERS; i++)
+        assert_int_equal(st.order[i], ids[i]);
+    rv_lock_table_free(st.t);
+}
+
 /* ---------------------------------------------------------- release_all */
 
 static void test_release_all(void **state)
@@ -530,7 +631,9 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_deadlock_two),
         cmocka_unit_test(test_deadlock_three),
+        cmocka_unit_test(test_deadlock_after_hand_off),
         cmocka_unit_test(test_long_chain),
+        cmocka_unit_test(test_fifo),
         cmocka_unit_test(test_release_all),
         cmocka_unit_test(test_random_deadlocks),
         cmocka_unit_test(test_bad_arguments),
