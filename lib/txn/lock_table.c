@@ -279,8 +279,9 @@ static int lock_cycle_ids(struct lock_waiter *const *path, int n, int start,
 /* Follows the wait-for chain from W, just inserted, up to the detect
 ** depth.  If W's wait closes a cycle that has no victim yet, returns the
 ** waiter of the cycle that is to fail -- the youngest, the highest id --
-** having marked it (if it is not W, which fails on its own) and recorded
-** the cycle in it; otherwise NULL. */
+** having marked it as the victim (W too, so that a detector running before
+** W leaves the graph sees the cycle's victim chosen) and recorded the
+** cycle in it, from it; otherwise NULL. */
 static struct lock_waiter *lock_detect_locked(rv_lock_table *t,
                                               struct lock_waiter *w)
     RV_REQUIRES(t->graph.mu);
