@@ -117,7 +117,8 @@ RAVEL_PRIVATE void rv_lock_table_free(rv_lock_table *t);
 ** once if it already did); RV_LOCK_TIMEDOUT; RV_LOCK_DEADLOCK (see the
 ** rule above); RAVEL_NOMEM.  On failure TXN holds nothing more than
 ** before, and the message (rv_error) names the key (escaped), TXN and the
-** holder it waited for, and for a deadlock the cycle.  INFO (may be NULL)
+** holder it waited for, and for a deadlock the cycle (RocksDB's timeout
+** names neither key nor holder, its issue #13753).  INFO (may be NULL)
 ** is filled on every return. */
 RAVEL_PRIVATE int rv_lock_table_acquire(rv_lock_table *t, uint64_t txn,
                                         const void *key, size_t klen,
