@@ -98,6 +98,14 @@ RAVEL_API int ravel_libversion_number(void);
                            ** WAL write or fdatasync, an allocation; see
                            ** ravel.read-only-reason), or the database was
                            ** opened read-only; reads are still served */
+#define RAVEL_CONFLICT  9  /* a transaction's key was written by someone
+                           ** else after its snapshot: roll back and run
+                           ** it again (retriable) */
+#define RAVEL_TIMEDOUT 10  /* a transaction's lock wait ran out
+                           ** (txn_lock_timeout): retriable */
+#define RAVEL_DEADLOCK 11  /* a transaction was the youngest in a cycle of
+                           ** lock waits and was chosen to fail:
+                           ** retriable */
 
 /* A static English description of a result code ("not found", ...).
 ** Never NULL; unknown codes give "unknown result code". */
@@ -820,6 +828,54 @@ RAVEL_API const void *ravel_iter_value(const ravel_iter *it, size_t *len);
 ** ravel_iter_status at its end therefore sees every entry before the
 ** damage and the error, never an entry from past it. */
 RAVEL_API int ravel_iter_status(const ravel_iter *it);
+
+/* ----------------------------------------------------------- transactions */
+
+/* A transaction: reads see the database as of its begin (a snapshot) plus
+** its own writes; its writes become visible together, atomically, at
+** commit, and only if no key it read for update or wrote was written by
+** someone else after its snapshot (snapshot isolation; lost updates are
+** impossible, write skew is possible unless the keys that decide are read
+** with ravel_txn_get_for_update).
+**
+** Pessimistic (the default): get_for_update and every write lock the key
+** (txn_lock_timeout, deadlock detection naming the key and the other
+** transaction), then check it has not changed since the snapshot.
+** Optimistic (RAVEL_TXN_OPTIMISTIC): no locks until commit, which locks
+** the keys in key order, checks them, writes, and unlocks.  Either way a
+** commit is a write like any other: it joins the write group and shares
+** its WAL write and fdatasync.  A transaction is used by one thread at a
+** time. */
+typedef struct ravel_txn ravel_txn;
+
+#define RAVEL_TXN_OPTIMISTIC 0x100 /* validate at commit instead of locking */
+
+/* Begins a transaction; FLAGS: RAVEL_SYNC (commit returns once durable),
+** RAVEL_TXN_OPTIMISTIC. */
+RAVEL_API int ravel_txn_begin(ravel_db *db, int flags, ravel_txn **out);
+/* As ravel_get, as the transaction sees it. */
+RAVEL_API int ravel_txn_get(ravel_txn *t, const void *key, size_t klen,
+                            void **val, size_t *vlen);
+/* As ravel_txn_get, and the key is the transaction's: locked
+** (pessimistic) or checked at commit (optimistic).  RAVEL_CONFLICT if it
+** changed since the snapshot. */
+RAVEL_API int ravel_txn_get_for_update(ravel_txn *t, const void *key,
+                                       size_t klen, void **val,
+                                       size_t *vlen);
+RAVEL_API int ravel_txn_put(ravel_txn *t, const void *key, size_t klen,
+                            const void *val, size_t vlen);
+RAVEL_API int ravel_txn_delete(ravel_txn *t, const void *key, size_t klen);
+/* Savepoints nest; rolling back to one undoes the writes after it. */
+RAVEL_API int ravel_txn_savepoint(ravel_txn *t);
+RAVEL_API int ravel_txn_rollback_to_savepoint(ravel_txn *t);
+/* Writes everything atomically, or nothing (RAVEL_CONFLICT, RAVEL_TIMEDOUT,
+** RAVEL_DEADLOCK: retriable; others: not).  The transaction is over
+** either way. */
+RAVEL_API int ravel_txn_commit(ravel_txn *t);
+/* Discards the writes and releases the locks. */
+RAVEL_API int ravel_txn_rollback(ravel_txn *t);
+/* Frees T, rolling it back if it is still open. */
+RAVEL_API void ravel_txn_free(ravel_txn *t);
 
 /* ---------------------------------------------------------- introspection */
 

@@ -190,6 +190,10 @@ static void db_free(ravel_db *db)
 {
     /* a stall this database caused must not outlive it */
     rv_wc_detach(&db->wc_member);
+    void *txn_state = atomic_load_explicit(&db->txn.state,
+                                           memory_order_acquire);
+    if (txn_state)
+        db->txn.destroy(txn_state);
     rv_read_epoch_drain(&db->read.epoch);
     if (db->read.current)
         rv_version_unref(db->read.current);

@@ -108,6 +108,14 @@ struct ravel_db {
 
     /* Statistics: relaxed atomic counters (db_stats.h). */
     struct rv_db_stats stats;
+
+    /* Transactions (lib/txn/, a layer above this one): their shared state,
+    ** made by the first ravel_txn_begin (published by compare-and-swap,
+    ** read with acquire), and the function close frees it with. */
+    struct {
+        _Atomic(void *) state;
+        void (*destroy)(void *state); /* set before STATE is published */
+    } txn;
 };
 
 /* The functions of the subsystems that run with db->mu.lock held are

@@ -28,6 +28,9 @@ const char *ravel_errstr(int rc)
     case RAVEL_BUSY:     return "busy";
     case RAVEL_LOCKED:   return "database is locked";
     case RAVEL_READONLY: return "database is read-only";
+    case RAVEL_CONFLICT: return "transaction conflict";
+    case RAVEL_TIMEDOUT: return "lock wait timed out";
+    case RAVEL_DEADLOCK: return "deadlock";
     default:             return "unknown result code";
     }
 }

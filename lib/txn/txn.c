@@ -1,0 +1,451 @@
+/*
+** txn.c -- transactions (ravel.h "transactions"): begin, reads through
+** the transaction's own writes over its snapshot, pessimistic locking or
+** optimistic validation, savepoints, commit and rollback.
+**
+** A transaction holds a ravel_snapshot (so compaction keeps what it
+** sees), its writes in a write index (write_index.h: kept once, as the
+** batch commit hands to ravel_write), and the keys it locked.  Whether a
+** key changed since the snapshot is rv_db_key_changed_since's answer,
+** which looks in memtables and table files alike.
+**
+** Pessimistic: get_for_update and every write lock the key in the
+** database's lock table (lock_table.h), then check it.  Optimistic: the
+** keys read for update are remembered; commit locks them and the written
+** keys in key order (so two committers never deadlock), checks them all,
+** writes, and unlocks.  Either way the locks are released only after the
+** write returned, when it is visible (read-your-own-writes holds in every
+** ordering mode), so a later transaction's check sees it.
+**
+** Not built yet (docs/transactions-plan.md): two-phase commit, iterators
+** over a transaction, txn_lock_timeout as an option.
+*/
+#include "db/db.h"
+#include "db/db_read.h"
+#include "txn/lock_table.h"
+#include "txn/write_index.h"
+#include "util/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The lock wait of a pessimistic transaction (RocksDB's default
+** transaction_lock_timeout); an option later. */
+#define TXN_LOCK_TIMEOUT_NS (1000ll * 1000 * 1000)
+
+/* The database's transaction state (db->txn.state). */
+struct txn_state {
+    rv_lock_table *locks;
+    _Atomic uint64_t next_id; /* fetch-add: ids grow with age */
+};
+
+/* A key the transaction holds locked, or read for update (optimistic). */
+struct txn_key {
+    char *key;
+    size_t klen;
+};
+
+struct ravel_txn {
+    ravel_db *db;
+    struct txn_state *st;
+    int flags;
+    uint64_t id;
+    ravel_snapshot *snap;
+    rv_write_index *writes;
+    struct txn_key *keys; /* locked (pessimistic), read for update (opt.) */
+    size_t nkeys, capkeys;
+    size_t *savepoint_keys; /* nkeys at each savepoint */
+    int nsavepoints, capsavepoints;
+    int open;
+};
+
+static void txn_state_destroy(void *p)
+{
+    struct txn_state *st = p;
+    rv_lock_table_free(st->locks);
+    free(st);
+}
+
+/* The database's transaction state, made by the first transaction. */
+static struct txn_state *txn_state_get(ravel_db *db)
+{
+    struct txn_state *st =
+        atomic_load_explicit(&db->txn.state, memory_order_acquire);
+    if (st)
+        return st;
+    st = calloc(1, sizeof *st);
+    if (!st || rv_lock_table_new(0, -1, &st->locks) != RAVEL_OK) {
+        free(st);
+        return NULL;
+    }
+    atomic_init(&st->next_id, 1);
+    void *none = NULL;
+    db->txn.destroy = txn_state_destroy; /* the same function for all */
+    if (!atomic_compare_exchange_strong_explicit(&db->txn.state, &none, st,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        txn_state_destroy(st); /* another thread's won */
+        st = none;
+    }
+    return st;
+}
+
+static int txn_check_open(const ravel_txn *t, const char *fn)
+{
+    if (!t)
+        return rv_error(RAVEL_INVALID, "%s: transaction is NULL", fn);
+    if (!t->open)
+        return rv_error(RAVEL_INVALID, "%s: the transaction is over "
+                        "(committed or rolled back)", fn);
+    return RAVEL_OK;
+}
+
+/* Adds KEY to T's keys. */
+static int txn_keep_key(ravel_txn *t, const void *key, size_t klen)
+{
+    if (t->nkeys == t->capkeys) {
+        size_t cap = t->capkeys ? 2 * t->capkeys : 16;
+        struct txn_key *k = realloc(t->keys, cap * sizeof *k);
+        if (!k)
+            return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
+        t->keys = k;
+        t->capkeys = cap;
+    }
+    char *copy = malloc(klen ? klen : 1);
+    if (!copy)
+        return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
+    if (klen)
+        memcpy(copy, key, klen);
+    t->keys[t->nkeys++] = (struct txn_key){copy, klen};
+    return RAVEL_OK;
+}
+
+/* The lock table's result as a public code. */
+static int txn_lock_code(int rc)
+{
+    return rc == RV_LOCK_TIMEDOUT   ? RAVEL_TIMEDOUT
+           : rc == RV_LOCK_DEADLOCK ? RAVEL_DEADLOCK
+                                    : rc;
+}
+
+/* Locks KEY for T (pessimistic), remembering it unless T held it. */
+static int txn_lock(ravel_txn *t, const void *key, size_t klen,
+                    int64_t timeout_ns)
+{
+    struct rv_lock_wait_info info;
+    memset(&info, 0, sizeof info);
+    int rc = rv_lock_table_acquire(t->st->locks, t->id, key, klen,
+                                   timeout_ns, &info);
+    if (rc)
+        return txn_lock_code(rc);
+    if (info.already_held)
+        return RAVEL_OK;
+    rc = txn_keep_key(t, key, klen);
+    if (rc)
+        rv_lock_table_release(t->st->locks, t->id, key, klen);
+    return rc;
+}
+
+/* RAVEL_CONFLICT if KEY changed since T's snapshot. */
+static int txn_validate(ravel_txn *t, const void *key, size_t klen)
+{
+    int changed = 0;
+    int rc = rv_db_key_changed_since(t->db, &t->snap->view, key, klen,
+                                     &changed);
+    if (rc == RAVEL_OK && changed)
+        rc = rv_error(RAVEL_CONFLICT, "transaction %llu: key '%.*s' was "
+                      "written by another after this transaction's "
+                      "snapshot (sequence %llu)", (unsigned long long)t->id,
+                      (int)(klen > 64 ? 64 : klen), (const char *)key,
+                      (unsigned long long)ravel_snapshot_sequence(t->snap));
+    return rc;
+}
+
+/* Releases every lock T holds (pessimistic) and forgets its keys. */
+static void txn_release_keys(ravel_txn *t, size_t from)
+{
+    for (size_t i = t->nkeys; i-- > from;) {
+        if (!(t->flags & RAVEL_TXN_OPTIMISTIC))
+            rv_lock_table_release(t->st->locks, t->id, t->keys[i].key,
+                                  t->keys[i].klen);
+        free(t->keys[i].key);
+    }
+    t->nkeys = from;
+}
+
+/* Ends T: its keys released, its snapshot released, its writes gone. */
+static void txn_end(ravel_txn *t)
+{
+    if (!t->open)
+        return;
+    txn_release_keys(t, 0);
+    rv_write_index_clear(t->writes);
+    t->nsavepoints = 0;
+    if (t->snap)
+        (void)ravel_snapshot_release(t->db, t->snap);
+    t->snap = NULL;
+    t->open = 0;
+}
+
+int ravel_txn_begin(ravel_db *db, int flags, ravel_txn **out)
+{
+    if (!out)
+        return rv_error(RAVEL_INVALID, "ravel_txn_begin: out is NULL");
+    *out = NULL;
+    if (flags & ~(RAVEL_SYNC | RAVEL_TXN_OPTIMISTIC))
+        return rv_error(RAVEL_INVALID, "ravel_txn_begin: unknown flags "
+                        "0x%x", (unsigned)flags);
+    int rc = rv_db_enter(db, "ravel_txn_begin");
+    if (rc)
+        return rc;
+    ravel_txn *t = calloc(1, sizeof *t);
+    struct txn_state *st = t ? txn_state_get(db) : NULL;
+    if (!t || !st || !(t->writes = rv_write_index_new())) {
+        rc = rv_error(RAVEL_NOMEM, "out of memory beginning a transaction");
+        goto fail;
+    }
+    t->db = db;
+    t->st = st;
+    t->flags = flags;
+    t->id = atomic_fetch_add_explicit(&st->next_id, 1, memory_order_relaxed);
+    rc = ravel_snapshot_acquire(db, &t->snap);
+    if (rc)
+        goto fail;
+    t->open = 1;
+    rv_db_leave(db);
+    *out = t;
+    return RAVEL_OK;
+fail:
+    if (t)
+        rv_write_index_free(t->writes);
+    free(t);
+    rv_db_leave(db);
+    return rc;
+}
+
+/* Reads KEY as T sees it: its own write, else its snapshot. */
+static int txn_read(ravel_txn *t, const void *key, size_t klen, void **val,
+                    size_t *vlen)
+{
+    int type;
+    const char *v;
+    size_t n;
+    if (rv_write_index_get(t->writes, key, klen, &type, &v, &n) ==
+        RV_WINDEX_FOUND) {
+        if (type != RV_TYPE_PUT)
+            return RAVEL_NOTFOUND;
+        char *copy = malloc(n ? n : 1);
+        if (!copy)
+            return rv_error(RAVEL_NOMEM, "out of memory for a %zu-byte "
+                            "value", n);
+        if (n)
+            memcpy(copy, v, n);
+        *val = copy;
+        *vlen = n;
+        return RAVEL_OK;
+    }
+    return ravel_get(t->db, t->snap, key, klen, val, vlen);
+}
+
+static int txn_get(ravel_txn *t, const void *key, size_t klen, void **val,
+                   size_t *vlen, int for_update, const char *fn)
+{
+    if (val)
+        *val = NULL;
+    if (vlen)
+        *vlen = 0;
+    int rc = txn_check_open(t, fn);
+    if (rc)
+        return rc;
+    if (!val || !vlen)
+        return rv_error(RAVEL_INVALID, "%s: %s is NULL", fn,
+                        !val ? "val" : "vlen");
+    if (for_update) {
+        if (t->flags & RAVEL_TXN_OPTIMISTIC)
+            rc = txn_keep_key(t, key, klen);
+        else
+            rc = txn_lock(t, key, klen, TXN_LOCK_TIMEOUT_NS);
+        if (rc == RAVEL_OK && !(t->flags & RAVEL_TXN_OPTIMISTIC))
+            rc = txn_validate(t, key, klen);
+        if (rc)
+            return rc;
+    }
+    return txn_read(t, key, klen, val, vlen);
+}
+
+int ravel_txn_get(ravel_txn *t, const void *key, size_t klen, void **val,
+                  size_t *vlen)
+{
+    return txn_get(t, key, klen, val, vlen, 0, "ravel_txn_get");
+}
+
+int ravel_txn_get_for_update(ravel_txn *t, const void *key, size_t klen,
+                             void **val, size_t *vlen)
+{
+    return txn_get(t, key, klen, val, vlen, 1, "ravel_txn_get_for_update");
+}
+
+/* A write of T: locked and checked first when pessimistic. */
+static int txn_write(ravel_txn *t, const void *key, size_t klen,
+                     const void *val, size_t vlen, int is_put,
+                     const char *fn)
+{
+    int rc = txn_check_open(t, fn);
+    if (rc)
+        return rc;
+    if (!key && klen)
+        return rv_error(RAVEL_INVALID, "%s: key is NULL with length %zu", fn,
+                        klen);
+    if (!(t->flags & RAVEL_TXN_OPTIMISTIC)) {
+        rc = txn_lock(t, key, klen, TXN_LOCK_TIMEOUT_NS);
+        if (rc == RAVEL_OK)
+            rc = txn_validate(t, key, klen);
+        if (rc)
+            return rc;
+    }
+    return is_put ? rv_write_index_put(t->writes, key, klen, val, vlen)
+                  : rv_write_index_delete(t->writes, key, klen);
+}
+
+int ravel_txn_put(ravel_txn *t, const void *key, size_t klen,
+                  const void *val, size_t vlen)
+{
+    if (!val && vlen)
+        return rv_error(RAVEL_INVALID, "ravel_txn_put: value is NULL with "
+                        "length %zu", vlen);
+    return txn_write(t, key, klen, val, vlen, 1, "ravel_txn_put");
+}
+
+int ravel_txn_delete(ravel_txn *t, const void *key, size_t klen)
+{
+    return txn_write(t, key, klen, NULL, 0, 0, "ravel_txn_delete");
+}
+
+int ravel_txn_savepoint(ravel_txn *t)
+{
+    int rc = txn_check_open(t, "ravel_txn_savepoint");
+    if (rc)
+        return rc;
+    if (t->nsavepoints == t->capsavepoints) {
+        int cap = t->capsavepoints ? 2 * t->capsavepoints : 8;
+        size_t *k = realloc(t->savepoint_keys, (size_t)cap * sizeof *k);
+        if (!k)
+            return rv_error(RAVEL_NOMEM, "out of memory for a savepoint");
+        t->savepoint_keys = k;
+        t->capsavepoints = cap;
+    }
+    rc = rv_write_index_savepoint(t->writes);
+    if (rc == RAVEL_OK)
+        t->savepoint_keys[t->nsavepoints++] = t->nkeys;
+    return rc;
+}
+
+int ravel_txn_rollback_to_savepoint(ravel_txn *t)
+{
+    int rc = txn_check_open(t, "ravel_txn_rollback_to_savepoint");
+    if (rc)
+        return rc;
+    if (t->nsavepoints == 0)
+        return rv_error(RAVEL_NOTFOUND, "ravel_txn_rollback_to_savepoint: "
+                        "no savepoint is set");
+    rc = rv_write_index_rollback_to_savepoint(t->writes);
+    if (rc == RAVEL_OK) /* the keys locked since are released, as RocksDB */
+        txn_release_keys(t, t->savepoint_keys[--t->nsavepoints]);
+    return rc;
+}
+
+/* Optimistic commit's locks: every key read for update or written, in key
+** order, so that two committers never wait for each other in a cycle. */
+static int txn_key_cmp(const void *a, const void *b)
+{
+    const struct txn_key *x = a, *y = b;
+    size_t n = x->klen < y->klen ? x->klen : y->klen;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+/* Locks and checks, for an optimistic commit, the keys T read for update
+** and wrote, in key order; *LOCKED receives how many of T's (sorted) keys
+** were gone through with their lock taken, for txn_unlock_for_commit. */
+static int txn_lock_for_commit(ravel_txn *t, size_t *locked)
+{
+    *locked = 0;
+    struct rv_windex_iter it;
+    rv_windex_iter_init(&it, t->writes);
+    for (rv_windex_iter_seek_to_first(&it); rv_windex_iter_valid(&it);
+         rv_windex_iter_next(&it)) {
+        const char *k, *v;
+        size_t kl, vl;
+        rv_windex_iter_entry(&it, &k, &kl, &v, &vl);
+        int rc = txn_keep_key(t, k, kl);
+        if (rc)
+            return rc;
+    }
+    qsort(t->keys, t->nkeys, sizeof *t->keys, txn_key_cmp);
+    int rc = RAVEL_OK;
+    for (size_t i = 0; i < t->nkeys && rc == RAVEL_OK; i++) {
+        if (i > 0 && txn_key_cmp(&t->keys[i - 1], &t->keys[i]) == 0) {
+            *locked = i + 1; /* read for update and written: locked once */
+            continue;
+        }
+        struct rv_lock_wait_info info;
+        memset(&info, 0, sizeof info);
+        rc = txn_lock_code(rv_lock_table_acquire(
+            t->st->locks, t->id, t->keys[i].key, t->keys[i].klen,
+            TXN_LOCK_TIMEOUT_NS, &info));
+        if (rc == RAVEL_OK) {
+            *locked = i + 1;
+            rc = txn_validate(t, t->keys[i].key, t->keys[i].klen);
+        }
+    }
+    return rc;
+}
+
+/* Releases the locks an optimistic commit took on the first LOCKED of
+** T's sorted keys (duplicates were locked once). */
+static void txn_unlock_for_commit(ravel_txn *t, size_t locked)
+{
+    for (size_t i = 0; i < locked; i++)
+        if (i == 0 || txn_key_cmp(&t->keys[i - 1], &t->keys[i]) != 0)
+            rv_lock_table_release(t->st->locks, t->id, t->keys[i].key,
+                                  t->keys[i].klen);
+}
+
+int ravel_txn_commit(ravel_txn *t)
+{
+    int rc = txn_check_open(t, "ravel_txn_commit");
+    if (rc)
+        return rc;
+    int optimistic = (t->flags & RAVEL_TXN_OPTIMISTIC) != 0;
+    size_t locked = 0;
+    if (optimistic)
+        rc = txn_lock_for_commit(t, &locked);
+    /* the write returns once visible: then a later check sees it */
+    if (rc == RAVEL_OK && rv_write_index_count(t->writes) > 0)
+        rc = ravel_write(t->db, t->flags & RAVEL_SYNC,
+                         rv_write_index_batch(t->writes));
+    if (optimistic)
+        txn_unlock_for_commit(t, locked);
+    txn_end(t); /* (an optimistic T's keys are freed, not unlocked) */
+    return rc;
+}
+
+int ravel_txn_rollback(ravel_txn *t)
+{
+    int rc = txn_check_open(t, "ravel_txn_rollback");
+    if (rc)
+        return rc;
+    txn_end(t);
+    return RAVEL_OK;
+}
+
+void ravel_txn_free(ravel_txn *t)
+{
+    if (!t)
+        return;
+    txn_end(t);
+    rv_write_index_free(t->writes);
+    free(t->keys);
+    free(t->savepoint_keys);
+    free(t);
+}
