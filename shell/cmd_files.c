@@ -35,6 +35,16 @@ void shell_cmd_compact(struct shell *s, struct shell_line *l)
 {
     const struct shell_token *from = l->n > 1 ? &l->tok[1] : NULL;
     const struct shell_token *to = l->n > 2 ? &l->tok[2] : NULL;
+    /* compact takes keys only: an unquoted --word is an option that it
+    ** does not have (scan's --prefix, say), not a key; a key that starts
+    ** with -- is written quoted */
+    for (int i = 1; i < l->n; i++)
+        if (!l->tok[i].quoted && strncmp(l->tok[i].p, "--", 2) == 0) {
+            shell_error(s, "compact: unknown option '%s' (compact takes "
+                        "FROM and TO; a key starting with -- is written "
+                        "quoted)", l->tok[i].p);
+            return;
+        }
     if (shell_db_for_write(s, "compact"))
         return;
     int rc = ravel_compact_range(s->db, from ? from->p : NULL,

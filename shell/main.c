@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "close_stdout.h"
 #include "shell.h"
 
 struct main_args {
@@ -265,6 +266,7 @@ int main(int argc, char **argv)
 
     main_guard_std_fds();
     signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error, reported */
+    shell_close_stdout_at_exit("ravel");
     shell_format_init();
     a.commands = calloc((size_t)argc, sizeof *a.commands);
     a.cmds = calloc((size_t)argc, sizeof *a.cmds);
