@@ -70,7 +70,8 @@ void shell_cmd_files(struct shell *s, struct shell_line *l)
 {
     (void)l;
     if (shell_db_note_absent(s)) {
-        fputs("(no table files)\n", s->out);
+        if (!s->failed)
+            fputs("(no table files)\n", s->out);
         return;
     }
     char *text = files_listing(s, "files");
@@ -98,7 +99,8 @@ void shell_cmd_verify(struct shell *s, struct shell_line *l)
 {
     (void)l;
     if (shell_db_note_absent(s)) {
-        fputs("ok: 0 files checked\n", s->out);
+        if (!s->failed)
+            fputs("ok: 0 files checked\n", s->out);
         return;
     }
     /* Counted first: a flush finishing meanwhile adds a file the check
