@@ -98,6 +98,7 @@
 #include "ravel.h"
 #include "base/options.h" /* rv_option_is_not_built, rv_option_info */
 #include "bench_manpage.h"
+#include "close_stdout.h"
 #include "mixgraph.h"
 
 /* ------------------------------------------------------------------ flags */
@@ -2700,6 +2701,7 @@ static char *default_db_path(void)
 int main(int argc, char **argv)
 {
     flags_default = FLAGS;
+    shell_close_stdout_at_exit("ravel-bench");
     int rc = ravel_options_new(&open_opts);
     if (rc)
         die("ravel_options_new: %s", ravel_errstr(rc));

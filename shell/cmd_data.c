@@ -67,9 +67,11 @@ void shell_cmd_get(struct shell *s, struct shell_line *l)
     struct shell_token *k = &l->tok[1];
     void *val = NULL;
     size_t vlen = 0;
-    int rc = shell_db_for_read(s)
-                 ? RAVEL_NOTFOUND
-                 : ravel_get(s->db, s->snap, k->p, k->len, &val, &vlen);
+    int absent = shell_db_for_read(s);
+    if (absent && s->failed)
+        return; /* a database that cannot be read: said */
+    int rc = absent ? RAVEL_NOTFOUND
+                    : ravel_get(s->db, s->snap, k->p, k->len, &val, &vlen);
     if (rc == RAVEL_OK || rc == RAVEL_NOTFOUND)
         shell_put_value(s->out, s->mode, k->p, k->len,
                         rc == RAVEL_OK ? val : NULL, vlen);
@@ -285,7 +287,7 @@ static int64_t data_walk(struct shell *s, const char *what,
     ravel_iter *it = NULL;
     int64_t n = 0;
     if (shell_db_for_read(s))
-        return 0;
+        return s->failed ? -1 : 0; /* failed: a database that cannot be read */
     int rc = ravel_iter_new(s->db, s->snap, &it);
     if (rc) {
         shell_api_error(s, what, rc);

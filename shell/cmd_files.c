@@ -35,6 +35,16 @@ void shell_cmd_compact(struct shell *s, struct shell_line *l)
 {
     const struct shell_token *from = l->n > 1 ? &l->tok[1] : NULL;
     const struct shell_token *to = l->n > 2 ? &l->tok[2] : NULL;
+    /* compact takes keys only: an unquoted --word is an option that it
+    ** does not have (scan's --prefix, say), not a key; a key that starts
+    ** with -- is written quoted */
+    for (int i = 1; i < l->n; i++)
+        if (!l->tok[i].quoted && strncmp(l->tok[i].p, "--", 2) == 0) {
+            shell_error(s, "compact: unknown option '%s' (compact takes "
+                        "FROM and TO; a key starting with -- is written "
+                        "quoted)", l->tok[i].p);
+            return;
+        }
     if (shell_db_for_write(s, "compact"))
         return;
     int rc = ravel_compact_range(s->db, from ? from->p : NULL,
@@ -60,7 +70,8 @@ void shell_cmd_files(struct shell *s, struct shell_line *l)
 {
     (void)l;
     if (shell_db_note_absent(s)) {
-        fputs("(no table files)\n", s->out);
+        if (!s->failed)
+            fputs("(no table files)\n", s->out);
         return;
     }
     char *text = files_listing(s, "files");
@@ -88,7 +99,8 @@ void shell_cmd_verify(struct shell *s, struct shell_line *l)
 {
     (void)l;
     if (shell_db_note_absent(s)) {
-        fputs("ok: 0 files checked\n", s->out);
+        if (!s->failed)
+            fputs("ok: 0 files checked\n", s->out);
         return;
     }
     /* Counted first: a flush finishing meanwhile adds a file the check

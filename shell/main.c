@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "close_stdout.h"
 #include "shell.h"
 
 struct main_args {
@@ -201,13 +202,16 @@ static void main_run_rc(struct shell *s, struct main_args *a)
     fclose(f);
 }
 
-static void main_run_cmds(struct shell *s, struct main_args *a)
+/* Runs the N command lines LINES (the -cmd options, or the commands after
+** DIR), each named in errors as KIND number i. */
+static void main_run_lines(struct shell *s, enum shell_source_kind kind,
+                           char **lines, int n)
 {
-    struct shell_source src = {SHELL_SRC_CMD, NULL, 0};
+    struct shell_source src = {kind, NULL, 0};
     s->src = &src;
-    for (int i = 0; i < a->ncmds && !s->quit; i++) {
+    for (int i = 0; i < n && !s->quit; i++) {
         src.line = i + 1;
-        shell_run_line(s, a->cmds[i], strlen(a->cmds[i]));
+        shell_run_line(s, lines[i], strlen(lines[i]));
     }
     s->src = NULL;
 }
@@ -228,13 +232,7 @@ static void main_banner(struct shell *s, struct main_args *a)
 static void main_session(struct shell *s, struct main_args *a)
 {
     if (a->ncommands > 0) {
-        struct shell_source src = {SHELL_SRC_ARGS, NULL, 0};
-        s->src = &src;
-        for (int i = 0; i < a->ncommands && !s->quit; i++) {
-            src.line = i + 1;
-            shell_run_line(s, a->commands[i], strlen(a->commands[i]));
-        }
-        s->src = NULL;
+        main_run_lines(s, SHELL_SRC_ARGS, a->commands, a->ncommands);
         return;
     }
     if (!s->interactive) {
@@ -265,6 +263,7 @@ int main(int argc, char **argv)
 
     main_guard_std_fds();
     signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error, reported */
+    shell_close_stdout_at_exit("ravel");
     shell_format_init();
     a.commands = calloc((size_t)argc, sizeof *a.commands);
     a.cmds = calloc((size_t)argc, sizeof *a.cmds);
@@ -293,7 +292,7 @@ int main(int argc, char **argv)
 
     main_run_rc(&s, &a);
     if (!s.quit)
-        main_run_cmds(&s, &a);
+        main_run_lines(&s, SHELL_SRC_CMD, a.cmds, a.ncmds);
     if (!s.quit)
         main_session(&s, &a);
     shell_finish(&s);

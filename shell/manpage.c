@@ -32,12 +32,7 @@ static void manpage_db_options(FILE *f)
 {
     struct rv_option_info info;
     for (size_t i = 0; rv_option_info(i, &info); i++) {
-        fputs(".TP\n\\fB", f);
-        shell_roff_text(f, info.name);
-        fputs("\\fR=\\fI", f);
-        shell_roff_text(f, info.def);
-        fputs("\\fR\n", f);
-        shell_roff_sentence(f, info.doc);
+        shell_roff_option(f, "", info.name, info.def, info.doc);
         if (!strcmp(info.kind, "bool")) {
             /* the default says it is one */
         } else if (!strcmp(info.kind, "enum")) {

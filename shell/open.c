@@ -157,6 +157,11 @@ int shell_db_note_absent(struct shell *s)
             s->db)
             return 0;
         s->db = NULL;
+        /* there is a database now, but it cannot be read (another process
+        ** holds it, say): an error, not an empty answer given as true */
+        shell_error(s, "the database '%s' exists now but cannot be opened: "
+                    "%s", s->dir, msg);
+        return 1;
     }
     if (!s->absent_noted && !s->interactive) {
         /* (A person saw it in the banner, or from .open.) */

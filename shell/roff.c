@@ -57,3 +57,14 @@ void shell_roff_sentence(FILE *f, const char *text)
     fputc('\n', f);
 }
 
+
+void shell_roff_option(FILE *f, const char *prefix, const char *name,
+                       const char *def, const char *doc)
+{
+    fprintf(f, ".TP\n\\fB%s", prefix);
+    shell_roff_text(f, name);
+    fputs("\\fR=\\fI", f);
+    shell_roff_text(f, def);
+    fputs("\\fR\n", f);
+    shell_roff_sentence(f, doc);
+}

@@ -16,4 +16,9 @@ void shell_roff_tag(FILE *f, const char *name, const char *args);
 /* TEXT, a lower-case phrase, as a sentence: capitalised, with a period. */
 void shell_roff_sentence(FILE *f, const char *text);
 
+/* An option's entry: ".TP", PREFIX (roff, such as "\\-\\-" or "") and
+** NAME in bold, "=" DEFAULT in italics, then DOC as a sentence. */
+void shell_roff_option(FILE *f, const char *prefix, const char *name,
+                       const char *def, const char *doc);
+
 #endif /* RAVEL_ROFF_H */

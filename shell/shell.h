@@ -228,7 +228,10 @@ int shell_db_absent(const struct shell *s);
 ** (reported, naming WHAT) if it cannot. */
 int shell_db_for_write(struct shell *s, const char *what);
 /* Whether there is no database yet; if so, says it once (on stderr, in a
-** session without a person: the banner tells a person). */
+** session without a person: the banner tells a person).  A database
+** another process made meanwhile is opened; one that is there but cannot
+** be opened is an error, reported (s->failed set), and also returns 1:
+** the caller then shows nothing. */
 int shell_db_note_absent(struct shell *s);
 /* Before a read: 1 when it must see an empty database (none yet, or a
 ** snapshot taken before there was one), else 0.  Gives the one-time notes

@@ -17,6 +17,7 @@
 
 #include "roff.h"
 #include "sst_dump.h"
+#include "close_stdout.h"
 
 /* The dump stops early when this is set; ravel-sst never sets it (^C
 ** simply ends the program). */
@@ -172,6 +173,7 @@ int main(int argc, char **argv)
     struct shell_sst_options o = {.mode = SHELL_MODE_TEXT};
     char **files = calloc((size_t)argc, sizeof *files);
     int nfiles = 0, failed = 0, dumped = 0;
+    shell_close_stdout_at_exit("ravel-sst");
     if (!files) {
         fputs("ravel-sst: out of memory\n", stderr);
         return 1;

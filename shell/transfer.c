@@ -380,8 +380,8 @@ out:
 ** counts them in *N.  -1 after reporting an error. */
 static int transfer_dump_pairs(struct shell *s, FILE *f, unsigned long long *n)
 {
-    if (shell_db_for_read(s))
-        return 0; /* no database yet: nothing to dump */
+    if (shell_db_for_read(s)) /* no database yet: nothing to dump */
+        return s->failed ? -1 : 0;
     ravel_iter *it = NULL;
     int rc = ravel_iter_new(s->db, s->snap, &it);
     if (rc) {
