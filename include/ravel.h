@@ -336,6 +336,19 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **   max_open_files=1000         table files kept open (16 .. 1000000;
 **                               -1: no limit, as in RocksDB)
 **
+** Transactions (docs/transactions.md):
+**   txn_lock_timeout=1000       milliseconds a pessimistic transaction
+**                               waits for a key's lock before
+**                               RAVEL_TIMEDOUT (0: never wait; -1: wait
+**                               forever, deadlocks are still found;
+**                               RocksDB's transaction_lock_timeout)
+**   txn_max_write_batch_size=1G bytes one transaction's writes may take,
+**                               encoded as a batch (4K .. 1G: a
+**                               transaction commits as one batch); a
+**                               write past it is RAVEL_INVALID and
+**                               leaves the transaction open (RocksDB's
+**                               max_write_batch_size)
+**
 ** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
 **   level0_file_num_compaction_trigger=4
 **                               level 0 files that start a compaction of
@@ -836,22 +849,38 @@ RAVEL_API int ravel_iter_status(const ravel_iter *it);
 ** commit, and only if no key it read for update or wrote was written by
 ** someone else after its snapshot (snapshot isolation; lost updates are
 ** impossible, write skew is possible unless the keys that decide are read
-** with ravel_txn_get_for_update).
+** with ravel_txn_get_for_update).  docs/transactions.md says more.
 **
 ** Pessimistic (the default): get_for_update and every write lock the key
-** (txn_lock_timeout, deadlock detection naming the key and the other
-** transaction), then check it has not changed since the snapshot.
+** (option txn_lock_timeout; deadlock detection naming the key and the
+** other transaction), then check it has not changed since the snapshot.
 ** Optimistic (RAVEL_TXN_OPTIMISTIC): no locks until commit, which locks
 ** the keys in key order, checks them, writes, and unlocks.  Either way a
 ** commit is a write like any other: it joins the write group and shares
 ** its WAL write and fdatasync.  A transaction is used by one thread at a
-** time. */
+** time, and ends (commit, rollback, free) before its database closes.
+**
+** Result codes a caller acts on: RAVEL_CONFLICT, RAVEL_TIMEDOUT and
+** RAVEL_DEADLOCK mean "roll back and run the transaction again"
+** (ravel_txn_run does it); the transaction is still open after one, its
+** writes and locks as they were before the failing call.  Validation
+** looks at table files as well as memtables, so there is no "cannot
+** validate" (RocksDB's TryAgain).  Any other code is not retriable.
+**
+** Two-phase commit: a transaction given a name (ravel_txn_set_name) may
+** be prepared (ravel_txn_prepare): its writes go to the WAL and the
+** memtable, invisible to every reader, its keys stay locked, and it
+** survives a crash.  After a reopen, ravel.prepared-transactions lists
+** the names of those not committed or rolled back, their keys are locked
+** again, and ravel_txn_recover gives one back to commit or roll back.  A
+** transaction that was not prepared is gone after a crash unless its
+** commit returned. */
 typedef struct ravel_txn ravel_txn;
 
 #define RAVEL_TXN_OPTIMISTIC 0x100 /* validate at commit instead of locking */
 
-/* Begins a transaction; FLAGS: RAVEL_SYNC (commit returns once durable),
-** RAVEL_TXN_OPTIMISTIC. */
+/* Begins a transaction; FLAGS: RAVEL_SYNC (commit, prepare and rollback
+** of a prepared transaction return once durable), RAVEL_TXN_OPTIMISTIC. */
 RAVEL_API int ravel_txn_begin(ravel_db *db, int flags, ravel_txn **out);
 /* As ravel_get, as the transaction sees it. */
 RAVEL_API int ravel_txn_get(ravel_txn *t, const void *key, size_t klen,
@@ -862,20 +891,64 @@ RAVEL_API int ravel_txn_get(ravel_txn *t, const void *key, size_t klen,
 RAVEL_API int ravel_txn_get_for_update(ravel_txn *t, const void *key,
                                        size_t klen, void **val,
                                        size_t *vlen);
+/* Writes, seen by the transaction's reads at once and by others at
+** commit.  RAVEL_INVALID once the transaction is prepared, or when its
+** writes would pass the option txn_max_write_batch_size. */
 RAVEL_API int ravel_txn_put(ravel_txn *t, const void *key, size_t klen,
                             const void *val, size_t vlen);
 RAVEL_API int ravel_txn_delete(ravel_txn *t, const void *key, size_t klen);
-/* Savepoints nest; rolling back to one undoes the writes after it. */
+/* An iterator over the database as the transaction sees it: its snapshot
+** with its own writes merged in (free with ravel_iter_free, before the
+** transaction ends).  It may be used while the transaction writes: a key
+** written ahead of it is shown when reached. */
+RAVEL_API int ravel_txn_iter_new(ravel_txn *t, ravel_iter **out);
+/* Savepoints nest; rolling back to one undoes the writes after it and
+** releases the locks taken since.  RAVEL_NOTFOUND if none is set. */
 RAVEL_API int ravel_txn_savepoint(ravel_txn *t);
 RAVEL_API int ravel_txn_rollback_to_savepoint(ravel_txn *t);
+/* Names T for two-phase commit: 1 to 255 bytes, unique among this
+** database's open and prepared transactions (RAVEL_INVALID otherwise);
+** set before ravel_txn_prepare, once. */
+RAVEL_API int ravel_txn_set_name(ravel_txn *t, const char *name);
+/* The first phase of a two-phase commit: an optimistic T is validated
+** (its keys are locked from here on), then T's writes are written to the
+** WAL and the memtable, invisible to readers, durable if T has
+** RAVEL_SYNC.  T must be named.  Afterwards T can be read from, and
+** committed or rolled back, not written to.  On failure T is as before. */
+RAVEL_API int ravel_txn_prepare(ravel_txn *t);
 /* Writes everything atomically, or nothing (RAVEL_CONFLICT, RAVEL_TIMEDOUT,
 ** RAVEL_DEADLOCK: retriable; others: not).  The transaction is over
-** either way. */
+** either way, except that a prepared transaction whose commit record
+** could not be written stays prepared (commit or roll it back again, or
+** reopen the database and recover it). */
 RAVEL_API int ravel_txn_commit(ravel_txn *t);
-/* Discards the writes and releases the locks. */
+/* Discards the writes and releases the locks.  A prepared transaction's
+** rollback writes a record that makes its writes invisible for good (the
+** values before it are written back); if that fails it stays prepared. */
 RAVEL_API int ravel_txn_rollback(ravel_txn *t);
-/* Frees T, rolling it back if it is still open. */
+/* Frees T, rolling it back if it is still open.  A prepared T is left
+** prepared (it can be recovered; its keys stay locked until then). */
 RAVEL_API void ravel_txn_free(ravel_txn *t);
+/* The prepared transaction named NAME, found after a reopen (or left by
+** ravel_txn_free), as a transaction to commit or roll back.  RAVEL_NOTFOUND
+** if there is none of that name (ravel.prepared-transactions lists them). */
+RAVEL_API int ravel_txn_recover(ravel_db *db, const char *name,
+                                ravel_txn **out);
+
+/* The body of a transaction for ravel_txn_run: reads and writes through T,
+** returns RAVEL_OK to commit, anything else to roll back (that code is
+** ravel_txn_run's result; a retriable code from a ravel_txn_ call passed
+** on unchanged makes it run again). */
+typedef int (*ravel_txn_fn)(ravel_txn *t, void *ctx);
+/* Runs FN in a new transaction (FLAGS as ravel_txn_begin's) and commits
+** it; on RAVEL_CONFLICT, RAVEL_TIMEDOUT or RAVEL_DEADLOCK (from FN or the
+** commit) rolls back, waits a short random time that doubles each try,
+** and runs it again, at most MAX_ATTEMPTS times in all (0: 10).  Returns
+** RAVEL_OK once a run committed, or the last result.  FN may run more
+** than once: it must not have effects outside the transaction that a
+** second run would repeat. */
+RAVEL_API int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn,
+                            void *ctx, int max_attempts);
 
 /* ---------------------------------------------------------- introspection */
 
@@ -947,6 +1020,9 @@ RAVEL_API void ravel_txn_free(ravel_txn *t);
 **   ravel.is-write-stopped        1 if writes are stopped by the write
 **                                 controller now, else 0
 **                                 [rocksdb: rocksdb.is-write-stopped]
+**   ravel.prepared-transactions   the names of the prepared transactions
+**                                 not yet committed or rolled back, one
+**                                 per line ("" if none)
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
 ** deleted, and for the ordering modes: inserts pending, memtable switches

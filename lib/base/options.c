@@ -310,6 +310,15 @@ static const struct options_def options_table[] = {
      .why = "RocksDB reads fewer than 20 as 20; its -1 (no limit) is "
             "accepted and means 1000000 here, the most ravel keeps open",
      .doc = "table files kept open (-1: no limit, as in RocksDB)"},
+    {OPTION(txn_lock_timeout, INT), .def = 1000, .min = 0,
+     .max = 2147483647, .negative = 2147483647,
+     .doc = "milliseconds a transaction waits for a key's lock (-1: "
+            "forever)"},
+    {OPTION(txn_max_write_batch_size, SIZE), .def = 1ull << 30,
+     .min = 4ull << 10, .max = 1ull << 30,
+     .why = "a transaction commits as one batch, and a batch is at most "
+            "RAVEL_MAX_BATCH_SIZE (1G) encoded",
+     .doc = "bytes of writes one transaction may hold"},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])

@@ -118,6 +118,10 @@ struct ravel_options {
     int verify_checksums;
     uint64_t block_cache_size;           /* 0: no block cache */
     int max_open_files;
+
+    /* transactions */
+    int txn_lock_timeout;                /* ms; INT_MAX: forever */
+    uint64_t txn_max_write_batch_size;   /* bytes */
     /* A block cache shared with other databases, with one reference held
     ** by these options; NULL: the database makes its own of
     ** block_cache_size bytes. */

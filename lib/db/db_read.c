@@ -35,7 +35,9 @@
 
 struct ravel_iter {
     ravel_db *db;
-    rv_db_iter *it;
+    rv_db_iter *it;         /* the database's iterator, or NULL when: */
+    const struct rv_user_iter_ops *lops; /* a layer over it (owning it) */
+    void *layer;
     struct rv_version *v;   /* pinned: its files stay while it reads */
     struct rv_seq_range *hidden; /* its view's own (write_prepared) */
     /* An iterator stops at its first error and returns it from every call
@@ -715,7 +717,9 @@ static int read_copy_view(const struct rv_read_view *from,
 /* ravel_iter_new and ravel_iter_new_opt (FN): as of SNAP, with the
 ** bounds and flags of RO (NULL: none, the defaults). */
 static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
-                         const ravel_readoptions *ro, ravel_iter **out,
+                         const ravel_readoptions *ro,
+                         const struct rv_user_iter_ops *lops,
+                         rv_iter_layer_fn make, void *arg, ravel_iter **out,
                          const char *fn)
 {
     if (out)
@@ -745,6 +749,11 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
             merged = NULL;
         }
     }
+    void *layer = NULL;
+    if (dit && make && (rc = make(arg, dit, &layer)) != RAVEL_OK) {
+        dit = NULL; /* MAKE freed it */
+        merged = NULL;
+    }
     if (!dit) {
         if (!it && merged)
             merged->ops->destroy(merged);
@@ -755,7 +764,9 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
                                   "iterator");
     }
     it->db = db;
-    it->it = dit;
+    it->it = layer ? NULL : dit;
+    it->lops = layer ? lops : NULL;
+    it->layer = layer;
     it->v = v;
     it->hidden = hidden;
     it->error_message = NULL;
@@ -771,7 +782,8 @@ int ravel_iter_new(ravel_db *db, const ravel_snapshot *snap, ravel_iter **out)
     int rc = rv_db_enter(db, "ravel_iter_new");
     if (rc)
         return rc;
-    rc = read_iter_new(db, snap, NULL, out, "ravel_iter_new");
+    rc = read_iter_new(db, snap, NULL, NULL, NULL, NULL, out,
+                       "ravel_iter_new");
     rv_db_leave(db);
     return rc;
 }
@@ -782,10 +794,18 @@ int ravel_iter_new_opt(ravel_db *db, const ravel_readoptions *ro,
     int rc = rv_db_enter(db, "ravel_iter_new_opt");
     if (rc)
         return rc;
-    rc = read_iter_new(db, ro ? ro->snapshot : NULL, ro, out,
-                       "ravel_iter_new_opt");
+    rc = read_iter_new(db, ro ? ro->snapshot : NULL, ro, NULL, NULL, NULL,
+                       out, "ravel_iter_new_opt");
     rv_db_leave(db);
     return rc;
+}
+
+int rv_iter_new_layered(ravel_db *db, const ravel_snapshot *snap,
+                        const struct rv_user_iter_ops *ops,
+                        rv_iter_layer_fn make, void *arg, ravel_iter **out)
+{
+    return read_iter_new(db, snap, NULL, ops, make, arg, out,
+                         "ravel_txn_iter_new");
 }
 
 void ravel_iter_free(ravel_iter *it)
@@ -793,7 +813,10 @@ void ravel_iter_free(ravel_iter *it)
     if (!it)
         return;
     ravel_db *db = it->db;
-    rv_db_iter_free(it->it);
+    if (it->lops)
+        it->lops->destroy(it->layer); /* and the database's iterator */
+    else
+        rv_db_iter_free(it->it);
     rv_version_unref(it->v);
     free(it->hidden);
     free(it->error_message);
@@ -804,6 +827,57 @@ void ravel_iter_free(ravel_iter *it)
                               memory_order_release);
 }
 
+/* The iterator's entries: the database's iterator's, or its layer's. */
+static int iter_valid(const ravel_iter *it)
+{
+    return it->lops ? it->lops->valid(it->layer) : rv_db_iter_valid(it->it);
+}
+
+static int iter_status(const ravel_iter *it)
+{
+    return it->lops ? it->lops->status(it->layer) : rv_db_iter_status(it->it);
+}
+
+static const char *iter_key(const ravel_iter *it, size_t *n)
+{
+    return it->lops ? it->lops->key(it->layer, n) : rv_db_iter_key(it->it, n);
+}
+
+static const char *iter_value(const ravel_iter *it, size_t *n)
+{
+    return it->lops ? it->lops->value(it->layer, n)
+                    : rv_db_iter_value(it->it, n);
+}
+
+/* Seeks: KIND 0 seek, 1 seek_for_prev, 2 first, 3 last. */
+static void iter_seek(ravel_iter *it, int kind, const void *key, size_t klen)
+{
+    const struct rv_user_iter_ops *o = it->lops;
+    switch (kind) {
+    case 0:
+        o ? o->seek(it->layer, key, klen) : rv_db_iter_seek(it->it, key, klen);
+        break;
+    case 1:
+        o ? o->seek_for_prev(it->layer, key, klen)
+          : rv_db_iter_seek_for_prev(it->it, key, klen);
+        break;
+    case 2:
+        o ? o->seek_to_first(it->layer) : rv_db_iter_seek_to_first(it->it);
+        break;
+    default:
+        o ? o->seek_to_last(it->layer) : rv_db_iter_seek_to_last(it->it);
+        break;
+    }
+}
+
+static void iter_step(ravel_iter *it, int forward)
+{
+    if (it->lops)
+        forward ? it->lops->next(it->layer) : it->lops->prev(it->layer);
+    else
+        forward ? rv_db_iter_next(it->it) : rv_db_iter_prev(it->it);
+}
+
 /* The iterator's status as the result of a call on it.  At its first
 ** error the message just set where the error was born is kept; every later
 ** call returning the error sets that message again, so whoever reads the
@@ -811,7 +885,7 @@ void ravel_iter_free(ravel_iter *it)
 ** this error's own, not whatever the thread's last failure was. */
 static int read_iter_result(ravel_iter *it)
 {
-    int rc = rv_db_iter_status(it->it);
+    int rc = iter_status(it);
     if (rc == RAVEL_OK)
         return RAVEL_OK;
     if (it->error_message)
@@ -850,7 +924,10 @@ int ravel_iter_set_bounds(ravel_iter *it, const void *lower, size_t llen,
     if (rc == RAVEL_OK)
         rc = read_check_bound(upper, ulen, "the upper bound");
     if (rc == RAVEL_OK)
-        rc = rv_db_iter_set_bounds(it->it, lower, llen, upper, ulen);
+        rc = it->lops ? it->lops->set_bounds(it->layer, lower, llen, upper,
+                                             ulen)
+                      : rv_db_iter_set_bounds(it->it, lower, llen, upper,
+                                              ulen);
     return rc;
 }
 
@@ -861,7 +938,7 @@ int ravel_iter_seek(ravel_iter *it, const void *key, size_t klen)
         rc = read_check_key(key, klen, "ravel_iter_seek");
     if (rc)
         return rc;
-    rv_db_iter_seek(it->it, key, klen);
+    iter_seek(it, 0, key, klen);
     return read_iter_result(it);
 }
 
@@ -872,7 +949,7 @@ int ravel_iter_seek_for_prev(ravel_iter *it, const void *key, size_t klen)
         rc = read_check_key(key, klen, "ravel_iter_seek_for_prev");
     if (rc)
         return rc;
-    rv_db_iter_seek_for_prev(it->it, key, klen);
+    iter_seek(it, 1, key, klen);
     return read_iter_result(it);
 }
 
@@ -881,7 +958,7 @@ int ravel_iter_seek_to_first(ravel_iter *it)
     int rc = read_iter_check(it, "ravel_iter_seek_to_first");
     if (rc)
         return rc;
-    rv_db_iter_seek_to_first(it->it);
+    iter_seek(it, 2, NULL, 0);
     return read_iter_result(it);
 }
 
@@ -890,7 +967,7 @@ int ravel_iter_seek_to_last(ravel_iter *it)
     int rc = read_iter_check(it, "ravel_iter_seek_to_last");
     if (rc)
         return rc;
-    rv_db_iter_seek_to_last(it->it);
+    iter_seek(it, 3, NULL, 0);
     return read_iter_result(it);
 }
 
@@ -904,7 +981,7 @@ static int read_iter_check_valid(ravel_iter *it, const char *fn)
     rc = read_iter_result(it);
     if (rc)
         return rc;
-    if (!rv_db_iter_valid(it->it))
+    if (!iter_valid(it))
         return rv_error(RAVEL_INVALID, "%s: the iterator is not positioned "
                         "at an entry", fn);
     return RAVEL_OK;
@@ -915,7 +992,7 @@ int ravel_iter_next(ravel_iter *it)
     int rc = read_iter_check_valid(it, "ravel_iter_next");
     if (rc)
         return rc;
-    rv_db_iter_next(it->it);
+    iter_step(it, 1);
     return read_iter_result(it);
 }
 
@@ -924,19 +1001,19 @@ int ravel_iter_prev(ravel_iter *it)
     int rc = read_iter_check_valid(it, "ravel_iter_prev");
     if (rc)
         return rc;
-    rv_db_iter_prev(it->it);
+    iter_step(it, 0);
     return read_iter_result(it);
 }
 
 int ravel_iter_valid(const ravel_iter *it)
 {
-    return it && rv_db_iter_valid(it->it);
+    return it && iter_valid(it);
 }
 
 const void *ravel_iter_key(const ravel_iter *it, size_t *len)
 {
     size_t n = 0;
-    const char *k = ravel_iter_valid(it) ? rv_db_iter_key(it->it, &n) : NULL;
+    const char *k = ravel_iter_valid(it) ? iter_key(it, &n) : NULL;
     if (len)
         *len = n;
     return k;
@@ -945,7 +1022,7 @@ const void *ravel_iter_key(const ravel_iter *it, size_t *len)
 const void *ravel_iter_value(const ravel_iter *it, size_t *len)
 {
     size_t n = 0;
-    const char *v = ravel_iter_valid(it) ? rv_db_iter_value(it->it, &n) : NULL;
+    const char *v = ravel_iter_valid(it) ? iter_value(it, &n) : NULL;
     if (len)
         *len = n;
     return v;
@@ -955,7 +1032,7 @@ int ravel_iter_status(const ravel_iter *it)
 {
     if (!it)
         return rv_error(RAVEL_INVALID, "ravel_iter_status: iterator is NULL");
-    int rc = rv_db_iter_status(it->it);
+    int rc = iter_status(it);
     if (rc && it->error_message) /* see read_iter_result */
         rv_error(rc, "%s", it->error_message);
     return rc;

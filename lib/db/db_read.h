@@ -33,6 +33,7 @@ struct rv_db_snapshot_list {
 };
 
 struct rv_read_view;
+struct rv_db_iter;
 
 /* Whether KEY has a version newer than the one VIEW (a transaction's
 ** snapshot) sees: the newest entry of KEY the latest visible state sees is
@@ -46,5 +47,38 @@ RAVEL_PRIVATE int rv_db_key_changed_since(ravel_db *db,
                                           const struct rv_read_view *view,
                                           const void *key, size_t klen,
                                           int *changed);
+
+/* A user iterator of another layer stacked on a database iterator (a
+** transaction's, lib/txn/): ravel_iter calls it through these.  Keys and
+** values as rv_db_iter's; destroy frees the layer and the base it took. */
+struct rv_user_iter_ops {
+    int (*valid)(void *it);
+    void (*seek_to_first)(void *it);
+    void (*seek_to_last)(void *it);
+    void (*seek)(void *it, const void *key, size_t klen);
+    void (*seek_for_prev)(void *it, const void *key, size_t klen);
+    void (*next)(void *it);
+    void (*prev)(void *it);
+    const char *(*key)(void *it, size_t *klen);
+    const char *(*value)(void *it, size_t *vlen);
+    int (*status)(void *it);
+    int (*set_bounds)(void *it, const void *lower, size_t llen,
+                      const void *upper, size_t ulen);
+    void (*destroy)(void *it);
+};
+
+/* Stacks a layer on BASE (the database's iterator at the view asked for):
+** the layer's iterator in *LAYER, which owns BASE from then on; on failure
+** (the code returned, message set) BASE is freed too. */
+typedef int (*rv_iter_layer_fn)(void *arg, struct rv_db_iter *base,
+                                void **layer);
+
+/* A ravel_iter at SNAP's view (NULL: now) whose entries are those of the
+** layer MAKE(ARG, base) stacks on the database's iterator, called through
+** OPS.  Inside the caller's gate. */
+RAVEL_PRIVATE int rv_iter_new_layered(ravel_db *db, const ravel_snapshot *snap,
+                                      const struct rv_user_iter_ops *ops,
+                                      rv_iter_layer_fn make, void *arg,
+                                      ravel_iter **out);
 
 #endif /* RAVEL_DB_READ_H */

@@ -17,21 +17,22 @@
 ** write returned, when it is visible (read-your-own-writes holds in every
 ** ordering mode), so a later transaction's check sees it.
 **
-** Not built yet (docs/transactions-plan.md): two-phase commit, iterators
-** over a transaction, txn_lock_timeout as an option.
+** Not built yet (docs/transactions-plan.md): two-phase commit.
 */
+#include "db/batch.h"
 #include "db/db.h"
+#include "db/db_iter.h"
 #include "db/db_read.h"
 #include "txn/lock_table.h"
+#include "txn/txn_iter.h"
 #include "txn/write_index.h"
+#include "util/clock.h"
 #include "util/error.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The lock wait of a pessimistic transaction (RocksDB's default
-** transaction_lock_timeout); an option later. */
-#define TXN_LOCK_TIMEOUT_NS (1000ll * 1000 * 1000)
+#include <time.h>
 
 /* The database's transaction state (db->txn.state). */
 struct txn_state {
@@ -57,6 +58,13 @@ struct ravel_txn {
     size_t *savepoint_keys; /* nkeys at each savepoint */
     int nsavepoints, capsavepoints;
     int open;
+    int64_t lock_timeout_ns;  /* txn_lock_timeout; negative: forever */
+    uint64_t max_bytes;       /* txn_max_write_batch_size */
+    /* T and its iterators: ravel_txn_free and each iterator's free drop
+    ** one; the last frees T (an iterator reads T's write index).  Owned by
+    ** the one thread using T. */
+    int refs;
+    char *name;               /* ravel_txn_set_name, or NULL */
 };
 
 static void txn_state_destroy(void *p)
@@ -207,6 +215,10 @@ int ravel_txn_begin(ravel_db *db, int flags, ravel_txn **out)
     t->db = db;
     t->st = st;
     t->flags = flags;
+    t->refs = 1;
+    int ms = db->options.txn_lock_timeout;
+    t->lock_timeout_ns = ms == INT_MAX ? -1 : (int64_t)ms * 1000000;
+    t->max_bytes = db->options.txn_max_write_batch_size;
     t->id = atomic_fetch_add_explicit(&st->next_id, 1, memory_order_relaxed);
     rc = ravel_snapshot_acquire(db, &t->snap);
     if (rc)
@@ -264,7 +276,7 @@ static int txn_get(ravel_txn *t, const void *key, size_t klen, void **val,
         if (t->flags & RAVEL_TXN_OPTIMISTIC)
             rc = txn_keep_key(t, key, klen);
         else
-            rc = txn_lock(t, key, klen, TXN_LOCK_TIMEOUT_NS);
+            rc = txn_lock(t, key, klen, t->lock_timeout_ns);
         if (rc == RAVEL_OK && !(t->flags & RAVEL_TXN_OPTIMISTIC))
             rc = txn_validate(t, key, klen);
         if (rc)
@@ -285,6 +297,24 @@ int ravel_txn_get_for_update(ravel_txn *t, const void *key, size_t klen,
     return txn_get(t, key, klen, val, vlen, 1, "ravel_txn_get_for_update");
 }
 
+/* RAVEL_INVALID if a write of KLEN + VLEN bytes would take T's batch past
+** txn_max_write_batch_size (an op's encoding: type, two varints, the
+** bytes). */
+static int txn_check_size(const ravel_txn *t, size_t klen, size_t vlen,
+                          const char *fn)
+{
+    const struct ravel_batch *b =
+        rv_write_index_batch((rv_write_index *)t->writes);
+    uint64_t after = (uint64_t)b->len + 1 + 5 + klen + 5 + vlen;
+    if (after <= t->max_bytes)
+        return RAVEL_OK;
+    return rv_error(RAVEL_INVALID, "%s: the transaction's writes would take "
+                    "%llu bytes, past txn_max_write_batch_size (%llu); it is "
+                    "still open, without this write", fn,
+                    (unsigned long long)after,
+                    (unsigned long long)t->max_bytes);
+}
+
 /* A write of T: locked and checked first when pessimistic. */
 static int txn_write(ravel_txn *t, const void *key, size_t klen,
                      const void *val, size_t vlen, int is_put,
@@ -296,8 +326,11 @@ static int txn_write(ravel_txn *t, const void *key, size_t klen,
     if (!key && klen)
         return rv_error(RAVEL_INVALID, "%s: key is NULL with length %zu", fn,
                         klen);
+    rc = txn_check_size(t, klen, vlen, fn);
+    if (rc)
+        return rc;
     if (!(t->flags & RAVEL_TXN_OPTIMISTIC)) {
-        rc = txn_lock(t, key, klen, TXN_LOCK_TIMEOUT_NS);
+        rc = txn_lock(t, key, klen, t->lock_timeout_ns);
         if (rc == RAVEL_OK)
             rc = txn_validate(t, key, klen);
         if (rc)
@@ -392,7 +425,7 @@ static int txn_lock_for_commit(ravel_txn *t, size_t *locked)
         memset(&info, 0, sizeof info);
         rc = txn_lock_code(rv_lock_table_acquire(
             t->st->locks, t->id, t->keys[i].key, t->keys[i].klen,
-            TXN_LOCK_TIMEOUT_NS, &info));
+            t->lock_timeout_ns, &info));
         if (rc == RAVEL_OK) {
             *locked = i + 1;
             rc = txn_validate(t, t->keys[i].key, t->keys[i].klen);
@@ -439,13 +472,233 @@ int ravel_txn_rollback(ravel_txn *t)
     return RAVEL_OK;
 }
 
+/* Drops one reference to T (its own or an iterator's); the last frees it. */
+static void txn_unref(ravel_txn *t)
+{
+    if (--t->refs > 0)
+        return;
+    rv_write_index_free(t->writes);
+    free(t->keys);
+    free(t->savepoint_keys);
+    free(t->name);
+    free(t);
+}
+
 void ravel_txn_free(ravel_txn *t)
 {
     if (!t)
         return;
     txn_end(t);
-    rv_write_index_free(t->writes);
-    free(t->keys);
-    free(t->savepoint_keys);
-    free(t);
+    txn_unref(t);
+}
+
+/* ------------------------------------------------------------ iterators */
+
+/* A transaction's iterator: the merged view, and the transaction it reads
+** (referenced, so that freeing T first is safe).  Its base is the database
+** iterator at T's snapshot. */
+struct txn_user_iter {
+    rv_txn_iter *merged;
+    ravel_txn *t;
+};
+
+static int txn_ui_valid(void *p)
+{
+    return rv_txn_iter_valid(((struct txn_user_iter *)p)->merged);
+}
+static void txn_ui_first(void *p)
+{
+    rv_txn_iter_seek_to_first(((struct txn_user_iter *)p)->merged);
+}
+static void txn_ui_last(void *p)
+{
+    rv_txn_iter_seek_to_last(((struct txn_user_iter *)p)->merged);
+}
+static void txn_ui_seek(void *p, const void *k, size_t n)
+{
+    rv_txn_iter_seek(((struct txn_user_iter *)p)->merged, k, n);
+}
+static void txn_ui_seek_for_prev(void *p, const void *k, size_t n)
+{
+    rv_txn_iter_seek_for_prev(((struct txn_user_iter *)p)->merged, k, n);
+}
+static void txn_ui_next(void *p)
+{
+    rv_txn_iter_next(((struct txn_user_iter *)p)->merged);
+}
+static void txn_ui_prev(void *p)
+{
+    rv_txn_iter_prev(((struct txn_user_iter *)p)->merged);
+}
+static const char *txn_ui_key(void *p, size_t *n)
+{
+    return rv_txn_iter_key(((struct txn_user_iter *)p)->merged, n);
+}
+static const char *txn_ui_value(void *p, size_t *n)
+{
+    return rv_txn_iter_value(((struct txn_user_iter *)p)->merged, n);
+}
+static int txn_ui_status(void *p)
+{
+    return rv_txn_iter_status(((struct txn_user_iter *)p)->merged);
+}
+static int txn_ui_set_bounds(void *p, const void *lo, size_t ll,
+                             const void *hi, size_t hl)
+{
+    return rv_txn_iter_set_bounds(((struct txn_user_iter *)p)->merged, lo, ll,
+                                  hi, hl);
+}
+static void txn_ui_destroy(void *p)
+{
+    struct txn_user_iter *ui = p;
+    rv_txn_iter_free(ui->merged); /* and the database's iterator */
+    txn_unref(ui->t);
+    free(ui);
+}
+
+static const struct rv_user_iter_ops txn_user_iter_ops = {
+    .valid = txn_ui_valid,
+    .seek_to_first = txn_ui_first,
+    .seek_to_last = txn_ui_last,
+    .seek = txn_ui_seek,
+    .seek_for_prev = txn_ui_seek_for_prev,
+    .next = txn_ui_next,
+    .prev = txn_ui_prev,
+    .key = txn_ui_key,
+    .value = txn_ui_value,
+    .status = txn_ui_status,
+    .set_bounds = txn_ui_set_bounds,
+    .destroy = txn_ui_destroy,
+};
+
+/* rv_iter_layer_fn: T's writes merged over BASE. */
+static int txn_iter_layer(void *arg, struct rv_db_iter *base, void **layer)
+{
+    ravel_txn *t = arg;
+    struct txn_user_iter *ui = malloc(sizeof *ui);
+    if (!ui) {
+        rv_db_iter_free(base);
+        return rv_error(RAVEL_NOMEM, "out of memory creating a transaction "
+                        "iterator");
+    }
+    ui->merged = rv_txn_iter_new(t->writes, rv_txn_db_iter_base(), base);
+    if (!ui->merged) { /* it freed BASE */
+        free(ui);
+        return RAVEL_NOMEM;
+    }
+    ui->t = t;
+    t->refs++;
+    *layer = ui;
+    return RAVEL_OK;
+}
+
+int ravel_txn_iter_new(ravel_txn *t, ravel_iter **out)
+{
+    if (out)
+        *out = NULL;
+    int rc = txn_check_open(t, "ravel_txn_iter_new");
+    if (rc)
+        return rc;
+    if (!out)
+        return rv_error(RAVEL_INVALID, "ravel_txn_iter_new: out is NULL");
+    rc = rv_db_enter(t->db, "ravel_txn_iter_new");
+    if (rc)
+        return rc;
+    rc = rv_iter_new_layered(t->db, t->snap, &txn_user_iter_ops,
+                             txn_iter_layer, t, out);
+    rv_db_leave(t->db);
+    return rc;
+}
+
+/* ------------------------------------------------------------ retries */
+
+/* 1 for the codes after which running the transaction again may succeed. */
+static int txn_retriable(int rc)
+{
+    return rc == RAVEL_CONFLICT || rc == RAVEL_TIMEDOUT ||
+           rc == RAVEL_DEADLOCK;
+}
+
+/* Sleeps a random time below 2^ATTEMPT * 50 microseconds (at most 50 ms),
+** so that transactions that conflicted do not meet again in step. */
+static void txn_backoff(int attempt, uint64_t *rng)
+{
+    uint64_t cap_us = 50ull << (attempt < 10 ? attempt : 10);
+    if (cap_us > 50000)
+        cap_us = 50000;
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    uint64_t us = *rng % cap_us;
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn, void *ctx,
+                  int max_attempts)
+{
+    if (!fn)
+        return rv_error(RAVEL_INVALID, "ravel_txn_run: fn is NULL");
+    if (max_attempts < 0)
+        return rv_error(RAVEL_INVALID, "ravel_txn_run: max_attempts is %d "
+                        "(0 means 10)", max_attempts);
+    if (max_attempts == 0)
+        max_attempts = 10;
+    uint64_t rng = rv_now_nanos() ^ (uint64_t)(uintptr_t)&rng;
+    rng |= 1;
+    int rc = RAVEL_OK;
+    for (int attempt = 0; attempt < max_attempts; attempt++) {
+        if (attempt > 0)
+            txn_backoff(attempt, &rng);
+        ravel_txn *t = NULL;
+        rc = ravel_txn_begin(db, flags, &t);
+        if (rc)
+            return rc;
+        rc = fn(t, ctx);
+        if (rc == RAVEL_OK)
+            rc = ravel_txn_commit(t);
+        ravel_txn_free(t); /* rolls back if FN failed */
+        if (!txn_retriable(rc))
+            return rc;
+    }
+    return rc; /* the last retriable failure, its message kept */
+}
+
+/* ------------------------------------------------- two-phase commit (WIP) */
+
+int ravel_txn_set_name(ravel_txn *t, const char *name)
+{
+    int rc = txn_check_open(t, "ravel_txn_set_name");
+    if (rc)
+        return rc;
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 255)
+        return rv_error(RAVEL_INVALID, "ravel_txn_set_name: a name is 1 to "
+                        "255 bytes (got %s)", name ? "an empty one" : "NULL");
+    if (t->name)
+        return rv_error(RAVEL_INVALID, "ravel_txn_set_name: the transaction "
+                        "is named '%s' already", t->name);
+    t->name = strdup(name);
+    return t->name ? RAVEL_OK
+                   : rv_error(RAVEL_NOMEM, "out of memory naming a "
+                              "transaction");
+}
+
+int ravel_txn_prepare(ravel_txn *t)
+{
+    int rc = txn_check_open(t, "ravel_txn_prepare");
+    if (rc)
+        return rc;
+    return rv_error(RAVEL_INVALID, "ravel_txn_prepare: two-phase commit is "
+                    "not built yet on this branch");
+}
+
+int ravel_txn_recover(ravel_db *db, const char *name, ravel_txn **out)
+{
+    (void)db;
+    (void)name;
+    if (out)
+        *out = NULL;
+    return rv_error(RAVEL_NOTFOUND, "ravel_txn_recover: two-phase commit is "
+                    "not built yet on this branch");
 }

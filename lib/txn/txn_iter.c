@@ -42,7 +42,7 @@ struct txn_iter_buf {
 
 /* One transaction's thread at a time: no field is shared. */
 struct rv_txn_iter {
-    const struct rv_txn_base_ops *ops;
+    const struct rv_user_iter_ops *ops;
     void *base;                     /* owned if ops->destroy */
     struct rv_windex_iter delta;
     uint64_t epoch;  /* the index's when last positioned by a seek */
@@ -264,7 +264,7 @@ static void txn_iter_position_after(rv_txn_iter *it, const char *key,
 /* ------------------------------------------------------------ lifetime */
 
 rv_txn_iter *rv_txn_iter_new(const rv_write_index *idx,
-                             const struct rv_txn_base_ops *ops, void *base)
+                             const struct rv_user_iter_ops *ops, void *base)
 {
     rv_txn_iter *it = calloc(1, sizeof *it);
     if (!it) {
@@ -541,7 +541,7 @@ static void txn_iter_db_destroy(void *b)
     rv_db_iter_free(b);
 }
 
-static const struct rv_txn_base_ops txn_iter_db_ops = {
+static const struct rv_user_iter_ops txn_iter_db_ops = {
     .valid = txn_iter_db_valid,
     .seek_to_first = txn_iter_db_seek_to_first,
     .seek_to_last = txn_iter_db_seek_to_last,
@@ -555,7 +555,7 @@ static const struct rv_txn_base_ops txn_iter_db_ops = {
     .destroy = txn_iter_db_destroy,
 };
 
-const struct rv_txn_base_ops *rv_txn_db_iter_base(void)
+const struct rv_user_iter_ops *rv_txn_db_iter_base(void)
 {
     return &txn_iter_db_ops;
 }

@@ -6,7 +6,7 @@
 ** Owns: merging the two in key order in both directions, hiding base keys
 ** the transaction deleted, showing its puts over or between base keys,
 ** bounds, and stopping at the base's first error.  Does not own: the base
-** (any iterator of user keys behind rv_txn_base_ops; rv_txn_db_iter_base()
+** (any iterator of user keys behind rv_user_iter_ops; rv_txn_db_iter_base()
 ** wraps the database's rv_db_iter) or the write index.
 **
 ** The base's first error stops the iterator for good, as db/db_iter.c
@@ -24,29 +24,18 @@
 #define RAVEL_TXN_ITER_H
 
 #include "ravel_int.h"
+#include "db/db_read.h"
 #include "txn/write_index.h"
 
-/* An iterator of user keys and their values, in bytewise key order: the
-** database's view at the transaction's snapshot.  BASE is the CTX given
-** to rv_txn_iter_new.  Seeks as rv_db_iter's; key/value valid until it
-** moves; status RAVEL_OK or its error (then not valid).  destroy may be
-** NULL (the caller keeps the base). */
-struct rv_txn_base_ops {
-    int (*valid)(void *base);
-    void (*seek_to_first)(void *base);
-    void (*seek_to_last)(void *base);
-    void (*seek)(void *base, const void *key, size_t klen);
-    void (*seek_for_prev)(void *base, const void *key, size_t klen);
-    void (*next)(void *base);
-    void (*prev)(void *base);
-    const char *(*key)(void *base, size_t *klen);
-    const char *(*value)(void *base, size_t *vlen);
-    int (*status)(void *base);
-    void (*destroy)(void *base);
-};
+/* The base: an iterator of user keys and their values, in bytewise key
+** order (the database's view at the transaction's snapshot), called
+** through struct rv_user_iter_ops (db/db_read.h; set_bounds unused).
+** Seeks as rv_db_iter's; key/value valid until it moves; status RAVEL_OK
+** or its error (then not valid).  destroy may be NULL (the caller keeps
+** the base). */
 
 /* The base over an rv_db_iter (CTX: the rv_db_iter *, freed by destroy). */
-RAVEL_PRIVATE const struct rv_txn_base_ops *rv_txn_db_iter_base(void);
+RAVEL_PRIVATE const struct rv_user_iter_ops *rv_txn_db_iter_base(void);
 
 typedef struct rv_txn_iter rv_txn_iter;
 
@@ -54,7 +43,7 @@ typedef struct rv_txn_iter rv_txn_iter;
 ** failure).  IDX must outlive the iterator.  NULL when out of memory
 ** (message set). */
 RAVEL_PRIVATE rv_txn_iter *rv_txn_iter_new(const rv_write_index *idx,
-                                           const struct rv_txn_base_ops *ops,
+                                           const struct rv_user_iter_ops *ops,
                                            void *base);
 RAVEL_PRIVATE void rv_txn_iter_free(rv_txn_iter *it);
 /* Keys below LOWER or at or above UPPER (NULL: no bound) are not shown,

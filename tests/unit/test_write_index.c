@@ -5,7 +5,7 @@
 ** The model is an array over a small key space: for each key, what the
 ** transaction last did (nothing, put with a value, delete), and a copy of
 ** that array per savepoint.  The base of the merged iterator is a sorted
-** array of keys behind a fake rv_txn_base_ops that can fail after a given
+** array of keys behind a fake rv_user_iter_ops that can fail after a given
 ** number of moves.  A final test commits the batch into a memtable and
 ** checks that the database's view after it equals the merged view before.
 */
@@ -515,7 +515,7 @@ static int fake_status(void *p)
     return ((struct fake_base *)p)->status;
 }
 
-static const struct rv_txn_base_ops fake_ops = {
+static const struct rv_user_iter_ops fake_ops = {
     .valid = fake_valid,
     .seek_to_first = fake_seek_to_first,
     .seek_to_last = fake_seek_to_last,
