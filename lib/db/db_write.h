@@ -74,6 +74,13 @@ struct rv_db_write {
 ** begins below it.  The refusal if writes are stopped. */
 RAVEL_PRIVATE int rv_write_switch_memtable(ravel_db *db, uint64_t *segment);
 
+/* ravel_write inside the caller's gate, *SEGMENT receiving the WAL segment
+** the batch's record went to (0 if none): for a transaction's commit,
+** whose prepared file may go once that segment is flushed. */
+RAVEL_PRIVATE int rv_write_batch_in_segment(ravel_db *db, int flags,
+                                            struct ravel_batch *batch,
+                                            uint64_t *segment);
+
 /* RAVEL_READONLY naming why writes stopped (util/stop.h). */
 RAVEL_PRIVATE int rv_write_refusal(ravel_db *db);
 
