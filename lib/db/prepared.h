@@ -110,7 +110,7 @@ RAVEL_PRIVATE int rv_prepared_name_taken(struct rv_db_prepared *p,
 ** (malloc'd; NULL when out of memory). */
 RAVEL_PRIVATE char *rv_prepared_names(struct rv_db_prepared *p);
 
-/* Calls FN(CTX, entry) for each transaction prepared and not committed,
+/* Calls FN with CTX and the entry, for each transaction prepared and not committed,
 ** with P's lock held (FN must not call back into P). */
 RAVEL_PRIVATE void rv_prepared_for_each(struct rv_db_prepared *p,
                                         void (*fn)(void *ctx,

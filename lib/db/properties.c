@@ -566,7 +566,7 @@ static int properties_unknown(const char *name)
         n += (size_t)w;
     }
     return rv_error(RAVEL_NOTFOUND, "ravel_property: unknown property "
-                    "'%.60s'; known: ravel.{%s}", name, known);
+                    "'%.32s'; known: ravel.{%s}", name, known);
 }
 
 static int db_property(ravel_db *db, const char *name, char **text)

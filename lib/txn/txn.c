@@ -688,7 +688,7 @@ static void txn_backoff(int attempt, uint64_t *rng)
     nanosleep(&ts, NULL);
 }
 
-/* FN(T, CTX), with the message of its failure: the one the failing call
+/* Runs FN with T and CTX, with the message of its failure: the one the failing call
 ** inside it set, else one naming the code FN returned of its own. */
 static int txn_run_body(ravel_txn *t, ravel_txn_fn fn, void *ctx)
 {
