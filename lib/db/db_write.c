@@ -554,7 +554,7 @@ int rv_write_batch_in_segment(ravel_db *db, int flags,
     *segment = 0;
     int rc = write_check_flags(db, flags, "ravel_txn_commit");
     if (rc == RAVEL_OK && batch->count > 0)
-        rc = write_batch(db, flags, batch, segment);
+        rc = write_batch(db, flags | RV_WRITE_ATOMIC, batch, segment);
     return rc;
 }
 

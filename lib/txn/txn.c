@@ -498,14 +498,23 @@ int ravel_txn_commit(ravel_txn *t)
         return txn_commit_prepared(t);
     int optimistic = (t->flags & RAVEL_TXN_OPTIMISTIC) != 0;
     size_t locked = 0;
+    rc = rv_db_enter(t->db, "ravel_txn_commit");
+    if (rc) {
+        txn_end(t);
+        return rc;
+    }
     if (optimistic)
         rc = txn_lock_for_commit(t, &locked);
-    /* the write returns once visible: then a later check sees it */
+    /* the write returns once visible (atomically, in every ordering mode:
+    ** RV_WRITE_ATOMIC): then a later check sees it */
+    uint64_t segment;
     if (rc == RAVEL_OK && rv_write_index_count(t->writes) > 0)
-        rc = ravel_write(t->db, t->flags & RAVEL_SYNC,
-                         rv_write_index_batch(t->writes));
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       rv_write_index_batch(t->writes),
+                                       &segment);
     if (optimistic)
         txn_unlock_for_commit(t, locked);
+    rv_db_leave(t->db);
     txn_end(t); /* (an optimistic T's keys are freed, not unlocked) */
     return rc;
 }
