@@ -10,6 +10,12 @@
 **   reopen         prepared transactions across a close: listed, locked,
 **                  one committed and one rolled back; the committed one's
 **                  file goes with the flush that covers its commit.
+**   faults         a commit whose WAL write fails leaves nothing visible,
+**                  before and after a reopen (a prepared one stays
+**                  prepared, then rolls back); a prepared transaction
+**                  flushed past and rolled back stays invisible.
+**   large          a transaction 32 times the write buffer commits whole
+**                  and survives a reopen.
 **   kill9 / powerloss  a child runs transfers between accounts as
 **                  prepare + commit (RAVEL_SYNC), leaving some prepared,
 **                  reporting each step, and is killed with SIGKILL (and,
@@ -22,6 +28,9 @@
 */
 #include "crash_harness.h"
 #include "powerloss.h"
+#include "util/fault.h"
+
+#include <errno.h>
 
 #include <dirent.h>
 #include <stdio.h>
@@ -201,6 +210,98 @@ static void test_reopen(void **state)
     tu_expect(db, NULL, "a", "prepared");
     tu_expect(db, NULL, "a-extra", "x");
     TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_faults(void **state)
+{
+    (void)state;
+    char *dir = new_dir("faults");
+    ravel_db *db = tu_open_ok(dir, "wal_io=sync");
+    tu_put(db, 0, "k", "old");
+    /* a prepared transaction, flushed past, then rolled back */
+    ravel_txn *t = NULL;
+    TU_OK(ravel_txn_begin(db, 0, &t));
+    tput(t, "k", "prepared then rolled back");
+    TU_OK(ravel_txn_set_name(t, "flushed-past"));
+    TU_OK(ravel_txn_prepare(t));
+    for (int i = 0; i < 3; i++) {
+        tu_put(db, 0, "other", "x");
+        TU_OK(ravel_flush(db, 0));
+    }
+    tu_expect(db, NULL, "k", "old");
+    TU_OK(ravel_txn_rollback(t));
+    ravel_txn_free(t);
+    tu_expect(db, NULL, "k", "old");
+    /* a prepared transaction whose commit write fails stays prepared */
+    TU_OK(ravel_txn_begin(db, 0, &t));
+    tput(t, "k", "prepared, commit failed");
+    TU_OK(ravel_txn_set_name(t, "commit-fails"));
+    TU_OK(ravel_txn_prepare(t));
+    /* a plain transaction whose commit write fails too */
+    ravel_txn *u = NULL;
+    TU_OK(ravel_txn_begin(db, 0, &u));
+    tput(u, "u", "commit failed");
+    rv_fault_arm(RV_FAULT_WAL_WRITE, 0, EIO);
+    int rc = ravel_txn_commit(t);
+    rv_fault_arm(RV_FAULT_WAL_WRITE, -1, 0);
+    assert_int_not_equal(rc, RAVEL_OK);
+    expect_prepared(db, "commit-fails\n");
+    tu_expect(db, NULL, "k", "old");
+    rc = ravel_txn_commit(u); /* writes are stopped now */
+    assert_int_not_equal(rc, RAVEL_OK);
+    ravel_txn_free(u);
+    tu_expect(db, NULL, "u", NULL);
+    TU_OK(ravel_txn_rollback(t)); /* its file goes; no write needed */
+    ravel_txn_free(t);
+    expect_prepared(db, "");
+    tu_expect(db, NULL, "k", "old");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    expect_prepared(db, "");
+    tu_expect(db, NULL, "k", "old");
+    tu_expect(db, NULL, "u", NULL);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_large(void **state)
+{
+    (void)state;
+    char *dir = new_dir("large");
+    ravel_db *db = tu_open_ok(dir, "write_buffer_size=256K");
+    enum { N = 2048, VLEN = 4096 }; /* 8 MiB: 32 write buffers */
+    char *val = malloc(VLEN);
+    char key[32];
+    for (int named = 0; named < 2; named++) {
+        ravel_txn *t = NULL;
+        TU_OK(ravel_txn_begin(db, named ? RAVEL_TXN_OPTIMISTIC : 0, &t));
+        for (int i = 0; i < N; i++) {
+            snprintf(key, sizeof key, "big%d-%05d", named, i);
+            memset(val, 'a' + i % 26, VLEN);
+            TU_OK(ravel_txn_put(t, key, strlen(key), val, VLEN));
+        }
+        if (named) {
+            TU_OK(ravel_txn_set_name(t, "big"));
+            TU_OK(ravel_txn_prepare(t));
+        }
+        TU_OK(ravel_txn_commit(t));
+        ravel_txn_free(t);
+    }
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, "write_buffer_size=256K");
+    for (int named = 0; named < 2; named++)
+        for (int i = 0; i < N; i += 97) {
+            snprintf(key, sizeof key, "big%d-%05d", named, i);
+            void *v = NULL;
+            size_t n = 0;
+            TU_OK(ravel_get(db, NULL, key, strlen(key), &v, &n));
+            assert_int_equal(n, VLEN);
+            assert_int_equal(((char *)v)[VLEN - 1], 'a' + i % 26);
+            ravel_free(v);
+        }
+    TU_OK(ravel_close(db));
+    free(val);
     free(dir);
 }
 
@@ -464,6 +565,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basics),
         cmocka_unit_test(test_reopen),
+        cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_large),
         cmocka_unit_test(test_kill9),
         cmocka_unit_test(test_powerloss),
     };
