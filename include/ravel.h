@@ -907,15 +907,17 @@ RAVEL_API int ravel_txn_iter_new(ravel_txn *t, ravel_iter **out);
 ** releases the locks taken since.  RAVEL_NOTFOUND if none is set. */
 RAVEL_API int ravel_txn_savepoint(ravel_txn *t);
 RAVEL_API int ravel_txn_rollback_to_savepoint(ravel_txn *t);
-/* Names T for two-phase commit: 1 to 255 bytes, unique among this
-** database's open and prepared transactions (RAVEL_INVALID otherwise);
-** set before ravel_txn_prepare, once. */
+/* Names T for two-phase commit: 1 to 255 bytes, no control bytes (the
+** names are listed one per line), unique among this database's prepared
+** transactions, checked here and again at prepare (RAVEL_INVALID
+** otherwise); set before ravel_txn_prepare, once. */
 RAVEL_API int ravel_txn_set_name(ravel_txn *t, const char *name);
 /* The first phase of a two-phase commit: an optimistic T is validated
 ** (its keys are locked from here on), then T's writes are written to the
-** WAL and the memtable, invisible to readers, durable if T has
-** RAVEL_SYNC.  T must be named.  Afterwards T can be read from, and
-** committed or rolled back, not written to.  On failure T is as before. */
+** WAL with a prepare marker -- to no memtable: invisible to readers --
+** durable when it returns if T has RAVEL_SYNC (as a commit is).  T must
+** be named.  Afterwards T can be read from, and committed or rolled back,
+** not written to.  On failure T is as before. */
 RAVEL_API int ravel_txn_prepare(ravel_txn *t);
 /* Writes everything atomically, or nothing (RAVEL_CONFLICT, RAVEL_TIMEDOUT,
 ** RAVEL_DEADLOCK: retriable; others: not).  The transaction is over
@@ -926,8 +928,9 @@ RAVEL_API int ravel_txn_prepare(ravel_txn *t);
 ** as prepared again.  A recovered transaction commits with RAVEL_SYNC. */
 RAVEL_API int ravel_txn_commit(ravel_txn *t);
 /* Discards the writes and releases the locks.  A prepared transaction's
-** rollback deletes its file (durably); RAVEL_READONLY when the database
-** takes no writes (then it stays prepared). */
+** rollback writes a rollback marker to the WAL (durable with RAVEL_SYNC);
+** RAVEL_READONLY when the database takes no writes (then it stays
+** prepared). */
 RAVEL_API int ravel_txn_rollback(ravel_txn *t);
 /* Frees T, rolling it back if it is still open.  A prepared T is left
 ** prepared (it can be recovered; its keys stay locked until then). */

@@ -5,6 +5,7 @@
 ** one is listed, locked again, recovered and resolved.
 **
 **   basics         in one process: prepare, invisibility, locks, names,
+**                  a spill to a file when a flush passes the prepare,
 **                  commit, rollback, a handle freed while prepared and
 **                  recovered again, an optimistic prepare that conflicts.
 **   reopen         prepared transactions across a close: listed, locked,
@@ -93,6 +94,7 @@ static void test_basics(void **state)
     tput(t, "k2", "v2");
     TU_EXPECT_INVALID(ravel_txn_prepare(t)); /* no name */
     TU_EXPECT_INVALID(ravel_txn_set_name(t, ""));
+    TU_EXPECT_INVALID(ravel_txn_set_name(t, "two\nlines"));
     TU_OK(ravel_txn_set_name(t, "xa-1"));
     TU_EXPECT_INVALID(ravel_txn_set_name(t, "again"));
     TU_OK(ravel_txn_prepare(t));
@@ -100,7 +102,10 @@ static void test_basics(void **state)
     tu_expect(db, NULL, "k", "old"); /* invisible */
     tu_expect(db, NULL, "k2", NULL);
     expect_prepared(db, "xa-1\n");
+    assert_int_equal(count_prepared_files(dir), 0); /* in the WAL */
+    TU_OK(ravel_flush(db, 0)); /* the log number passes it: spilled */
     assert_int_equal(count_prepared_files(dir), 1);
+    tu_expect(db, NULL, "k2", NULL);
     /* its keys are locked; its name is taken */
     TU_OK(ravel_txn_begin(db, 0, &u));
     TU_EXPECT_RC(RAVEL_TIMEDOUT, ravel_txn_put(u, "k", 1, "u", 1));

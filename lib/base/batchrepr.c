@@ -21,7 +21,7 @@ int rv_batch_decode_op(const char *rep, size_t len, size_t *off,
 
     op->type = (unsigned char)*p++;
     if (op->type != RV_TYPE_PUT && op->type != RV_TYPE_DELETE &&
-        op->type != RV_TYPE_TXN_COMMIT)
+        !rv_type_is_txn_marker(op->type))
         return rv_error(RAVEL_CORRUPT, "batch: op %u has unknown type 0x%02x "
                         "at byte offset %zu", index, op->type, at);
     p = rv_get_varint32(p, limit, &n);

@@ -63,7 +63,7 @@ int rv_batch_add(struct ravel_batch *b, int type, const void *key,
                  size_t klen, const void *val, size_t vlen)
 {
     if (type != RV_TYPE_PUT && type != RV_TYPE_DELETE &&
-        type != RV_TYPE_TXN_COMMIT)
+        !rv_type_is_txn_marker(type))
         return rv_error(RAVEL_INVALID, "batch: unknown op type %d", type);
     if (!key && klen)
         return rv_error(RAVEL_INVALID, "batch: NULL key with length %zu",

@@ -336,14 +336,16 @@ static int write_insert_op(void *ctx, uint64_t seq, int type, const char *key,
     struct write_insert_ctx *c = ctx;
     if (seq == c->first_seq + 1)
         rv_test_insert_delay_here();
-    if (type == RV_TYPE_TXN_COMMIT)
-        return RAVEL_OK; /* a marker for recovery (db/prepared.h) */
+    if (rv_type_is_txn_marker(type))
+        return RAVEL_OK; /* for recovery (db/prepared.h) */
     return rv_memtable_add(c->mem, seq, type, key, klen, val, vlen);
 }
 
 int rv_write_insert_batch(ravel_db *db, rv_memtable *mem,
                           const struct rv_writer *w)
 {
+    if (w->flags & RV_WRITE_WAL_ONLY)
+        return RAVEL_OK; /* a prepare: its writes wait for the commit */
     struct write_insert_ctx c = {mem, w->first_seq};
     int rc = rv_batch_apply(w->batch->rep, w->batch->len, w->first_seq,
                             write_insert_op, &c);
@@ -548,13 +550,13 @@ int ravel_write(ravel_db *db, int flags, ravel_batch *batch)
     return rc;
 }
 
-int rv_write_batch_in_segment(ravel_db *db, int flags,
+int rv_write_batch_in_segment(ravel_db *db, int flags, int internal,
                               struct ravel_batch *batch, uint64_t *segment)
 {
     *segment = 0;
     int rc = write_check_flags(db, flags, "ravel_txn_commit");
     if (rc == RAVEL_OK && batch->count > 0)
-        rc = write_batch(db, flags | RV_WRITE_ATOMIC, batch, segment);
+        rc = write_batch(db, flags | internal, batch, segment);
     return rc;
 }
 

@@ -79,15 +79,19 @@ RAVEL_PRIVATE int rv_write_switch_memtable(ravel_db *db, uint64_t *segment);
 **   RV_WRITE_ATOMIC    a transaction's commit: with unordered_write alone
 **                      the leader inserts it before it publishes the
 **                      group, so that no reader sees part of it;
-**   RV_WRITE_INSERTED  ... done: the member only finishes. */
+**   RV_WRITE_INSERTED  ... done: the member only finishes;
+**   RV_WRITE_WAL_ONLY  a transaction's prepare: written to the WAL,
+**                      inserted nowhere (db/prepared.h). */
 #define RV_WRITE_ATOMIC 0x200
 #define RV_WRITE_INSERTED 0x400
+#define RV_WRITE_WAL_ONLY 0x800
 
-/* ravel_write inside the caller's gate, *SEGMENT receiving the WAL segment
-** the batch's record went to (0 if none): for a transaction's commit
-** (written RV_WRITE_ATOMIC), whose prepared file may go once that segment
-** is flushed. */
+/* ravel_write inside the caller's gate, with INTERNAL flags added (a
+** transaction's commit: RV_WRITE_ATOMIC; its prepare: RV_WRITE_WAL_ONLY),
+** *SEGMENT receiving the WAL segment the batch's record went to (0 if
+** none). */
 RAVEL_PRIVATE int rv_write_batch_in_segment(ravel_db *db, int flags,
+                                            int internal,
                                             struct ravel_batch *batch,
                                             uint64_t *segment);
 

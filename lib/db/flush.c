@@ -146,6 +146,8 @@ void rv_flush_run_locked(ravel_db *db)
         rc = flush_write_tables(db, mem, &keep, &out, &dropped);
     if (rc == RAVEL_OK)
         rc = rv_sync_dir(db->dir);
+    if (rc == RAVEL_OK) /* before the log number passes their records */
+        rc = rv_prepared_spill(&db->prepared, db->dir, log_number);
     if (rc == RAVEL_OK)
         rc = flush_edit(&out, log_number, &edit);
     if (rc != RAVEL_OK) {

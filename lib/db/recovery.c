@@ -359,9 +359,10 @@ static int recovery_insert_op(void *ctx, uint64_t seq, int type,
                               size_t vlen)
 {
     ravel_db *db = ctx;
-    if (type == RV_TYPE_TXN_COMMIT) { /* a prepared transaction committed */
+    if (rv_type_is_txn_marker(type)) { /* a prepared transaction resolved */
         if (vlen == 8)
-            rv_prepared_replayed_commit(&db->prepared, rv_get_fixed64(val));
+            rv_prepared_replayed_marker(&db->prepared, type,
+                                        rv_get_fixed64(val));
         return RAVEL_OK;
     }
     return rv_memtable_add(db->read.current->mem, seq, type, key, klen, val,
@@ -372,6 +373,11 @@ static int recovery_replay_record(void *ctx, const char *rep, size_t len)
 {
     ravel_db *db = ctx;
     /* wal_reader.c validated the rep before handing it over */
+    int prepare = rv_prepared_replay_record(&db->prepared, rep, len);
+    if (prepare < 0)
+        return -prepare;
+    if (prepare) /* kept aside until its commit or rollback */
+        return RAVEL_OK;
     rv_memtable_count_entries(db->read.current->mem, rv_batch_rep_count(rep));
     return rv_batch_apply(rep, len, rv_batch_rep_sequence(rep),
                           recovery_insert_op, db);
@@ -745,9 +751,10 @@ int rv_db_recover(ravel_db *db)
     if (rc == RAVEL_OK)
         rc = recovery_replay_wal(db, &l, &r, &n_replayed, look_only);
     if (rc == RAVEL_OK)
-        rv_prepared_replay_done(&db->prepared, r.last_segment
-                                                   ? r.last_segment
-                                                   : r.highest_segment);
+        rv_prepared_replay_done(&db->prepared, db->dir,
+                                r.last_segment ? r.last_segment
+                                               : r.highest_segment,
+                                db->options.read_only);
     if (rc == RAVEL_OK)
         rc = recovery_check_closed_log(db, &l, &st, &r);
     if (rc == RAVEL_OK && look_only && !db->options.read_only)

@@ -18,11 +18,12 @@
 ** ordering mode), so a later transaction's check sees it.
 **
 ** Two-phase commit (db/prepared.h): prepare writes the transaction's
-** batch to a file of its own, durably, and keeps its keys locked (an
-** optimistic transaction is validated and locks them there); commit
-** writes the batch with a marker naming that file; rollback deletes the
-** file.  After a restart the first transaction of the database locks the
-** keys of every prepared one again, and ravel_txn_recover hands one out.
+** batch with a prepare marker to the WAL only, and keeps its keys locked
+** (an optimistic transaction is validated and locks them there); commit
+** writes the batch with a commit marker; rollback writes a rollback
+** marker.  After a restart the first transaction of the database locks
+** the keys of every prepared one again, and ravel_txn_recover hands one
+** out.
 */
 #include "db/batch.h"
 #include "db/db.h"
@@ -44,6 +45,7 @@
 static int txn_commit_prepared(ravel_txn *t);
 static void txn_leave_prepared(ravel_txn *t);
 static int txn_check_writable(ravel_db *db, const char *fn);
+static int txn_rollback_prepared(ravel_txn *t);
 
 /* The database's transaction state (db->txn.state). */
 struct txn_state {
@@ -511,6 +513,7 @@ int ravel_txn_commit(ravel_txn *t)
     uint64_t segment;
     if (rc == RAVEL_OK && rv_write_index_count(t->writes) > 0)
         rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_ATOMIC,
                                        rv_write_index_batch(t->writes),
                                        &segment);
     if (optimistic)
@@ -525,11 +528,8 @@ int ravel_txn_rollback(ravel_txn *t)
     int rc = txn_check_open(t, "ravel_txn_rollback");
     if (rc)
         return rc;
-    if (t->prepared) { /* its file goes first: else it stays prepared */
-        rc = txn_check_writable(t->db, "ravel_txn_rollback");
-        if (rc == RAVEL_OK)
-            rc = rv_prepared_drop(&t->db->prepared, t->db->dir,
-                                  t->prepared_file);
+    if (t->prepared) { /* on failure it stays prepared */
+        rc = txn_rollback_prepared(t);
         if (rc)
             return rc;
     }
@@ -760,6 +760,11 @@ int ravel_txn_set_name(ravel_txn *t, const char *name)
     if (t->name)
         return rv_error(RAVEL_INVALID, "ravel_txn_set_name: the transaction "
                         "is named '%s' already", t->name);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+            return rv_error(RAVEL_INVALID, "ravel_txn_set_name: the name has "
+                            "a control byte (0x%02x) at offset %zu: names are "
+                            "listed one per line", (unsigned char)name[i], i);
     if (rv_prepared_name_taken(&t->db->prepared, name))
         return rv_error(RAVEL_INVALID, "ravel_txn_set_name: a prepared "
                         "transaction is named '%s' already", name);
@@ -778,6 +783,77 @@ static int txn_check_writable(ravel_db *db, const char *fn)
     if (rv_stop_code(&db->stop))
         return rv_write_refusal(db);
     return RAVEL_OK;
+}
+
+/* A marker edit of T's batch under the prepared list's lock (a flush may
+** be spilling from it): ADD a marker of TYPE, or take the last op off. */
+struct txn_marker_edit {
+    ravel_txn *t;
+    int type;       /* RV_TYPE_TXN_*, or 0: take the marker off */
+    size_t len;     /* the batch without it */
+    uint32_t count;
+};
+
+static int txn_marker_edit_locked(void *ctx)
+{
+    struct txn_marker_edit *m = ctx;
+    ravel_txn *t = m->t;
+    struct ravel_batch *b = rv_write_index_batch(t->writes);
+    if (!m->type) {
+        rv_batch_truncate(b, m->len, m->count);
+        return RAVEL_OK;
+    }
+    m->len = b->len;
+    m->count = b->count;
+    char number[8];
+    rv_put_fixed64(number, t->prepared_file);
+    int rc = rv_batch_add(b, m->type, t->name, strlen(t->name), number,
+                          sizeof number);
+    /* the list reads the writes without the marker */
+    rv_prepared_set_live_locked(&t->db->prepared, t->prepared_file, b,
+                                m->len);
+    return rc;
+}
+
+/* Adds (TYPE) or takes off (0) the marker at the end of T's batch. */
+static int txn_marker(ravel_txn *t, struct txn_marker_edit *m, int type)
+{
+    m->t = t;
+    m->type = type;
+    return rv_prepared_with_lock(&t->db->prepared, txn_marker_edit_locked,
+                                 m);
+}
+
+/* The WAL segment a record written now goes to at the earliest: the log
+** number (every segment from it on is kept). */
+static uint64_t txn_segment_floor(ravel_db *db)
+{
+    rv_mutex_lock(&db->mu.lock);
+    uint64_t floor = db->mu.files.log_number;
+    rv_mutex_unlock(&db->mu.lock);
+    return floor;
+}
+
+/* Writes T's prepare record: its batch and a prepare marker, to the WAL
+** only (db/prepared.h). */
+static int txn_write_prepare(ravel_txn *t)
+{
+    int rc = rv_prepared_begin(&t->db->prepared, t->name,
+                               txn_segment_floor(t->db), &t->prepared_file);
+    if (rc)
+        return rc;
+    struct txn_marker_edit m;
+    rc = txn_marker(t, &m, RV_TYPE_TXN_PREPARE);
+    uint64_t segment;
+    if (rc == RAVEL_OK)
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_WAL_ONLY,
+                                       rv_write_index_batch(t->writes),
+                                       &segment);
+    (void)txn_marker(t, &m, 0);
+    if (rc)
+        rv_prepared_abort(&t->db->prepared, t->prepared_file);
+    return rc;
 }
 
 int ravel_txn_prepare(ravel_txn *t)
@@ -799,10 +875,8 @@ int ravel_txn_prepare(ravel_txn *t)
     size_t locked = 0;
     if (rc == RAVEL_OK && optimistic) /* validated now, locked from here */
         rc = txn_lock_for_commit(t, &locked);
-    const struct ravel_batch *b = rv_write_index_batch(t->writes);
     if (rc == RAVEL_OK)
-        rc = rv_prepared_write(&t->db->prepared, t->db->dir, t->name, b->rep,
-                               b->len, &t->prepared_file);
+        rc = txn_write_prepare(t);
     if (rc == RAVEL_OK)
         t->prepared = 1;
     else if (optimistic) /* its keys unlocked again; the list, sorted and
@@ -813,32 +887,65 @@ int ravel_txn_prepare(ravel_txn *t)
     return rc;
 }
 
-/* Commits prepared T: its batch and a marker naming its file, in one
-** record.  On failure T stays prepared (the marker taken off again). */
+/* Commits prepared T: its batch and a commit marker, in one record.  On
+** failure T stays prepared (the marker taken off again). */
 static int txn_commit_prepared(ravel_txn *t)
 {
-    struct ravel_batch *b = rv_write_index_batch(t->writes);
-    size_t len = b->len;
-    uint32_t count = b->count;
-    char number[8];
-    rv_put_fixed64(number, t->prepared_file);
     int rc = rv_db_enter(t->db, "ravel_txn_commit");
     if (rc)
         return rc;
-    rc = rv_batch_add(b, RV_TYPE_TXN_COMMIT, t->name, strlen(t->name),
-                      number, sizeof number);
+    struct txn_marker_edit m;
+    rc = txn_marker(t, &m, RV_TYPE_TXN_COMMIT);
     uint64_t segment = 0;
     if (rc == RAVEL_OK)
-        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC, b,
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_ATOMIC,
+                                       rv_write_index_batch(t->writes),
                                        &segment);
-    if (rc == RAVEL_OK)
+    if (rc == RAVEL_OK) {
         rv_prepared_committed(&t->db->prepared, t->prepared_file, segment);
-    else
-        rv_batch_truncate(b, len, count);
+    } else {
+        (void)txn_marker(t, &m, 0);
+    }
     rv_db_leave(t->db);
     if (rc == RAVEL_OK)
         txn_end(t);
     return rc;
+}
+
+/* Rolls prepared T back: a record holding only its rollback marker, then
+** its file (if a flush wrote one) goes.  On failure T stays prepared. */
+static int txn_rollback_prepared(ravel_txn *t)
+{
+    int rc = rv_db_enter(t->db, "ravel_txn_rollback");
+    if (rc)
+        return rc;
+    rc = txn_check_writable(t->db, "ravel_txn_rollback");
+    struct ravel_batch b;
+    rv_batch_init(&b);
+    char number[8];
+    rv_put_fixed64(number, t->prepared_file);
+    if (rc == RAVEL_OK)
+        rc = rv_batch_add(&b, RV_TYPE_TXN_ROLLBACK, t->name, strlen(t->name),
+                          number, sizeof number);
+    uint64_t segment;
+    if (rc == RAVEL_OK)
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_WAL_ONLY, &b, &segment);
+    rv_batch_release(&b);
+    if (rc == RAVEL_OK)
+        rc = rv_prepared_rolled_back(&t->db->prepared, t->db->dir,
+                                     t->prepared_file);
+    rv_db_leave(t->db);
+    return rc;
+}
+
+/* rv_prepared_with_lock: prepared T lets go of its batch. */
+static int txn_detach_locked(void *ctx)
+{
+    ravel_txn *t = ctx;
+    rv_prepared_set_live_locked(&t->db->prepared, t->prepared_file, NULL, 0);
+    return RAVEL_OK;
 }
 
 /* Frees prepared T's hold on its transaction, which stays prepared: its
@@ -850,6 +957,7 @@ static void txn_leave_prepared(ravel_txn *t)
     char *rep = malloc(b->len);
     if (rep)
         memcpy(rep, b->rep, b->len);
+    (void)rv_prepared_with_lock(&t->db->prepared, txn_detach_locked, t);
     /* (out of memory: it is recovered at the next open) */
     rv_prepared_unclaim(&t->db->prepared, t->prepared_file, t->id, rep,
                         rep ? b->len : 0);
@@ -858,6 +966,16 @@ static void txn_leave_prepared(ravel_txn *t)
     t->nkeys = 0;
     t->prepared = 0;
     t->flags |= RAVEL_TXN_OPTIMISTIC; /* so txn_end unlocks nothing */
+}
+
+/* rv_prepared_with_lock: recovered T's batch holds its writes. */
+static int txn_attach_locked(void *ctx)
+{
+    ravel_txn *t = ctx;
+    const struct ravel_batch *b = rv_write_index_batch(t->writes);
+    rv_prepared_set_live_locked(&t->db->prepared, t->prepared_file, b,
+                                b->len);
+    return RAVEL_OK;
 }
 
 /* Fills recovered T's write index and key list from REP (LEN bytes). */
@@ -916,6 +1034,8 @@ int ravel_txn_recover(ravel_db *db, const char *name, ravel_txn **out)
     }
     free(e.rep);
     t->prepared = 1;
+    /* the list reads its writes from T's batch now */
+    (void)rv_prepared_with_lock(&db->prepared, txn_attach_locked, t);
     *out = t;
     return RAVEL_OK;
 }
