@@ -339,7 +339,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** Transactions (docs/transactions.md):
 **   txn_lock_timeout=1000       milliseconds a pessimistic transaction
 **                               waits for a key's lock before
-**                               RAVEL_TIMEDOUT (0: never wait; -1: wait
+**                               RAVEL_TIMEDOUT (0 .. 2147483647; 0:
+**                               never wait; -1, or 2147483647: wait
 **                               forever, deadlocks are still found;
 **                               RocksDB's transaction_lock_timeout)
 **   txn_max_write_batch_size=1G bytes one transaction's writes may take,
@@ -937,8 +938,8 @@ RAVEL_API int ravel_txn_recover(ravel_db *db, const char *name,
 
 /* The body of a transaction for ravel_txn_run: reads and writes through T,
 ** returns RAVEL_OK to commit, anything else to roll back (that code is
-** ravel_txn_run's result; a retriable code from a ravel_txn_ call passed
-** on unchanged makes it run again). */
+** ravel_txn_run's result; a retriable code from a transaction call
+** passed on unchanged makes it run again). */
 typedef int (*ravel_txn_fn)(ravel_txn *t, void *ctx);
 /* Runs FN in a new transaction (FLAGS as ravel_txn_begin's) and commits
 ** it; on RAVEL_CONFLICT, RAVEL_TIMEDOUT or RAVEL_DEADLOCK (from FN or the

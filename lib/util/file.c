@@ -40,6 +40,30 @@ int rv_sync_dir(const char *dir)
 int rv_replace_file(const char *dir, const char *name, const char *data,
                     size_t len)
 {
+    struct rv_file_part part = {data, len};
+    return rv_replace_file_parts(dir, name, &part, 1);
+}
+
+/* Writes the LEN bytes of DATA to FD (TMP names it in the message). */
+static int file_write_all(int fd, const char *tmp, const char *data,
+                          size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO,
+                                  "write %s", tmp);
+        done += (size_t)n;
+    }
+    return RAVEL_OK;
+}
+
+int rv_replace_file_parts(const char *dir, const char *name,
+                          const struct rv_file_part *parts, int nparts)
+{
     char tmp_name[256], tmp[RV_PATH_MAX], path[RV_PATH_MAX];
     snprintf(tmp_name, sizeof tmp_name, "%s.tmp", name);
     int rc = rv_path_join(tmp, dir, tmp_name);
@@ -50,16 +74,10 @@ int rv_replace_file(const char *dir, const char *name, const char *data,
     int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
-    size_t done = 0;
-    while (rc == RAVEL_OK && done < len) {
-        ssize_t n = write(fd, data + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO,
-                                "write %s", tmp);
-        else
-            done += (size_t)n;
+    size_t len = 0;
+    for (int i = 0; rc == RAVEL_OK && i < nparts; i++) {
+        rc = file_write_all(fd, tmp, parts[i].data, parts[i].len);
+        len += parts[i].len;
     }
     if (rc == RAVEL_OK && fsync(fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", tmp);

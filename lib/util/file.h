@@ -29,4 +29,16 @@ RAVEL_PRIVATE int rv_sync_dir(const char *dir);
 RAVEL_PRIVATE int rv_replace_file(const char *dir, const char *name,
                                   const char *data, size_t len);
 
+/* One piece of a file rv_replace_file_parts writes. */
+struct rv_file_part {
+    const void *data;
+    size_t len;
+};
+
+/* rv_replace_file of the N PARTS one after another (a large piece need
+** not be copied to sit beside the others). */
+RAVEL_PRIVATE int rv_replace_file_parts(const char *dir, const char *name,
+                                        const struct rv_file_part *parts,
+                                        int n);
+
 #endif /* RAVEL_FILE_H */
