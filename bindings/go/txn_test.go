@@ -518,42 +518,47 @@ func TestTxnOneGoroutineAtATime(t *testing.T) {
 
 func TestTwoPhaseCommitSurvivesReopen(t *testing.T) {
 	db, dir := openFresh(t, "")
-	tx := begin(t, db, &ravel.TxnOptions{Sync: true})
-	if err := tx.SetName("xfer-1"); err != nil {
-		t.Fatal(err)
-	}
-	if tx.Name() != "xfer-1" {
-		t.Fatalf("Name() = %q", tx.Name())
-	}
-	tx.Put([]byte("acct"), []byte("prepared value"))
-	if err := tx.Prepare(); err != nil {
-		var e *ravel.Error
-		if errors.As(err, &e) && strings.Contains(e.Msg, "not built yet") {
-			tx.Close()
-			t.Skip("ravel_txn_prepare is not built yet on this branch " +
-				"(two-phase commit is the lead's work in progress): " + e.Msg)
+	prepare := func(name, key, value string) *ravel.Txn {
+		tx := begin(t, db, &ravel.TxnOptions{Sync: true})
+		if err := tx.SetName(name); err != nil {
+			t.Fatal(err)
 		}
-		t.Fatal(err)
+		if tx.Name() != name {
+			t.Fatalf("Name() = %q", tx.Name())
+		}
+		tx.Put([]byte(key), []byte(value))
+		if err := tx.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		return tx
 	}
+	tx := prepare("xfer-1", "acct", "prepared value")
 	if valueOf(t, db, "acct") != "" {
 		t.Fatal("a prepared write is visible")
 	}
-	wantError(t, tx.Put([]byte("more"), []byte("x")), ravel.ErrInvalid)
-	if names, err := db.PreparedTxns(); err != nil || !slices.Equal(names, []string{"xfer-1"}) {
-		t.Fatalf("PreparedTxns: %v, %v", names, err)
+	if v, err := tx.Get([]byte("acct")); err != nil || string(v) != "prepared value" {
+		t.Fatalf("the prepared transaction reads %q, %v", v, err)
 	}
+	wantError(t, tx.Put([]byte("more"), []byte("x")), ravel.ErrInvalid)
 	if err := tx.Close(); err != nil { // stays prepared
 		t.Fatal(err)
+	}
+	tx2 := prepare("xfer-2", "other", "rolled back later")
+	if err := tx2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := db.PreparedTxns(); err != nil || !slices.Equal(sorted(names), []string{"xfer-1", "xfer-2"}) {
+		t.Fatalf("PreparedTxns: %v, %v", names, err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 
 	db = openAt(t, dir, "")
-	if names, err := db.PreparedTxns(); err != nil || !slices.Equal(names, []string{"xfer-1"}) {
+	if names, err := db.PreparedTxns(); err != nil || !slices.Equal(sorted(names), []string{"xfer-1", "xfer-2"}) {
 		t.Fatalf("PreparedTxns after the reopen: %v, %v", names, err)
 	}
-	if valueOf(t, db, "acct") != "" {
+	if valueOf(t, db, "acct") != "" || valueOf(t, db, "other") != "" {
 		t.Fatal("a prepared write is visible after the reopen")
 	}
 	_, err := db.RecoverTxn("no-such")
@@ -571,9 +576,35 @@ func TestTwoPhaseCommitSurvivesReopen(t *testing.T) {
 	if valueOf(t, db, "acct") != "prepared value" {
 		t.Fatal("the recovered transaction's commit did not publish its write")
 	}
-	if names, err := db.PreparedTxns(); err != nil || len(names) != 0 {
-		t.Fatalf("PreparedTxns after the commit: %v, %v", names, err)
+	r2, err := db.RecoverTxn("xfer-2")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := r2.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if valueOf(t, db, "other") != "" {
+		t.Fatal("a rolled back prepared write is visible")
+	}
+	if names, err := db.PreparedTxns(); err != nil || len(names) != 0 {
+		t.Fatalf("PreparedTxns after the commit and rollback: %v, %v", names, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openAt(t, dir, "")
+	if names, _ := db.PreparedTxns(); len(names) != 0 || valueOf(t, db, "acct") != "prepared value" ||
+		valueOf(t, db, "other") != "" {
+		t.Fatalf("after another reopen: prepared %v, acct %q, other %q", names,
+			valueOf(t, db, "acct"), valueOf(t, db, "other"))
+	}
+}
+
+// sorted returns a sorted copy of names.
+func sorted(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return out
 }
 
 func TestTxnSetNameChecks(t *testing.T) {

@@ -367,27 +367,25 @@ def test_two_phase_commit_survives_reopen(path):
     t.set_name("xfer-1")
     assert t.name == "xfer-1"
     t.put(b"acct", b"prepared value")
-    try:
-        t.prepare()
-    except ravel.InvalidArgumentError as e:
-        if "not built yet" in e.message:
-            db.close()
-            pytest.skip("ravel_txn_prepare is not built yet on this branch "
-                        "(two-phase commit is the lead's work in progress): "
-                        + e.message)
-        raise
+    t.prepare()
     assert t.state == "prepared"
     assert db.get(b"acct") is None           # invisible until commit
+    assert t.get(b"acct") == b"prepared value"
     with pytest.raises(ravel.InvalidArgumentError):
         t.put(b"more", b"x")                  # no writes after prepare
-    assert db.prepared_transactions() == ["xfer-1"]
     t.close()                                 # stays prepared
     assert t.state == "closed"
+    t2 = db.transaction(sync=True)
+    t2.set_name("xfer-2")
+    t2.put(b"other", b"rolled back later")
+    t2.prepare()                              # left to DB.close()
+    assert sorted(db.prepared_transactions()) == ["xfer-1", "xfer-2"]
     db.close()
+    assert t2.state == "closed"
 
     db = ravel.open(path)
-    assert db.prepared_transactions() == ["xfer-1"]
-    assert db.get(b"acct") is None
+    assert sorted(db.prepared_transactions()) == ["xfer-1", "xfer-2"]
+    assert db.get(b"acct") is None and db.get(b"other") is None
     with pytest.raises(ravel.NotFoundError):
         db.recover_transaction("no-such")
     r = db.recover_transaction("xfer-1")
@@ -395,7 +393,15 @@ def test_two_phase_commit_survives_reopen(path):
     r.commit()
     assert r.state == "committed"
     assert db[b"acct"] == b"prepared value"
+    r2 = db.recover_transaction("xfer-2")
+    r2.rollback()
+    assert r2.state == "rolled back"
+    assert db.get(b"other") is None
     assert db.prepared_transactions() == []
+    db.close()
+    db = ravel.open(path)                     # and so after another reopen
+    assert db.prepared_transactions() == []
+    assert db[b"acct"] == b"prepared value" and db.get(b"other") is None
     db.close()
 
 

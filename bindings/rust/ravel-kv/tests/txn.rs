@@ -297,39 +297,52 @@ fn counter_from_threads_optimistic() {
     counter_from_threads(true);
 }
 
+/// Begins a sync transaction named NAME, writes KEY = VALUE and prepares it.
+fn prepared<'db>(db: &'db Db, name: &str, key: &[u8], value: &[u8]) -> ravel::Txn<'db> {
+    let mut tx = db.begin(&TxnOptions { sync: true, ..TxnOptions::default() }).unwrap();
+    tx.set_name(name).unwrap();
+    assert_eq!(tx.name(), Some(name));
+    tx.put(key, value).unwrap();
+    tx.prepare().unwrap();
+    tx
+}
+
+fn sorted(mut names: Vec<String>) -> Vec<String> {
+    names.sort();
+    names
+}
+
 #[test]
 fn two_phase_commit_survives_reopen() {
     let dir = TempDir::new("txn-2pc");
     let db = Db::open(dir.join("db"), &options()).unwrap();
-    let mut tx = db.begin(&TxnOptions { sync: true, ..TxnOptions::default() }).unwrap();
-    tx.set_name("xfer-1").unwrap();
-    assert_eq!(tx.name(), Some("xfer-1"));
-    tx.put(b"acct", b"prepared value").unwrap();
-    if let Err(e) = tx.prepare() {
-        if e.message().contains("not built yet") {
-            eprintln!(
-                "skipped: ravel_txn_prepare is not built yet on this branch (two-phase commit is \
-                 the lead's work in progress): {e}"
-            );
-            return;
-        }
-        panic!("prepare: {e}");
-    }
+    let mut tx = prepared(&db, "xfer-1", b"acct", b"prepared value");
     assert_eq!(db.get(b"acct").unwrap(), None, "a prepared write is visible");
+    assert_eq!(tx.get(b"acct").unwrap(), Some(b"prepared value".to_vec()));
     assert_eq!(tx.put(b"more", b"x").unwrap_err().code(), Code::Invalid);
-    assert_eq!(db.prepared_transactions().unwrap(), ["xfer-1"]);
     drop(tx); // stays prepared
+    drop(prepared(&db, "xfer-2", b"other", b"rolled back later"));
+    assert_eq!(sorted(db.prepared_transactions().unwrap()), ["xfer-1", "xfer-2"]);
     db.close().unwrap();
 
     let db = Db::open(dir.join("db"), &Options::new().unwrap()).unwrap();
-    assert_eq!(db.prepared_transactions().unwrap(), ["xfer-1"]);
+    assert_eq!(sorted(db.prepared_transactions().unwrap()), ["xfer-1", "xfer-2"]);
     assert_eq!(db.get(b"acct").unwrap(), None);
+    assert_eq!(db.get(b"other").unwrap(), None);
     assert_eq!(db.recover_transaction("no-such").unwrap_err().code(), Code::NotFound);
     let r = db.recover_transaction("xfer-1").unwrap();
     assert_eq!(r.name(), Some("xfer-1"));
     r.commit().unwrap();
     assert_eq!(db.get(b"acct").unwrap(), Some(b"prepared value".to_vec()));
+    db.recover_transaction("xfer-2").unwrap().rollback().unwrap();
+    assert_eq!(db.get(b"other").unwrap(), None);
     assert!(db.prepared_transactions().unwrap().is_empty());
+    db.close().unwrap();
+
+    let db = Db::open(dir.join("db"), &Options::new().unwrap()).unwrap();
+    assert!(db.prepared_transactions().unwrap().is_empty());
+    assert_eq!(db.get(b"acct").unwrap(), Some(b"prepared value".to_vec()));
+    assert_eq!(db.get(b"other").unwrap(), None);
 }
 
 #[test]
