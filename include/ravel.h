@@ -919,13 +919,15 @@ RAVEL_API int ravel_txn_set_name(ravel_txn *t, const char *name);
 RAVEL_API int ravel_txn_prepare(ravel_txn *t);
 /* Writes everything atomically, or nothing (RAVEL_CONFLICT, RAVEL_TIMEDOUT,
 ** RAVEL_DEADLOCK: retriable; others: not).  The transaction is over
-** either way, except that a prepared transaction whose commit record
-** could not be written stays prepared (commit or roll it back again, or
-** reopen the database and recover it). */
+** either way, except that a prepared transaction whose commit failed
+** stays prepared.  A failed write stops the database's writes (as any
+** failed write does), and whether the commit record reached the WAL is
+** known at the next open: the transaction is then committed, or listed
+** as prepared again.  A recovered transaction commits with RAVEL_SYNC. */
 RAVEL_API int ravel_txn_commit(ravel_txn *t);
 /* Discards the writes and releases the locks.  A prepared transaction's
-** rollback writes a record that makes its writes invisible for good (the
-** values before it are written back); if that fails it stays prepared. */
+** rollback deletes its file (durably); RAVEL_READONLY when the database
+** takes no writes (then it stays prepared). */
 RAVEL_API int ravel_txn_rollback(ravel_txn *t);
 /* Frees T, rolling it back if it is still open.  A prepared T is left
 ** prepared (it can be recovered; its keys stay locked until then). */

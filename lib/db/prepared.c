@@ -11,11 +11,9 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define PREPARED_MAGIC "RVPREP1\n"
@@ -47,43 +45,6 @@ void rv_prepared_destroy(struct rv_db_prepared *p)
 }
 
 /* ---------------------------------------------------------- the format */
-
-/* Reads all of PATH into *DATA (*LEN bytes, malloc'd). */
-static int prepared_read_file(const char *path, char **data, size_t *len)
-{
-    *data = NULL;
-    int fd = rv_open(path, O_RDONLY, 0);
-    if (fd < 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
-    struct stat st;
-    int rc = RAVEL_OK;
-    if (fstat(fd, &st) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "stat %s", path);
-    char *buf = rc ? NULL : malloc(st.st_size ? (size_t)st.st_size : 1);
-    if (rc == RAVEL_OK && !buf)
-        rc = rv_error(RAVEL_NOMEM, "out of memory reading %s (%lld bytes)",
-                      path, (long long)st.st_size);
-    size_t done = 0;
-    while (rc == RAVEL_OK && done < (size_t)st.st_size) {
-        ssize_t n = pread(fd, buf + done, (size_t)st.st_size - done,
-                          (off_t)done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO, "read %s",
-                                path);
-        else
-            done += (size_t)n;
-    }
-    close(fd);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    *data = buf;
-    *len = done;
-    return RAVEL_OK;
-}
 
 /* Checks and splits the LEN bytes of file PATH: name and rep point into
 ** DATA.  RAVEL_CORRUPT naming what is wrong. */
@@ -126,7 +87,7 @@ static int prepared_load_one(const char *dir, uint64_t number,
     char *data = NULL;
     size_t len = 0;
     if (rc == RAVEL_OK)
-        rc = prepared_read_file(path, &data, &len);
+        rc = rv_read_file(path, &data, &len, NULL);
     const char *tname = NULL, *rep = NULL;
     uint32_t tlen = 0;
     uint64_t rlen = 0;

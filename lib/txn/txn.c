@@ -43,6 +43,7 @@
 
 static int txn_commit_prepared(ravel_txn *t);
 static void txn_leave_prepared(ravel_txn *t);
+static int txn_check_writable(ravel_db *db, const char *fn);
 
 /* The database's transaction state (db->txn.state). */
 struct txn_state {
@@ -525,7 +526,10 @@ int ravel_txn_rollback(ravel_txn *t)
     if (rc)
         return rc;
     if (t->prepared) { /* its file goes first: else it stays prepared */
-        rc = rv_prepared_drop(&t->db->prepared, t->db->dir, t->prepared_file);
+        rc = txn_check_writable(t->db, "ravel_txn_rollback");
+        if (rc == RAVEL_OK)
+            rc = rv_prepared_drop(&t->db->prepared, t->db->dir,
+                                  t->prepared_file);
         if (rc)
             return rc;
     }
@@ -765,6 +769,17 @@ int ravel_txn_set_name(ravel_txn *t, const char *name)
                               "transaction");
 }
 
+/* RAVEL_READONLY when DB takes no writes: a prepared file is a write. */
+static int txn_check_writable(ravel_db *db, const char *fn)
+{
+    if (db->options.read_only)
+        return rv_error(RAVEL_READONLY, "%s: database %s was opened with "
+                        "read_only=true", fn, db->dir);
+    if (rv_stop_code(&db->stop))
+        return rv_write_refusal(db);
+    return RAVEL_OK;
+}
+
 int ravel_txn_prepare(ravel_txn *t)
 {
     int rc = txn_check_open(t, "ravel_txn_prepare");
@@ -779,22 +794,21 @@ int ravel_txn_prepare(ravel_txn *t)
     rc = rv_db_enter(t->db, "ravel_txn_prepare");
     if (rc)
         return rc;
+    rc = txn_check_writable(t->db, "ravel_txn_prepare");
     int optimistic = (t->flags & RAVEL_TXN_OPTIMISTIC) != 0;
-    size_t nkeys = t->nkeys, locked = 0;
-    if (optimistic) /* validated now, its keys locked from here on */
+    size_t locked = 0;
+    if (rc == RAVEL_OK && optimistic) /* validated now, locked from here */
         rc = txn_lock_for_commit(t, &locked);
     const struct ravel_batch *b = rv_write_index_batch(t->writes);
     if (rc == RAVEL_OK)
         rc = rv_prepared_write(&t->db->prepared, t->db->dir, t->name, b->rep,
                                b->len, &t->prepared_file);
-    if (rc == RAVEL_OK) {
+    if (rc == RAVEL_OK)
         t->prepared = 1;
-    } else if (optimistic) { /* as before: its keys unlocked again */
+    else if (optimistic) /* its keys unlocked again; the list, sorted and
+                         ** with the written keys added, stays (a commit
+                         ** locks each key once) */
         txn_unlock_for_commit(t, locked);
-        for (size_t i = t->nkeys; i-- > nkeys;)
-            free(t->keys[i].key);
-        t->nkeys = nkeys;
-    }
     rv_db_leave(t->db);
     return rc;
 }
@@ -876,7 +890,9 @@ int ravel_txn_recover(ravel_db *db, const char *name, ravel_txn **out)
     if (!name)
         return rv_error(RAVEL_INVALID, "ravel_txn_recover: name is NULL");
     ravel_txn *t = NULL;
-    int rc = ravel_txn_begin(db, 0, &t); /* state made: keys relocked */
+    /* state made: keys relocked.  Its commit is durable when it returns:
+    ** the flags it was begun with are not kept */
+    int rc = ravel_txn_begin(db, RAVEL_SYNC, &t);
     if (rc)
         return rc;
     struct rv_prepared_txn e;

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -35,6 +37,47 @@ int rv_sync_dir(const char *dir)
         rv_sync_journal_dir(dir);
     close(fd);
     return rc;
+}
+
+int rv_read_file(const char *path, char **data, size_t *len, int *open_errno)
+{
+    *data = NULL;
+    *len = 0;
+    if (open_errno)
+        *open_errno = 0;
+    int fd = rv_open(path, O_RDONLY, 0);
+    if (fd < 0) {
+        if (open_errno)
+            *open_errno = errno;
+        return rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
+    }
+    struct stat st;
+    char *buf = NULL;
+    int rc = RAVEL_OK;
+    if (fstat(fd, &st) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "stat %s", path);
+    else if (!(buf = malloc((size_t)st.st_size + 1)))
+        rc = rv_error(RAVEL_NOMEM, "out of memory reading %s", path);
+    size_t got = 0;
+    while (!rc && got < (size_t)st.st_size) {
+        ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got,
+                          (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO, "read %s",
+                                path);
+        else
+            got += (size_t)n;
+    }
+    close(fd);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *data = buf;
+    *len = got;
+    return RAVEL_OK;
 }
 
 int rv_replace_file(const char *dir, const char *name, const char *data,
