@@ -467,13 +467,24 @@ int rv_prepared_claim(struct rv_db_prepared *p, const char *name,
     if (rc == RAVEL_OK) {
         out->number = e->number;
         out->owner = e->owner;
-        out->rep = e->rep; /* moved: held once; the handle sets it live */
+        out->rep = e->rep; /* lent: P keeps it until rv_prepared_attach */
         out->len = e->len;
-        e->rep = NULL;
         e->claimed = 1;
     }
     rv_mutex_unlock(&p->lock);
     return rc;
+}
+
+void rv_prepared_attach_locked(struct rv_db_prepared *p, uint64_t number,
+                               const struct ravel_batch *b)
+{
+    struct rv_prepared_txn *e = prepared_find(p, number);
+    if (!e)
+        return;
+    e->live = b;
+    e->live_len = b->len;
+    free(e->rep); /* the handle's batch holds the same writes */
+    e->rep = NULL;
 }
 
 void rv_prepared_unclaim(struct rv_db_prepared *p, uint64_t number,

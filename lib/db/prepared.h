@@ -142,14 +142,22 @@ RAVEL_PRIVATE int rv_prepared_rolled_back(struct rv_db_prepared *p,
 
 /* Hands the transaction named NAME, prepared and not claimed by a handle,
 ** to the caller: *OUT receives its number, owner, name (a malloc'd copy)
-** and writes (REP, moved to the caller: held once).  RAVEL_NOTFOUND;
-** RAVEL_NOMEM. */
+** and writes (REP, lent: P keeps it, unchanged, until the caller's
+** handle holds the same writes and says so with rv_prepared_attach_locked,
+** or lets go with rv_prepared_unclaim).  RAVEL_NOTFOUND; RAVEL_NOMEM. */
 RAVEL_PRIVATE int rv_prepared_claim(struct rv_db_prepared *p,
                                     const char *name,
                                     struct rv_prepared_txn *out);
-/* The handle of NUMBER was freed unresolved: it can be claimed again, its
-** keys locked under OWNER, its writes REP (LEN bytes, malloc'd, taken
-** over by P). */
+/* Under P's lock: the handle's batch B holds NUMBER's writes now (P frees
+** its own copy and reads B from here on). */
+RAVEL_PRIVATE void rv_prepared_attach_locked(struct rv_db_prepared *p,
+                                             uint64_t number,
+                                             const struct ravel_batch *b)
+    RV_REQUIRES(p->lock);
+/* The handle of NUMBER was freed unresolved, or its recovery failed: it
+** can be claimed again, its keys locked under OWNER; P stops reading the
+** handle's batch and keeps REP (LEN bytes, malloc'd, taken over; NULL if
+** P still has its own), in one step. */
 RAVEL_PRIVATE void rv_prepared_unclaim(struct rv_db_prepared *p,
                                        uint64_t number, uint64_t owner,
                                        char *rep, size_t len);

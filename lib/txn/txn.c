@@ -940,14 +940,6 @@ static int txn_rollback_prepared(ravel_txn *t)
     return rc;
 }
 
-/* rv_prepared_with_lock: prepared T lets go of its batch. */
-static int txn_detach_locked(void *ctx)
-{
-    ravel_txn *t = ctx;
-    rv_prepared_set_live_locked(&t->db->prepared, t->prepared_file, NULL, 0);
-    return RAVEL_OK;
-}
-
 /* Frees prepared T's hold on its transaction, which stays prepared: its
 ** keys stay locked (under T's id) and ravel_txn_recover can hand it out
 ** again. */
@@ -957,8 +949,8 @@ static void txn_leave_prepared(ravel_txn *t)
     char *rep = malloc(b->len);
     if (rep)
         memcpy(rep, b->rep, b->len);
-    (void)rv_prepared_with_lock(&t->db->prepared, txn_detach_locked, t);
-    /* (out of memory: it is recovered at the next open) */
+    /* one step: the list never finds neither (a spill needs one); out of
+    ** memory, it is recovered at the next open */
     rv_prepared_unclaim(&t->db->prepared, t->prepared_file, t->id, rep,
                         rep ? b->len : 0);
     for (size_t i = 0; i < t->nkeys; i++)
@@ -972,9 +964,8 @@ static void txn_leave_prepared(ravel_txn *t)
 static int txn_attach_locked(void *ctx)
 {
     ravel_txn *t = ctx;
-    const struct ravel_batch *b = rv_write_index_batch(t->writes);
-    rv_prepared_set_live_locked(&t->db->prepared, t->prepared_file, b,
-                                b->len);
+    rv_prepared_attach_locked(&t->db->prepared, t->prepared_file,
+                              rv_write_index_batch(t->writes));
     return RAVEL_OK;
 }
 
@@ -1022,9 +1013,9 @@ int ravel_txn_recover(ravel_db *db, const char *name, ravel_txn **out)
     t->id = e.owner; /* its keys are locked under this id */
     t->name = e.name;
     t->prepared_file = e.number;
-    rc = txn_load_prepared(t, e.rep, e.len);
+    rc = txn_load_prepared(t, e.rep, e.len); /* E.REP: lent by the list */
     if (rc) { /* handed back, still prepared */
-        rv_prepared_unclaim(&db->prepared, e.number, e.owner, e.rep, e.len);
+        rv_prepared_unclaim(&db->prepared, e.number, e.owner, NULL, 0);
         for (size_t i = 0; i < t->nkeys; i++)
             free(t->keys[i].key);
         t->nkeys = 0;
@@ -1032,7 +1023,6 @@ int ravel_txn_recover(ravel_db *db, const char *name, ravel_txn **out)
         ravel_txn_free(t);
         return rc;
     }
-    free(e.rep);
     t->prepared = 1;
     /* the list reads its writes from T's batch now */
     (void)rv_prepared_with_lock(&db->prepared, txn_attach_locked, t);
