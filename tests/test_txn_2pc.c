@@ -11,6 +11,9 @@
 **   reopen         prepared transactions across a close: listed, locked,
 **                  one committed and one rolled back; the committed one's
 **                  file goes with the flush that covers its commit.
+**   replayed       a prepare found by the replay (no file), recovered
+**                  and spilled from its handle's batch, committed; one
+**                  spilled after its handle was freed, rolled back.
 **   faults         a commit whose WAL write fails leaves nothing visible,
 **                  before and after a reopen; a prepared one stays
 **                  prepared, refuses a rollback until the reopen decides
@@ -321,6 +324,59 @@ static void test_large(void **state)
     free(dir);
 }
 
+/* A prepare found by the replay (no file): recovered, spilled by a flush
+** from the handle's batch, committed; another left to a flush after its
+** handle was freed, then rolled back after a reopen from its file. */
+static void test_replayed(void **state)
+{
+    (void)state;
+    char *dir = new_dir("replayed");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    const char *names[2] = {"from-wal", "from-file"};
+    for (int i = 0; i < 2; i++) {
+        ravel_txn *t = NULL;
+        TU_OK(ravel_txn_begin(db, RAVEL_SYNC, &t));
+        tput(t, names[i], "v");
+        TU_OK(ravel_txn_set_name(t, names[i]));
+        TU_OK(ravel_txn_prepare(t));
+        ravel_txn_free(t);
+    }
+    TU_OK(ravel_close(db)); /* little in the memtable: no flush */
+    assert_int_equal(count_prepared_files(dir), 0);
+    db = tu_open_ok(dir, NULL);
+    char *list = prepared_names(db);
+    assert_non_null(strstr(list, "from-wal\n"));
+    assert_non_null(strstr(list, "from-file\n"));
+    free(list);
+    ravel_txn *t = NULL;
+    TU_OK(ravel_txn_recover(db, "from-wal", &t));
+    tu_put(db, 0, "filler", "x");
+    TU_OK(ravel_flush(db, 0)); /* spills both: one from T's batch */
+    assert_int_equal(count_prepared_files(dir), 2);
+    TU_OK(ravel_txn_commit(t));
+    ravel_txn_free(t);
+    tu_expect(db, NULL, "from-wal", "v");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    expect_prepared(db, "from-file\n");
+    tu_expect(db, NULL, "from-wal", "v");
+    tu_expect(db, NULL, "from-file", NULL);
+    TU_OK(ravel_txn_recover(db, "from-file", &t));
+    TU_OK(ravel_txn_rollback(t));
+    ravel_txn_free(t);
+    expect_prepared(db, "");
+    tu_put(db, 0, "filler", "y");
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(count_prepared_files(dir), 0);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    expect_prepared(db, "");
+    tu_expect(db, NULL, "from-file", NULL);
+    tu_expect(db, NULL, "from-wal", "v");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* ------------------------------------------------ kill -9, power loss */
 
 #define ACCOUNTS 16
@@ -581,6 +637,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basics),
         cmocka_unit_test(test_reopen),
+        cmocka_unit_test(test_replayed),
         cmocka_unit_test(test_faults),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_kill9),
