@@ -634,6 +634,20 @@ static void txn_backoff(int attempt, uint64_t *rng)
     nanosleep(&ts, NULL);
 }
 
+/* FN(T, CTX), with the message of its failure: the one the failing call
+** inside it set, else one naming the code FN returned of its own. */
+static int txn_run_body(ravel_txn *t, ravel_txn_fn fn, void *ctx)
+{
+    rv_errmsg_clear();
+    int rc = fn(t, ctx);
+    if (rc == RAVEL_OK)
+        return RAVEL_OK;
+    if (rv_errmsg_get()[0] == '\0')
+        return rv_error(rc, "ravel_txn_run: the transaction function "
+                        "returned %d (%s)", rc, ravel_errstr(rc));
+    return rv_error(rc, "%s", rv_errmsg_get()); /* set again, as ours */
+}
+
 int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn, void *ctx,
                   int max_attempts)
 {
@@ -654,7 +668,7 @@ int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn, void *ctx,
         rc = ravel_txn_begin(db, flags, &t);
         if (rc)
             return rc;
-        rc = fn(t, ctx);
+        rc = txn_run_body(t, fn, ctx);
         if (rc == RAVEL_OK)
             rc = ravel_txn_commit(t);
         ravel_txn_free(t); /* rolls back if FN failed */
