@@ -81,7 +81,7 @@ const struct shell_command shell_commands[] = {
      "transaction needs one).  A transaction still open at the end of the\n"
      "session is rolled back (in a script, an error).",
      -1, -1, shell_cmd_begin},
-    {"rollback", "", "end the transaction, writing nothing (or abort the batch)",
+    {"rollback", "", "roll back the transaction (or abort the batch)",
      NULL, 0, 0, shell_cmd_rollback},
     {"savepoint", "", "mark the transaction, for rollback-to-savepoint",
      "Sets a savepoint in the open transaction; savepoints nest, and the\n"
