@@ -448,8 +448,8 @@ void shell_cmd_batch(struct shell *s, struct shell_line *l)
     }
     if (s->txn) {
         char work[300];
-        shell_error(s, "batch: %s: commit or roll it back first (inside a "
-                    "transaction, put and del wait for commit already)",
+        shell_error(s, "batch: %s (inside a transaction, put and del wait "
+                    "for commit already)",
                     shell_open_work(s, work, sizeof work));
         return;
     }

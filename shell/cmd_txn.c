@@ -95,6 +95,11 @@ int shell_read_get(struct shell *s, const struct shell_token *k,
 
 int shell_txn_writable(struct shell *s, const char *what)
 {
+    if (shell_db_read_only(s)) { /* said now, not at commit */
+        shell_error(s, "%s: the database is open read-only: the transaction "
+                    "can read, not write", what);
+        return -1;
+    }
     if (!s->txn_prepared)
         return 0;
     shell_error(s, "%s: the transaction '%s' is prepared: it takes no more "

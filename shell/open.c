@@ -125,6 +125,11 @@ int shell_open_dir(struct shell *s, const char *dir, char *msg, size_t len)
     return RAVEL_OK;
 }
 
+int shell_db_read_only(const struct shell *s)
+{
+    return open_option_is_true(s->opts, "read_only");
+}
+
 int shell_db_absent(const struct shell *s)
 {
     return s->db == NULL;

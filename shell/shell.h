@@ -237,6 +237,9 @@ int shell_output_reset(struct shell *s);
 ** exist or is an empty directory and s->opts allow creating.  On failure
 ** returns a ravel code with the message in MSG, and changes nothing. */
 int shell_open_dir(struct shell *s, const char *dir, char *msg, size_t len);
+/* Whether the session's options open the database read-only (-readonly,
+** -o read_only=true). */
+int shell_db_read_only(const struct shell *s);
 /* Whether the session has no database yet (nothing on disk). */
 int shell_db_absent(const struct shell *s);
 /* Before a write: creates the database if it does not exist yet; -1
@@ -376,7 +379,7 @@ int shell_iter_new(struct shell *s, ravel_iter **out);
 int shell_read_get(struct shell *s, const struct shell_token *k,
                    int for_update, void **val, size_t *vlen);
 /* Before a write inside the open transaction: -1 (reported, naming WHAT)
-** when it is prepared and takes no more writes. */
+** when it takes no more writes (prepared), or the database is read-only. */
 int shell_txn_writable(struct shell *s, const char *what);
 /* Whether RC is one of the codes that mean "roll back and run the
 ** transaction again": RAVEL_CONFLICT, RAVEL_TIMEDOUT, RAVEL_DEADLOCK. */

@@ -356,7 +356,7 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
 {
     enum import_format given;
     const char *name = import_args(s, l, &given);
-    if (!name)
+    if (!name || (s->txn && shell_txn_writable(s, ".import")))
         return;
     struct import_ctx c = {.s = s, .name = name, .given = given};
     c.f = fopen(name, "r");
@@ -367,8 +367,6 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
     struct stat st;
     int seekable = fstat(fileno(c.f), &st) == 0 && S_ISREG(st.st_mode);
     c.size = seekable ? (long long)st.st_size : 0;
-    if (s->txn && shell_txn_writable(s, ".import"))
-        goto out;
     if (s->txn) {
         c.joined = "transaction";
     } else if (s->batch) {
