@@ -11,13 +11,14 @@
 ** older way to write atomically, which stays as it was; at most one of
 ** the two is open, and no snapshot is held while a transaction is.
 **
-** Failures.  A ravel_txn_ call that fails leaves the transaction as it was
-** (ravel.h): the error says it is still open, and for the retriable codes
-** (RAVEL_CONFLICT, RAVEL_TIMEDOUT, RAVEL_DEADLOCK) that rolling it back
-** and running it again is the cure.  A commit that fails ends the
-** transaction, as ravel_txn_commit does, except a prepared one, which
-** stays prepared.  In a script, a transaction that saw an error is not
-** committed, as a batch is not: commit rolls it back and says so.
+** Failures.  A call on the transaction (ravel_txn_put, ...) that fails
+** leaves it as it was (ravel.h): the error says it is still open, and for
+** the retriable codes (RAVEL_CONFLICT, RAVEL_TIMEDOUT, RAVEL_DEADLOCK)
+** that rolling it back and running it again is the cure.  A commit that
+** fails ends the transaction, as ravel_txn_commit does, except a prepared
+** one, which stays prepared.  In a script, a transaction that saw an
+** error is not committed, as a batch is not: commit rolls it back and
+** says so.
 **
 ** A transaction needs a database: begin on a DIR holding none yet (open.c)
 ** creates it, and says so.

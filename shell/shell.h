@@ -35,9 +35,9 @@
 **
 ** Names: every function shared between these files starts with shell_;
 ** static helpers start with their module (session_, token_, data_ in
-** cmd_data.c, txncmd_ in cmd_txn.c, dot_ in cmd_dot.c, files_ in cmd_files.c, sst_ in
-** sst_dump.c, sstmain_ in sst_main.c, import_/transfer_ in transfer.c,
-** open_ in open.c, csv_ in csv.c), so
+** cmd_data.c, txncmd_ in cmd_txn.c, dot_ in cmd_dot.c, files_ in
+** cmd_files.c, sst_ in sst_dump.c, sstmain_ in sst_main.c,
+** import_/transfer_ in transfer.c, open_ in open.c, csv_ in csv.c), so
 ** none collides with lib/ (or with the amalgamation, when the shell is
 ** built against it).
 */
@@ -384,9 +384,9 @@ int shell_txn_writable(struct shell *s, const char *what);
 /* Whether RC is one of the codes that mean "roll back and run the
 ** transaction again": RAVEL_CONFLICT, RAVEL_TIMEDOUT, RAVEL_DEADLOCK. */
 int shell_txn_retriable(int rc);
-/* An error from a ravel_txn_ call that leaves the transaction open: says
-** so, and for RAVEL_CONFLICT, RAVEL_TIMEDOUT and RAVEL_DEADLOCK that it
-** can be rolled back and run again. */
+/* An error from a call on the transaction (ravel_txn_put, ...), which
+** leaves it open: says so, and for RAVEL_CONFLICT, RAVEL_TIMEDOUT and
+** RAVEL_DEADLOCK that it can be rolled back and run again. */
 void shell_txn_error(struct shell *s, const char *what, int rc);
 /* A sentence for an error: "a batch is open (3 operations)", "a
 ** transaction is open", "the transaction 'x' is prepared", or NULL when

@@ -3,9 +3,9 @@
 **
 ** .dump writes one JSON line per key (see jsonl.c for the form), in key
 ** order, as the session reads: through the open transaction (its writes
-** included), else from the snapshot when one is held.  It is byte-safe: keys and
-** values that are not UTF-8 are written as hex, so .import reads back
-** exactly what was dumped.
+** included), else from the snapshot when one is held.  It is byte-safe:
+** keys and values that are not UTF-8 are written as hex, so .import reads
+** back exactly what was dumped.
 **
 ** .import reads JSON lines, CSV records (KEY,VALUE; see csv.c) or
 ** tab-separated lines, KEY<tab>VALUE, both fields taken literally (the
