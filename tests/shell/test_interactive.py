@@ -11,8 +11,9 @@ editing  needs libedit (exits 77 otherwise): up-arrow recalls the previous
          command, the history is saved in ~/.ravel_history and recalled by
          the next session, tab completes command names and arguments.
 completion  needs libedit: tab completes property names (RocksDB's too)
-         and keys of the database after get, del, scan --prefix, written
-         in the shell's quoting when they need it.
+         and keys of the database (or of the open transaction) after get,
+         del, scan --prefix, written in the shell's quoting when they
+         need it; begin's and get's options.
 txn      transactions: begin on a new directory says it creates the
          database; the prompt shows the open transaction (optimistic,
          savepoints, prepared); reads see its writes; the end of input
@@ -274,6 +275,14 @@ def completion(ravel, tmp):
     out = t.type(b"get zeb\t\r")
     check("a deleted key is not offered", "\n(not found)\nravel> " in out,
           out)
+    out = t.type(b"begin --opt\t\r")
+    check("tab completes begin's options",
+          out.endswith("ravel (txn optimistic)> "), out)
+    t.type(b"put txnkey t\r")
+    out = t.type(b"get --for\t txnk\t\r")
+    check("tab completes get's --for-update, and keys the transaction "
+          "wrote", "\nt\nravel (txn optimistic)> " in out, out)
+    t.type(b"rollback\r")
     t.type(b".quit\r", until=None)
     code = t.wait()
     check("the session exits 0", code == 0, f"exit {code}\n{t.screen}")
