@@ -21,6 +21,11 @@
 enum rv_value_type {
     RV_TYPE_DELETE = 0,
     RV_TYPE_PUT = 1,
+    /* WAL only, never in a memtable or a table file: in the batch that
+    ** commits a prepared transaction, key = its name, value = the number
+    ** of its prepared-NNNNNN.txn file as fixed64 (db/prepared.h).  It
+    ** takes a sequence number like any op and inserts nothing. */
+    RV_TYPE_TXN_COMMIT = 0x10,
 };
 
 #define RV_MAX_SEQUENCE ((((uint64_t)1) << 56) - 1)

@@ -27,6 +27,7 @@
 #include "db/compaction_stats.h"
 #include "db/db_dir.h"
 #include "db/db_read.h"
+#include "db/prepared.h"
 #include "db/db_stats.h"
 #include "db/db_write.h"
 #include "db/flush.h"
@@ -116,6 +117,9 @@ struct ravel_db {
         _Atomic(void *) state;
         void (*destroy)(void *state); /* set before STATE is published */
     } txn;
+
+    /* Prepared transactions' files and list (prepared.h; its own lock). */
+    struct rv_db_prepared prepared;
 };
 
 /* The functions of the subsystems that run with db->mu.lock held are
