@@ -270,10 +270,9 @@ void shell_txn_finish(struct shell *s)
         s->txn_name = NULL;
         txncmd_forget(s); /* ravel_txn_free: it stays prepared */
         fflush(s->out);
-        fprintf(stderr, "note: the transaction '%s' stays prepared: its keys "
-                "stay locked until a session takes it back with 'recover "
-                "%s' and commits or rolls it back ('prepared' lists them)\n",
-                name, name);
+        fprintf(stderr, "note: the transaction '%s' stays prepared (its keys "
+                "locked): 'recover %s' in a later session commits or rolls "
+                "it back\n", name, name);
         free(name);
         return;
     }
@@ -373,8 +372,8 @@ void shell_cmd_prepare(struct shell *s, struct shell_line *l)
         return;
     }
     s->txn_prepared = 1;
-    shell_note(s, "prepared '%s': commit or roll it back now, or in a later "
-               "session with 'recover %s'", name, name);
+    shell_note(s, "prepared '%s': commit or roll it back now, or later with "
+               "'recover %s'", name, name);
 }
 
 void shell_cmd_prepared(struct shell *s, struct shell_line *l)
