@@ -467,7 +467,7 @@ int rv_prepared_claim(struct rv_db_prepared *p, const char *name,
     if (rc == RAVEL_OK) {
         out->number = e->number;
         out->owner = e->owner;
-        out->rep = e->rep; /* lent: P keeps it until rv_prepared_attach */
+        out->rep = e->rep; /* lent until rv_prepared_attach_locked */
         out->len = e->len;
         e->claimed = 1;
     }

@@ -32,9 +32,11 @@
 ** rest are the prepared transactions.  A replayed prepare that has no
 ** file is spilled by the first flush.
 **
-**   file := magic "RVPREP1\n"   name_len:fixed32  name
-**           number:fixed64  rep_len:fixed64  rep (base/batchrepr.h)
-**           checksum:fixed64  XXH3_64 of every byte before it
+**   file := magic "RVPREP1\n"  name_len:fixed32  name[name_len]
+**           number:fixed64  rep_len:fixed64  rep[rep_len]  checksum:fixed64
+**
+** (rep: base/batchrepr.h, without its marker; checksum: XXH3_64 of every
+** byte before it.)
 **
 ** A file that fails its check is RAVEL_CORRUPT at open, naming it: an open
 ** never drops a prepared transaction it cannot read.  A ".tmp" one was
@@ -120,7 +122,7 @@ RAVEL_PRIVATE int rv_prepared_begin(struct rv_db_prepared *p,
 /* Its prepare record could not be written: forgotten. */
 RAVEL_PRIVATE void rv_prepared_abort(struct rv_db_prepared *p,
                                      uint64_t number);
-/* Runs FN(CTX) with P's lock held: how a handle changes a batch that P
+/* Runs FN, given CTX, with P's lock held: how a handle changes a batch that P
 ** may be reading (a spill), and sets what P reads of it. */
 RAVEL_PRIVATE int rv_prepared_with_lock(struct rv_db_prepared *p,
                                         int (*fn)(void *ctx), void *ctx);
