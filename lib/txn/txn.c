@@ -111,14 +111,12 @@ static void txn_relock_prepared(void *ctx, struct rv_prepared_txn *e)
     }
 }
 
-/* The database's transaction state, made by the first transaction. */
-static struct txn_state *txn_state_get(ravel_db *db)
+/* Makes and publishes DB's transaction state; under db->txn.make. */
+static struct txn_state *txn_state_make(ravel_db *db)
+    RV_REQUIRES(db->txn.make);
+static struct txn_state *txn_state_make(ravel_db *db)
 {
-    struct txn_state *st =
-        atomic_load_explicit(&db->txn.state, memory_order_acquire);
-    if (st)
-        return st;
-    st = calloc(1, sizeof *st);
+    struct txn_state *st = calloc(1, sizeof *st);
     if (!st || rv_lock_table_new(0, -1, &st->locks) != RAVEL_OK) {
         free(st);
         return NULL;
@@ -127,14 +125,25 @@ static struct txn_state *txn_state_get(ravel_db *db)
     /* the keys of the transactions left prepared by an earlier run, locked
     ** again before any transaction can run */
     rv_prepared_for_each(&db->prepared, txn_relock_prepared, st);
-    void *none = NULL;
-    db->txn.destroy = txn_state_destroy; /* the same function for all */
-    if (!atomic_compare_exchange_strong_explicit(&db->txn.state, &none, st,
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire)) {
-        txn_state_destroy(st); /* another thread's won */
-        st = none;
-    }
+    db->txn.destroy = txn_state_destroy;
+    atomic_store_explicit(&db->txn.state, st, memory_order_release);
+    return st;
+}
+
+/* The database's transaction state, made by the first transaction. */
+static struct txn_state *txn_state_get(ravel_db *db)
+{
+    struct txn_state *st =
+        atomic_load_explicit(&db->txn.state, memory_order_acquire);
+    if (st)
+        return st;
+    /* one maker: the keys of prepared transactions are locked again in
+    ** the one table that is published */
+    rv_mutex_lock(&db->txn.make);
+    st = atomic_load_explicit(&db->txn.state, memory_order_acquire);
+    if (!st)
+        st = txn_state_make(db);
+    rv_mutex_unlock(&db->txn.make);
     return st;
 }
 
