@@ -397,23 +397,31 @@ void rv_prepared_abort(struct rv_db_prepared *p, uint64_t number)
     rv_mutex_unlock(&p->lock);
 }
 
-int rv_prepared_with_lock(struct rv_db_prepared *p, int (*fn)(void *ctx),
-                          void *ctx)
+int rv_prepared_mark(struct rv_db_prepared *p, uint64_t number,
+                     const char *name, struct ravel_batch *b, int type,
+                     size_t *len, uint32_t *count)
 {
+    char value[8];
+    rv_put_fixed64(value, number);
     rv_mutex_lock(&p->lock);
-    int rc = fn(ctx);
+    *len = b->len;
+    *count = b->count;
+    int rc = rv_batch_add(b, type, name, strlen(name), value, sizeof value);
+    struct rv_prepared_txn *e = prepared_find(p, number);
+    if (e) {
+        e->live = b;
+        e->live_len = *len;
+    }
     rv_mutex_unlock(&p->lock);
     return rc;
 }
 
-void rv_prepared_set_live_locked(struct rv_db_prepared *p, uint64_t number,
-                                 const struct ravel_batch *b, size_t len)
+void rv_prepared_unmark(struct rv_db_prepared *p, struct ravel_batch *b,
+                        size_t len, uint32_t count)
 {
-    struct rv_prepared_txn *e = prepared_find(p, number);
-    if (!e)
-        return;
-    e->live = b;
-    e->live_len = b ? len : 0;
+    rv_mutex_lock(&p->lock);
+    rv_batch_truncate(b, len, count);
+    rv_mutex_unlock(&p->lock);
 }
 
 void rv_prepared_committed(struct rv_db_prepared *p, uint64_t number,
@@ -467,7 +475,7 @@ int rv_prepared_claim(struct rv_db_prepared *p, const char *name,
     if (rc == RAVEL_OK) {
         out->number = e->number;
         out->owner = e->owner;
-        out->rep = e->rep; /* lent until rv_prepared_attach_locked */
+        out->rep = e->rep; /* lent until rv_prepared_attach */
         out->len = e->len;
         e->claimed = 1;
     }
@@ -475,16 +483,18 @@ int rv_prepared_claim(struct rv_db_prepared *p, const char *name,
     return rc;
 }
 
-void rv_prepared_attach_locked(struct rv_db_prepared *p, uint64_t number,
-                               const struct ravel_batch *b)
+void rv_prepared_attach(struct rv_db_prepared *p, uint64_t number,
+                        const struct ravel_batch *b)
 {
+    rv_mutex_lock(&p->lock);
     struct rv_prepared_txn *e = prepared_find(p, number);
-    if (!e)
-        return;
-    e->live = b;
-    e->live_len = b->len;
-    free(e->rep); /* the handle's batch holds the same writes */
-    e->rep = NULL;
+    if (e) {
+        e->live = b;
+        e->live_len = b->len;
+        free(e->rep); /* the handle's batch holds the same writes */
+        e->rep = NULL;
+    }
+    rv_mutex_unlock(&p->lock);
 }
 
 void rv_prepared_unclaim(struct rv_db_prepared *p, uint64_t number,

@@ -63,7 +63,7 @@ struct rv_prepared_txn {
     const struct ravel_batch *live; /* ... or the batch of the handle that
                             ** holds it, its first LIVE_LEN bytes (the
                             ** handle changes it only through
-                            ** rv_prepared_with_lock) */
+                            ** rv_prepared_mark and rv_prepared_unmark) */
     size_t live_len;
     uint64_t wal_segment;   /* its prepare record is in this segment or a
                             ** later one */
@@ -122,17 +122,18 @@ RAVEL_PRIVATE int rv_prepared_begin(struct rv_db_prepared *p,
 /* Its prepare record could not be written: forgotten. */
 RAVEL_PRIVATE void rv_prepared_abort(struct rv_db_prepared *p,
                                      uint64_t number);
-/* Runs FN, given CTX, with P's lock held: how a handle changes a batch that P
-** may be reading (a spill), and sets what P reads of it. */
-RAVEL_PRIVATE int rv_prepared_with_lock(struct rv_db_prepared *p,
-                                        int (*fn)(void *ctx), void *ctx);
-/* Under P's lock (inside rv_prepared_with_lock): NUMBER's writes are the
-** first LEN bytes of BATCH, or (BATCH NULL) its handle lets go of it. */
-RAVEL_PRIVATE void rv_prepared_set_live_locked(struct rv_db_prepared *p,
-                                               uint64_t number,
-                                               const struct ravel_batch *b,
-                                               size_t len)
-    RV_REQUIRES(p->lock);
+/* Appends to B -- the batch of NUMBER's handle, holding its writes -- a
+** marker of TYPE (RV_TYPE_TXN_*) naming NAME and NUMBER, under P's lock
+** (a flush may be spilling from B), and reads NUMBER's writes from B's
+** bytes before the marker from then on; *LEN and *COUNT receive B as it
+** was.  RAVEL_INVALID / RAVEL_NOMEM from the append (B unchanged). */
+RAVEL_PRIVATE int rv_prepared_mark(struct rv_db_prepared *p, uint64_t number,
+                                   const char *name, struct ravel_batch *b,
+                                   int type, size_t *len, uint32_t *count);
+/* Takes that marker off B again (B back to LEN bytes, COUNT ops). */
+RAVEL_PRIVATE void rv_prepared_unmark(struct rv_db_prepared *p,
+                                      struct ravel_batch *b, size_t len,
+                                      uint32_t count);
 
 /* NUMBER's commit marker went to WAL segment SEGMENT. */
 RAVEL_PRIVATE void rv_prepared_committed(struct rv_db_prepared *p,
@@ -145,17 +146,16 @@ RAVEL_PRIVATE int rv_prepared_rolled_back(struct rv_db_prepared *p,
 /* Hands the transaction named NAME, prepared and not claimed by a handle,
 ** to the caller: *OUT receives its number, owner, name (a malloc'd copy)
 ** and writes (REP, lent: P keeps it, unchanged, until the caller's
-** handle holds the same writes and says so with rv_prepared_attach_locked,
+** handle holds the same writes and says so with rv_prepared_attach,
 ** or lets go with rv_prepared_unclaim).  RAVEL_NOTFOUND; RAVEL_NOMEM. */
 RAVEL_PRIVATE int rv_prepared_claim(struct rv_db_prepared *p,
                                     const char *name,
                                     struct rv_prepared_txn *out);
-/* Under P's lock: the handle's batch B holds NUMBER's writes now (P frees
-** its own copy and reads B from here on). */
-RAVEL_PRIVATE void rv_prepared_attach_locked(struct rv_db_prepared *p,
-                                             uint64_t number,
-                                             const struct ravel_batch *b)
-    RV_REQUIRES(p->lock);
+/* The handle's batch B holds NUMBER's writes now (P frees its own copy
+** and reads B from here on). */
+RAVEL_PRIVATE void rv_prepared_attach(struct rv_db_prepared *p,
+                                      uint64_t number,
+                                      const struct ravel_batch *b);
 /* The handle of NUMBER was freed unresolved, or its recovery failed: it
 ** can be claimed again, its keys locked under OWNER; P stops reading the
 ** handle's batch and keeps REP (LEN bytes, malloc'd, taken over; NULL if

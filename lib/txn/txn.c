@@ -794,45 +794,6 @@ static int txn_check_writable(ravel_db *db, const char *fn)
     return RAVEL_OK;
 }
 
-/* A marker edit of T's batch under the prepared list's lock (a flush may
-** be spilling from it): ADD a marker of TYPE, or take the last op off. */
-struct txn_marker_edit {
-    ravel_txn *t;
-    int type;       /* RV_TYPE_TXN_*, or 0: take the marker off */
-    size_t len;     /* the batch without it */
-    uint32_t count;
-};
-
-static int txn_marker_edit_locked(void *ctx)
-{
-    struct txn_marker_edit *m = ctx;
-    ravel_txn *t = m->t;
-    struct ravel_batch *b = rv_write_index_batch(t->writes);
-    if (!m->type) {
-        rv_batch_truncate(b, m->len, m->count);
-        return RAVEL_OK;
-    }
-    m->len = b->len;
-    m->count = b->count;
-    char number[8];
-    rv_put_fixed64(number, t->prepared_file);
-    int rc = rv_batch_add(b, m->type, t->name, strlen(t->name), number,
-                          sizeof number);
-    /* the list reads the writes without the marker */
-    rv_prepared_set_live_locked(&t->db->prepared, t->prepared_file, b,
-                                m->len);
-    return rc;
-}
-
-/* Adds (TYPE) or takes off (0) the marker at the end of T's batch. */
-static int txn_marker(ravel_txn *t, struct txn_marker_edit *m, int type)
-{
-    m->t = t;
-    m->type = type;
-    return rv_prepared_with_lock(&t->db->prepared, txn_marker_edit_locked,
-                                 m);
-}
-
 /* The WAL segment a record written now goes to at the earliest: the log
 ** number (every segment from it on is kept). */
 static uint64_t txn_segment_floor(ravel_db *db)
@@ -851,15 +812,17 @@ static int txn_write_prepare(ravel_txn *t)
                                txn_segment_floor(t->db), &t->prepared_file);
     if (rc)
         return rc;
-    struct txn_marker_edit m;
-    rc = txn_marker(t, &m, RV_TYPE_TXN_PREPARE);
+    struct ravel_batch *b = rv_write_index_batch(t->writes);
+    size_t len;
+    uint32_t count;
+    rc = rv_prepared_mark(&t->db->prepared, t->prepared_file, t->name, b,
+                          RV_TYPE_TXN_PREPARE, &len, &count);
     uint64_t segment;
-    if (rc == RAVEL_OK)
+    if (rc == RAVEL_OK) {
         rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
-                                       RV_WRITE_WAL_ONLY,
-                                       rv_write_index_batch(t->writes),
-                                       &segment);
-    (void)txn_marker(t, &m, 0);
+                                       RV_WRITE_WAL_ONLY, b, &segment);
+        rv_prepared_unmark(&t->db->prepared, b, len, count);
+    }
     if (rc)
         rv_prepared_abort(&t->db->prepared, t->prepared_file);
     return rc;
@@ -903,19 +866,19 @@ static int txn_commit_prepared(ravel_txn *t)
     int rc = rv_db_enter(t->db, "ravel_txn_commit");
     if (rc)
         return rc;
-    struct txn_marker_edit m;
-    rc = txn_marker(t, &m, RV_TYPE_TXN_COMMIT);
+    struct ravel_batch *b = rv_write_index_batch(t->writes);
+    size_t len;
+    uint32_t count;
+    rc = rv_prepared_mark(&t->db->prepared, t->prepared_file, t->name, b,
+                          RV_TYPE_TXN_COMMIT, &len, &count);
     uint64_t segment = 0;
     if (rc == RAVEL_OK)
         rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
-                                       RV_WRITE_ATOMIC,
-                                       rv_write_index_batch(t->writes),
-                                       &segment);
-    if (rc == RAVEL_OK) {
+                                       RV_WRITE_ATOMIC, b, &segment);
+    if (rc == RAVEL_OK)
         rv_prepared_committed(&t->db->prepared, t->prepared_file, segment);
-    } else {
-        (void)txn_marker(t, &m, 0);
-    }
+    else if (len != b->len) /* the marker went on: off again */
+        rv_prepared_unmark(&t->db->prepared, b, len, count);
     rv_db_leave(t->db);
     if (rc == RAVEL_OK)
         txn_end(t);
@@ -967,15 +930,6 @@ static void txn_leave_prepared(ravel_txn *t)
     t->nkeys = 0;
     t->prepared = 0;
     t->flags |= RAVEL_TXN_OPTIMISTIC; /* so txn_end unlocks nothing */
-}
-
-/* rv_prepared_with_lock: recovered T's batch holds its writes. */
-static int txn_attach_locked(void *ctx)
-{
-    ravel_txn *t = ctx;
-    rv_prepared_attach_locked(&t->db->prepared, t->prepared_file,
-                              rv_write_index_batch(t->writes));
-    return RAVEL_OK;
 }
 
 /* Fills recovered T's write index and key list from REP (LEN bytes). */
@@ -1034,7 +988,8 @@ int ravel_txn_recover(ravel_db *db, const char *name, ravel_txn **out)
     }
     t->prepared = 1;
     /* the list reads its writes from T's batch now */
-    (void)rv_prepared_with_lock(&db->prepared, txn_attach_locked, t);
+    rv_prepared_attach(&db->prepared, t->prepared_file,
+                       rv_write_index_batch(t->writes));
     *out = t;
     return RAVEL_OK;
 }
