@@ -603,7 +603,14 @@ RAVEL_API uint32_t ravel_batch_count(const ravel_batch *b);
 ** database refuses writes with RAVEL_READONLY until reopened; reads go on.
 ** The batch is not modified and may be reused.  An empty batch is a no-op
 ** that succeeds, except on a database opened read_only: RAVEL_READONLY,
-** as for every write there. */
+** as for every write there.
+** Once a transaction has begun on the database, a write (here, ravel_put,
+** ravel_delete) first locks its keys as a transaction does, so that it
+** never slips between a transaction's check of a key and its commit: it
+** waits for a transaction holding one of them (a pessimistic one's key,
+** a prepared one's, an optimistic one's while it commits), up to
+** txn_lock_timeout, then fails with RAVEL_TIMEDOUT (or RAVEL_DEADLOCK),
+** nothing of it written. */
 RAVEL_API int ravel_write(ravel_db *db, int flags, ravel_batch *batch);
 RAVEL_API int ravel_put(ravel_db *db, int flags, const void *key, size_t klen,
                         const void *val, size_t vlen);
@@ -900,8 +907,9 @@ RAVEL_API int ravel_txn_put(ravel_txn *t, const void *key, size_t klen,
 RAVEL_API int ravel_txn_delete(ravel_txn *t, const void *key, size_t klen);
 /* An iterator over the database as the transaction sees it: its snapshot
 ** with its own writes merged in (free with ravel_iter_free, before the
-** transaction ends).  It may be used while the transaction writes: a key
-** written ahead of it is shown when reached. */
+** database closes; freed after the transaction ended, it shows the
+** snapshot alone from then on).  It may be used while the transaction
+** writes: a key written ahead of it is shown when reached. */
 RAVEL_API int ravel_txn_iter_new(ravel_txn *t, ravel_iter **out);
 /* Savepoints nest; rolling back to one undoes the writes after it and
 ** releases the locks taken since.  RAVEL_NOTFOUND if none is set. */
@@ -917,7 +925,9 @@ RAVEL_API int ravel_txn_set_name(ravel_txn *t, const char *name);
 ** WAL with a prepare marker -- to no memtable: invisible to readers --
 ** durable when it returns if T has RAVEL_SYNC (as a commit is).  T must
 ** be named.  Afterwards T can be read from, and committed or rolled back,
-** not written to.  On failure T is as before. */
+** not written to.  On failure T is as before; a failed WAL write stops
+** the database's writes, and since the record may have reached the WAL,
+** the next open may list T as prepared (roll it back then). */
 RAVEL_API int ravel_txn_prepare(ravel_txn *t);
 /* Writes everything atomically, or nothing (RAVEL_CONFLICT, RAVEL_TIMEDOUT,
 ** RAVEL_DEADLOCK: retriable; others: not).  The transaction is over

@@ -118,6 +118,14 @@ struct ravel_db {
         rv_mutex make;
         _Atomic(void *) state;
         void (*destroy)(void *state);
+        /* A plain write (ravel_write, ravel_put, ravel_delete) once STATE
+        ** exists: locks the keys of B as a transaction would (waiting for
+        ** the transactions that hold them), *HELD receiving what unlock
+        ** releases; the code (RAVEL_TIMEDOUT, RAVEL_DEADLOCK, ...) and
+        ** nothing held on failure.  Set with DESTROY. */
+        int (*lock_batch)(void *state, ravel_db *db,
+                          const struct ravel_batch *b, void **held);
+        void (*unlock_batch)(void *state, void *held);
     } txn;
 
     /* Prepared transactions' files and list (prepared.h; its own lock). */

@@ -536,6 +536,24 @@ static int write_check_flags(ravel_db *db, int flags, const char *fn)
     return RAVEL_OK;
 }
 
+/* write_batch of a plain write: while transactions exist in DB, with the
+** keys of B locked as a transaction would lock them (so that a plain
+** write never slips between a transaction's check of a key and its
+** commit: db.h, txn). */
+static int write_plain(ravel_db *db, int flags, struct ravel_batch *b)
+{
+    void *st = atomic_load_explicit(&db->txn.state, memory_order_acquire);
+    if (!st)
+        return write_batch(db, flags, b, NULL);
+    void *held = NULL;
+    int rc = db->txn.lock_batch(st, db, b, &held);
+    if (rc == RAVEL_OK)
+        rc = write_batch(db, flags, b, NULL);
+    if (held)
+        db->txn.unlock_batch(st, held);
+    return rc;
+}
+
 int ravel_write(ravel_db *db, int flags, ravel_batch *batch)
 {
     int rc = rv_db_enter(db, "ravel_write");
@@ -545,7 +563,7 @@ int ravel_write(ravel_db *db, int flags, ravel_batch *batch)
     if (rc == RAVEL_OK && !batch)
         rc = rv_error(RAVEL_INVALID, "ravel_write: batch is NULL");
     if (rc == RAVEL_OK && batch->count > 0)
-        rc = write_batch(db, flags, batch, NULL);
+        rc = write_plain(db, flags, batch);
     rv_db_leave(db);
     return rc;
 }
@@ -573,7 +591,7 @@ static int write_single(ravel_db *db, int flags, int type, const void *key,
         rv_batch_init(&b);
         rc = rv_batch_add(&b, type, key, klen, val, vlen);
         if (rc == RAVEL_OK)
-            rc = write_batch(db, flags, &b, NULL);
+            rc = write_plain(db, flags, &b);
         rv_batch_release(&b);
     }
     rv_db_leave(db);

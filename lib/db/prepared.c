@@ -137,6 +137,9 @@ static int prepared_load_one(struct rv_db_prepared *p, const char *dir,
     if (rc == RAVEL_OK && parsed.number != number)
         rc = rv_error(RAVEL_CORRUPT, "%s: holds transaction number %llu",
                       path, (unsigned long long)parsed.number);
+    if (rc == RAVEL_OK && rv_batch_validate(rep, parsed.len) != RAVEL_OK)
+        rc = rv_error(RAVEL_CORRUPT, "%s: its batch is malformed: %s", path,
+                      rv_errmsg_get());
     struct rv_prepared_txn *e = NULL;
     if (rc == RAVEL_OK &&
         !(e = prepared_new_entry(name, nlen, rep, parsed.len)))
@@ -187,11 +190,18 @@ int rv_prepared_load(struct rv_db_prepared *p, const char *dir,
     return rc;
 }
 
-/* Writes E's file into DIR from REP (LEN bytes). */
+/* Writes E's file into DIR from REP (LEN bytes, COUNT ops: its header
+** may still count a marker appended after them). */
 static int prepared_write_file(const char *dir,
                                const struct rv_prepared_txn *e,
-                               const char *rep, size_t len)
+                               const char *rep, size_t len, uint32_t count)
 {
+    char header[RV_BATCH_HEADER_SIZE];
+    if (len < sizeof header)
+        return rv_error(RAVEL_INVALID, "prepared transaction '%s': a %zu-byte "
+                        "batch", e->name, len);
+    rv_put_fixed64(header, 0);
+    rv_put_fixed32(header + 8, count);
     size_t nlen = strlen(e->name);
     char head[PREPARED_MAGIC_LEN + 4], nums[16], sum[8], fname[40];
     memcpy(head, PREPARED_MAGIC, PREPARED_MAGIC_LEN);
@@ -206,15 +216,17 @@ static int prepared_write_file(const char *dir,
     XXH3_64bits_update(h, head, sizeof head);
     XXH3_64bits_update(h, e->name, nlen);
     XXH3_64bits_update(h, nums, sizeof nums);
-    XXH3_64bits_update(h, rep, len);
+    XXH3_64bits_update(h, header, sizeof header);
+    XXH3_64bits_update(h, rep + sizeof header, len - sizeof header);
     rv_put_fixed64(sum, XXH3_64bits_digest(h));
     XXH3_freeState(h);
     struct rv_file_part parts[] = {
         {head, sizeof head}, {e->name, nlen}, {nums, sizeof nums},
-        {rep, len}, {sum, sizeof sum},
+        {header, sizeof header}, {rep + sizeof header, len - sizeof header},
+        {sum, sizeof sum},
     };
     rv_prepared_file_name(fname, sizeof fname, e->number);
-    return rv_replace_file_parts(dir, fname, parts, 5);
+    return rv_replace_file_parts(dir, fname, parts, 6);
 }
 
 /* Deletes file NUMBER of DIR (not syncing DIR).  RAVEL_IOERR, or RAVEL_OK
@@ -325,6 +337,9 @@ void rv_prepared_replayed_marker(struct rv_db_prepared *p, int type,
                                  uint64_t number)
 {
     rv_mutex_lock(&p->lock);
+    if (number >= p->next_number) /* never given out again: a marker of it
+                                  ** may be replayed at the next open too */
+        p->next_number = number + 1;
     struct rv_prepared_txn *e = prepared_find(p, number);
     if (e) {
         if (type == RV_TYPE_TXN_COMMIT) {
@@ -364,7 +379,8 @@ void rv_prepared_replay_done(struct rv_db_prepared *p, const char *dir,
 /* ----------------------------------------------------------- a handle's */
 
 int rv_prepared_begin(struct rv_db_prepared *p, const char *name,
-                      uint64_t segment_floor, uint64_t *number)
+                      uint64_t segment_floor, struct ravel_batch *b,
+                      uint64_t *number, size_t *len, uint32_t *count)
 {
     struct rv_prepared_txn *e = prepared_new_entry(name, strlen(name), NULL,
                                                    0);
@@ -373,28 +389,48 @@ int rv_prepared_begin(struct rv_db_prepared *p, const char *name,
                         "'%s'", name);
     e->claimed = 1;
     e->wal_segment = segment_floor;
+    /* one hold: a spill never finds the entry without its writes */
     rv_mutex_lock(&p->lock);
-    int taken = prepared_find_name(p, name) != NULL;
-    if (!taken) {
+    int rc = prepared_find_name(p, name)
+                 ? rv_error(RAVEL_INVALID, "ravel_txn_prepare: a transaction "
+                            "named '%s' is prepared already", name)
+                 : RAVEL_OK;
+    char value[8];
+    rv_put_fixed64(value, p->next_number);
+    *len = b->len;
+    *count = b->count;
+    if (rc == RAVEL_OK)
+        rc = rv_batch_add(b, RV_TYPE_TXN_PREPARE, name, strlen(name), value,
+                          sizeof value);
+    if (rc == RAVEL_OK) {
         e->number = p->next_number;
+        e->live = b;
+        e->live_len = *len;
+        e->live_count = *count;
         prepared_add(p, e);
         *number = e->number;
+        e = NULL;
     }
     rv_mutex_unlock(&p->lock);
-    if (!taken)
-        return RAVEL_OK;
-    prepared_free_entry(e);
-    return rv_error(RAVEL_INVALID, "ravel_txn_prepare: a transaction named "
-                    "'%s' is prepared already", name);
+    if (e)
+        prepared_free_entry(e);
+    return rc;
 }
 
-void rv_prepared_abort(struct rv_db_prepared *p, uint64_t number)
+void rv_prepared_abort(struct rv_db_prepared *p, const char *dir,
+                       uint64_t number)
 {
     rv_mutex_lock(&p->lock);
     struct rv_prepared_txn *e = prepared_find(p, number);
-    if (e)
+    int spilled = e && e->spilled;
+    /* a flush may have spilled it while its record was being written */
+    if (spilled && prepared_unlink(dir, number) != RAVEL_OK)
+        e->rolled_back = 1; /* hidden; the next open deletes the file */
+    else if (e)
         prepared_remove(p, e);
     rv_mutex_unlock(&p->lock);
+    if (spilled)
+        (void)rv_sync_dir(dir);
 }
 
 int rv_prepared_mark(struct rv_db_prepared *p, uint64_t number,
@@ -411,6 +447,7 @@ int rv_prepared_mark(struct rv_db_prepared *p, uint64_t number,
     if (e) {
         e->live = b;
         e->live_len = *len;
+        e->live_count = *count;
     }
     rv_mutex_unlock(&p->lock);
     return rc;
@@ -447,14 +484,19 @@ int rv_prepared_rolled_back(struct rv_db_prepared *p, const char *dir,
 {
     rv_mutex_lock(&p->lock);
     struct rv_prepared_txn *e = prepared_find(p, number);
-    int rc = RAVEL_OK, spilled = e && e->spilled;
-    if (spilled)
+    int rc = RAVEL_OK;
+    if (e && e->spilled) {
         rc = prepared_unlink(dir, number);
+        if (rc == RAVEL_OK)
+            rc = rv_sync_dir(dir);
+        if (rc == RAVEL_OK)
+            e->spilled = 0;
+    }
+    /* on failure it stays, for its handle (which can try again, or be
+    ** freed: its keys stay locked for the next holder) */
     if (e && rc == RAVEL_OK)
         prepared_remove(p, e);
     rv_mutex_unlock(&p->lock);
-    if (rc == RAVEL_OK && spilled)
-        rc = rv_sync_dir(dir);
     return rc;
 }
 
@@ -491,6 +533,7 @@ void rv_prepared_attach(struct rv_db_prepared *p, uint64_t number,
     if (e) {
         e->live = b;
         e->live_len = b->len;
+        e->live_count = b->count;
         free(e->rep); /* the handle's batch holds the same writes */
         e->rep = NULL;
     }
@@ -530,9 +573,11 @@ int rv_prepared_spill(struct rv_db_prepared *p, const char *dir,
         if (!prepared_waiting(e) || e->spilled || e->wal_segment >= log_number)
             continue;
         if (e->rep)
-            rc = prepared_write_file(dir, e, e->rep, e->len);
+            rc = prepared_write_file(dir, e, e->rep, e->len,
+                                     rv_batch_rep_count(e->rep));
         else if (e->live)
-            rc = prepared_write_file(dir, e, e->live->rep, e->live_len);
+            rc = prepared_write_file(dir, e, e->live->rep, e->live_len,
+                                     e->live_count);
         else
             rc = rv_error(RAVEL_INVALID, "prepared transaction '%s': its "
                           "writes are nowhere to spill", e->name);
@@ -543,28 +588,26 @@ int rv_prepared_spill(struct rv_db_prepared *p, const char *dir,
     return rc;
 }
 
-void rv_prepared_release_flushed(struct rv_db_prepared *p, const char *dir,
-                                 uint64_t log_number,
-                                 void (*log)(void *ctx, const char *msg),
-                                 void *log_ctx)
+int rv_prepared_release_flushed(struct rv_db_prepared *p, const char *dir,
+                                uint64_t log_number)
 {
-    int deleted = 0;
+    int deleted = 0, rc = RAVEL_OK;
     rv_mutex_lock(&p->lock);
     struct rv_prepared_txn *e = p->list, *next;
-    for (; e; e = next) {
+    for (; e && rc == RAVEL_OK; e = next) {
         next = e->next;
         if (!e->committed || e->commit_segment >= log_number)
             continue;
-        if (prepared_unlink(dir, e->number) == RAVEL_OK) {
+        rc = prepared_unlink(dir, e->number);
+        if (rc == RAVEL_OK) {
             deleted += e->spilled;
             prepared_remove(p, e);
-        } else if (log) {
-            log(log_ctx, rv_errmsg_get());
         }
     }
     rv_mutex_unlock(&p->lock);
-    if (deleted && rv_sync_dir(dir) != RAVEL_OK && log)
-        log(log_ctx, rv_errmsg_get());
+    if (rc == RAVEL_OK && deleted)
+        rc = rv_sync_dir(dir);
+    return rc;
 }
 
 /* ------------------------------------------------------------- lookups */

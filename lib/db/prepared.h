@@ -23,9 +23,11 @@
 ** log number; a failed spill fails the flush.  Only transactions that stay
 ** prepared across a flush pay for a file.  A spilled transaction's file
 ** goes with its rollback, or, once committed, with the flush that moves
-** the log number past its commit record (before that segment goes), so
-** whenever the file exists after a crash and the commit was durable, the
-** replayed WAL holds the commit marker.
+** the log number past its commit record -- before that flush's manifest
+** edit, so whenever the file exists after a crash and the commit was
+** durable, the replayed WAL holds the commit marker.  Numbers are never
+** given out twice while a marker of one may still be replayed: the
+** counter passes every number a file or a replayed marker names.
 **
 ** At open, the files are read first, then the replay adds the prepares it
 ** meets and takes away those it meets a commit or rollback marker of: the
@@ -65,6 +67,7 @@ struct rv_prepared_txn {
                             ** handle changes it only through
                             ** rv_prepared_mark and rv_prepared_unmark) */
     size_t live_len;
+    uint32_t live_count;    /* ... holding this many ops */
     uint64_t wal_segment;   /* its prepare record is in this segment or a
                             ** later one */
     int spilled;            /* its file exists */
@@ -113,15 +116,20 @@ RAVEL_PRIVATE void rv_prepared_replay_done(struct rv_db_prepared *p,
 
 /* ---------------------------------------------------------- a handle's */
 
-/* Registers transaction NAME, about to write its prepare record in
-** segment SEGMENT_FLOOR or a later one: *NUMBER receives its number.
-** RAVEL_INVALID if a transaction of that name is prepared already. */
+/* Registers transaction NAME, whose writes are batch B, about to write
+** its prepare record in segment SEGMENT_FLOOR or a later one: appends the
+** prepare marker to B, in the same hold of P's lock that lists it (a spill
+** then always finds its writes); *NUMBER receives its number, *LEN and
+** *COUNT B as it was (for rv_prepared_unmark).  RAVEL_INVALID if a
+** transaction of that name is prepared already; RAVEL_NOMEM. */
 RAVEL_PRIVATE int rv_prepared_begin(struct rv_db_prepared *p,
                                     const char *name, uint64_t segment_floor,
-                                    uint64_t *number);
-/* Its prepare record could not be written: forgotten. */
+                                    struct ravel_batch *b, uint64_t *number,
+                                    size_t *len, uint32_t *count);
+/* Its prepare record could not be written: forgotten, and its file, if a
+** flush spilled it meanwhile, deleted from DIR. */
 RAVEL_PRIVATE void rv_prepared_abort(struct rv_db_prepared *p,
-                                     uint64_t number);
+                                     const char *dir, uint64_t number);
 /* Appends to B -- the batch of NUMBER's handle, holding its writes -- a
 ** marker of TYPE (RV_TYPE_TXN_*) naming NAME and NUMBER, under P's lock
 ** (a flush may be spilling from B), and reads NUMBER's writes from B's
@@ -172,16 +180,15 @@ RAVEL_PRIVATE void rv_prepared_unclaim(struct rv_db_prepared *p,
 RAVEL_PRIVATE int rv_prepared_spill(struct rv_db_prepared *p, const char *dir,
                                     uint64_t log_number);
 
-/* After that edit, before the segments below LOG_NUMBER are deleted:
-** deletes the files of the transactions committed below it, then syncs
-** DIR.  Failures go to LOG (the files stay: the next open finds them
-** committed, or deletes them as such). */
-RAVEL_PRIVATE void rv_prepared_release_flushed(struct rv_db_prepared *p,
-                                               const char *dir,
-                                               uint64_t log_number,
-                                               void (*log)(void *ctx,
-                                                           const char *msg),
-                                               void *log_ctx);
+/* Before that edit too: deletes the files of the transactions committed
+** in segments below LOG_NUMBER, then syncs DIR.  Until the edit those
+** segments are replayed at an open, and their commit records hold the
+** writes, so the files are not needed; after it, a file left would list
+** a committed transaction as prepared.  RAVEL_IOERR: the flush must fail
+** (the segments stay). */
+RAVEL_PRIVATE int rv_prepared_release_flushed(struct rv_db_prepared *p,
+                                              const char *dir,
+                                              uint64_t log_number);
 
 /* ------------------------------------------------------------- lookups */
 

@@ -187,19 +187,22 @@ static int unordered_wait_ring_room(ravel_db *db, uint32_t n)
 /* unordered_write alone: inserts the group's transaction commits
 ** (RV_WRITE_ATOMIC) before the group is published, so that a reader sees
 ** each whole or not at all -- the atomicity the mode gives up for plain
-** batches.  Their members then only finish (RV_WRITE_INSERTED). */
-static void unordered_insert_atomic(ravel_db *db, struct rv_write_group *g)
+** batches.  Their members then only finish (RV_WRITE_INSERTED).  The
+** first failure is returned: writes are stopped by then, and the group
+** must fail unpublished (a part of a commit is in the memtable). */
+static int unordered_insert_atomic(ravel_db *db, struct rv_write_group *g)
 {
     for (struct rv_writer *w = g->leader;; w = w->next) {
         if ((w->flags & RV_WRITE_ATOMIC) && w->batch->count > 0) {
             int rc = rv_write_insert_batch(db, g->memtable, w);
             if (rc)
-                w->status = rc;
+                return rc;
             w->flags |= RV_WRITE_INSERTED;
         }
         if (w == g->last)
             break;
     }
+    return RAVEL_OK;
 }
 
 int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
@@ -211,6 +214,11 @@ int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
         inserting += w->batch->count > 0;
         if (w == g->last)
             break;
+    }
+    if (db->write.ordering == RV_ORDERING_UNORDERED) {
+        int rc = unordered_insert_atomic(db, g);
+        if (rc)
+            return rc; /* nothing released or published */
     }
     if (db->write.ordering != RV_ORDERING_UNORDERED) {
         /* room for the whole group first: the leader alone pushes, so it
@@ -233,8 +241,6 @@ int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
     ** before the member's own decrement */
     atomic_fetch_add_explicit(&db->write.pending_inserts, inserting,
                               memory_order_relaxed);
-    if (db->write.ordering == RV_ORDERING_UNORDERED)
-        unordered_insert_atomic(db, g);
     if (db->write.ordering == RV_ORDERING_UNORDERED)
         /* release: what readers need before the group's sequences is
         ** in the memtable already; the group's own inserts are not, and

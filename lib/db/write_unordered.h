@@ -47,8 +47,10 @@ RAVEL_PRIVATE int rv_write_unordered_max_group(ravel_db *db);
 /* Leader only, after G's WAL write: publishes or queues G's batches as
 ** the mode wants, releases the group, and inserts the leader's own batch.
 ** Returns RAVEL_OK once the leader's write is complete (its status
-** final), or, if writes stopped while it waited for room in the order
-** ring, the refusal, having released nothing: the caller fails the
+** final), or, having released and published nothing, the refusal if
+** writes stopped while it waited for room in the order ring, or the
+** error of a transaction's commit the leader inserts first
+** (unordered_write alone, RV_WRITE_ATOMIC): the caller fails the
 ** group. */
 RAVEL_PRIVATE int rv_write_unordered_release(ravel_db *db,
                                              struct rv_write_group *g,

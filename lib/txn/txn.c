@@ -46,6 +46,8 @@ static int txn_commit_prepared(ravel_txn *t);
 static void txn_leave_prepared(ravel_txn *t);
 static int txn_check_writable(ravel_db *db, const char *fn);
 static int txn_rollback_prepared(ravel_txn *t);
+static void txn_drop_held(ravel_txn *t, int unlock);
+static int txn_lock_code(int rc);
 
 /* The database's transaction state (db->txn.state). */
 struct txn_state {
@@ -79,7 +81,11 @@ struct ravel_txn {
     int refs;
     char *name;               /* ravel_txn_set_name, or NULL */
     int prepared;             /* ravel_txn_prepare (or recover) done: its
-                              ** keys are locked, its file written */
+                              ** keys are locked, its record written */
+    /* Optimistic: the keys its commit or prepare locked, sorted, each
+    ** once (copies), held until its write is visible or it ends. */
+    struct txn_key *held;
+    size_t nheld;
     uint64_t prepared_file;   /* ... that file's number */
 };
 
@@ -111,6 +117,81 @@ static void txn_relock_prepared(void *ctx, struct rv_prepared_txn *e)
     }
 }
 
+/* ------------------------------------------------------- plain writes */
+
+/* A plain write's locks (db.h, txn.lock_batch): its keys, pointing into
+** its batch, sorted, each once, under an id of its own. */
+struct txn_plain_locks {
+    uint64_t id;
+    size_t n;
+    struct rv_lock_key keys[];
+};
+
+static int txn_plain_key_cmp(const void *a, const void *b)
+{
+    const struct rv_lock_key *x = a, *y = b;
+    size_t n = x->klen < y->klen ? x->klen : y->klen;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+static void txn_unlock_plain(void *state, void *held)
+{
+    struct txn_state *st = state;
+    struct txn_plain_locks *h = held;
+    rv_lock_table_release_all(st->locks, h->id, h->keys, h->n);
+    free(h);
+}
+
+/* Locks the keys of plain write B, in key order (a plain write never
+** waits for itself), with the database's txn_lock_timeout. */
+static int txn_lock_plain(void *state, ravel_db *db,
+                          const struct ravel_batch *b, void **held)
+{
+    struct txn_state *st = state;
+    *held = NULL;
+    struct txn_plain_locks *h =
+        malloc(sizeof *h + (size_t)b->count * sizeof h->keys[0]);
+    if (!h)
+        return rv_error(RAVEL_NOMEM, "out of memory locking a write's %u "
+                        "keys", b->count);
+    h->id = atomic_fetch_add_explicit(&st->next_id, 1, memory_order_relaxed);
+    h->n = 0;
+    size_t off = RV_BATCH_HEADER_SIZE;
+    for (uint32_t i = 0; i < b->count; i++) {
+        struct rv_batch_op op;
+        if (rv_batch_decode_op(b->rep, b->len, &off, i, &op) != RAVEL_OK)
+            break; /* built by rv_batch_add: well formed */
+        h->keys[h->n].key = op.key;
+        h->keys[h->n++].klen = op.klen;
+    }
+    qsort(h->keys, h->n, sizeof h->keys[0], txn_plain_key_cmp);
+    size_t kept = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (kept == 0 || txn_plain_key_cmp(&h->keys[kept - 1],
+                                           &h->keys[i]) != 0)
+            h->keys[kept++] = h->keys[i];
+    h->n = kept;
+    int ms = db->options.txn_lock_timeout;
+    int64_t timeout = ms == INT_MAX ? -1 : (int64_t)ms * 1000000;
+    int rc = RAVEL_OK;
+    size_t locked = 0;
+    for (; locked < h->n; locked++) {
+        rc = txn_lock_code(rv_lock_table_acquire(
+            st->locks, h->id, h->keys[locked].key, h->keys[locked].klen,
+            timeout, NULL));
+        if (rc)
+            break;
+    }
+    if (rc) {
+        rv_lock_table_release_all(st->locks, h->id, h->keys, locked);
+        free(h);
+        return rc;
+    }
+    *held = h;
+    return RAVEL_OK;
+}
+
 /* Makes and publishes DB's transaction state; under db->txn.make. */
 static struct txn_state *txn_state_make(ravel_db *db)
     RV_REQUIRES(db->txn.make);
@@ -126,6 +207,8 @@ static struct txn_state *txn_state_make(ravel_db *db)
     ** again before any transaction can run */
     rv_prepared_for_each(&db->prepared, txn_relock_prepared, st);
     db->txn.destroy = txn_state_destroy;
+    db->txn.lock_batch = txn_lock_plain;
+    db->txn.unlock_batch = txn_unlock_plain;
     atomic_store_explicit(&db->txn.state, st, memory_order_release);
     return st;
 }
@@ -218,12 +301,12 @@ static int txn_validate(ravel_txn *t, const void *key, size_t klen)
     return rc;
 }
 
-/* Releases every lock T holds (pessimistic, or prepared) and forgets its
-** keys. */
+/* Releases the locks T holds on its keys (pessimistic) and forgets them
+** (optimistic: the keys read for update, never locked here). */
 static void txn_release_keys(ravel_txn *t, size_t from)
 {
     for (size_t i = t->nkeys; i-- > from;) {
-        if (!(t->flags & RAVEL_TXN_OPTIMISTIC) || t->prepared)
+        if (!(t->flags & RAVEL_TXN_OPTIMISTIC))
             rv_lock_table_release(t->st->locks, t->id, t->keys[i].key,
                                   t->keys[i].klen);
         free(t->keys[i].key);
@@ -237,6 +320,7 @@ static void txn_end(ravel_txn *t)
     if (!t->open)
         return;
     txn_release_keys(t, 0);
+    txn_drop_held(t, 1); /* an optimistic prepared T's */
     t->prepared = 0;
     rv_write_index_clear(t->writes);
     t->nsavepoints = 0;
@@ -454,51 +538,101 @@ static int txn_key_cmp(const void *a, const void *b)
     return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
 }
 
-/* Locks and checks, for an optimistic commit, the keys T read for update
-** and wrote, in key order; *LOCKED receives how many of T's (sorted) keys
-** were gone through with their lock taken, for txn_unlock_for_commit. */
-static int txn_lock_for_commit(ravel_txn *t, size_t *locked)
+/* Releases (UNLOCK) and frees the keys T's optimistic commit or prepare
+** holds. */
+static void txn_drop_held(ravel_txn *t, int unlock)
 {
-    *locked = 0;
+    for (size_t i = 0; i < t->nheld; i++) {
+        if (unlock)
+            rv_lock_table_release(t->st->locks, t->id, t->held[i].key,
+                                  t->held[i].klen);
+        free(t->held[i].key);
+    }
+    free(t->held);
+    t->held = NULL;
+    t->nheld = 0;
+}
+
+/* Appends a copy of KEY to H (*N entries, room for *CAP). */
+static int txn_held_add(struct txn_key **h, size_t *n, size_t *cap,
+                        const char *key, size_t klen)
+{
+    if (*n == *cap) {
+        size_t grown = *cap ? 2 * *cap : 16;
+        struct txn_key *more = realloc(*h, grown * sizeof *more);
+        if (!more)
+            return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
+        *h = more;
+        *cap = grown;
+    }
+    char *copy = malloc(klen ? klen : 1);
+    if (!copy)
+        return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
+    if (klen)
+        memcpy(copy, key, klen);
+    (*h)[(*n)++] = (struct txn_key){copy, klen};
+    return RAVEL_OK;
+}
+
+/* For an optimistic commit or prepare: the keys T read for update and
+** wrote, sorted, each once, into T->held (T's own list untouched, so its
+** savepoints stay right). */
+static int txn_collect_held(ravel_txn *t)
+{
+    size_t cap = 0;
+    int rc = RAVEL_OK;
+    for (size_t i = 0; i < t->nkeys && rc == RAVEL_OK; i++)
+        rc = txn_held_add(&t->held, &t->nheld, &cap, t->keys[i].key,
+                          t->keys[i].klen);
     struct rv_windex_iter it;
     rv_windex_iter_init(&it, t->writes);
-    for (rv_windex_iter_seek_to_first(&it); rv_windex_iter_valid(&it);
+    for (rv_windex_iter_seek_to_first(&it);
+         rc == RAVEL_OK && rv_windex_iter_valid(&it);
          rv_windex_iter_next(&it)) {
         const char *k, *v;
         size_t kl, vl;
         rv_windex_iter_entry(&it, &k, &kl, &v, &vl);
-        int rc = txn_keep_key(t, k, kl);
-        if (rc)
-            return rc;
+        rc = txn_held_add(&t->held, &t->nheld, &cap, k, kl);
     }
-    qsort(t->keys, t->nkeys, sizeof *t->keys, txn_key_cmp);
-    int rc = RAVEL_OK;
-    for (size_t i = 0; i < t->nkeys && rc == RAVEL_OK; i++) {
-        if (i > 0 && txn_key_cmp(&t->keys[i - 1], &t->keys[i]) == 0) {
-            *locked = i + 1; /* read for update and written: locked once */
-            continue;
-        }
+    if (rc)
+        return rc;
+    qsort(t->held, t->nheld, sizeof *t->held, txn_key_cmp);
+    size_t kept = 0;
+    for (size_t i = 0; i < t->nheld; i++) {
+        if (kept > 0 && txn_key_cmp(&t->held[kept - 1], &t->held[i]) == 0)
+            free(t->held[i].key);
+        else
+            t->held[kept++] = t->held[i];
+    }
+    t->nheld = kept;
+    return RAVEL_OK;
+}
+
+/* Locks and checks, for an optimistic commit or prepare, the keys T read
+** for update and wrote, in key order (two committers never wait for each
+** other in a cycle).  On failure T holds none of them, as before. */
+static int txn_lock_for_commit(ravel_txn *t)
+{
+    int rc = txn_collect_held(t);
+    size_t locked = 0;
+    for (; rc == RAVEL_OK && locked < t->nheld; locked++) {
         struct rv_lock_wait_info info;
         memset(&info, 0, sizeof info);
         rc = txn_lock_code(rv_lock_table_acquire(
-            t->st->locks, t->id, t->keys[i].key, t->keys[i].klen,
+            t->st->locks, t->id, t->held[locked].key, t->held[locked].klen,
             t->lock_timeout_ns, &info));
-        if (rc == RAVEL_OK) {
-            *locked = i + 1;
-            rc = txn_validate(t, t->keys[i].key, t->keys[i].klen);
-        }
+        if (rc == RAVEL_OK)
+            rc = txn_validate(t, t->held[locked].key, t->held[locked].klen);
+        else
+            break; /* not taken */
+    }
+    if (rc) {
+        for (size_t i = 0; i < locked; i++) /* what was taken */
+            rv_lock_table_release(t->st->locks, t->id, t->held[i].key,
+                                  t->held[i].klen);
+        txn_drop_held(t, 0);
     }
     return rc;
-}
-
-/* Releases the locks an optimistic commit took on the first LOCKED of
-** T's sorted keys (duplicates were locked once). */
-static void txn_unlock_for_commit(ravel_txn *t, size_t locked)
-{
-    for (size_t i = 0; i < locked; i++)
-        if (i == 0 || txn_key_cmp(&t->keys[i - 1], &t->keys[i]) != 0)
-            rv_lock_table_release(t->st->locks, t->id, t->keys[i].key,
-                                  t->keys[i].klen);
 }
 
 int ravel_txn_commit(ravel_txn *t)
@@ -509,14 +643,13 @@ int ravel_txn_commit(ravel_txn *t)
     if (t->prepared)
         return txn_commit_prepared(t);
     int optimistic = (t->flags & RAVEL_TXN_OPTIMISTIC) != 0;
-    size_t locked = 0;
     rc = rv_db_enter(t->db, "ravel_txn_commit");
     if (rc) {
         txn_end(t);
         return rc;
     }
     if (optimistic)
-        rc = txn_lock_for_commit(t, &locked);
+        rc = txn_lock_for_commit(t);
     /* the write returns once visible (atomically, in every ordering mode:
     ** RV_WRITE_ATOMIC): then a later check sees it */
     uint64_t segment;
@@ -525,8 +658,7 @@ int ravel_txn_commit(ravel_txn *t)
                                        RV_WRITE_ATOMIC,
                                        rv_write_index_batch(t->writes),
                                        &segment);
-    if (optimistic)
-        txn_unlock_for_commit(t, locked);
+    txn_drop_held(t, 1);
     rv_db_leave(t->db);
     txn_end(t); /* (an optimistic T's keys are freed, not unlocked) */
     return rc;
@@ -808,23 +940,20 @@ static uint64_t txn_segment_floor(ravel_db *db)
 ** only (db/prepared.h). */
 static int txn_write_prepare(ravel_txn *t)
 {
-    int rc = rv_prepared_begin(&t->db->prepared, t->name,
-                               txn_segment_floor(t->db), &t->prepared_file);
-    if (rc)
-        return rc;
     struct ravel_batch *b = rv_write_index_batch(t->writes);
     size_t len;
     uint32_t count;
-    rc = rv_prepared_mark(&t->db->prepared, t->prepared_file, t->name, b,
-                          RV_TYPE_TXN_PREPARE, &len, &count);
-    uint64_t segment;
-    if (rc == RAVEL_OK) {
-        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
-                                       RV_WRITE_WAL_ONLY, b, &segment);
-        rv_prepared_unmark(&t->db->prepared, b, len, count);
-    }
+    int rc = rv_prepared_begin(&t->db->prepared, t->name,
+                               txn_segment_floor(t->db), b,
+                               &t->prepared_file, &len, &count);
     if (rc)
-        rv_prepared_abort(&t->db->prepared, t->prepared_file);
+        return rc;
+    uint64_t segment;
+    rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                   RV_WRITE_WAL_ONLY, b, &segment);
+    rv_prepared_unmark(&t->db->prepared, b, len, count);
+    if (rc)
+        rv_prepared_abort(&t->db->prepared, t->db->dir, t->prepared_file);
     return rc;
 }
 
@@ -844,17 +973,14 @@ int ravel_txn_prepare(ravel_txn *t)
         return rc;
     rc = txn_check_writable(t->db, "ravel_txn_prepare");
     int optimistic = (t->flags & RAVEL_TXN_OPTIMISTIC) != 0;
-    size_t locked = 0;
     if (rc == RAVEL_OK && optimistic) /* validated now, locked from here */
-        rc = txn_lock_for_commit(t, &locked);
+        rc = txn_lock_for_commit(t);
     if (rc == RAVEL_OK)
         rc = txn_write_prepare(t);
     if (rc == RAVEL_OK)
         t->prepared = 1;
-    else if (optimistic) /* its keys unlocked again; the list, sorted and
-                         ** with the written keys added, stays (a commit
-                         ** locks each key once) */
-        txn_unlock_for_commit(t, locked);
+    else if (optimistic) /* as before: nothing held */
+        txn_drop_held(t, 1);
     rv_db_leave(t->db);
     return rc;
 }
@@ -928,6 +1054,7 @@ static void txn_leave_prepared(ravel_txn *t)
     for (size_t i = 0; i < t->nkeys; i++)
         free(t->keys[i].key);
     t->nkeys = 0;
+    txn_drop_held(t, 0); /* its locks stay, under T's id */
     t->prepared = 0;
     t->flags |= RAVEL_TXN_OPTIMISTIC; /* so txn_end unlocks nothing */
 }
