@@ -941,8 +941,8 @@ static uint64_t txn_segment_floor(ravel_db *db)
 static int txn_write_prepare(ravel_txn *t)
 {
     struct ravel_batch *b = rv_write_index_batch(t->writes);
-    size_t len;
-    uint32_t count;
+    size_t len = 0;
+    uint32_t count = 0;
     int rc = rv_prepared_begin(&t->db->prepared, t->name,
                                txn_segment_floor(t->db), b,
                                &t->prepared_file, &len, &count);
@@ -993,8 +993,8 @@ static int txn_commit_prepared(ravel_txn *t)
     if (rc)
         return rc;
     struct ravel_batch *b = rv_write_index_batch(t->writes);
-    size_t len;
-    uint32_t count;
+    size_t len = 0;
+    uint32_t count = 0;
     rc = rv_prepared_mark(&t->db->prepared, t->prepared_file, t->name, b,
                           RV_TYPE_TXN_COMMIT, &len, &count);
     uint64_t segment = 0;
