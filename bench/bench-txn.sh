@@ -14,7 +14,9 @@
 #            lmdb sqlite"
 #   DIR=/var/tmp/ravel-bench-txn   every engine's database is made here,
 #                     fresh for each run (the same file system for all)
-#   OUT=$DIR/results.txt           one line per run (appended)
+#   OUT=$DIR/results.txt           one line per run (written afresh)
+#   SUMMARY_ONLY=1    run nothing: print the table of the lines in OUT
+#                     (the files of several sessions put together, say)
 #
 # Within each run and cell the engines take turns, the order rotated one
 # place per run, so that no engine always runs first or last on a machine
@@ -22,7 +24,9 @@
 # (txn-compare exits 1).  The table gives, per cell, the median ops/s of
 # the runs with their minimum and maximum, the median retries per
 # transfer, and for ravel with sync the median transactions per fdatasync
-# (ravel.stats: sync writers acknowledged per fsync issued).
+# (ravel.stats: sync writers acknowledged per fsync issued); then ravel's
+# ratios to the others, paired run by run (engines of one round run next
+# to each other).
 set -eu
 
 BUILD=${1:-build}
@@ -35,12 +39,17 @@ ENGINES=${ENGINES:-"ravel-pessimistic ravel-optimistic rocksdb-txn rocksdb-occ l
 DIR=${DIR:-/var/tmp/ravel-bench-txn}
 OUT=${OUT:-$DIR/results.txt}
 
-if [ ! -x "$TC" ]; then
+if [ "${SUMMARY_ONLY:-0}" = 1 ]; then
+    RUNS=0
+elif [ ! -x "$TC" ]; then
     echo "bench-txn.sh: no $TC (it is built where librocksdb-dev is" \
          "installed; liblmdb-dev and libsqlite3-dev add LMDB and SQLite)" >&2
     exit 1
 fi
-mkdir -p "$DIR"
+if [ "$RUNS" -gt 0 ]; then
+    mkdir -p "$DIR"
+    : > "$OUT"
+fi
 
 # The engines, rotated left by $1 places.
 rotated() {
@@ -114,21 +123,29 @@ for sync in syncs:
                 len(ops), med(rows, 'retries_per_op'),
                 '%.1f' % fs if fs is not None and sync == '1' else '-'))
 print()
-pairs = [('ravel-pessimistic', 'rocksdb-txn', 2.0),
-         ('ravel-optimistic', 'rocksdb-occ', 2.0),
-         ('ravel-pessimistic', 'lmdb', 1.0),
-         ('ravel-optimistic', 'lmdb', 1.0),
-         ('ravel-pessimistic', 'sqlite', None)]
-print('| sync | threads | ' + ' | '.join('%s / %s' % (a, b)
-                                         for a, b, _ in pairs) + ' |')
+# Ratios paired run by run: the k-th run of engine A in a cell against
+# the k-th of engine B, which ran next to it (same round, same minute).
+pairs = [('ravel-pessimistic', 'rocksdb-txn'),
+         ('ravel-optimistic', 'rocksdb-occ'),
+         ('ravel-pessimistic', 'lmdb'),
+         ('ravel-optimistic', 'lmdb'),
+         ('ravel-pessimistic', 'sqlite')]
+print('Ratios: the median of the runs\' ratios (their minimum .. maximum)')
+print()
+print('| sync | threads | ' + ' | '.join('%s / %s' % p for p in pairs) + ' |')
 print('|---|---|' + '---:|' * len(pairs))
 for sync in syncs:
     for t in threads:
         row = []
-        for a, b, _ in pairs:
+        for a, b in pairs:
             ra, rb = cells.get((a, t, sync)), cells.get((b, t, sync))
-            row.append('%.2fx' % (med(ra, 'ops_per_s') / med(rb, 'ops_per_s'))
-                       if ra and rb else '-')
+            if not ra or not rb:
+                row.append('-')
+                continue
+            rs = [float(x['ops_per_s']) / float(y['ops_per_s'])
+                  for x, y in zip(ra, rb)]
+            row.append('%.2fx (%.2f .. %.2f)' % (statistics.median(rs),
+                                                min(rs), max(rs)))
         print('| %s | %s | %s |' % ('yes' if sync == '1' else 'no', t,
                                     ' | '.join(row)))
 EOF
