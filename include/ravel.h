@@ -339,7 +339,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** Transactions (docs/transactions.md):
 **   txn_lock_timeout=1000       milliseconds a pessimistic transaction
 **                               waits for a key's lock before
-**                               RAVEL_TIMEDOUT (0: never wait; -1: wait
+**                               RAVEL_TIMEDOUT (0 .. 2147483647; 0:
+**                               never wait; -1, or 2147483647: wait
 **                               forever, deadlocks are still found;
 **                               RocksDB's transaction_lock_timeout)
 **   txn_max_write_batch_size=1G bytes one transaction's writes may take,
@@ -906,25 +907,30 @@ RAVEL_API int ravel_txn_iter_new(ravel_txn *t, ravel_iter **out);
 ** releases the locks taken since.  RAVEL_NOTFOUND if none is set. */
 RAVEL_API int ravel_txn_savepoint(ravel_txn *t);
 RAVEL_API int ravel_txn_rollback_to_savepoint(ravel_txn *t);
-/* Names T for two-phase commit: 1 to 255 bytes, unique among this
-** database's open and prepared transactions (RAVEL_INVALID otherwise);
-** set before ravel_txn_prepare, once. */
+/* Names T for two-phase commit: 1 to 255 bytes, no control bytes (the
+** names are listed one per line), unique among this database's prepared
+** transactions, checked here and again at prepare (RAVEL_INVALID
+** otherwise); set before ravel_txn_prepare, once. */
 RAVEL_API int ravel_txn_set_name(ravel_txn *t, const char *name);
 /* The first phase of a two-phase commit: an optimistic T is validated
 ** (its keys are locked from here on), then T's writes are written to the
-** WAL and the memtable, invisible to readers, durable if T has
-** RAVEL_SYNC.  T must be named.  Afterwards T can be read from, and
-** committed or rolled back, not written to.  On failure T is as before. */
+** WAL with a prepare marker -- to no memtable: invisible to readers --
+** durable when it returns if T has RAVEL_SYNC (as a commit is).  T must
+** be named.  Afterwards T can be read from, and committed or rolled back,
+** not written to.  On failure T is as before. */
 RAVEL_API int ravel_txn_prepare(ravel_txn *t);
 /* Writes everything atomically, or nothing (RAVEL_CONFLICT, RAVEL_TIMEDOUT,
 ** RAVEL_DEADLOCK: retriable; others: not).  The transaction is over
-** either way, except that a prepared transaction whose commit record
-** could not be written stays prepared (commit or roll it back again, or
-** reopen the database and recover it). */
+** either way, except that a prepared transaction whose commit failed
+** stays prepared.  A failed write stops the database's writes (as any
+** failed write does), and whether the commit record reached the WAL is
+** known at the next open: the transaction is then committed, or listed
+** as prepared again.  A recovered transaction commits with RAVEL_SYNC. */
 RAVEL_API int ravel_txn_commit(ravel_txn *t);
 /* Discards the writes and releases the locks.  A prepared transaction's
-** rollback writes a record that makes its writes invisible for good (the
-** values before it are written back); if that fails it stays prepared. */
+** rollback writes a rollback marker to the WAL (durable with RAVEL_SYNC);
+** RAVEL_READONLY when the database takes no writes (then it stays
+** prepared). */
 RAVEL_API int ravel_txn_rollback(ravel_txn *t);
 /* Frees T, rolling it back if it is still open.  A prepared T is left
 ** prepared (it can be recovered; its keys stay locked until then). */
@@ -937,8 +943,8 @@ RAVEL_API int ravel_txn_recover(ravel_db *db, const char *name,
 
 /* The body of a transaction for ravel_txn_run: reads and writes through T,
 ** returns RAVEL_OK to commit, anything else to roll back (that code is
-** ravel_txn_run's result; a retriable code from a ravel_txn_ call passed
-** on unchanged makes it run again). */
+** ravel_txn_run's result; a retriable code from a transaction call
+** passed on unchanged makes it run again). */
 typedef int (*ravel_txn_fn)(ravel_txn *t, void *ctx);
 /* Runs FN in a new transaction (FLAGS as ravel_txn_begin's) and commits
 ** it; on RAVEL_CONFLICT, RAVEL_TIMEDOUT or RAVEL_DEADLOCK (from FN or the

@@ -2,11 +2,13 @@
 ** cmd_data.c -- the commands that read and write the database.
 **
 ** put and del write at once (RAVEL_SYNC under .sync on), or join the open
-** batch; commit hands the whole batch to one ravel_write, so a batch is
-** written entirely or not at all -- the shell never writes part of one.
-** Reads (get, scan, count) go through the snapshot when one is held, and
-** do not see the open batch's pending writes.  Before the database exists
-** (open.c) reads see it empty and the first write creates it.
+** batch, or go through the open transaction (cmd_txn.c); commit hands the
+** whole batch to one ravel_write, so a batch is written entirely or not at
+** all -- the shell never writes part of one.  Reads (get, scan, count) go
+** through the open transaction, seeing its writes, or the snapshot when
+** one is held; they do not see the open batch's pending writes.  Before
+** the database exists (open.c) reads see it empty and the first write
+** creates it.
 **
 ** scan and count walk a range [FROM, TO) narrowed by --prefix: the prefix
 ** P is turned into the range [P, S), where S, the successor of P, drops
@@ -41,12 +43,20 @@ int shell_write_batch(struct shell *s, ravel_batch *b, const char *what)
 void shell_cmd_put(struct shell *s, struct shell_line *l)
 {
     struct shell_token *k = &l->tok[1], *v = &l->tok[2];
+    int rc;
+    if (s->txn) {
+        if (shell_txn_writable(s, "put"))
+            return;
+        rc = ravel_txn_put(s->txn, k->p, k->len, v->p, v->len);
+        if (rc)
+            shell_txn_error(s, "put", rc);
+        return;
+    }
     if (!s->batch && shell_db_for_write(s, "put"))
         return;
-    int rc = s->batch
-                 ? ravel_batch_put(s->batch, k->p, k->len, v->p, v->len)
-                 : ravel_put(s->db, shell_write_flags(s), k->p, k->len, v->p,
-                             v->len);
+    rc = s->batch ? ravel_batch_put(s->batch, k->p, k->len, v->p, v->len)
+                  : ravel_put(s->db, shell_write_flags(s), k->p, k->len, v->p,
+                              v->len);
     if (rc)
         shell_api_error(s, "put", rc);
 }
@@ -54,27 +64,71 @@ void shell_cmd_put(struct shell *s, struct shell_line *l)
 void shell_cmd_del(struct shell *s, struct shell_line *l)
 {
     struct shell_token *k = &l->tok[1];
+    int rc;
+    if (s->txn) {
+        if (shell_txn_writable(s, "del"))
+            return;
+        rc = ravel_txn_delete(s->txn, k->p, k->len);
+        if (rc)
+            shell_txn_error(s, "del", rc);
+        return;
+    }
     if (!s->batch && shell_db_for_write(s, "del"))
         return;
-    int rc = s->batch ? ravel_batch_delete(s->batch, k->p, k->len)
-                      : ravel_delete(s->db, shell_write_flags(s), k->p, k->len);
+    rc = s->batch ? ravel_batch_delete(s->batch, k->p, k->len)
+                  : ravel_delete(s->db, shell_write_flags(s), k->p, k->len);
     if (rc)
         shell_api_error(s, "del", rc);
 }
 
+/* get K, or get --for-update K (either order): the key, and whether
+** --for-update was given; NULL after reporting a usage error. */
+static const struct shell_token *data_get_args(struct shell *s,
+                                               struct shell_line *l,
+                                               int *for_update)
+{
+    const struct shell_token *k = NULL;
+    int extra = 0;
+    *for_update = 0;
+    for (int i = 1; i < l->n; i++) {
+        const struct shell_token *t = &l->tok[i];
+        if (!t->quoted && !*for_update && strcmp(t->p, "--for-update") == 0)
+            *for_update = 1;
+        else if (!k)
+            k = t;
+        else
+            extra = 1;
+    }
+    if (!k || extra) {
+        shell_usage_error(s, shell_command_find("get"));
+        return NULL;
+    }
+    if (*for_update && !s->txn) {
+        shell_error(s, "get: --for-update needs an open transaction (begin "
+                    "one with 'begin')");
+        return NULL;
+    }
+    return k;
+}
+
 void shell_cmd_get(struct shell *s, struct shell_line *l)
 {
-    struct shell_token *k = &l->tok[1];
+    int for_update;
+    const struct shell_token *k = data_get_args(s, l, &for_update);
+    if (!k)
+        return;
     void *val = NULL;
     size_t vlen = 0;
     int absent = shell_db_for_read(s);
     if (absent && s->failed)
         return; /* a database that cannot be read: said */
     int rc = absent ? RAVEL_NOTFOUND
-                    : ravel_get(s->db, s->snap, k->p, k->len, &val, &vlen);
+                    : shell_read_get(s, k, for_update, &val, &vlen);
     if (rc == RAVEL_OK || rc == RAVEL_NOTFOUND)
         shell_put_value(s->out, s->mode, k->p, k->len,
                         rc == RAVEL_OK ? val : NULL, vlen);
+    else if (s->txn)
+        shell_txn_error(s, "get", rc);
     else
         shell_api_error(s, "get", rc);
     ravel_free(val);
@@ -288,7 +342,7 @@ static int64_t data_walk(struct shell *s, const char *what,
     int64_t n = 0;
     if (shell_db_for_read(s))
         return s->failed ? -1 : 0; /* failed: a database that cannot be read */
-    int rc = ravel_iter_new(s->db, s->snap, &it);
+    int rc = shell_iter_new(s, &it);
     if (rc) {
         shell_api_error(s, what, rc);
         return -1;
@@ -392,27 +446,29 @@ void shell_cmd_batch(struct shell *s, struct shell_line *l)
                     "commit or abort it first", ravel_batch_count(s->batch));
         return;
     }
+    if (s->txn) {
+        char work[300];
+        shell_error(s, "batch: %s (inside a transaction, put and del wait "
+                    "for commit already)",
+                    shell_open_work(s, work, sizeof work));
+        return;
+    }
     int rc = ravel_batch_new(&s->batch);
     if (rc) {
         shell_api_error(s, "batch", rc);
         return;
     }
-    s->batch_error[0] = '\0';
+    s->open_error[0] = '\0';
 }
 
-void shell_cmd_commit(struct shell *s, struct shell_line *l)
+void shell_batch_commit(struct shell *s)
 {
-    (void)l;
-    if (!s->batch) {
-        shell_error(s, "commit: no batch is open (start one with 'batch')");
-        return;
-    }
     ravel_batch *b = s->batch;
     uint32_t n = ravel_batch_count(b);
     s->batch = NULL; /* committed or not, this batch is over */
-    if (s->batch_error[0]) {
+    if (s->open_error[0]) {
         shell_error(s, "commit: the batch had an error (%s); nothing written, "
-                    "batch discarded", s->batch_error);
+                    "batch discarded", s->open_error);
     } else if (n == 0 || shell_write_batch(s, b, "commit") == 0) {
         /* (An empty batch writes nothing, and creates no database.) */
         shell_note(s, "committed %u operation%s", n, n == 1 ? "" : "s");
@@ -420,13 +476,8 @@ void shell_cmd_commit(struct shell *s, struct shell_line *l)
     ravel_batch_free(b);
 }
 
-void shell_cmd_abort(struct shell *s, struct shell_line *l)
+void shell_batch_abort(struct shell *s)
 {
-    (void)l;
-    if (!s->batch) {
-        shell_error(s, "abort: no batch is open");
-        return;
-    }
     uint32_t n = ravel_batch_count(s->batch);
     ravel_batch_free(s->batch);
     s->batch = NULL;
@@ -438,6 +489,11 @@ void shell_cmd_abort(struct shell *s, struct shell_line *l)
 void shell_cmd_snapshot(struct shell *s, struct shell_line *l)
 {
     (void)l;
+    if (s->txn) {
+        shell_error(s, "snapshot: a transaction is open: its reads see the "
+                    "state at its begin already (and its own writes)");
+        return;
+    }
     if (s->snap || s->snap_empty) {
         shell_error(s, "snapshot: a snapshot is already held (at sequence "
                     "%" PRIu64 "); release it first",

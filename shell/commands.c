@@ -16,8 +16,13 @@
 
 const struct shell_command shell_commands[] = {
     {"put", "K V", "set key K to value V", NULL, 2, 2, shell_cmd_put},
-    {"get", "K", "print the value of K, or (not found)", NULL, 1, 1,
-     shell_cmd_get},
+    {"get", "K [--for-update]", "print the value of K, or (not found)",
+     "In a transaction, get reads as the transaction sees: the database as\n"
+     "of its begin, with its own writes.  --for-update (only there) also\n"
+     "makes K the transaction's, as a write does: locked until it ends, or,\n"
+     "in an optimistic one, checked at commit; if another writer changed K\n"
+     "since the transaction began, it is an error (a conflict).",
+     -1, -1, shell_cmd_get},
     {"del", "K", "delete K (an absent K is not an error)", NULL,
      1, 1, shell_cmd_del},
     {"scan", "[FROM [TO]] [--from F] [--to T] [--prefix P] [--limit N] "
@@ -42,11 +47,68 @@ const struct shell_command shell_commands[] = {
      "counts them: ravel (batch 3)>.  commit writes the whole batch with one\n"
      "atomic write: every reader sees all of it or none of it.  In a script,\n"
      "an error inside the batch makes commit refuse (nothing is written); at\n"
-     "the end of input an open batch is discarded.",
+     "the end of input an open batch is discarded.  A transaction (begin)\n"
+     "does the same and more: its reads see its writes.",
      0, 0, shell_cmd_batch},
-    {"commit", "", "write the open batch atomically (all or nothing)", NULL, 0,
-     0, shell_cmd_commit},
-    {"abort", "", "discard the open batch", NULL, 0, 0, shell_cmd_abort},
+    {"commit", "", "write the open batch or transaction (all or nothing)",
+     "Ends the open batch or transaction, writing all of it atomically, or\n"
+     "nothing.  A transaction's commit checks that no other writer changed\n"
+     "a key it wrote or read with get --for-update since it began (an\n"
+     "optimistic one checks here for the first time).  A commit that fails\n"
+     "ends the transaction all the same, writing nothing; when the failure\n"
+     "is retriable (a conflict, a lock wait that timed out, a deadlock),\n"
+     "begin again and run the same commands.  A prepared transaction whose\n"
+     "commit fails stays prepared.  In a script, a batch or transaction\n"
+     "that saw an error is not committed: nothing is written.",
+     0, 0, shell_cmd_commit},
+    {"abort", "", "discard the open batch (or roll back the transaction)",
+     NULL, 0, 0, shell_cmd_rollback},
+    {"begin", "[--optimistic] [--sync]",
+     "start a transaction: its reads see its writes",
+     "Starts a transaction.  Until commit or rollback, put, del and .import\n"
+     "write through it, and get, scan, count and .dump read through it: the\n"
+     "database as it was at begin, with the transaction's own writes.  No\n"
+     "one else sees its writes before commit, which writes them all at\n"
+     "once.  Each key it writes or reads with get --for-update is locked\n"
+     "until it ends (a writer that waits longer than the option\n"
+     "txn_lock_timeout fails); --optimistic takes no locks and checks the\n"
+     "keys at commit instead.  --sync (or .sync on) makes commit wait for\n"
+     "stable storage.  The prompt shows it: ravel (txn)>, ravel (txn\n"
+     "optimistic)>.  A command that fails inside it leaves it open; if the\n"
+     "error is retriable (another writer changed a key since begin: a\n"
+     "conflict; a lock wait timed out; a deadlock), roll back and run it\n"
+     "again.  begin creates a database that does not exist yet (a\n"
+     "transaction needs one).  A transaction still open at the end of the\n"
+     "session is rolled back (in a script, an error).",
+     -1, -1, shell_cmd_begin},
+    {"rollback", "", "roll back the transaction (or abort the batch)",
+     NULL, 0, 0, shell_cmd_rollback},
+    {"savepoint", "", "mark the transaction, for rollback-to-savepoint",
+     "Sets a savepoint in the open transaction; savepoints nest, and the\n"
+     "prompt counts them: ravel (txn, 1 savepoint)>.",
+     0, 0, shell_cmd_savepoint},
+    {"rollback-to-savepoint", "", "undo the writes since the last savepoint",
+     "Undoes the transaction's writes since the last savepoint, releases\n"
+     "the locks taken since, and removes the savepoint; the transaction\n"
+     "stays open.",
+     0, 0, shell_cmd_rollback_to_savepoint},
+    {"prepare", "NAME", "prepare the transaction (two-phase commit)",
+     "The first phase of a two-phase commit: names the transaction NAME and\n"
+     "writes it durably (under --sync) without making it visible; its keys\n"
+     "stay locked.  It then takes reads, commit and rollback, not writes;\n"
+     "the prompt says ravel (prepared NAME)>.  If the session ends first,\n"
+     "it stays prepared, also across a crash: a later session lists it\n"
+     "(prepared) and takes it back with recover NAME.",
+     1, 1, shell_cmd_prepare},
+    {"prepared", "", "list the prepared transactions, by name",
+     "Prints the names of the prepared transactions not yet committed or\n"
+     "rolled back, one per line (the ravel.prepared-transactions\n"
+     "property).",
+     0, 0, shell_cmd_prepared},
+    {"recover", "NAME", "take a prepared transaction back, to end it",
+     "Makes the prepared transaction NAME (one a session left prepared)\n"
+     "the open transaction again, for commit or rollback.",
+     1, 1, shell_cmd_recover},
     {"snapshot", "", "pin the current state for later reads",
      "Takes a snapshot.  get, scan, count and .dump read from it until\n"
      "release, whatever is written meanwhile.  Prints its sequence number;\n"
@@ -90,11 +152,11 @@ const struct shell_command shell_commands[] = {
     {".quit", "", "leave the shell (or .exit, exit, quit, end of input)",
      NULL, 0, 0, shell_cmd_quit},
     {".open", "DIR", "close this database and open the one in DIR",
-     "Closes the database (releasing the snapshot; an open batch must be\n"
-     "committed or aborted first) and opens the one in DIR with the same\n"
-     "options (-o, -readonly).  As at the start, a DIR with no database\n"
-     "is created by the first write.  If DIR cannot be opened, the session\n"
-     "keeps the database it had.",
+     "Closes the database (releasing the snapshot; an open batch or\n"
+     "transaction must be ended first) and opens the one in DIR with the\n"
+     "same options (-o, -readonly).  As at the start, a DIR with no\n"
+     "database is created by the first write.  If DIR cannot be opened,\n"
+     "the session keeps the database it had.",
      1, 1, shell_cmd_open},
     {".timer", "on|off", "print the time each command takes", NULL, 0, 1,
      shell_cmd_timer},

@@ -137,7 +137,7 @@ char **shell_complete_keys(struct shell *s, const char *text)
     char **out = calloc(SHELL_COMPLETE_MAX_KEYS + 1, sizeof *out);
     int cut;
     int quote = complete_decode(text, &prefix, &cut);
-    if (!out || quote < 0 || !s->db || ravel_iter_new(s->db, s->snap, &it))
+    if (!out || quote < 0 || !s->db || shell_iter_new(s, &it))
         goto done;
     size_t n = 0;
     ravel_iter_seek(it, prefix.p ? prefix.p : "", prefix.len);

@@ -97,6 +97,8 @@ static const char *input_onoff_words[] = {"on", "off", NULL};
 static const char *input_scan_words[] = {"--from", "--to", "--limit",
                                          "--prefix", "--reverse", NULL};
 static const char *input_flush_words[] = {"--sync", NULL};
+static const char *input_begin_words[] = {"--optimistic", "--sync", NULL};
+static const char *input_get_words[] = {"--for-update", NULL};
 
 static char *input_word_generator(const char *text, int state)
 {
@@ -190,13 +192,16 @@ static int input_scan_option_with_arg(const struct shell_token *t)
 
 /* Whether the argument being typed, after the words of the line before
 ** it (BEFORE, tokenized: BEFORE->tok[0] is command C), is a key: the first
-** argument of get, del and put, FROM and TO of scan and count, and the
-** argument of scan's --prefix, --from and --to. */
+** argument of get (or the one after its --for-update), del and put, FROM
+** and TO of scan and count, and the argument of scan's --prefix, --from
+** and --to. */
 static int input_is_key(const struct shell_command *c,
                         const struct shell_line *before, const char *text)
 {
     int arg = before->n; /* 1 for the first argument */
     const char *name = c->name;
+    if (!strcmp(name, "get") && arg == 2)
+        return input_is_option(&before->tok[1], "--for-update");
     if (!strcmp(name, "get") || !strcmp(name, "del") || !strcmp(name, "put"))
         return arg == 1;
     if (!strcmp(name, "count"))
@@ -290,6 +295,10 @@ static char **input_complete(const char *text, int start, int end)
         input_words = input_scan_words;
     else if (strcmp(c->name, "flush-wal") == 0)
         input_words = input_flush_words;
+    else if (strcmp(c->name, "begin") == 0)
+        input_words = input_begin_words;
+    else if (strcmp(c->name, "get") == 0 && text[0] == '-')
+        input_words = input_get_words;
     else if (strcmp(c->name, ".import") == 0 || strcmp(c->name, ".read") == 0 ||
              strcmp(c->name, ".output") == 0 || strcmp(c->name, ".dump") == 0 ||
              strcmp(c->name, ".once") == 0 || strcmp(c->name, ".open") == 0)

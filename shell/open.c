@@ -7,8 +7,9 @@
 ** a database's files) without creating anything.  Until a write, reads (get, scan, count, .dump) see
 ** an empty database; the first command that writes (put, del, commit,
 ** .import, flush, flush-wal, compact) creates it with the session's
-** options; commands that describe the files (stats, property, files,
-** .verify, .options) say there is no database yet.  A session that never
+** options, and so does begin (a transaction needs a database); commands
+** that describe the files (stats, property, files, .verify, .options, and
+** recover) say there is no database yet.  A session that never
 ** writes leaves nothing on disk, so a mistyped `ravel typo.db "get a"`
 ** leaves no typo.db behind.
 **
@@ -124,6 +125,11 @@ int shell_open_dir(struct shell *s, const char *dir, char *msg, size_t len)
     return RAVEL_OK;
 }
 
+int shell_db_read_only(const struct shell *s)
+{
+    return open_option_is_true(s->opts, "read_only");
+}
+
 int shell_db_absent(const struct shell *s)
 {
     return s->db == NULL;
@@ -234,13 +240,12 @@ void shell_cmd_open(struct shell *s, struct shell_line *l)
         shell_error(s, ".open: not a usable directory name");
         return;
     }
-    if (s->batch) {
-        uint32_t n = ravel_batch_count(s->batch);
-        shell_error(s, ".open: a batch is open (%u operation%s); commit or "
-                    "abort it first", n, n == 1 ? "" : "s");
+    char *dir, msg[512];
+    if (shell_open_work(s, msg, sizeof msg)) {
+        shell_error(s, ".open: %s", msg);
         return;
     }
-    char *dir = strdup(t->p), msg[512];
+    dir = strdup(t->p);
     if (!dir) {
         shell_error(s, ".open: out of memory");
         return;

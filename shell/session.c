@@ -10,12 +10,15 @@
 **
 ** The prompt says what the session holds -- "ravel (batch 3)> " while a
 ** batch of 3 operations waits for commit, "ravel (snapshot 42)> " while
-** reads see sequence 42 -- so that neither is a surprise.
+** reads see sequence 42, "ravel (txn)> " or "ravel (txn optimistic)> "
+** while a transaction is open, "ravel (prepared NAME)> " once it is
+** prepared -- so that none is a surprise.
 **
 ** Errors never stop the session unless -bail is given; they are counted
-** for the exit code.  An error while a batch is open in a script marks the
-** batch, so that commit refuses to write a batch missing the line that
-** failed (a person at the terminal sees the error and can simply retype).
+** for the exit code.  An error while a batch or a transaction is open in a
+** script marks it, so that commit refuses to write one missing the line
+** that failed (a person at the terminal sees the error and can simply
+** retype).
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -70,17 +73,18 @@ void shell_error(struct shell *s, const char *fmt, ...)
     s->errors++;
     if (s->bail)
         s->quit = 1;
-    if (s->batch && !s->batch_error[0] && s->src &&
+    if ((s->batch || (s->txn && !s->txn_prepared)) && !s->open_error[0] &&
+        s->src &&
         s->src->kind != SHELL_SRC_TERMINAL) {
         if (loc[0])
-            snprintf(s->batch_error, sizeof s->batch_error, "%.*s",
+            snprintf(s->open_error, sizeof s->open_error, "%.*s",
                      (int)strlen(loc) - 2, loc);
         else
-            snprintf(s->batch_error, sizeof s->batch_error, "an earlier line");
+            snprintf(s->open_error, sizeof s->open_error, "an earlier line");
     }
 }
 
-void shell_api_error(struct shell *s, const char *what, int rc)
+const char *shell_api_message(int rc)
 {
     const char *msg = ravel_errmsg();
     /* "ravel_put: ..." -- the shell names the command instead. */
@@ -89,10 +93,12 @@ void shell_api_error(struct shell *s, const char *what, int rc)
         if (strncmp(msg + 6 + n, ": ", 2) == 0)
             msg += 6 + n + 2;
     }
-    if (msg && msg[0])
-        shell_error(s, "%s: %s", what, msg);
-    else
-        shell_error(s, "%s: %s", what, ravel_errstr(rc));
+    return msg && msg[0] ? msg : ravel_errstr(rc);
+}
+
+void shell_api_error(struct shell *s, const char *what, int rc)
+{
+    shell_error(s, "%s: %s", what, shell_api_message(rc));
 }
 
 void shell_note(struct shell *s, const char *fmt, ...)
@@ -268,12 +274,32 @@ void shell_run_file(struct shell *s, FILE *f, struct shell_source *src)
     s->src = saved;
 }
 
-/* "ravel> ", or what the session holds: "ravel (batch 3, snapshot 42)> ".
-** (A transaction, when ravel has them, is named here too.) */
+/* The open transaction for the prompt: "txn", "txn optimistic", "txn, 2
+** savepoints", "prepared NAME" (a long name cut at 40 bytes). */
+static size_t session_txn_prompt(const struct shell *s, char *buf, size_t len)
+{
+    if (s->txn_prepared)
+        return (size_t)snprintf(buf, len, "prepared %.40s%s",
+                                s->txn_name ? s->txn_name : "?",
+                                s->txn_name && strlen(s->txn_name) > 40 ? "..."
+                                                                        : "");
+    int n = snprintf(buf, len, "txn%s", s->txn_flags & RAVEL_TXN_OPTIMISTIC
+                                            ? " optimistic"
+                                            : "");
+    if (s->txn_savepoints)
+        n += snprintf(buf + n, len - (size_t)n, ", %d savepoint%s",
+                      s->txn_savepoints, s->txn_savepoints == 1 ? "" : "s");
+    return (size_t)n;
+}
+
+/* "ravel> ", or what the session holds: "ravel (batch 3)> ", "ravel
+** (snapshot 42)> ", "ravel (txn optimistic)> ". */
 static void session_prompt(const struct shell *s, char *buf, size_t len)
 {
-    char held[96] = "";
+    char held[128] = "";
     size_t n = 0;
+    if (s->txn)
+        n = session_txn_prompt(s, held, sizeof held);
     if (s->batch)
         n += (size_t)snprintf(held + n, sizeof held - n, "batch %u",
                               ravel_batch_count(s->batch));
@@ -297,7 +323,7 @@ void shell_run_interactive(struct shell *s)
     while (!s->quit) {
         size_t len;
         shell_interrupted = 0;
-        char prompt[128];
+        char prompt[160];
         session_prompt(s, prompt, sizeof prompt);
         char *line = shell_read_line(s, stdin, prompt, &len);
         if (shell_interrupted) { /* ^C at the prompt: drop what was typed */
@@ -321,6 +347,7 @@ void shell_run_interactive(struct shell *s)
 void shell_finish(struct shell *s)
 {
     s->src = NULL;
+    shell_txn_finish(s);
     if (s->batch) {
         uint32_t n = ravel_batch_count(s->batch);
         ravel_batch_free(s->batch);

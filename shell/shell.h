@@ -22,6 +22,9 @@
 **                manual page), lookup and "did you mean"
 **   manpage.c    ravel.1 (the manual page), generated from those tables (ravel -manpage)
 **   cmd_data.c   the database commands: put get del scan count batch ...
+**   cmd_txn.c    transactions: begin, commit, rollback, savepoints,
+**                prepare, prepared, recover; the session's reads and
+**                writes through the open transaction
 **   cmd_dot.c    the dot commands that set up the session (.mode,
 **                .output, .once, .shell, ...)
 **   cmd_files.c  the files on disk: flush, compact, files, .verify, .sst
@@ -32,9 +35,9 @@
 **
 ** Names: every function shared between these files starts with shell_;
 ** static helpers start with their module (session_, token_, data_ in
-** cmd_data.c, dot_ in cmd_dot.c, files_ in cmd_files.c, sst_ in
-** sst_dump.c, sstmain_ in sst_main.c, import_/transfer_ in transfer.c,
-** open_ in open.c, csv_ in csv.c), so
+** cmd_data.c, txncmd_ in cmd_txn.c, dot_ in cmd_dot.c, files_ in
+** cmd_files.c, sst_ in sst_dump.c, sstmain_ in sst_main.c,
+** import_/transfer_ in transfer.c, open_ in open.c, csv_ in csv.c), so
 ** none collides with lib/ (or with the amalgamation, when the shell is
 ** built against it).
 */
@@ -172,9 +175,17 @@ struct shell {
 
     /* The open batch (between "batch" and "commit"/"abort"), or NULL. */
     ravel_batch *batch;
-    /* Where the first error inside the open batch happened, "" if none:
-    ** a batch that saw an error in a script is never committed. */
-    char batch_error[128];
+    /* The open transaction (between "begin" or "recover" and "commit" or
+    ** "rollback"; cmd_txn.c), or NULL.  At most one of BATCH and TXN is
+    ** set, and no snapshot is held while TXN is: reads go through it. */
+    ravel_txn *txn;
+    int txn_flags;      /* RAVEL_TXN_OPTIMISTIC, RAVEL_SYNC, as begun */
+    int txn_savepoints; /* savepoints set and not rolled back to */
+    int txn_prepared;   /* prepared (or recovered): reads, commit, rollback */
+    char *txn_name;     /* given by prepare (or recover), or NULL */
+    /* Where the first error inside the open batch or transaction happened,
+    ** "" if none: one that saw an error in a script is never committed. */
+    char open_error[128];
     ravel_snapshot *snap; /* reads go through it when set */
     int snap_empty;       /* a snapshot taken before the database existed:
                           ** reads see nothing (SNAP is NULL) */
@@ -199,6 +210,9 @@ void shell_error(struct shell *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* An error from a ravel call: "WHAT: <ravel_errmsg or ravel_errstr>". */
 void shell_api_error(struct shell *s, const char *what, int rc);
+/* The message of the ravel call that just failed with RC: ravel_errmsg
+** without its "ravel_x: " head, or ravel_errstr(RC). */
+const char *shell_api_message(int rc);
 /* A note for a person (interactive sessions only), on stderr. */
 void shell_note(struct shell *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -209,8 +223,9 @@ void shell_run_line(struct shell *s, const char *line, size_t len);
 void shell_run_file(struct shell *s, FILE *f, struct shell_source *src);
 /* Runs the interactive loop on the terminal (or forced -interactive). */
 void shell_run_interactive(struct shell *s);
-/* At the end of the session: discards an open batch (an error unless the
-** session is interactive) and releases the snapshot. */
+/* At the end of the session: discards an open batch and rolls back an
+** open transaction (an error unless the session is interactive; a
+** prepared one stays prepared, with a note) and releases the snapshot. */
 void shell_finish(struct shell *s);
 /* Sends output back to stdout, closing the .output/.once file or pipe;
 ** -1 (errno set) if closing it failed. */
@@ -222,6 +237,9 @@ int shell_output_reset(struct shell *s);
 ** exist or is an empty directory and s->opts allow creating.  On failure
 ** returns a ravel code with the message in MSG, and changes nothing. */
 int shell_open_dir(struct shell *s, const char *dir, char *msg, size_t len);
+/* Whether the session's options open the database read-only (-readonly,
+** -o read_only=true). */
+int shell_db_read_only(const struct shell *s);
 /* Whether the session has no database yet (nothing on disk). */
 int shell_db_absent(const struct shell *s);
 /* Before a write: creates the database if it does not exist yet; -1
@@ -309,7 +327,13 @@ void shell_cmd_scan(struct shell *s, struct shell_line *l);
 void shell_cmd_count(struct shell *s, struct shell_line *l);
 void shell_cmd_batch(struct shell *s, struct shell_line *l);
 void shell_cmd_commit(struct shell *s, struct shell_line *l);
-void shell_cmd_abort(struct shell *s, struct shell_line *l);
+void shell_cmd_rollback(struct shell *s, struct shell_line *l);
+void shell_cmd_begin(struct shell *s, struct shell_line *l);
+void shell_cmd_savepoint(struct shell *s, struct shell_line *l);
+void shell_cmd_rollback_to_savepoint(struct shell *s, struct shell_line *l);
+void shell_cmd_prepare(struct shell *s, struct shell_line *l);
+void shell_cmd_prepared(struct shell *s, struct shell_line *l);
+void shell_cmd_recover(struct shell *s, struct shell_line *l);
 void shell_cmd_snapshot(struct shell *s, struct shell_line *l);
 void shell_cmd_release(struct shell *s, struct shell_line *l);
 void shell_cmd_stats(struct shell *s, struct shell_line *l);
@@ -339,6 +363,37 @@ void shell_cmd_reserved(struct shell *s, struct shell_line *l);
 ** database; returns 0 on success (errors reported). */
 int shell_write_batch(struct shell *s, ravel_batch *b, const char *what);
 int shell_write_flags(const struct shell *s);
+/* The open batch ends (cmd_data.c): commit writes it, abort discards it. */
+void shell_batch_commit(struct shell *s);
+void shell_batch_abort(struct shell *s);
+
+/* ----------------------------------------------------- the transaction */
+
+/* An iterator as the session reads (cmd_txn.c): through the open
+** transaction (its writes merged in), else the held snapshot, else the
+** latest state.  The caller has checked that there is a database. */
+int shell_iter_new(struct shell *s, ravel_iter **out);
+/* get as the session reads; FOR_UPDATE (ravel_txn_get_for_update) needs
+** an open transaction.  A ravel code; a failure inside the transaction is
+** reported by the caller with shell_txn_error. */
+int shell_read_get(struct shell *s, const struct shell_token *k,
+                   int for_update, void **val, size_t *vlen);
+/* Before a write inside the open transaction: -1 (reported, naming WHAT)
+** when it takes no more writes (prepared), or the database is read-only. */
+int shell_txn_writable(struct shell *s, const char *what);
+/* Whether RC is one of the codes that mean "roll back and run the
+** transaction again": RAVEL_CONFLICT, RAVEL_TIMEDOUT, RAVEL_DEADLOCK. */
+int shell_txn_retriable(int rc);
+/* An error from a call on the transaction (ravel_txn_put, ...), which
+** leaves it open: says so, and for RAVEL_CONFLICT, RAVEL_TIMEDOUT and
+** RAVEL_DEADLOCK that it can be rolled back and run again. */
+void shell_txn_error(struct shell *s, const char *what, int rc);
+/* A sentence for an error: "a batch is open (3 operations)", "a
+** transaction is open", "the transaction 'x' is prepared", or NULL when
+** neither is; for the commands that need neither (.open, batch, begin). */
+const char *shell_open_work(const struct shell *s, char *buf, size_t len);
+/* The end of the session's transaction (shell_finish, .quit). */
+void shell_txn_finish(struct shell *s);
 
 /* ------------------------------------------------------------------ input */
 

@@ -2,9 +2,10 @@
 ** transfer.c -- .import and .dump.
 **
 ** .dump writes one JSON line per key (see jsonl.c for the form), in key
-** order, from the snapshot when one is held.  It is byte-safe: keys and
-** values that are not UTF-8 are written as hex, so .import reads back
-** exactly what was dumped.
+** order, as the session reads: through the open transaction (its writes
+** included), else from the snapshot when one is held.  It is byte-safe:
+** keys and values that are not UTF-8 are written as hex, so .import reads
+** back exactly what was dumped.
 **
 ** .import reads JSON lines, CSV records (KEY,VALUE; see csv.c) or
 ** tab-separated lines, KEY<tab>VALUE, both fields taken literally (the
@@ -18,8 +19,9 @@
 ** or IMPORT_BATCH_BYTES bytes is written at a time, with the session's
 ** .sync flag.  A regular file is first checked whole, so a bad line
 ** imports nothing; a pipe cannot be read twice, so lines before a bad one
-** are already written (the error says how many).  Inside an open batch the
-** pairs join it instead, and are written (or not) by commit.  In an
+** are already written (the error says how many).  Inside an open batch or
+** transaction the pairs join it instead, and are written (or not) by its
+** commit.  In an
 ** interactive session an import that runs longer than a second shows a
 ** progress line on stderr.
 */
@@ -52,7 +54,10 @@ struct import_ctx {
     long line;
     unsigned long long records;   /* pairs put (or checked) so far */
     unsigned long long written;   /* pairs in completed writes */
-    ravel_batch *batch;           /* the session's open batch, or our own */
+    ravel_batch *batch;           /* the session's open batch, or our own;
+                                  ** NULL in a transaction */
+    const char *joined;           /* "batch", "transaction": the pairs join
+                                  ** the session's open one; NULL if not */
     size_t pending_bytes;
     long long size;               /* of the file, 0 if unknown */
     long long bytes_read;
@@ -82,10 +87,10 @@ static void import_error(struct import_ctx *c, const char *fmt, ...)
     if (c->progress_shown)
         fputc('\n', stderr);
     c->progress_shown = 0;
-    if (c->batch == c->s->batch && !c->check && c->records)
+    if (c->joined && !c->check && c->records)
         shell_error(c->s, ".import: %s: line %ld: %s; the %llu pairs before "
-                    "it were added to the open batch", c->name, c->line, msg,
-                    c->records);
+                    "it were added to the open %s", c->name, c->line, msg,
+                    c->records, c->joined);
     else if (c->check || c->written == 0)
         shell_error(c->s, ".import: %s: line %ld: %s; nothing imported",
                     c->name, c->line, msg);
@@ -115,7 +120,7 @@ static void import_progress(struct import_ctx *c)
 /* Writes our own batch (not the session's open batch). */
 static int import_flush(struct import_ctx *c)
 {
-    if (c->check || c->batch == c->s->batch) {
+    if (c->check || c->joined) {
         c->written = c->records;
         return 0;
     }
@@ -157,6 +162,28 @@ static int import_parse(struct import_ctx *c, const char *line, size_t len,
         return -1;
     }
     return 0;
+}
+
+/* Adds the pair read to the open transaction, or to the batch. */
+static int import_put(struct import_ctx *c)
+{
+    int rc;
+    if (c->s->txn) {
+        rc = ravel_txn_put(c->s->txn, c->key.p, c->key.len, c->val.p,
+                           c->val.len);
+        if (rc)
+            import_error(c, "%s (the transaction is still open%s)",
+                         shell_api_message(rc),
+                         shell_txn_retriable(rc)
+                             ? "; retriable: roll it back and run it again"
+                             : "");
+        return rc ? -1 : 0;
+    }
+    rc = ravel_batch_put(c->batch, c->key.p, c->key.len, c->val.p,
+                         c->val.len);
+    if (rc)
+        import_error(c, "%s", ravel_errmsg());
+    return rc ? -1 : 0;
 }
 
 /* A bad line or ^C: what was read before it is written, then reported,
@@ -244,14 +271,10 @@ static int import_pass(struct import_ctx *c)
         c->records++;
         if (c->check)
             continue;
-        int prc = ravel_batch_put(c->batch, c->key.p, c->key.len, c->val.p,
-                                  c->val.len);
-        if (prc) {
-            import_error(c, "%s", ravel_errmsg());
+        if (import_put(c))
             goto out;
-        }
         c->pending_bytes += c->key.len + c->val.len + 16;
-        if (c->batch != c->s->batch &&
+        if (!c->joined &&
             (ravel_batch_count(c->batch) >= IMPORT_BATCH_OPS ||
              c->pending_bytes >= IMPORT_BATCH_BYTES) &&
             import_flush(c))
@@ -333,7 +356,7 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
 {
     enum import_format given;
     const char *name = import_args(s, l, &given);
-    if (!name)
+    if (!name || (s->txn && shell_txn_writable(s, ".import")))
         return;
     struct import_ctx c = {.s = s, .name = name, .given = given};
     c.f = fopen(name, "r");
@@ -344,8 +367,11 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
     struct stat st;
     int seekable = fstat(fileno(c.f), &st) == 0 && S_ISREG(st.st_mode);
     c.size = seekable ? (long long)st.st_size : 0;
-    if (s->batch) {
+    if (s->txn) {
+        c.joined = "transaction";
+    } else if (s->batch) {
         c.batch = s->batch;
+        c.joined = "batch";
     } else if (ravel_batch_new(&c.batch)) {
         shell_error(s, ".import: out of memory");
         goto out;
@@ -362,7 +388,7 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
         if (c.progress_shown)
             fputc('\n', stderr);
         shell_note(s, "%s %llu pairs from %s (%s) in %.2f s",
-                   s->batch ? "added" : "imported", c.records, name,
+                   c.joined ? "added" : "imported", c.records, name,
                    import_format_names[c.fmt == IMPORT_GUESS ? IMPORT_TSV
                                                              : c.fmt],
                    transfer_since(&c.start));
@@ -376,14 +402,14 @@ out:
     fclose(c.f);
 }
 
-/* Writes every pair (of the snapshot, if held) to F as JSON lines;
+/* Writes every pair (as the session reads) to F as JSON lines;
 ** counts them in *N.  -1 after reporting an error. */
 static int transfer_dump_pairs(struct shell *s, FILE *f, unsigned long long *n)
 {
     if (shell_db_for_read(s)) /* no database yet: nothing to dump */
         return s->failed ? -1 : 0;
     ravel_iter *it = NULL;
-    int rc = ravel_iter_new(s->db, s->snap, &it);
+    int rc = shell_iter_new(s, &it);
     if (rc) {
         shell_api_error(s, ".dump", rc);
         return -1;

@@ -1558,7 +1558,7 @@ static void test_properties(void **state)
             ravel_free(tu_prop(db, full));
         }
     }
-    assert_int_equal(n_known, 27);
+    assert_int_equal(n_known, 28);
     TU_EXPECT_RC(RAVEL_NOTFOUND, ravel_property(db, "", &t));
     assert_non_null(strstr(ravel_errmsg(), "known: ravel.{stats, "));
     t = NULL;
@@ -1635,7 +1635,7 @@ static void test_property_aliases(void **state)
         t = (char *)"untouched";
         TU_EXPECT_RC(RAVEL_NOTFOUND, ravel_property(db, unknown[i], &t));
         assert_non_null(strstr(ravel_errmsg(), "known: ravel.{stats, "));
-        assert_non_null(strstr(ravel_errmsg(), "is-write-stopped}"));
+        assert_non_null(strstr(ravel_errmsg(), "prepared-transactions}"));
     }
     TU_OK(ravel_close(db));
     free(dir);

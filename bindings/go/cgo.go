@@ -24,6 +24,10 @@ package ravel
 #cgo noescape shim_iter_new
 #cgo noescape shim_multi_get
 #cgo noescape shim_free_values
+#cgo noescape shim_txn_get
+#cgo noescape shim_txn_put
+#cgo noescape shim_txn_delete
+#cgo noescape shim_txn_iter_new
 #cgo nocallback shim_put
 #cgo nocallback shim_delete
 #cgo nocallback shim_get_into
@@ -34,6 +38,10 @@ package ravel
 #cgo nocallback shim_iter_new
 #cgo nocallback shim_multi_get
 #cgo nocallback shim_free_values
+#cgo nocallback shim_txn_get
+#cgo nocallback shim_txn_put
+#cgo nocallback shim_txn_delete
+#cgo nocallback shim_txn_iter_new
 
 #include "shim.h"
 */

@@ -25,10 +25,11 @@ type DB struct {
 	c    *C.ravel_db
 	path string
 
-	// snapshots and iterators not yet closed, counted here so that
-	// Close can refuse to free the database under them
+	// snapshots, iterators and transactions not yet closed, counted here
+	// so that Close can refuse to free the database under them
 	snapshots atomic.Int64
 	iterators atomic.Int64
+	txns      atomic.Int64
 }
 
 // WriteFlags change how Put, Delete and Write write.  Several may be
@@ -115,11 +116,12 @@ func (db *DB) Path() string {
 // flushes the memtables when worthwhile, makes the WAL durable and
 // releases the directory's LOCK.
 //
-// Every Snapshot and Iterator of the database must be closed first.  If
-// any are still open, Close does nothing but return an *Error with Code
-// ErrInvalid saying how many; the database stays open and usable, and
-// Close may be called again once they are closed.  (Closing them on the
-// caller's behalf could free an iterator another goroutine is reading.)
+// Every Snapshot, Iterator and Txn of the database must be closed (a Txn
+// committed, rolled back or closed) first.  If any are still open, Close
+// does nothing but return an *Error with Code ErrInvalid saying how many;
+// the database stays open and usable, and Close may be called again once
+// they are closed.  (Closing them on the caller's behalf could free an
+// iterator another goroutine is reading.)
 //
 // An ErrIO error means the final sync failed; the database is closed all
 // the same.  Calls after Close, and a second Close, return an error
@@ -128,12 +130,12 @@ func (db *DB) Close() error {
 	if !db.gate.lock() {
 		return closedError("close", "database "+db.path)
 	}
-	snaps, iters := db.snapshots.Load(), db.iterators.Load()
-	if snaps > 0 || iters > 0 {
+	snaps, iters, txns := db.snapshots.Load(), db.iterators.Load(), db.txns.Load()
+	if snaps > 0 || iters > 0 || txns > 0 {
 		db.gate.unlock(false)
-		return misuseError("close", "database %s still has %d snapshot(s) "+
-			"and %d iterator(s) open; close them first", db.path,
-			snaps, iters)
+		return misuseError("close", "database %s still has %d snapshot(s), "+
+			"%d iterator(s) and %d transaction(s) open; close them first",
+			db.path, snaps, iters, txns)
 	}
 	s := C.shim_close(db.c)
 	if s.rc == C.RAVEL_INVALID {

@@ -6,9 +6,11 @@
 //
 // Open a database with Open and Options; read and write with DB.Put,
 // DB.Get, DB.Delete and DB.Write (a Batch); read a fixed state with a
-// Snapshot or an Iterator; and close everything you open with its Close
-// method: DB, Snapshot, Iterator, Batch, Cache and WriteController are
-// each an io.Closer.
+// Snapshot or an Iterator; read, decide and write atomically in a Txn
+// (DB.Begin, or DB.Update, which retries on ErrConflict, ErrTimedOut and
+// ErrDeadlock); and close everything you open with its Close method: DB,
+// Snapshot, Iterator, Txn, Batch, Cache and WriteController are each an
+// io.Closer.
 //
 // # Errors
 //
@@ -30,10 +32,10 @@
 //
 // DB, Snapshot, Cache and WriteController are safe for concurrent use;
 // their Close waits for the calls in progress, and later calls return an
-// error matching ErrClosed.  Batch, Iterator and Options are used by one
-// goroutine at a time, like most Go values.
+// error matching ErrClosed.  Batch, Iterator, Txn and Options are used by
+// one goroutine at a time, like most Go values.
 //
-// DB.Close refuses (ErrInvalid, naming how many) while snapshots or
-// iterators of the database are still open, and leaves the database open:
-// close them and call Close again.
+// DB.Close refuses (ErrInvalid, naming how many) while snapshots,
+// iterators or transactions of the database are still open, and leaves
+// the database open: close them and call Close again.
 package ravel

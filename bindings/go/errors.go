@@ -38,7 +38,33 @@ const (
 	ErrBusy     Code = C.RAVEL_BUSY     // a NoSlowdown write would have had to wait
 	ErrLocked   Code = C.RAVEL_LOCKED   // the database directory is open elsewhere
 	ErrReadOnly Code = C.RAVEL_READONLY // writes are refused (read_only, or after a failure)
+
+	// ErrConflict: a key the transaction read for update or wrote was
+	// written by another after its snapshot.  Retriable.
+	ErrConflict Code = C.RAVEL_CONFLICT
+	// ErrTimedOut: a pessimistic transaction's lock wait passed the option
+	// txn_lock_timeout; the message names the key and the holder.
+	// Retriable.
+	ErrTimedOut Code = C.RAVEL_TIMEDOUT
+	// ErrDeadlock: the transaction was the youngest in a cycle of lock
+	// waits and was chosen to fail; the message names the cycle.
+	// Retriable.
+	ErrDeadlock Code = C.RAVEL_DEADLOCK
 )
+
+// Retriable reports whether a transaction that failed with the code may
+// succeed if run again: ErrConflict, ErrTimedOut and ErrDeadlock.
+func (c Code) Retriable() bool {
+	return c == ErrConflict || c == ErrTimedOut || c == ErrDeadlock
+}
+
+// IsRetriable reports whether err (or an error it wraps) is ErrConflict,
+// ErrTimedOut or ErrDeadlock: roll the transaction back and run it again,
+// which DB.Update does.
+func IsRetriable(err error) bool {
+	var c Code
+	return errors.As(err, &c) && c.Retriable()
+}
 
 // String returns ravel's static description of the code ("not found", ...).
 func (c Code) String() string {

@@ -56,9 +56,13 @@ type IterOptions struct {
 // An Iterator is not safe for concurrent use: one goroutine at a time.
 // Close it when done: DB.Close refuses to close a database with iterators
 // still open.  (A finalizer frees a forgotten one, as a safety net only.)
+// An iterator made by Txn.NewIterator reads through its transaction, is
+// used by the transaction's goroutine, and is closed when the transaction
+// ends.
 type Iterator struct {
 	c       *C.ravel_iter
 	db      *DB
+	txn     *Txn // the transaction it reads through, or nil
 	pos     C.shim_position
 	valid   bool // pos is an entry
 	err     error
@@ -129,17 +133,39 @@ func (it *Iterator) Close() error {
 	if it.c == nil {
 		return closedError("iterator close", "iterator")
 	}
-	it.cleanup.Stop()
+	if it.txn != nil {
+		if err := it.txn.enter("iterator close"); err != nil {
+			return err
+		}
+		defer it.txn.leave()
+	}
+	it.freeC()
+	return nil
+}
+
+// freeC frees the C iterator (the caller checked it is not freed yet).
+func (it *Iterator) freeC() {
+	if it.txn != nil {
+		it.txn.dropIterator(it)
+	} else {
+		it.cleanup.Stop()
+		it.db.iterators.Add(-1)
+	}
 	C.ravel_iter_free(it.c)
 	it.c = nil
 	it.pos = C.shim_position{}
 	it.valid = false
-	it.db.iterators.Add(-1)
-	return nil
 }
 
 // move makes one C move and records where it landed.
 func (it *Iterator) move(op string, how C.int, key []byte) bool {
+	if it.txn != nil {
+		// a move reads the transaction's writes: a call on it
+		if err := it.txn.enter(op); err != nil {
+			return it.fail(err)
+		}
+		defer it.txn.leave()
+	}
 	it.pos = C.shim_iter_move(it.c, how, bytesPtr(key), cSize(key))
 	if err := callError(op, it.pos.rc, it.pos.msg); err != nil {
 		// (a refused seek leaves ravel's iterator where it was: not

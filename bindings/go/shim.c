@@ -301,3 +301,83 @@ shim_position shim_iter_move(ravel_iter *it, int move, const void *key,
     }
     return p;
 }
+
+/* -------------------------------------------------------- transactions */
+
+shim_handle shim_txn_begin(ravel_db *db, int flags)
+{
+    ravel_txn *t = NULL;
+    int rc = ravel_txn_begin(db, flags, &t);
+    return handle_of(rc, t);
+}
+
+shim_handle shim_txn_recover(ravel_db *db, const char *name)
+{
+    ravel_txn *t = NULL;
+    int rc = ravel_txn_recover(db, name, &t);
+    return handle_of(rc, t);
+}
+
+shim_value shim_txn_get(ravel_txn *t, int for_update, const void *key,
+                        size_t klen)
+{
+    shim_value v = {0, NULL, NULL, 0};
+    v.rc = for_update ? ravel_txn_get_for_update(t, key, klen, &v.data, &v.len)
+                      : ravel_txn_get(t, key, klen, &v.data, &v.len);
+    if (v.rc != RAVEL_OK && v.rc != RAVEL_NOTFOUND)
+        v.msg = message_copy();
+    return v;
+}
+
+shim_status shim_txn_put(ravel_txn *t, const void *key, size_t klen,
+                         const void *val, size_t vlen)
+{
+    return status_of(ravel_txn_put(t, key, klen, val, vlen));
+}
+
+shim_status shim_txn_delete(ravel_txn *t, const void *key, size_t klen)
+{
+    return status_of(ravel_txn_delete(t, key, klen));
+}
+
+shim_status shim_txn_control(ravel_txn *t, int op)
+{
+    switch (op) {
+    case SHIM_TXN_SAVEPOINT:
+        return status_of(ravel_txn_savepoint(t));
+    case SHIM_TXN_ROLLBACK_TO_SAVEPOINT:
+        return status_of(ravel_txn_rollback_to_savepoint(t));
+    case SHIM_TXN_PREPARE:
+        return status_of(ravel_txn_prepare(t));
+    case SHIM_TXN_COMMIT:
+        return status_of(ravel_txn_commit(t));
+    case SHIM_TXN_ROLLBACK:
+        return status_of(ravel_txn_rollback(t));
+    default: {
+        shim_status s = {RAVEL_INVALID, NULL};
+        return s; /* not an operation */
+    }
+    }
+}
+
+shim_status shim_txn_set_name(ravel_txn *t, const char *name)
+{
+    return status_of(ravel_txn_set_name(t, name));
+}
+
+shim_handle shim_txn_iter_new(ravel_txn *t, const void *lower, size_t llen,
+                              int has_lower, const void *upper, size_t ulen,
+                              int has_upper)
+{
+    ravel_iter *it = NULL;
+    int rc = ravel_txn_iter_new(t, &it);
+    /* NULL removes a bound: an empty one is given as "" */
+    if (rc == RAVEL_OK && (has_lower || has_upper))
+        rc = ravel_iter_set_bounds(it, has_lower ? (llen ? lower : "") : NULL,
+                                   llen, has_upper ? (ulen ? upper : "") : NULL,
+                                   ulen);
+    shim_handle h = handle_of(rc, it); /* the message before any other call */
+    if (rc != RAVEL_OK)
+        ravel_iter_free(it);
+    return h;
+}

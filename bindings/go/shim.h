@@ -131,4 +131,31 @@ shim_handle shim_iter_new(ravel_db *db, const ravel_snapshot *snap,
 shim_position shim_iter_move(ravel_iter *it, int move, const void *key,
                              size_t klen);
 
+/* transactions */
+/* The calls shim_txn_control makes. */
+enum shim_txn_op {
+    SHIM_TXN_SAVEPOINT = 0,
+    SHIM_TXN_ROLLBACK_TO_SAVEPOINT = 1,
+    SHIM_TXN_PREPARE = 2,
+    SHIM_TXN_COMMIT = 3,
+    SHIM_TXN_ROLLBACK = 4
+};
+shim_handle shim_txn_begin(ravel_db *db, int flags);
+shim_handle shim_txn_recover(ravel_db *db, const char *name);
+/* ravel_txn_get, or ravel_txn_get_for_update if FOR_UPDATE: DATA the value
+** ravel allocated (free with ravel_free), LEN its length; RAVEL_NOTFOUND
+** has no message. */
+shim_value shim_txn_get(ravel_txn *t, int for_update, const void *key,
+                        size_t klen);
+shim_status shim_txn_put(ravel_txn *t, const void *key, size_t klen,
+                         const void *val, size_t vlen);
+shim_status shim_txn_delete(ravel_txn *t, const void *key, size_t klen);
+shim_status shim_txn_control(ravel_txn *t, int op);
+shim_status shim_txn_set_name(ravel_txn *t, const char *name);
+/* ravel_txn_iter_new, then ravel_iter_set_bounds with the bounds given
+** (HAS_ flags as shim_iter_new's) if any. */
+shim_handle shim_txn_iter_new(ravel_txn *t, const void *lower, size_t llen,
+                              int has_lower, const void *upper, size_t ulen,
+                              int has_upper);
+
 #endif /* RAVEL_GO_SHIM_H */

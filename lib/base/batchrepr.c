@@ -20,7 +20,8 @@ int rv_batch_decode_op(const char *rep, size_t len, size_t *off,
     uint32_t n;
 
     op->type = (unsigned char)*p++;
-    if (op->type != RV_TYPE_PUT && op->type != RV_TYPE_DELETE)
+    if (op->type != RV_TYPE_PUT && op->type != RV_TYPE_DELETE &&
+        !rv_type_is_txn_marker(op->type))
         return rv_error(RAVEL_CORRUPT, "batch: op %u has unknown type 0x%02x "
                         "at byte offset %zu", index, op->type, at);
     p = rv_get_varint32(p, limit, &n);
@@ -40,7 +41,7 @@ int rv_batch_decode_op(const char *rep, size_t len, size_t *off,
     p += n;
     op->val = NULL;
     op->vlen = 0;
-    if (op->type == RV_TYPE_PUT) {
+    if (op->type != RV_TYPE_DELETE) {
         size_t voff = (size_t)(p - rep);
         p = rv_get_varint32(p, limit, &n);
         if (!p)

@@ -21,6 +21,15 @@
 enum rv_value_type {
     RV_TYPE_DELETE = 0,
     RV_TYPE_PUT = 1,
+    /* Markers of a prepared transaction's records (db/prepared.h), WAL
+    ** only, never in a memtable or a table file: key = its name, value =
+    ** its number as fixed64.  Each is its batch's last op, takes a
+    ** sequence number like any op and inserts nothing.  A batch ending
+    ** with PREPARE is a prepare (none of it is inserted); with COMMIT,
+    ** the commit of its writes (the rest inserted); ROLLBACK is alone. */
+    RV_TYPE_TXN_COMMIT = 0x10,
+    RV_TYPE_TXN_PREPARE = 0x11,
+    RV_TYPE_TXN_ROLLBACK = 0x12,
 };
 
 #define RV_MAX_SEQUENCE ((((uint64_t)1) << 56) - 1)
@@ -28,6 +37,12 @@ enum rv_value_type {
 
 /* Levels 0 .. RV_NUM_LEVELS - 1 (num_levels may use fewer). */
 #define RV_NUM_LEVELS 7
+
+/* 1 for the markers of transactions' records. */
+static inline int rv_type_is_txn_marker(int type)
+{
+    return type >= RV_TYPE_TXN_COMMIT && type <= RV_TYPE_TXN_ROLLBACK;
+}
 
 static inline uint64_t rv_pack_tag(uint64_t seq, int type)
 {

@@ -62,12 +62,13 @@ static int batch_reserve(struct ravel_batch *b, size_t need)
 int rv_batch_add(struct ravel_batch *b, int type, const void *key,
                  size_t klen, const void *val, size_t vlen)
 {
-    if (type != RV_TYPE_PUT && type != RV_TYPE_DELETE)
+    if (type != RV_TYPE_PUT && type != RV_TYPE_DELETE &&
+        !rv_type_is_txn_marker(type))
         return rv_error(RAVEL_INVALID, "batch: unknown op type %d", type);
     if (!key && klen)
         return rv_error(RAVEL_INVALID, "batch: NULL key with length %zu",
                         klen);
-    if (type == RV_TYPE_PUT && !val && vlen)
+    if (type != RV_TYPE_DELETE && !val && vlen)
         return rv_error(RAVEL_INVALID, "batch: NULL value with length %zu",
                         vlen);
     if (klen > RAVEL_MAX_KEY_SIZE)
@@ -86,7 +87,7 @@ int rv_batch_add(struct ravel_batch *b, int type, const void *key,
 
     /* Sizes are bounded above, so this sum cannot overflow. */
     size_t need = 1 + (size_t)rv_varint32_length((uint32_t)klen) + klen;
-    if (type == RV_TYPE_PUT)
+    if (type != RV_TYPE_DELETE)
         need += (size_t)rv_varint32_length((uint32_t)vlen) + vlen;
     if (b->len + need > RAVEL_MAX_BATCH_SIZE)
         return rv_error(RAVEL_INVALID, "batch: %zu bytes would exceed "
@@ -102,7 +103,7 @@ int rv_batch_add(struct ravel_batch *b, int type, const void *key,
     if (klen)
         memcpy(p, key, klen);
     p += klen;
-    if (type == RV_TYPE_PUT) {
+    if (type != RV_TYPE_DELETE) {
         p += rv_put_varint32(p, (uint32_t)vlen);
         if (vlen)
             memcpy(p, val, vlen);

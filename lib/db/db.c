@@ -213,6 +213,8 @@ static void db_free(ravel_db *db)
     pthread_cond_destroy(&db->mu.bg.flush_cv);
     pthread_cond_destroy(&db->mu.compact.cv);
     rv_mutex_destroy(&db->manifest.lock);
+    rv_prepared_destroy(&db->prepared);
+    rv_mutex_destroy(&db->txn.make);
     rv_mutex_destroy(&db->mu.lock);
     for (int l = 0; l < RV_NUM_LEVELS; l++)
         free(db->mu.compact.pointer[l].key);
@@ -255,6 +257,8 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     pthread_cond_init(&db->mu.bg.flush_cv, NULL);
     pthread_cond_init(&db->mu.compact.cv, NULL);
     rv_mutex_init(&db->manifest.lock);
+    rv_prepared_init(&db->prepared);
+    rv_mutex_init(&db->txn.make);
     rv_stop_init(&db->stop);
     rv_write_queue_init(&db->write.queue);
     rv_write_queue_init(&db->write.commit_queue);

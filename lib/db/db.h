@@ -27,6 +27,7 @@
 #include "db/compaction_stats.h"
 #include "db/db_dir.h"
 #include "db/db_read.h"
+#include "db/prepared.h"
 #include "db/db_stats.h"
 #include "db/db_write.h"
 #include "db/flush.h"
@@ -110,12 +111,17 @@ struct ravel_db {
     struct rv_db_stats stats;
 
     /* Transactions (lib/txn/, a layer above this one): their shared state,
-    ** made by the first ravel_txn_begin (published by compare-and-swap,
-    ** read with acquire), and the function close frees it with. */
+    ** made by the first ravel_txn_begin under MAKE (published with
+    ** release, read with acquire), and the function close frees it with
+    ** (written under MAKE before STATE is published). */
     struct {
+        rv_mutex make;
         _Atomic(void *) state;
-        void (*destroy)(void *state); /* set before STATE is published */
+        void (*destroy)(void *state);
     } txn;
+
+    /* Prepared transactions' files and list (prepared.h; its own lock). */
+    struct rv_db_prepared prepared;
 };
 
 /* The functions of the subsystems that run with db->mu.lock held are

@@ -74,8 +74,8 @@ typedef int (*rv_iter_layer_fn)(void *arg, struct rv_db_iter *base,
                                 void **layer);
 
 /* A ravel_iter at SNAP's view (NULL: now) whose entries are those of the
-** layer MAKE(ARG, base) stacks on the database's iterator, called through
-** OPS.  Inside the caller's gate. */
+** layer MAKE stacks (given ARG) on the database's iterator, called
+** through OPS.  Inside the caller's gate. */
 RAVEL_PRIVATE int rv_iter_new_layered(ravel_db *db, const ravel_snapshot *snap,
                                       const struct rv_user_iter_ops *ops,
                                       rv_iter_layer_fn make, void *arg,

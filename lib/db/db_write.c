@@ -302,14 +302,15 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
                       wal_bytes);
         goto out;
     }
-    write_encode_records(g, buf, rv_wal_segment_number(db->write.wal),
-                         rv_wal_segment_tag(db->write.wal));
+    uint64_t segment = rv_wal_segment_number(db->write.wal);
+    write_encode_records(g, buf, segment, rv_wal_segment_tag(db->write.wal));
     uint64_t end = 0;
     rc = rv_wal_append(db->write.wal, wal_bytes, want_sync, &end);
     if (rc != RAVEL_OK)
         goto out;
     for (struct rv_writer *w = g->leader;; w = w->next) {
         w->wal_end = end;
+        w->wal_segment = segment;
         if (w == g->last)
             break;
     }
@@ -335,12 +336,16 @@ static int write_insert_op(void *ctx, uint64_t seq, int type, const char *key,
     struct write_insert_ctx *c = ctx;
     if (seq == c->first_seq + 1)
         rv_test_insert_delay_here();
+    if (rv_type_is_txn_marker(type))
+        return RAVEL_OK; /* for recovery (db/prepared.h) */
     return rv_memtable_add(c->mem, seq, type, key, klen, val, vlen);
 }
 
 int rv_write_insert_batch(ravel_db *db, rv_memtable *mem,
                           const struct rv_writer *w)
 {
+    if (w->flags & RV_WRITE_WAL_ONLY)
+        return RAVEL_OK; /* a prepare: its writes wait for the commit */
     struct write_insert_ctx c = {mem, w->first_seq};
     int rc = rv_batch_apply(w->batch->rep, w->batch->len, w->first_seq,
                             write_insert_op, &c);
@@ -474,7 +479,8 @@ static int write_busy(ravel_db *db)
 
 /* Joins a write group with B and waits for the outcome, then for
 ** durability when RAVEL_SYNC was asked. */
-static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
+static int write_batch(ravel_db *db, int flags, struct ravel_batch *b,
+                       uint64_t *segment)
 {
     if (rv_stop_code(&db->stop))
         return rv_write_refusal(db);
@@ -490,6 +496,8 @@ static int write_batch(ravel_db *db, int flags, struct ravel_batch *b)
     w.seqs = b->count;
     w.status = RAVEL_OK;
     write_join(db, &w);
+    if (segment)
+        *segment = w.wal_segment;
 
     if (w.status == RAVEL_READONLY)
         return rv_write_refusal(db);
@@ -537,8 +545,18 @@ int ravel_write(ravel_db *db, int flags, ravel_batch *batch)
     if (rc == RAVEL_OK && !batch)
         rc = rv_error(RAVEL_INVALID, "ravel_write: batch is NULL");
     if (rc == RAVEL_OK && batch->count > 0)
-        rc = write_batch(db, flags, batch);
+        rc = write_batch(db, flags, batch, NULL);
     rv_db_leave(db);
+    return rc;
+}
+
+int rv_write_batch_in_segment(ravel_db *db, int flags, int internal,
+                              struct ravel_batch *batch, uint64_t *segment)
+{
+    *segment = 0;
+    int rc = write_check_flags(db, flags, "ravel_txn_commit");
+    if (rc == RAVEL_OK && batch->count > 0)
+        rc = write_batch(db, flags | internal, batch, segment);
     return rc;
 }
 
@@ -555,7 +573,7 @@ static int write_single(ravel_db *db, int flags, int type, const void *key,
         rv_batch_init(&b);
         rc = rv_batch_add(&b, type, key, klen, val, vlen);
         if (rc == RAVEL_OK)
-            rc = write_batch(db, flags, &b);
+            rc = write_batch(db, flags, &b, NULL);
         rv_batch_release(&b);
     }
     rv_db_leave(db);

@@ -74,6 +74,27 @@ struct rv_db_write {
 ** begins below it.  The refusal if writes are stopped. */
 RAVEL_PRIVATE int rv_write_switch_memtable(ravel_db *db, uint64_t *segment);
 
+/* Internal flags of a writer (struct rv_writer's flags, beside the public
+** RAVEL_SYNC, RAVEL_NO_WAL, RAVEL_NO_SLOWDOWN):
+**   RV_WRITE_ATOMIC    a transaction's commit: with unordered_write alone
+**                      the leader inserts it before it publishes the
+**                      group, so that no reader sees part of it;
+**   RV_WRITE_INSERTED  ... done: the member only finishes;
+**   RV_WRITE_WAL_ONLY  a transaction's prepare: written to the WAL,
+**                      inserted nowhere (db/prepared.h). */
+#define RV_WRITE_ATOMIC 0x200
+#define RV_WRITE_INSERTED 0x400
+#define RV_WRITE_WAL_ONLY 0x800
+
+/* ravel_write inside the caller's gate, with INTERNAL flags added (a
+** transaction's commit: RV_WRITE_ATOMIC; its prepare: RV_WRITE_WAL_ONLY),
+** *SEGMENT receiving the WAL segment the batch's record went to (0 if
+** none). */
+RAVEL_PRIVATE int rv_write_batch_in_segment(ravel_db *db, int flags,
+                                            int internal,
+                                            struct ravel_batch *batch,
+                                            uint64_t *segment);
+
 /* RAVEL_READONLY naming why writes stopped (util/stop.h). */
 RAVEL_PRIVATE int rv_write_refusal(ravel_db *db);
 

@@ -117,6 +117,12 @@ static void flush_fail(ravel_db *db, int rc)
     rv_db_stop_writes(db, rc, why);
 }
 
+/* rv_prepared_release_flushed's failures, to the LOG. */
+static void flush_log_message(void *ctx, const char *msg)
+{
+    rv_db_log(ctx, "%s", msg);
+}
+
 void rv_flush_run_locked(ravel_db *db)
 {
     struct rv_version *v = db->read.current;
@@ -140,6 +146,8 @@ void rv_flush_run_locked(ravel_db *db)
         rc = flush_write_tables(db, mem, &keep, &out, &dropped);
     if (rc == RAVEL_OK)
         rc = rv_sync_dir(db->dir);
+    if (rc == RAVEL_OK) /* before the log number passes their records */
+        rc = rv_prepared_spill(&db->prepared, db->dir, log_number);
     if (rc == RAVEL_OK)
         rc = flush_edit(&out, log_number, &edit);
     if (rc != RAVEL_OK) {
@@ -165,6 +173,10 @@ void rv_flush_run_locked(ravel_db *db)
         ** for the next open, which the stop makes the only way on. */
         flush_fail(db, rc);
     } else {
+        /* committed transactions' files before the segments holding their
+        ** commit records (prepared.h) */
+        rv_prepared_release_flushed(&db->prepared, db->dir, log_number,
+                                    flush_log_message, db);
         rv_db_delete_wal_segments(db, old_log_number, log_number);
         atomic_fetch_add_explicit(&db->stats.flushes, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&db->stats.flush_bytes, out.bytes,

@@ -334,31 +334,15 @@ int rv_manifest_replay_file(const char *dir, uint64_t number,
     int rc = rv_path_join(path, dir, name);
     if (rc)
         return rc;
-    int fd = rv_open(path, O_RDONLY, 0);
-    if (fd < 0)
-        return errno == ENOENT
-                   ? rv_error(RAVEL_CORRUPT, "%s, named by CURRENT, is "
-                              "missing", path)
-                   : rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
-    struct stat st;
     char *data = NULL;
-    if (fstat(fd, &st) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "stat %s", path);
-    else if (!(data = malloc((size_t)st.st_size + 1)))
-        rc = rv_error(RAVEL_NOMEM, "out of memory reading %s", path);
     size_t got = 0;
-    while (!rc && got < (size_t)st.st_size) {
-        ssize_t n = pread(fd, data + got, (size_t)st.st_size - got,
-                          (off_t)got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO, "read %s",
-                                path);
-        else
-            got += (size_t)n;
-    }
-    close(fd);
+    int open_errno = 0;
+    rc = rv_read_file(path, &data, &got, &open_errno);
+    if (rc && open_errno == ENOENT)
+        return rv_error(RAVEL_CORRUPT, "%s, named by CURRENT, is missing",
+                        path);
+    if (rc)
+        return rc;
     tail->size = got;
     if (!rc)
         rc = manifest_walk(path, number, data, got, fn, ctx, tail);

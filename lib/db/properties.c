@@ -314,6 +314,11 @@ static char *properties_write_stopped(ravel_db *db)
                                        RV_WC_STOP);
 }
 
+static char *properties_prepared(ravel_db *db)
+{
+    return rv_prepared_names(&db->prepared);
+}
+
 /* Entries in table files, plus one per sequence number above the newest
 ** file's (each entry written takes one, and what is not in a file is in
 ** a memtable): counts overwritten and deleted keys too, as RocksDB's
@@ -506,6 +511,10 @@ static const struct properties_def {
                      "1 if the write controller stops writes now, else 0",
                      "rocksdb.is-write-stopped", NULL,
                      properties_write_stopped),
+    PROPERTIES_PLAIN("ravel.prepared-transactions",
+                     "names of the prepared transactions not yet committed "
+                     "or rolled back, one per line",
+                     NULL, NULL, properties_prepared),
 };
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
@@ -557,7 +566,7 @@ static int properties_unknown(const char *name)
         n += (size_t)w;
     }
     return rv_error(RAVEL_NOTFOUND, "ravel_property: unknown property "
-                    "'%.60s'; known: ravel.{%s}", name, known);
+                    "'%.32s'; known: ravel.{%s}", name, known);
 }
 
 static int db_property(ravel_db *db, const char *name, char **text)

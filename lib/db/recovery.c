@@ -358,15 +358,29 @@ static int recovery_insert_op(void *ctx, uint64_t seq, int type,
                               const char *key, size_t klen, const char *val,
                               size_t vlen)
 {
-    return rv_memtable_add(ctx, seq, type, key, klen, val, vlen);
+    ravel_db *db = ctx;
+    if (rv_type_is_txn_marker(type)) { /* a prepared transaction resolved */
+        if (vlen == 8)
+            rv_prepared_replayed_marker(&db->prepared, type,
+                                        rv_get_fixed64(val));
+        return RAVEL_OK;
+    }
+    return rv_memtable_add(db->read.current->mem, seq, type, key, klen, val,
+                           vlen);
 }
 
 static int recovery_replay_record(void *ctx, const char *rep, size_t len)
 {
+    ravel_db *db = ctx;
     /* wal_reader.c validated the rep before handing it over */
-    rv_memtable_count_entries(ctx, rv_batch_rep_count(rep));
+    int prepare = rv_prepared_replay_record(&db->prepared, rep, len);
+    if (prepare < 0)
+        return -prepare;
+    if (prepare) /* kept aside until its commit or rollback */
+        return RAVEL_OK;
+    rv_memtable_count_entries(db->read.current->mem, rv_batch_rep_count(rep));
     return rv_batch_apply(rep, len, rv_batch_rep_sequence(rep),
-                          recovery_insert_op, ctx);
+                          recovery_insert_op, db);
 }
 
 /* Makes segment NUMBER durable; when it is the last one, first trims it
@@ -656,7 +670,7 @@ static int recovery_replay_wal(ravel_db *db, const struct recovery_listing *l,
     int rc = rv_wal_replay(db->dir, db->mu.files.log_number, numbers, n,
                            db->options.wal_recovery_mode,
                            db->options.read_only || look_only,
-                           recovery_replay_record, db->read.current->mem, r);
+                           recovery_replay_record, db, r);
     if (rc == RAVEL_OK && !db->options.read_only && !look_only)
         rc = recovery_make_durable(db, numbers, n, r);
     *first = n;
@@ -732,8 +746,15 @@ int rv_db_recover(ravel_db *db)
     int look_only = recovery_closed_log_refused(db, &st);
     if (rc == RAVEL_OK)
         rc = recovery_check_closed_log(db, &l, &st, NULL);
+    if (rc == RAVEL_OK) /* before the replay, which marks commits in it */
+        rc = rv_prepared_load(&db->prepared, db->dir, db->options.read_only);
     if (rc == RAVEL_OK)
         rc = recovery_replay_wal(db, &l, &r, &n_replayed, look_only);
+    if (rc == RAVEL_OK)
+        rv_prepared_replay_done(&db->prepared, db->dir,
+                                r.last_segment ? r.last_segment
+                                               : r.highest_segment,
+                                db->options.read_only);
     if (rc == RAVEL_OK)
         rc = recovery_check_closed_log(db, &l, &st, &r);
     if (rc == RAVEL_OK && look_only && !db->options.read_only)

@@ -53,6 +53,7 @@ struct rv_writer {
     uint64_t seqs;              /* sequences the batch takes (its ops) */
     uint64_t first_seq;         /* set by the leader */
     uint64_t wal_end;           /* logical WAL offset after the record */
+    uint64_t wal_segment;       /* the WAL segment the record went to */
     int status;                 /* set by the leader or the completer
                                 ** before DONE (release), final at DONE */
     struct rv_write_group *group; /* set by the leader before INSERT

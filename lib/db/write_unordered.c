@@ -184,6 +184,24 @@ static int unordered_wait_ring_room(ravel_db *db, uint32_t n)
     return RAVEL_OK;
 }
 
+/* unordered_write alone: inserts the group's transaction commits
+** (RV_WRITE_ATOMIC) before the group is published, so that a reader sees
+** each whole or not at all -- the atomicity the mode gives up for plain
+** batches.  Their members then only finish (RV_WRITE_INSERTED). */
+static void unordered_insert_atomic(ravel_db *db, struct rv_write_group *g)
+{
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        if ((w->flags & RV_WRITE_ATOMIC) && w->batch->count > 0) {
+            int rc = rv_write_insert_batch(db, g->memtable, w);
+            if (rc)
+                w->status = rc;
+            w->flags |= RV_WRITE_INSERTED;
+        }
+        if (w == g->last)
+            break;
+    }
+}
+
 int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
                                struct rv_writer *leader)
 {
@@ -215,6 +233,8 @@ int rv_write_unordered_release(ravel_db *db, struct rv_write_group *g,
     ** before the member's own decrement */
     atomic_fetch_add_explicit(&db->write.pending_inserts, inserting,
                               memory_order_relaxed);
+    if (db->write.ordering == RV_ORDERING_UNORDERED)
+        unordered_insert_atomic(db, g);
     if (db->write.ordering == RV_ORDERING_UNORDERED)
         /* release: what readers need before the group's sequences is
         ** in the memtable already; the group's own inserts are not, and
@@ -345,8 +365,10 @@ void rv_write_unordered_insert(ravel_db *db, struct rv_writer *w)
     if (w->batch->count == 0) /* ravel_flush's writer: nothing to insert */
         return;
     rv_pause_here(RV_PAUSE_MEMTABLE_INSERT);
-    int rc = rv_write_insert_batch(db, w->memtable, w);
-    if (rc)
+    int rc = RAVEL_OK;
+    if (w->flags & RV_WRITE_INSERTED) /* by the leader */
+        rc = w->status;
+    else if ((rc = rv_write_insert_batch(db, w->memtable, w)) != RAVEL_OK)
         w->status = rc;
     switch (db->write.ordering) {
     case RV_ORDERING_IN_ORDER:

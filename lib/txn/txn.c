@@ -17,12 +17,20 @@
 ** write returned, when it is visible (read-your-own-writes holds in every
 ** ordering mode), so a later transaction's check sees it.
 **
-** Not built yet (docs/transactions-plan.md): two-phase commit.
+** Two-phase commit (db/prepared.h): prepare writes the transaction's
+** batch with a prepare marker to the WAL only, and keeps its keys locked
+** (an optimistic transaction is validated and locks them there); commit
+** writes the batch with a commit marker; rollback writes a rollback
+** marker.  After a restart the first transaction of the database locks
+** the keys of every prepared one again, and ravel_txn_recover hands one
+** out.
 */
 #include "db/batch.h"
 #include "db/db.h"
 #include "db/db_iter.h"
 #include "db/db_read.h"
+#include "db/db_write.h"
+#include "db/prepared.h"
 #include "txn/lock_table.h"
 #include "txn/txn_iter.h"
 #include "txn/write_index.h"
@@ -33,6 +41,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static int txn_commit_prepared(ravel_txn *t);
+static void txn_leave_prepared(ravel_txn *t);
+static int txn_check_writable(ravel_db *db, const char *fn);
+static int txn_rollback_prepared(ravel_txn *t);
 
 /* The database's transaction state (db->txn.state). */
 struct txn_state {
@@ -65,6 +78,9 @@ struct ravel_txn {
     ** the one thread using T. */
     int refs;
     char *name;               /* ravel_txn_set_name, or NULL */
+    int prepared;             /* ravel_txn_prepare (or recover) done: its
+                              ** keys are locked, its file written */
+    uint64_t prepared_file;   /* ... that file's number */
 };
 
 static void txn_state_destroy(void *p)
@@ -74,6 +90,46 @@ static void txn_state_destroy(void *p)
     free(st);
 }
 
+/* rv_prepared_for_each: locks the keys of prepared transaction E (found
+** at open) under a new id, unless done. */
+static void txn_relock_prepared(void *ctx, struct rv_prepared_txn *e)
+{
+    struct txn_state *st = ctx;
+    if (e->owner || !e->rep)
+        return;
+    e->owner = atomic_fetch_add_explicit(&st->next_id, 1,
+                                         memory_order_relaxed);
+    size_t off = RV_BATCH_HEADER_SIZE;
+    uint32_t count = rv_batch_rep_count(e->rep);
+    for (uint32_t i = 0; i < count; i++) {
+        struct rv_batch_op op;
+        if (rv_batch_decode_op(e->rep, e->len, &off, i, &op) != RAVEL_OK)
+            break; /* checked when its file was read */
+        if (op.type == RV_TYPE_PUT || op.type == RV_TYPE_DELETE)
+            (void)rv_lock_table_acquire(st->locks, e->owner, op.key, op.klen,
+                                        0, NULL); /* a new table: free */
+    }
+}
+
+/* Makes and publishes DB's transaction state; under db->txn.make. */
+static struct txn_state *txn_state_make(ravel_db *db)
+    RV_REQUIRES(db->txn.make);
+static struct txn_state *txn_state_make(ravel_db *db)
+{
+    struct txn_state *st = calloc(1, sizeof *st);
+    if (!st || rv_lock_table_new(0, -1, &st->locks) != RAVEL_OK) {
+        free(st);
+        return NULL;
+    }
+    atomic_init(&st->next_id, 1);
+    /* the keys of the transactions left prepared by an earlier run, locked
+    ** again before any transaction can run */
+    rv_prepared_for_each(&db->prepared, txn_relock_prepared, st);
+    db->txn.destroy = txn_state_destroy;
+    atomic_store_explicit(&db->txn.state, st, memory_order_release);
+    return st;
+}
+
 /* The database's transaction state, made by the first transaction. */
 static struct txn_state *txn_state_get(ravel_db *db)
 {
@@ -81,20 +137,13 @@ static struct txn_state *txn_state_get(ravel_db *db)
         atomic_load_explicit(&db->txn.state, memory_order_acquire);
     if (st)
         return st;
-    st = calloc(1, sizeof *st);
-    if (!st || rv_lock_table_new(0, -1, &st->locks) != RAVEL_OK) {
-        free(st);
-        return NULL;
-    }
-    atomic_init(&st->next_id, 1);
-    void *none = NULL;
-    db->txn.destroy = txn_state_destroy; /* the same function for all */
-    if (!atomic_compare_exchange_strong_explicit(&db->txn.state, &none, st,
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire)) {
-        txn_state_destroy(st); /* another thread's won */
-        st = none;
-    }
+    /* one maker: the keys of prepared transactions are locked again in
+    ** the one table that is published */
+    rv_mutex_lock(&db->txn.make);
+    st = atomic_load_explicit(&db->txn.state, memory_order_acquire);
+    if (!st)
+        st = txn_state_make(db);
+    rv_mutex_unlock(&db->txn.make);
     return st;
 }
 
@@ -169,11 +218,12 @@ static int txn_validate(ravel_txn *t, const void *key, size_t klen)
     return rc;
 }
 
-/* Releases every lock T holds (pessimistic) and forgets its keys. */
+/* Releases every lock T holds (pessimistic, or prepared) and forgets its
+** keys. */
 static void txn_release_keys(ravel_txn *t, size_t from)
 {
     for (size_t i = t->nkeys; i-- > from;) {
-        if (!(t->flags & RAVEL_TXN_OPTIMISTIC))
+        if (!(t->flags & RAVEL_TXN_OPTIMISTIC) || t->prepared)
             rv_lock_table_release(t->st->locks, t->id, t->keys[i].key,
                                   t->keys[i].klen);
         free(t->keys[i].key);
@@ -187,6 +237,7 @@ static void txn_end(ravel_txn *t)
     if (!t->open)
         return;
     txn_release_keys(t, 0);
+    t->prepared = 0;
     rv_write_index_clear(t->writes);
     t->nsavepoints = 0;
     if (t->snap)
@@ -326,6 +377,9 @@ static int txn_write(ravel_txn *t, const void *key, size_t klen,
     if (!key && klen)
         return rv_error(RAVEL_INVALID, "%s: key is NULL with length %zu", fn,
                         klen);
+    if (t->prepared)
+        return rv_error(RAVEL_INVALID, "%s: the transaction is prepared: "
+                        "commit or roll it back", fn);
     rc = txn_check_size(t, klen, vlen, fn);
     if (rc)
         return rc;
@@ -378,6 +432,9 @@ int ravel_txn_rollback_to_savepoint(ravel_txn *t)
     int rc = txn_check_open(t, "ravel_txn_rollback_to_savepoint");
     if (rc)
         return rc;
+    if (t->prepared)
+        return rv_error(RAVEL_INVALID, "ravel_txn_rollback_to_savepoint: "
+                        "the transaction is prepared");
     if (t->nsavepoints == 0)
         return rv_error(RAVEL_NOTFOUND, "ravel_txn_rollback_to_savepoint: "
                         "no savepoint is set");
@@ -449,16 +506,28 @@ int ravel_txn_commit(ravel_txn *t)
     int rc = txn_check_open(t, "ravel_txn_commit");
     if (rc)
         return rc;
+    if (t->prepared)
+        return txn_commit_prepared(t);
     int optimistic = (t->flags & RAVEL_TXN_OPTIMISTIC) != 0;
     size_t locked = 0;
+    rc = rv_db_enter(t->db, "ravel_txn_commit");
+    if (rc) {
+        txn_end(t);
+        return rc;
+    }
     if (optimistic)
         rc = txn_lock_for_commit(t, &locked);
-    /* the write returns once visible: then a later check sees it */
+    /* the write returns once visible (atomically, in every ordering mode:
+    ** RV_WRITE_ATOMIC): then a later check sees it */
+    uint64_t segment;
     if (rc == RAVEL_OK && rv_write_index_count(t->writes) > 0)
-        rc = ravel_write(t->db, t->flags & RAVEL_SYNC,
-                         rv_write_index_batch(t->writes));
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_ATOMIC,
+                                       rv_write_index_batch(t->writes),
+                                       &segment);
     if (optimistic)
         txn_unlock_for_commit(t, locked);
+    rv_db_leave(t->db);
     txn_end(t); /* (an optimistic T's keys are freed, not unlocked) */
     return rc;
 }
@@ -468,6 +537,11 @@ int ravel_txn_rollback(ravel_txn *t)
     int rc = txn_check_open(t, "ravel_txn_rollback");
     if (rc)
         return rc;
+    if (t->prepared) { /* on failure it stays prepared */
+        rc = txn_rollback_prepared(t);
+        if (rc)
+            return rc;
+    }
     txn_end(t);
     return RAVEL_OK;
 }
@@ -488,6 +562,8 @@ void ravel_txn_free(ravel_txn *t)
 {
     if (!t)
         return;
+    if (t->open && t->prepared)
+        txn_leave_prepared(t);
     txn_end(t);
     txn_unref(t);
 }
@@ -634,6 +710,20 @@ static void txn_backoff(int attempt, uint64_t *rng)
     nanosleep(&ts, NULL);
 }
 
+/* Runs FN with T and CTX, with the message of its failure: the one the failing call
+** inside it set, else one naming the code FN returned of its own. */
+static int txn_run_body(ravel_txn *t, ravel_txn_fn fn, void *ctx)
+{
+    rv_errmsg_clear();
+    int rc = fn(t, ctx);
+    if (rc == RAVEL_OK)
+        return RAVEL_OK;
+    if (rv_errmsg_get()[0] == '\0')
+        return rv_error(rc, "ravel_txn_run: the transaction function "
+                        "returned %d (%s)", rc, ravel_errstr(rc));
+    return rv_error(rc, "%s", rv_errmsg_get()); /* set again, as ours */
+}
+
 int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn, void *ctx,
                   int max_attempts)
 {
@@ -654,7 +744,7 @@ int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn, void *ctx,
         rc = ravel_txn_begin(db, flags, &t);
         if (rc)
             return rc;
-        rc = fn(t, ctx);
+        rc = txn_run_body(t, fn, ctx);
         if (rc == RAVEL_OK)
             rc = ravel_txn_commit(t);
         ravel_txn_free(t); /* rolls back if FN failed */
@@ -664,7 +754,7 @@ int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn, void *ctx,
     return rc; /* the last retriable failure, its message kept */
 }
 
-/* ------------------------------------------------- two-phase commit (WIP) */
+/* ---------------------------------------------------- two-phase commit */
 
 int ravel_txn_set_name(ravel_txn *t, const char *name)
 {
@@ -674,14 +764,68 @@ int ravel_txn_set_name(ravel_txn *t, const char *name)
     size_t n = name ? strlen(name) : 0;
     if (n == 0 || n > 255)
         return rv_error(RAVEL_INVALID, "ravel_txn_set_name: a name is 1 to "
-                        "255 bytes (got %s)", name ? "an empty one" : "NULL");
+                        "255 bytes (got %s)", !name ? "NULL"
+                        : n ? "a longer one" : "an empty one");
     if (t->name)
         return rv_error(RAVEL_INVALID, "ravel_txn_set_name: the transaction "
                         "is named '%s' already", t->name);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+            return rv_error(RAVEL_INVALID, "ravel_txn_set_name: the name has "
+                            "a control byte (0x%02x) at offset %zu: names are "
+                            "listed one per line", (unsigned char)name[i], i);
+    if (rv_prepared_name_taken(&t->db->prepared, name))
+        return rv_error(RAVEL_INVALID, "ravel_txn_set_name: a prepared "
+                        "transaction is named '%s' already", name);
     t->name = strdup(name);
     return t->name ? RAVEL_OK
                    : rv_error(RAVEL_NOMEM, "out of memory naming a "
                               "transaction");
+}
+
+/* RAVEL_READONLY when DB takes no writes: a prepared file is a write. */
+static int txn_check_writable(ravel_db *db, const char *fn)
+{
+    if (db->options.read_only)
+        return rv_error(RAVEL_READONLY, "%s: database %s was opened with "
+                        "read_only=true", fn, db->dir);
+    if (rv_stop_code(&db->stop))
+        return rv_write_refusal(db);
+    return RAVEL_OK;
+}
+
+/* The WAL segment a record written now goes to at the earliest: the log
+** number (every segment from it on is kept). */
+static uint64_t txn_segment_floor(ravel_db *db)
+{
+    rv_mutex_lock(&db->mu.lock);
+    uint64_t floor = db->mu.files.log_number;
+    rv_mutex_unlock(&db->mu.lock);
+    return floor;
+}
+
+/* Writes T's prepare record: its batch and a prepare marker, to the WAL
+** only (db/prepared.h). */
+static int txn_write_prepare(ravel_txn *t)
+{
+    int rc = rv_prepared_begin(&t->db->prepared, t->name,
+                               txn_segment_floor(t->db), &t->prepared_file);
+    if (rc)
+        return rc;
+    struct ravel_batch *b = rv_write_index_batch(t->writes);
+    size_t len;
+    uint32_t count;
+    rc = rv_prepared_mark(&t->db->prepared, t->prepared_file, t->name, b,
+                          RV_TYPE_TXN_PREPARE, &len, &count);
+    uint64_t segment;
+    if (rc == RAVEL_OK) {
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_WAL_ONLY, b, &segment);
+        rv_prepared_unmark(&t->db->prepared, b, len, count);
+    }
+    if (rc)
+        rv_prepared_abort(&t->db->prepared, t->prepared_file);
+    return rc;
 }
 
 int ravel_txn_prepare(ravel_txn *t)
@@ -689,16 +833,163 @@ int ravel_txn_prepare(ravel_txn *t)
     int rc = txn_check_open(t, "ravel_txn_prepare");
     if (rc)
         return rc;
-    return rv_error(RAVEL_INVALID, "ravel_txn_prepare: two-phase commit is "
-                    "not built yet on this branch");
+    if (t->prepared)
+        return rv_error(RAVEL_INVALID, "ravel_txn_prepare: transaction '%s' "
+                        "is prepared already", t->name);
+    if (!t->name)
+        return rv_error(RAVEL_INVALID, "ravel_txn_prepare: a transaction "
+                        "needs a name (ravel_txn_set_name) to be prepared");
+    rc = rv_db_enter(t->db, "ravel_txn_prepare");
+    if (rc)
+        return rc;
+    rc = txn_check_writable(t->db, "ravel_txn_prepare");
+    int optimistic = (t->flags & RAVEL_TXN_OPTIMISTIC) != 0;
+    size_t locked = 0;
+    if (rc == RAVEL_OK && optimistic) /* validated now, locked from here */
+        rc = txn_lock_for_commit(t, &locked);
+    if (rc == RAVEL_OK)
+        rc = txn_write_prepare(t);
+    if (rc == RAVEL_OK)
+        t->prepared = 1;
+    else if (optimistic) /* its keys unlocked again; the list, sorted and
+                         ** with the written keys added, stays (a commit
+                         ** locks each key once) */
+        txn_unlock_for_commit(t, locked);
+    rv_db_leave(t->db);
+    return rc;
+}
+
+/* Commits prepared T: its batch and a commit marker, in one record.  On
+** failure T stays prepared (the marker taken off again). */
+static int txn_commit_prepared(ravel_txn *t)
+{
+    int rc = rv_db_enter(t->db, "ravel_txn_commit");
+    if (rc)
+        return rc;
+    struct ravel_batch *b = rv_write_index_batch(t->writes);
+    size_t len;
+    uint32_t count;
+    rc = rv_prepared_mark(&t->db->prepared, t->prepared_file, t->name, b,
+                          RV_TYPE_TXN_COMMIT, &len, &count);
+    uint64_t segment = 0;
+    if (rc == RAVEL_OK)
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_ATOMIC, b, &segment);
+    if (rc == RAVEL_OK)
+        rv_prepared_committed(&t->db->prepared, t->prepared_file, segment);
+    else if (len != b->len) /* the marker went on: off again */
+        rv_prepared_unmark(&t->db->prepared, b, len, count);
+    rv_db_leave(t->db);
+    if (rc == RAVEL_OK)
+        txn_end(t);
+    return rc;
+}
+
+/* Rolls prepared T back: a record holding only its rollback marker, then
+** its file (if a flush wrote one) goes.  On failure T stays prepared. */
+static int txn_rollback_prepared(ravel_txn *t)
+{
+    int rc = rv_db_enter(t->db, "ravel_txn_rollback");
+    if (rc)
+        return rc;
+    rc = txn_check_writable(t->db, "ravel_txn_rollback");
+    struct ravel_batch b;
+    rv_batch_init(&b);
+    char number[8];
+    rv_put_fixed64(number, t->prepared_file);
+    if (rc == RAVEL_OK)
+        rc = rv_batch_add(&b, RV_TYPE_TXN_ROLLBACK, t->name, strlen(t->name),
+                          number, sizeof number);
+    uint64_t segment;
+    if (rc == RAVEL_OK)
+        rc = rv_write_batch_in_segment(t->db, t->flags & RAVEL_SYNC,
+                                       RV_WRITE_WAL_ONLY, &b, &segment);
+    rv_batch_release(&b);
+    if (rc == RAVEL_OK)
+        rc = rv_prepared_rolled_back(&t->db->prepared, t->db->dir,
+                                     t->prepared_file);
+    rv_db_leave(t->db);
+    return rc;
+}
+
+/* Frees prepared T's hold on its transaction, which stays prepared: its
+** keys stay locked (under T's id) and ravel_txn_recover can hand it out
+** again. */
+static void txn_leave_prepared(ravel_txn *t)
+{
+    const struct ravel_batch *b = rv_write_index_batch(t->writes);
+    char *rep = malloc(b->len);
+    if (rep)
+        memcpy(rep, b->rep, b->len);
+    /* one step: the list never finds neither (a spill needs one); out of
+    ** memory, it is recovered at the next open */
+    rv_prepared_unclaim(&t->db->prepared, t->prepared_file, t->id, rep,
+                        rep ? b->len : 0);
+    for (size_t i = 0; i < t->nkeys; i++)
+        free(t->keys[i].key);
+    t->nkeys = 0;
+    t->prepared = 0;
+    t->flags |= RAVEL_TXN_OPTIMISTIC; /* so txn_end unlocks nothing */
+}
+
+/* Fills recovered T's write index and key list from REP (LEN bytes). */
+static int txn_load_prepared(ravel_txn *t, const char *rep, size_t len)
+{
+    size_t off = RV_BATCH_HEADER_SIZE;
+    uint32_t count = rv_batch_rep_count(rep);
+    int rc = RAVEL_OK;
+    for (uint32_t i = 0; i < count && rc == RAVEL_OK; i++) {
+        struct rv_batch_op op;
+        rc = rv_batch_decode_op(rep, len, &off, i, &op);
+        if (rc == RAVEL_OK && op.type == RV_TYPE_PUT)
+            rc = rv_write_index_put(t->writes, op.key, op.klen, op.val,
+                                    op.vlen);
+        else if (rc == RAVEL_OK && op.type == RV_TYPE_DELETE)
+            rc = rv_write_index_delete(t->writes, op.key, op.klen);
+        else
+            continue;
+        if (rc == RAVEL_OK)
+            rc = txn_keep_key(t, op.key, op.klen);
+    }
+    return rc;
 }
 
 int ravel_txn_recover(ravel_db *db, const char *name, ravel_txn **out)
 {
-    (void)db;
-    (void)name;
-    if (out)
-        *out = NULL;
-    return rv_error(RAVEL_NOTFOUND, "ravel_txn_recover: two-phase commit is "
-                    "not built yet on this branch");
+    if (!out)
+        return rv_error(RAVEL_INVALID, "ravel_txn_recover: out is NULL");
+    *out = NULL;
+    if (!name)
+        return rv_error(RAVEL_INVALID, "ravel_txn_recover: name is NULL");
+    ravel_txn *t = NULL;
+    /* state made: keys relocked.  Its commit is durable when it returns:
+    ** the flags it was begun with are not kept */
+    int rc = ravel_txn_begin(db, RAVEL_SYNC, &t);
+    if (rc)
+        return rc;
+    struct rv_prepared_txn e;
+    rc = rv_prepared_claim(&db->prepared, name, &e);
+    if (rc) {
+        ravel_txn_free(t);
+        return rc;
+    }
+    t->id = e.owner; /* its keys are locked under this id */
+    t->name = e.name;
+    t->prepared_file = e.number;
+    rc = txn_load_prepared(t, e.rep, e.len); /* E.REP: lent by the list */
+    if (rc) { /* handed back, still prepared */
+        rv_prepared_unclaim(&db->prepared, e.number, e.owner, NULL, 0);
+        for (size_t i = 0; i < t->nkeys; i++)
+            free(t->keys[i].key);
+        t->nkeys = 0;
+        t->flags |= RAVEL_TXN_OPTIMISTIC; /* unlock nothing */
+        ravel_txn_free(t);
+        return rc;
+    }
+    t->prepared = 1;
+    /* the list reads its writes from T's batch now */
+    rv_prepared_attach(&db->prepared, t->prepared_file,
+                       rv_write_index_batch(t->writes));
+    *out = t;
+    return RAVEL_OK;
 }

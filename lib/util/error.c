@@ -51,6 +51,11 @@ size_t ravel_errmsg_r(char *buf, size_t size)
     return len;
 }
 
+void rv_errmsg_clear(void)
+{
+    error_message[0] = '\0';
+}
+
 const char *rv_errmsg_get(void)
 {
     return error_message;

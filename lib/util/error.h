@@ -17,6 +17,10 @@ RAVEL_PRIVATE int rv_error(int rc, const char *fmt, ...)
 RAVEL_PRIVATE int rv_error_errno(int rc, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Empties the calling thread's message: for a caller that must tell
+** whether code it called (a user's callback) set one. */
+RAVEL_PRIVATE void rv_errmsg_clear(void);
+
 /* The calling thread's current message (never NULL). */
 RAVEL_PRIVATE const char *rv_errmsg_get(void);
 

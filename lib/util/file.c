@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -37,8 +39,73 @@ int rv_sync_dir(const char *dir)
     return rc;
 }
 
+int rv_read_file(const char *path, char **data, size_t *len, int *open_errno)
+{
+    *data = NULL;
+    *len = 0;
+    if (open_errno)
+        *open_errno = 0;
+    int fd = rv_open(path, O_RDONLY, 0);
+    if (fd < 0) {
+        if (open_errno)
+            *open_errno = errno;
+        return rv_error_errno(RAVEL_IOERR, errno, "open %s", path);
+    }
+    struct stat st;
+    char *buf = NULL;
+    int rc = RAVEL_OK;
+    if (fstat(fd, &st) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "stat %s", path);
+    else if (!(buf = malloc((size_t)st.st_size + 1)))
+        rc = rv_error(RAVEL_NOMEM, "out of memory reading %s", path);
+    size_t got = 0;
+    while (!rc && got < (size_t)st.st_size) {
+        ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got,
+                          (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO, "read %s",
+                                path);
+        else
+            got += (size_t)n;
+    }
+    close(fd);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *data = buf;
+    *len = got;
+    return RAVEL_OK;
+}
+
 int rv_replace_file(const char *dir, const char *name, const char *data,
                     size_t len)
+{
+    struct rv_file_part part = {data, len};
+    return rv_replace_file_parts(dir, name, &part, 1);
+}
+
+/* Writes the LEN bytes of DATA to FD (TMP names it in the message). */
+static int file_write_all(int fd, const char *tmp, const char *data,
+                          size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO,
+                                  "write %s", tmp);
+        done += (size_t)n;
+    }
+    return RAVEL_OK;
+}
+
+int rv_replace_file_parts(const char *dir, const char *name,
+                          const struct rv_file_part *parts, int nparts)
 {
     char tmp_name[256], tmp[RV_PATH_MAX], path[RV_PATH_MAX];
     snprintf(tmp_name, sizeof tmp_name, "%s.tmp", name);
@@ -50,16 +117,10 @@ int rv_replace_file(const char *dir, const char *name, const char *data,
     int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
-    size_t done = 0;
-    while (rc == RAVEL_OK && done < len) {
-        ssize_t n = write(fd, data + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            rc = rv_error_errno(RAVEL_IOERR, n < 0 ? errno : EIO,
-                                "write %s", tmp);
-        else
-            done += (size_t)n;
+    size_t len = 0;
+    for (int i = 0; rc == RAVEL_OK && i < nparts; i++) {
+        rc = file_write_all(fd, tmp, parts[i].data, parts[i].len);
+        len += parts[i].len;
     }
     if (rc == RAVEL_OK && fsync(fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fsync %s", tmp);

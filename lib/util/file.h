@@ -29,4 +29,24 @@ RAVEL_PRIVATE int rv_sync_dir(const char *dir);
 RAVEL_PRIVATE int rv_replace_file(const char *dir, const char *name,
                                   const char *data, size_t len);
 
+/* Reads the whole of PATH into *DATA (malloc'd, one byte more than *LEN,
+** for a caller that wants a terminator).  RAVEL_IOERR naming the call,
+** PATH and errno, with *OPEN_ERRNO (may be NULL) set to open(2)'s errno
+** when the open failed (0 otherwise), so a caller can say what a missing
+** file means; RAVEL_NOMEM. */
+RAVEL_PRIVATE int rv_read_file(const char *path, char **data, size_t *len,
+                               int *open_errno);
+
+/* One piece of a file rv_replace_file_parts writes. */
+struct rv_file_part {
+    const void *data;
+    size_t len;
+};
+
+/* rv_replace_file of the N PARTS one after another (a large piece need
+** not be copied to sit beside the others). */
+RAVEL_PRIVATE int rv_replace_file_parts(const char *dir, const char *name,
+                                        const struct rv_file_part *parts,
+                                        int n);
+
 #endif /* RAVEL_FILE_H */

@@ -88,6 +88,16 @@ int rv_parse_table_file_name(const char *name, uint64_t *number)
     return filename_parse_number(name, "", 6, ".sst", number);
 }
 
+void rv_prepared_file_name(char *buf, size_t size, uint64_t number)
+{
+    snprintf(buf, size, "prepared-%06llu.txn", (unsigned long long)number);
+}
+
+int rv_parse_prepared_file_name(const char *name, uint64_t *number)
+{
+    return filename_parse_number(name, "prepared-", 6, ".txn", number);
+}
+
 /* NAME is one of ravel's names, as it is (no ".tmp" stripped). */
 static int filename_is_ours(const char *name)
 {
@@ -101,7 +111,8 @@ static int filename_is_ours(const char *name)
     uint64_t number;
     return rv_wal_parse_segment_name(name, &number) ||
            rv_parse_manifest_name(name, &number) ||
-           rv_parse_table_file_name(name, &number);
+           rv_parse_table_file_name(name, &number) ||
+           rv_parse_prepared_file_name(name, &number);
 }
 
 int rv_is_database_file_name(const char *name)

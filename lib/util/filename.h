@@ -67,9 +67,16 @@ RAVEL_PRIVATE int rv_table_file_path(char *buf, const char *dir,
 RAVEL_PRIVATE int rv_parse_table_file_name(const char *name,
                                            uint64_t *number);
 
+/* A prepared transaction's file ("prepared-000003.txn"; db/prepared.h):
+** name (SIZE >= 32) and parse (1 and *NUMBER, or 0). */
+RAVEL_PRIVATE void rv_prepared_file_name(char *buf, size_t size,
+                                         uint64_t number);
+RAVEL_PRIVATE int rv_parse_prepared_file_name(const char *name,
+                                              uint64_t *number);
+
 /* Whether NAME is a file (or lost/) that ravel makes in a database
 ** directory: one of the names above, a WAL segment, a manifest, a table
-** file, or one of their ".tmp" files.  What ravel_destroy removes. */
+** file, a prepared transaction's file, or one of their ".tmp" files.  What ravel_destroy removes. */
 RAVEL_PRIVATE int rv_is_database_file_name(const char *name);
 
 #endif /* RAVEL_FILENAME_H */

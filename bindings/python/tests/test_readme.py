@@ -8,20 +8,34 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 EXAMPLE = os.path.join(ROOT, "examples", "example.py")
+TXN_EXAMPLE = os.path.join(ROOT, "examples", "transactions.py")
 
 
-def readme_example():
+def readme_example(name="example.py"):
     with open(os.path.join(ROOT, "README.md")) as f:
         text = f.read()
-    m = re.search(r"<!-- example: examples/example.py -->\n```python\n"
-                  r"(.*?)```", text, re.S)
-    assert m, "README.md lost its example block"
+    m = re.search(r"<!-- example: examples/" + re.escape(name) +
+                  r" -->\n```python\n(.*?)```", text, re.S)
+    assert m, "README.md lost its example block of " + name
     return m.group(1)
 
 
 def test_readme_example_is_the_file():
     with open(EXAMPLE) as f:
         assert readme_example() == f.read()
+    with open(TXN_EXAMPLE) as f:
+        assert readme_example("transactions.py") == f.read()
+
+
+def test_transactions_example_runs(tmp_path):
+    done = subprocess.run([sys.executable, TXN_EXAMPLE], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[(b'alice', b'70'), (b'bob', b'30')]",
+        "b'70' b'30'",
+        "b'400'",
+    ]
 
 
 def test_example_runs(tmp_path):

@@ -15,7 +15,8 @@ import ravel._ravel
 STUB = os.path.join(os.path.dirname(ravel._ravel.__file__), "_ravel.pyi")
 
 CLASSES = [ravel.DB, ravel.Snapshot, ravel.Iterator, ravel.RangeIterator,
-           ravel.Batch, ravel.Options, ravel.Cache, ravel.WriteController]
+           ravel.Batch, ravel.Options, ravel.Cache, ravel.WriteController,
+           ravel.Transaction]
 CONSTRUCTIBLE = [ravel.DB, ravel.Batch, ravel.Options, ravel.Cache,
                  ravel.WriteController]
 
@@ -93,7 +94,8 @@ def test_every_class_has_methods_listed():
     for want in [("DB", "get"), ("DB", "update"), ("DB", "items"),
                  ("Snapshot", "keys"), ("Iterator", "seek"),
                  ("RangeIterator", "close"), ("Batch", "put"),
-                 ("Options", "parse"), ("DB", "__exit__")]:
+                 ("Options", "parse"), ("DB", "__exit__"),
+                 ("Transaction", "commit"), ("DB", "transact")]:
         assert want in names
 
 
@@ -105,7 +107,8 @@ def test_method_signature(cls, name, method):
     assert params and params[0].name == "self"
     stub = STUBS.get((cls.__name__, name))
     if stub is None:
-        assert name == "get", "%s.%s is missing from the stub" % (
+        assert name in ("get", "get_for_update"), \
+            "%s.%s is missing from the stub" % (
             cls.__name__, name)
         return
     assert runtime_parameters(sig)[1:] == stub_parameters(stub, True)

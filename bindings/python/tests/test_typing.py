@@ -62,7 +62,23 @@ GOOD = '''
             except ravel.NotFoundError as e:
                 code: int = e.code
                 message: str = e.message
-            print(v, w, n, pairs, keys, seq, old, values, size, used)
+            with db.transaction(optimistic=True) as t:
+                cur: Optional[bytes] = t.get_for_update(b"a")
+                t.put(b"a", (cur or b"") + b"!")
+                own: List[bytes] = list(t.keys(prefix=b"a"))
+
+            def bump(t: ravel.Transaction) -> int:
+                n = int(t.get_for_update(b"n", b"0"))
+                t.put(b"n", str(n + 1).encode())
+                return n + 1
+            count: int = db.transact(bump, max_attempts=5)
+            try:
+                db.transact(bump)
+            except ravel.RetriableError as e:
+                retry_code: int = e.code
+            names: List[str] = db.prepared_transactions()
+            print(v, w, n, pairs, keys, seq, old, values, size, used, own,
+                  count, names)
             return dict(db.items())
 '''
 

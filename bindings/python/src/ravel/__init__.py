@@ -23,6 +23,7 @@ from ravel._ravel import (
     Snapshot,
     Iterator,
     RangeIterator,
+    Transaction,
     Options,
     Cache,
     WriteController,
@@ -36,6 +37,10 @@ from ravel._ravel import (
     LockedError,
     ReadOnlyError,
     DatabaseNotFoundError,
+    RetriableError,
+    ConflictError,
+    TimedOutError,
+    DeadlockError,
     errstr,
     destroy,
     lib_version,
@@ -50,6 +55,9 @@ from ravel._ravel import (
     BUSY,
     LOCKED,
     READONLY,
+    CONFLICT,
+    TIMEDOUT,
+    DEADLOCK,
 )
 
 #: The version of this binding (the distribution ravel-kv).
@@ -57,14 +65,16 @@ __version__ = "0.1.0"
 
 __all__ = [
     "open", "DB", "Batch", "Snapshot", "Iterator", "RangeIterator",
+    "Transaction",
     "Options", "Cache", "WriteController",
     "Error", "NotFoundError", "InvalidArgumentError", "DiskIOError",
     "CorruptionError", "NoMemoryError", "BusyError", "LockedError",
-    "ReadOnlyError", "DatabaseNotFoundError", "errstr", "destroy",
+    "ReadOnlyError", "DatabaseNotFoundError", "RetriableError",
+    "ConflictError", "TimedOutError", "DeadlockError", "errstr", "destroy",
     "lib_version",
     "lib_version_number", "header_version",
     "OK", "NOTFOUND", "INVALID", "IOERR", "CORRUPT", "NOMEM", "BUSY",
-    "LOCKED", "READONLY",
+    "LOCKED", "READONLY", "CONFLICT", "TIMEDOUT", "DEADLOCK",
 ]
 
 

@@ -44,6 +44,10 @@ PyObject *rvpy_raise(int rc, const char *msg);
 ** filename PATH).  Always returns NULL. */
 PyObject *rvpy_raise_open(int rc, const char *msg, PyObject *path);
 
+/* The result code of a retriable exception class EXC_TYPE (ConflictError,
+** TimedOutError, DeadlockError or a subclass), else 0. */
+int rvpy_retriable_code(PyObject *exc_type);
+
 /* Raises InvalidArgumentError (RAVEL_INVALID) with a formatted message:
 ** used for misuse the binding detects itself.  Always returns NULL. */
 PyObject *rvpy_raise_misuse(const char *format, ...);
@@ -118,6 +122,8 @@ void rvpy_db_leave(rvpy_db *db);
 /* Links C into DB's list of children / unlinks it (idempotent). */
 void rvpy_db_link(rvpy_db *db, rvpy_child *c);
 void rvpy_db_unlink(rvpy_child *c);
+/* Links C into the list whose head is HEAD (rvpy_db_unlink unlinks it). */
+void rvpy_child_link(rvpy_child *head, rvpy_child *c);
 
 /* -------------------------------------------------------- snapshots */
 
@@ -158,12 +164,56 @@ int rvpy_contains(rvpy_db *db, PyObject *snap, PyObject *key);
 ** None (absent), or NULL with an exception. */
 PyObject *rvpy_multi_read(rvpy_db *db, PyObject *snap, PyObject *keys);
 
+/* ------------------------------------------------------ transactions */
+
+/* Where a Transaction stands. */
+enum rvpy_txn_state {
+    RVPY_TXN_OPEN,
+    RVPY_TXN_PREPARED,
+    RVPY_TXN_COMMITTED,
+    RVPY_TXN_ROLLED_BACK,
+    RVPY_TXN_CLOSED          /* freed unfinished: by close(), DB.close()
+                             ** or the end of a transact() run */
+};
+
+typedef struct rvpy_txn {
+    PyObject_HEAD
+    rvpy_child child;         /* in the database's list (not when borrowed) */
+    rvpy_db *db;              /* strong reference */
+    ravel_txn *handle;        /* NULL once freed */
+    enum rvpy_txn_state state;
+    int busy;                 /* a call (or one of its iterators' moves) is
+                              ** in progress on it */
+    int borrowed;             /* transact(): ravel_txn_run owns HANDLE */
+    PyObject *name;           /* str, or NULL */
+    rvpy_child iters;         /* list head of its live iterators */
+    PyObject *weakrefs;
+} rvpy_txn;
+
+extern PyTypeObject rvpy_txn_type;
+
+/* DB.transaction(), DB.recover_transaction(), DB.transact(),
+** DB.prepared_transactions(): transaction.c. */
+PyObject *rvpy_txn_begin(rvpy_db *db, int flags);
+PyObject *rvpy_txn_recover(rvpy_db *db, PyObject *name);
+PyObject *rvpy_txn_transact(rvpy_db *db, PyObject *fn, int flags,
+                            int max_attempts);
+PyObject *rvpy_txn_prepared_names(rvpy_db *db);
+
+/* Checks that an iterator of TXN may move now and marks TXN busy: 0, or
+** -1 with InvalidArgumentError.  rvpy_txn_iter_leave undoes it. */
+int rvpy_txn_iter_enter(rvpy_txn *txn);
+void rvpy_txn_iter_leave(rvpy_txn *txn);
+
 /* --------------------------------------------------------- iterators */
 
 typedef struct {
     PyObject_HEAD
     rvpy_child child;
     rvpy_db *db;              /* strong reference */
+    rvpy_txn *txn;            /* strong reference: the transaction it reads
+                              ** through, or NULL */
+    rvpy_child txn_child;     /* in the transaction's list of iterators */
     ravel_iter *handle;       /* NULL once closed */
     int busy;                 /* a call is in progress on it */
     int error_rc;             /* result code of the last failed step */
@@ -183,6 +233,13 @@ PyObject *rvpy_iter_new(rvpy_db *db, PyObject *snap);
 PyObject *rvpy_iter_new_bounded(rvpy_db *db, PyObject *snap,
                                 PyObject *lower, PyObject *upper);
 
+/* A new low-level Iterator over TXN's view (its snapshot and its own
+** writes), bounded as rvpy_iter_new_bounded (ravel_iter_set_bounds). */
+PyObject *rvpy_iter_new_txn(rvpy_txn *txn, PyObject *lower, PyObject *upper);
+
+/* Frees the ravel iterator of IT now (GIL held, no move in progress). */
+void rvpy_iter_close_handle(rvpy_iter *it);
+
 /* What a range iterator yields. */
 enum { RVPY_KEYS, RVPY_VALUES, RVPY_ITEMS };
 
@@ -196,6 +253,10 @@ PyObject *rvpy_range_new(rvpy_db *db, PyObject *snap, PyObject *start,
 ** and makes the range iterator. */
 PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
                                PyObject *kwargs, int kind);
+
+/* The same over TXN's view (Transaction.items() ...). */
+PyObject *rvpy_range_from_args_txn(rvpy_txn *txn, PyObject *args,
+                                   PyObject *kwargs, int kind);
 
 /* ----------------------------------------------------------- batches */
 

@@ -42,12 +42,17 @@ void rvpy_db_leave(rvpy_db *db)
     db->active--;
 }
 
+void rvpy_child_link(rvpy_child *head, rvpy_child *c)
+{
+    c->next = head->next;
+    c->prev = head;
+    head->next->prev = c;
+    head->next = c;
+}
+
 void rvpy_db_link(rvpy_db *db, rvpy_child *c)
 {
-    c->next = db->children.next;
-    c->prev = &db->children;
-    db->children.next->prev = c;
-    db->children.next = c;
+    rvpy_child_link(&db->children, c);
 }
 
 void rvpy_db_unlink(rvpy_child *c)
@@ -255,9 +260,10 @@ PyObject *rvpy_destroy(PyObject *module, PyObject *path_arg)
 
 PyDoc_STRVAR(close_doc,
 "close($self, /)\n--\n\n"
-"Closes the database.  Live iterators and snapshots are closed first\n"
-"(using them afterwards raises InvalidArgumentError); calls in progress\n"
-"in other threads are waited for.  Closing twice is harmless.");
+"Closes the database.  Live iterators, snapshots and transactions are\n"
+"closed first (an open transaction is rolled back, a prepared one stays\n"
+"prepared; using them afterwards raises InvalidArgumentError); calls in\n"
+"progress in other threads are waited for.  Closing twice is harmless.");
 
 static PyObject *db_close_method(rvpy_db *self, PyObject *unused)
 {
@@ -784,6 +790,98 @@ static PyObject *db_iter(rvpy_db *self)
     return rvpy_range_new(self, Py_None, Py_None, Py_None, 0, RVPY_KEYS);
 }
 
+/* ----------------------------------------------------------- transactions */
+
+/* Parses the keyword-only (optimistic=False, sync=False) of FN, and
+** max_attempts=10 if MAX_ATTEMPTS is not NULL, after POSITIONAL
+** positional arguments (given in *ARG0 when 1). */
+static int db_txn_args(PyObject *args, PyObject *kwargs, const char *fn,
+                       int positional, PyObject **arg0, int *flags,
+                       int *max_attempts)
+{
+    static char *names1[] = {"", "optimistic", "sync", "max_attempts", NULL};
+    static char *names0[] = {"optimistic", "sync", NULL};
+    char format[48];
+    int optimistic = 0, sync = 0;
+    int ok;
+    if (positional) {
+        PyOS_snprintf(format, sizeof format, "O|$ppi:%s", fn);
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, format, names1, arg0,
+                                         &optimistic, &sync, max_attempts);
+    } else {
+        PyOS_snprintf(format, sizeof format, "|$pp:%s", fn);
+        ok = PyArg_ParseTupleAndKeywords(args, kwargs, format, names0,
+                                         &optimistic, &sync);
+    }
+    if (!ok)
+        return -1;
+    *flags = (optimistic ? RAVEL_TXN_OPTIMISTIC : 0) | (sync ? RAVEL_SYNC : 0);
+    return 0;
+}
+
+PyDoc_STRVAR(transaction_doc,
+"transaction($self, /, *, optimistic=False, sync=False)\n--\n\n"
+"Begins a Transaction: its reads see the database as of now plus its own\n"
+"writes, and its writes become visible together when it commits.  In a\n"
+"with block it commits when the block ends normally and rolls back if it\n"
+"raises.  optimistic: no locks, keys checked at commit (else each key\n"
+"read for update or written is locked at once); sync: commit returns once\n"
+"durable.  Catch RetriableError (or use transact()) to run it again.");
+
+static PyObject *db_transaction(rvpy_db *self, PyObject *args,
+                                PyObject *kwargs)
+{
+    int flags = 0;
+    if (db_txn_args(args, kwargs, "transaction", 0, NULL, &flags, NULL) < 0)
+        return NULL;
+    return rvpy_txn_begin(self, flags);
+}
+
+PyDoc_STRVAR(transact_doc,
+"transact($self, fn, /, *, optimistic=False, sync=False, max_attempts=10)\n"
+"--\n\n"
+"Runs FN(transaction) in a new transaction and commits it; returns what\n"
+"FN returned.  On ConflictError, TimedOutError or DeadlockError (raised\n"
+"in FN by a transaction call, or by the commit) it rolls back, waits a\n"
+"short random time that doubles each try, and runs FN again, at most\n"
+"MAX_ATTEMPTS times in all; then the last of those errors is raised.\n"
+"Any other exception from FN rolls back and propagates unchanged, not\n"
+"retried.  FN may run more than once: it must have no effects outside\n"
+"the transaction that a second run would repeat.  (ravel_txn_run, with\n"
+"FN called back under the GIL.)");
+
+static PyObject *db_transact(rvpy_db *self, PyObject *args, PyObject *kwargs)
+{
+    PyObject *fn = NULL;
+    int flags = 0, max_attempts = 10;
+    if (db_txn_args(args, kwargs, "transact", 1, &fn, &flags,
+                    &max_attempts) < 0)
+        return NULL;
+    return rvpy_txn_transact(self, fn, flags, max_attempts);
+}
+
+PyDoc_STRVAR(recover_transaction_doc,
+"recover_transaction($self, name, /)\n--\n\n"
+"The prepared transaction named NAME (left by a crash, a close, or a\n"
+"Transaction closed after prepare()), as a Transaction to commit or roll\n"
+"back.  NotFoundError if there is none of that name.");
+
+static PyObject *db_recover_transaction(rvpy_db *self, PyObject *name)
+{
+    return rvpy_txn_recover(self, name);
+}
+
+PyDoc_STRVAR(prepared_transactions_doc,
+"prepared_transactions($self, /)\n--\n\n"
+"The names of the prepared transactions not yet committed or rolled\n"
+"back, as a list of str (the property ravel.prepared-transactions).");
+
+static PyObject *db_prepared_transactions(rvpy_db *self, PyObject *unused)
+{
+    (void)unused;
+    return rvpy_txn_prepared_names(self);
+}
+
 /* ------------------------------------------------------------ maintenance */
 
 PyDoc_STRVAR(property_doc,
@@ -982,6 +1080,14 @@ static PyMethodDef db_methods[] = {
      METH_VARARGS | METH_KEYWORDS, keys_doc},
     {"values", (PyCFunction)(void (*)(void))db_values,
      METH_VARARGS | METH_KEYWORDS, values_doc},
+    {"transaction", (PyCFunction)(void (*)(void))db_transaction,
+     METH_VARARGS | METH_KEYWORDS, transaction_doc},
+    {"transact", (PyCFunction)(void (*)(void))db_transact,
+     METH_VARARGS | METH_KEYWORDS, transact_doc},
+    {"recover_transaction", (PyCFunction)db_recover_transaction, METH_O,
+     recover_transaction_doc},
+    {"prepared_transactions", (PyCFunction)db_prepared_transactions,
+     METH_NOARGS, prepared_transactions_doc},
     {"property", (PyCFunction)db_property, METH_O, property_doc},
     {"flush_wal", (PyCFunction)(void (*)(void))db_flush_wal,
      METH_VARARGS | METH_KEYWORDS, flush_wal_doc},

@@ -3,7 +3,10 @@
 ** over a ravel_iter) and the RangeIterator that DB.items(), keys() and
 ** values() return: a Python iterator over a key range built on it, whose
 ** bounds ravel enforces (read options iterate_lower_bound and
-** iterate_upper_bound).
+** iterate_upper_bound).  Both also read through a Transaction (its
+** snapshot with its own writes: ravel_txn_iter_new, bounded with
+** ravel_iter_set_bounds); such an iterator is closed when its transaction
+** ends, and its moves count as calls on the transaction.
 */
 #include "_ravel.h"
 
@@ -15,9 +18,15 @@
 static void iter_free_handle(rvpy_iter *self)
 {
     rvpy_db_unlink(&self->child);
+    rvpy_db_unlink(&self->txn_child);
     if (self->handle)
         ravel_iter_free(self->handle);
     self->handle = NULL;
+}
+
+void rvpy_iter_close_handle(rvpy_iter *it)
+{
+    iter_free_handle(it);
 }
 
 /* The release hook DB.close() calls. */
@@ -25,6 +34,36 @@ static void iter_release_child(rvpy_child *c)
 {
     rvpy_iter *self = (rvpy_iter *)((char *)c - offsetof(rvpy_iter, child));
     iter_free_handle(self);
+}
+
+/* The release hook the end of its transaction calls. */
+static void iter_release_txn_child(rvpy_child *c)
+{
+    rvpy_iter *self = (rvpy_iter *)((char *)c -
+                                    offsetof(rvpy_iter, txn_child));
+    iter_free_handle(self);
+}
+
+/* A new Iterator object of DB (and TXN, or NULL) without its handle. */
+static rvpy_iter *iter_alloc(rvpy_db *db, rvpy_txn *txn)
+{
+    rvpy_iter *self = PyObject_New(rvpy_iter, &rvpy_iter_type);
+    if (!self)
+        return NULL;
+    self->child.prev = self->child.next = NULL;
+    self->child.release = iter_release_child;
+    self->txn_child.prev = self->txn_child.next = NULL;
+    self->txn_child.release = iter_release_txn_child;
+    Py_INCREF(db);
+    self->db = db;
+    Py_XINCREF(txn);
+    self->txn = txn;
+    self->handle = NULL;
+    self->busy = 0;
+    self->error_rc = RAVEL_OK;
+    self->error_msg = NULL;
+    self->weakrefs = NULL;
+    return self;
 }
 
 /* Makes the ravel iterator: ravel_iter_new_opt with read options holding
@@ -65,18 +104,9 @@ PyObject *rvpy_iter_new(rvpy_db *db, PyObject *snap)
 PyObject *rvpy_iter_new_bounded(rvpy_db *db, PyObject *snap,
                                 PyObject *lower, PyObject *upper)
 {
-    rvpy_iter *self = PyObject_New(rvpy_iter, &rvpy_iter_type);
+    rvpy_iter *self = iter_alloc(db, NULL);
     if (!self)
         return NULL;
-    self->child.prev = self->child.next = NULL;
-    self->child.release = iter_release_child;
-    Py_INCREF(db);
-    self->db = db;
-    self->handle = NULL;
-    self->busy = 0;
-    self->error_rc = RAVEL_OK;
-    self->error_msg = NULL;
-    self->weakrefs = NULL;
 
     const ravel_snapshot *snap_handle = NULL;
     if (rvpy_snapshot_begin_use(snap, db, &snap_handle) < 0) {
@@ -103,12 +133,67 @@ PyObject *rvpy_iter_new_bounded(rvpy_db *db, PyObject *snap,
     return (PyObject *)self;
 }
 
+/* ravel_txn_iter_new, then the bounds (bytes or NULL) if any, in one
+** call without the GIL; MSG gets the message on failure. */
+static int iter_make_txn(ravel_txn *txn, PyObject *lower, PyObject *upper,
+                         ravel_iter **out, char *msg, size_t msg_size)
+{
+    const char *lp = lower ? PyBytes_AS_STRING(lower) : NULL;
+    const char *up = upper ? PyBytes_AS_STRING(upper) : NULL;
+    size_t ll = lower ? (size_t)PyBytes_GET_SIZE(lower) : 0;
+    size_t ul = upper ? (size_t)PyBytes_GET_SIZE(upper) : 0;
+    ravel_iter *it = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ravel_txn_iter_new(txn, &it);
+    if (rc == RAVEL_OK && (lp || up))
+        rc = ravel_iter_set_bounds(it, lp, ll, up, ul);
+    if (rc) {
+        ravel_errmsg_r(msg, msg_size);
+        ravel_iter_free(it);
+        it = NULL;
+    }
+    Py_END_ALLOW_THREADS
+    *out = it;
+    return rc;
+}
+
+PyObject *rvpy_iter_new_txn(rvpy_txn *txn, PyObject *lower, PyObject *upper)
+{
+    rvpy_iter *self = iter_alloc(txn->db, txn);
+    if (!self)
+        return NULL;
+    if (rvpy_txn_iter_enter(txn) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    if (rvpy_db_enter(txn->db) < 0) {
+        rvpy_txn_iter_leave(txn);
+        Py_DECREF(self);
+        return NULL;
+    }
+    ravel_iter *it = NULL;
+    char msg[RVPY_MSG_SIZE];
+    int rc = iter_make_txn(txn->handle, lower, upper, &it, msg, sizeof msg);
+    rvpy_db_leave(txn->db);
+    rvpy_txn_iter_leave(txn);
+    if (rc) {
+        Py_DECREF(self);
+        return rvpy_raise(rc, msg);
+    }
+    self->handle = it;
+    rvpy_db_link(txn->db, &self->child);
+    rvpy_child_link(&txn->iters, &self->txn_child);
+    return (PyObject *)self;
+}
+
 static void iter_dealloc(rvpy_iter *self)
 {
     if (self->weakrefs)
         PyObject_ClearWeakRefs((PyObject *)self);
     iter_free_handle(self);
     Py_XDECREF(self->error_msg);
+    Py_XDECREF(self->txn);
     Py_DECREF(self->db);
     PyObject_Free(self);
 }
@@ -120,6 +205,8 @@ static int iter_check(rvpy_iter *self)
     if (!self->handle) {
         if (!self->db->handle)
             rvpy_raise_misuse("the iterator's database is closed");
+        else if (self->txn && !self->txn->handle)
+            rvpy_raise_misuse("the iterator's transaction is over");
         else
             rvpy_raise_misuse("the iterator is closed");
         return -1;
@@ -155,7 +242,17 @@ static int iter_step(rvpy_iter *self, enum step op, PyObject *key)
     /* the key first: nothing between the check and the call runs Python */
     if (key && rvpy_bytes_get(key, &k, "key") < 0)
         return -1;
-    if (iter_check(self) < 0 || rvpy_db_enter(self->db) < 0) {
+    if (iter_check(self) < 0) {
+        rvpy_bytes_release(&k);
+        return -1;
+    }
+    if (self->txn && rvpy_txn_iter_enter(self->txn) < 0) {
+        rvpy_bytes_release(&k);
+        return -1;
+    }
+    if (rvpy_db_enter(self->db) < 0) {
+        if (self->txn)
+            rvpy_txn_iter_leave(self->txn);
         rvpy_bytes_release(&k);
         return -1;
     }
@@ -177,6 +274,8 @@ static int iter_step(rvpy_iter *self, enum step op, PyObject *key)
     Py_END_ALLOW_THREADS
     self->busy = 0;
     rvpy_db_leave(self->db);
+    if (self->txn)
+        rvpy_txn_iter_leave(self->txn);
     rvpy_bytes_release(&k);
     return rc ? iter_fail(self, rc, msg) : 0;
 }
@@ -396,8 +495,9 @@ PyTypeObject rvpy_iter_type = {
     .tp_dealloc = (destructor)iter_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A low-level iterator over a fixed state of a database "
-              "(DB.iterator()).  It starts unpositioned: call a seek "
-              "method first.  One thread at a time.",
+              "(DB.iterator()), or over a transaction's view "
+              "(Transaction.iterator()).  It starts unpositioned: call a "
+              "seek method first.  One thread at a time.",
     .tp_weaklistoffset = offsetof(rvpy_iter, weakrefs),
     .tp_methods = iter_methods,
     .tp_getset = iter_getset,
@@ -414,8 +514,10 @@ typedef struct {
     int positioned;       /* the first step has been made */
 } rvpy_range;
 
-PyObject *rvpy_range_new(rvpy_db *db, PyObject *snap, PyObject *start,
-                         PyObject *stop, int reverse, int kind)
+/* A range iterator of DB as of SNAP, or through TXN if not NULL. */
+static PyObject *range_make(rvpy_db *db, PyObject *snap, rvpy_txn *txn,
+                            PyObject *start, PyObject *stop, int reverse,
+                            int kind)
 {
     rvpy_range *self = PyObject_New(rvpy_range, &rvpy_range_type);
     if (!self)
@@ -429,7 +531,9 @@ PyObject *rvpy_range_new(rvpy_db *db, PyObject *snap, PyObject *start,
         goto out;
     if (stop != Py_None && !(upper = rvpy_bytes_copy(stop, "stop")))
         goto out;
-    self->it = (rvpy_iter *)rvpy_iter_new_bounded(db, snap, lower, upper);
+    self->it = txn ? (rvpy_iter *)rvpy_iter_new_txn(txn, lower, upper)
+                   : (rvpy_iter *)rvpy_iter_new_bounded(db, snap, lower,
+                                                        upper);
 out:
     Py_XDECREF(lower);
     Py_XDECREF(upper);
@@ -438,6 +542,12 @@ out:
         return NULL;
     }
     return (PyObject *)self;
+}
+
+PyObject *rvpy_range_new(rvpy_db *db, PyObject *snap, PyObject *start,
+                         PyObject *stop, int reverse, int kind)
+{
+    return range_make(db, snap, NULL, start, stop, reverse, kind);
 }
 
 /* The first key after every key that begins with PREFIX (bytes): PREFIX
@@ -464,7 +574,7 @@ static PyObject *prefix_end(PyObject *prefix)
 }
 
 /* A range over the keys that begin with PREFIX: [PREFIX, prefix_end). */
-static PyObject *range_of_prefix(rvpy_db *db, PyObject *snap,
+static PyObject *range_of_prefix(rvpy_db *db, PyObject *snap, rvpy_txn *txn,
                                  PyObject *prefix_arg, int reverse, int kind)
 {
     PyObject *prefix = rvpy_bytes_copy(prefix_arg, "prefix");
@@ -472,14 +582,15 @@ static PyObject *range_of_prefix(rvpy_db *db, PyObject *snap,
         return NULL;
     PyObject *range = NULL, *end = prefix_end(prefix);
     if (end)
-        range = rvpy_range_new(db, snap, prefix, end, reverse, kind);
+        range = range_make(db, snap, txn, prefix, end, reverse, kind);
     Py_XDECREF(end);
     Py_DECREF(prefix);
     return range;
 }
 
-PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
-                               PyObject *kwargs, int kind)
+/* rvpy_range_from_args, through TXN if not NULL. */
+static PyObject *range_from_args(rvpy_db *db, PyObject *snap, rvpy_txn *txn,
+                                 PyObject *args, PyObject *kwargs, int kind)
 {
     static char *names[] = {"start", "stop", "reverse", "prefix", NULL};
     static const char *fn[] = {"keys", "values", "items"};
@@ -491,13 +602,25 @@ PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
                                      &stop, &reverse, &prefix))
         return NULL;
     if (prefix == Py_None)
-        return rvpy_range_new(db, snap, start, stop, reverse, kind);
+        return range_make(db, snap, txn, start, stop, reverse, kind);
     if (start != Py_None || stop != Py_None) {
         PyErr_Format(PyExc_TypeError, "%s(): prefix cannot be used together "
                      "with start or stop", fn[kind]);
         return NULL;
     }
-    return range_of_prefix(db, snap, prefix, reverse, kind);
+    return range_of_prefix(db, snap, txn, prefix, reverse, kind);
+}
+
+PyObject *rvpy_range_from_args(rvpy_db *db, PyObject *snap, PyObject *args,
+                               PyObject *kwargs, int kind)
+{
+    return range_from_args(db, snap, NULL, args, kwargs, kind);
+}
+
+PyObject *rvpy_range_from_args_txn(rvpy_txn *txn, PyObject *args,
+                                   PyObject *kwargs, int kind)
+{
+    return range_from_args(txn->db, Py_None, txn, args, kwargs, kind);
 }
 
 static void range_dealloc(rvpy_range *self)

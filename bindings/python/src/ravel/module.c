@@ -12,7 +12,11 @@
 /* --------------------------------------------------------------- errors */
 
 /* The exception class of each result code; [0] is ravel.Error itself. */
-static PyObject *error_classes[RAVEL_READONLY + 1];
+static PyObject *error_classes[RAVEL_DEADLOCK + 1];
+
+/* RetriableError: the base of the classes of the retriable codes
+** (RAVEL_CONFLICT, RAVEL_TIMEDOUT, RAVEL_DEADLOCK). */
+static PyObject *retriable_class;
 
 /* DatabaseNotFoundError: the InvalidArgumentError of an open that found
 ** no database (create_if_missing false), also a FileNotFoundError. */
@@ -48,7 +52,27 @@ static const struct error_spec error_specs[] = {
     {RAVEL_READONLY, "ReadOnlyError",
      "Writes are refused: the database was opened read_only, or an earlier "
      "failure stopped writes (RAVEL_READONLY).  Reads still work."},
+    {RAVEL_CONFLICT, "ConflictError",
+     "A key the transaction read for update or wrote was written by "
+     "another after the transaction's snapshot (RAVEL_CONFLICT): roll back "
+     "and run the transaction again.  A RetriableError."},
+    {RAVEL_TIMEDOUT, "TimedOutError",
+     "A pessimistic transaction waited for a key's lock longer than the "
+     "option txn_lock_timeout (RAVEL_TIMEDOUT); the message names the key "
+     "and the holder.  A RetriableError."},
+    {RAVEL_DEADLOCK, "DeadlockError",
+     "The transaction was the youngest in a cycle of lock waits and was "
+     "chosen to fail (RAVEL_DEADLOCK); the message names the key and the "
+     "other transaction.  A RetriableError."},
 };
+
+/* 1 for the codes after which running the transaction again may
+** succeed (ravel.h). */
+static int code_is_retriable(int code)
+{
+    return code == RAVEL_CONFLICT || code == RAVEL_TIMEDOUT
+           || code == RAVEL_DEADLOCK;
+}
 
 /* The builtin exception a subclass also derives from, or NULL. */
 static PyObject *error_builtin_base(int code)
@@ -136,11 +160,22 @@ int rvpy_errors_init(PyObject *module)
     if (!base || module_add(module, "Error", base) < 0)
         return -1;
     error_classes[0] = base;
+    retriable_class = error_new_class(
+        "RetriableError",
+        "Base class of the errors after which running the transaction "
+        "again may succeed: ConflictError, TimedOutError, DeadlockError.  "
+        "The transaction is still open after one (roll it back); "
+        "DB.transact() retries on them.",
+        base, 0);
+    if (!retriable_class
+        || module_add(module, "RetriableError", retriable_class) < 0)
+        return -1;
     for (size_t i = 0; i < sizeof error_specs / sizeof error_specs[0]; i++) {
         const struct error_spec *s = &error_specs[i];
         PyObject *builtin = error_builtin_base(s->code);
-        PyObject *bases = builtin ? PyTuple_Pack(2, base, builtin)
-                                  : PyTuple_Pack(1, base);
+        PyObject *first = code_is_retriable(s->code) ? retriable_class : base;
+        PyObject *bases = builtin ? PyTuple_Pack(2, first, builtin)
+                                  : PyTuple_Pack(1, first);
         if (!bases)
             return -1;
         PyObject *cls = error_new_class(s->name, s->doc, bases, s->code);
@@ -154,7 +189,7 @@ int rvpy_errors_init(PyObject *module)
 
 static PyObject *error_class(int rc)
 {
-    if (rc > 0 && rc <= RAVEL_READONLY && error_classes[rc])
+    if (rc > 0 && rc <= RAVEL_DEADLOCK && error_classes[rc])
         return error_classes[rc];
     return error_classes[0];
 }
@@ -170,6 +205,14 @@ static int error_set_fields(PyObject *exc, int rc, PyObject *text)
     if (r == 0)
         r = PyObject_SetAttrString(exc, "message", text);
     return r;
+}
+
+int rvpy_retriable_code(PyObject *exc_type)
+{
+    for (int code = RAVEL_CONFLICT; code <= RAVEL_DEADLOCK; code++)
+        if (PyErr_GivenExceptionMatches(exc_type, error_classes[code]))
+            return code;
+    return 0;
 }
 
 PyObject *rvpy_raise(int rc, const char *msg)
@@ -349,7 +392,8 @@ static int add_result_codes(PyObject *module)
         {"INVALID", RAVEL_INVALID}, {"IOERR", RAVEL_IOERR},
         {"CORRUPT", RAVEL_CORRUPT}, {"NOMEM", RAVEL_NOMEM},
         {"BUSY", RAVEL_BUSY}, {"LOCKED", RAVEL_LOCKED},
-        {"READONLY", RAVEL_READONLY},
+        {"READONLY", RAVEL_READONLY}, {"CONFLICT", RAVEL_CONFLICT},
+        {"TIMEDOUT", RAVEL_TIMEDOUT}, {"DEADLOCK", RAVEL_DEADLOCK},
     };
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (PyModule_AddIntConstant(module, codes[i].name, codes[i].code) < 0)
@@ -409,6 +453,7 @@ PyMODINIT_FUNC PyInit__ravel(void)
         || add_type(m, &rvpy_iter_type, "Iterator") < 0
         || add_type(m, &rvpy_range_type, "RangeIterator") < 0
         || add_type(m, &rvpy_batch_type, "Batch") < 0
+        || add_type(m, &rvpy_txn_type, "Transaction") < 0
         || add_type(m, &rvpy_options_type, "Options") < 0
         || add_type(m, &rvpy_cache_type, "Cache") < 0
         || add_type(m, &rvpy_write_controller_type, "WriteController") < 0

@@ -64,6 +64,13 @@ pub const RAVEL_BUSY: c_int = 6;
 pub const RAVEL_LOCKED: c_int = 7;
 /// Writes refused after an earlier failure, or opened read-only.
 pub const RAVEL_READONLY: c_int = 8;
+/// A transaction's key was written by someone else after its snapshot
+/// (retriable).
+pub const RAVEL_CONFLICT: c_int = 9;
+/// A transaction's lock wait ran out, txn_lock_timeout (retriable).
+pub const RAVEL_TIMEDOUT: c_int = 10;
+/// A transaction was the youngest in a cycle of lock waits (retriable).
+pub const RAVEL_DEADLOCK: c_int = 11;
 
 extern "C" {
     /// A static English description of a result code; never NULL.
@@ -399,6 +406,80 @@ extern "C" {
     pub fn ravel_iter_value(it: *const ravel_iter, len: *mut usize) -> *const c_void;
     /// RAVEL_OK, or the error that stopped the iterator.
     pub fn ravel_iter_status(it: *const ravel_iter) -> c_int;
+}
+
+// ------------------------------------------------------- transactions
+
+/// Opaque transaction (`ravel_txn`).
+#[repr(C)]
+pub struct ravel_txn {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+/// Validate at commit instead of locking (a flag of ravel_txn_begin).
+pub const RAVEL_TXN_OPTIMISTIC: c_int = 0x100;
+
+/// The body of a transaction for ravel_txn_run: RAVEL_OK to commit,
+/// anything else to roll back (a retriable code makes it run again).
+pub type ravel_txn_fn = Option<unsafe extern "C" fn(t: *mut ravel_txn, ctx: *mut c_void) -> c_int>;
+
+extern "C" {
+    /// Begins a transaction in `*out`; FLAGS: RAVEL_SYNC, RAVEL_TXN_OPTIMISTIC.
+    pub fn ravel_txn_begin(db: *mut ravel_db, flags: c_int, out: *mut *mut ravel_txn) -> c_int;
+    /// As ravel_get, as the transaction sees it (free `*val` with ravel_free).
+    pub fn ravel_txn_get(
+        t: *mut ravel_txn,
+        key: *const c_void,
+        klen: usize,
+        val: *mut *mut c_void,
+        vlen: *mut usize,
+    ) -> c_int;
+    /// As ravel_txn_get, and the key is locked (pessimistic) or checked at commit.
+    pub fn ravel_txn_get_for_update(
+        t: *mut ravel_txn,
+        key: *const c_void,
+        klen: usize,
+        val: *mut *mut c_void,
+        vlen: *mut usize,
+    ) -> c_int;
+    /// Writes KEY = VAL in the transaction.
+    pub fn ravel_txn_put(
+        t: *mut ravel_txn,
+        key: *const c_void,
+        klen: usize,
+        val: *const c_void,
+        vlen: usize,
+    ) -> c_int;
+    /// Deletes KEY in the transaction.
+    pub fn ravel_txn_delete(t: *mut ravel_txn, key: *const c_void, klen: usize) -> c_int;
+    /// An iterator over the transaction's view in `*out` (free before it ends).
+    pub fn ravel_txn_iter_new(t: *mut ravel_txn, out: *mut *mut ravel_iter) -> c_int;
+    /// Sets a savepoint (they nest).
+    pub fn ravel_txn_savepoint(t: *mut ravel_txn) -> c_int;
+    /// Undoes the writes since the last savepoint; RAVEL_NOTFOUND if none.
+    pub fn ravel_txn_rollback_to_savepoint(t: *mut ravel_txn) -> c_int;
+    /// Names the transaction for two-phase commit (1 to 255 bytes, unique).
+    pub fn ravel_txn_set_name(t: *mut ravel_txn, name: *const c_char) -> c_int;
+    /// The first phase of a two-phase commit.
+    pub fn ravel_txn_prepare(t: *mut ravel_txn) -> c_int;
+    /// Commits; the transaction is over either way (unless prepared and the commit failed).
+    pub fn ravel_txn_commit(t: *mut ravel_txn) -> c_int;
+    /// Rolls back.
+    pub fn ravel_txn_rollback(t: *mut ravel_txn) -> c_int;
+    /// Frees T, rolling it back if open; a prepared T stays prepared.
+    pub fn ravel_txn_free(t: *mut ravel_txn);
+    /// The prepared transaction NAME in `*out`; RAVEL_NOTFOUND if none.
+    pub fn ravel_txn_recover(db: *mut ravel_db, name: *const c_char, out: *mut *mut ravel_txn) -> c_int;
+    /// Runs FUNC in a transaction and commits, retrying on the retriable codes
+    /// up to MAX_ATTEMPTS times (0: 10).
+    pub fn ravel_txn_run(
+        db: *mut ravel_db,
+        flags: c_int,
+        func: ravel_txn_fn,
+        ctx: *mut c_void,
+        max_attempts: c_int,
+    ) -> c_int;
 }
 
 // ------------------------------------------------------ introspection

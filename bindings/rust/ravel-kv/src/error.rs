@@ -45,6 +45,17 @@ pub enum Code {
     /// `RAVEL_READONLY`: writes are refused (opened read-only, or stopped by
     /// an earlier failure); reads still work.
     ReadOnly,
+    /// `RAVEL_CONFLICT`: a key the transaction read for update or wrote was
+    /// written by another after its snapshot.  Retriable.
+    Conflict,
+    /// `RAVEL_TIMEDOUT`: a pessimistic transaction's lock wait passed the
+    /// option `txn_lock_timeout` (the message names the key and the
+    /// holder).  Retriable.
+    TimedOut,
+    /// `RAVEL_DEADLOCK`: the transaction was the youngest in a cycle of
+    /// lock waits and was chosen to fail (the message names the cycle).
+    /// Retriable.
+    Deadlock,
     /// A result code newer than this binding; [`Error::raw_code`] has it.
     Unknown,
 }
@@ -61,6 +72,9 @@ impl Code {
             sys::RAVEL_BUSY => Code::Busy,
             sys::RAVEL_LOCKED => Code::Locked,
             sys::RAVEL_READONLY => Code::ReadOnly,
+            sys::RAVEL_CONFLICT => Code::Conflict,
+            sys::RAVEL_TIMEDOUT => Code::TimedOut,
+            sys::RAVEL_DEADLOCK => Code::Deadlock,
             _ => Code::Unknown,
         }
     }
@@ -76,8 +90,18 @@ impl Code {
             Code::Busy => Some(sys::RAVEL_BUSY),
             Code::Locked => Some(sys::RAVEL_LOCKED),
             Code::ReadOnly => Some(sys::RAVEL_READONLY),
+            Code::Conflict => Some(sys::RAVEL_CONFLICT),
+            Code::TimedOut => Some(sys::RAVEL_TIMEDOUT),
+            Code::Deadlock => Some(sys::RAVEL_DEADLOCK),
             Code::Unknown => None,
         }
+    }
+
+    /// True for the codes after which running the transaction again may
+    /// succeed: [`Conflict`](Code::Conflict), [`TimedOut`](Code::TimedOut)
+    /// and [`Deadlock`](Code::Deadlock).
+    pub fn is_retriable(self) -> bool {
+        matches!(self, Code::Conflict | Code::TimedOut | Code::Deadlock)
     }
 }
 
@@ -118,6 +142,13 @@ impl Error {
     /// The raw `RAVEL_*` result code.
     pub fn raw_code(&self) -> c_int {
         self.raw
+    }
+
+    /// True if running the transaction again may succeed (a conflict, a
+    /// lock wait that timed out, a deadlock): [`Code::is_retriable`].
+    /// [`Db::transaction`](crate::Db::transaction) retries on these.
+    pub fn is_retriable(&self) -> bool {
+        self.code.is_retriable()
     }
 
     /// ravel's detailed message, e.g. `unknown option "write_bufer_size"

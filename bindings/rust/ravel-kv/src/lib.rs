@@ -25,7 +25,10 @@
 //!
 //! The types mirror ravel.h: [`Options`] (set by name), [`Cache`] and
 //! [`WriteController`] (shared by several databases), [`Db`], [`Batch`],
-//! [`Snapshot`], [`Iter`] and its std-`Iterator` adaptor [`RangeIter`].
+//! [`Snapshot`], [`Iter`] and its std-`Iterator` adaptor [`RangeIter`],
+//! and transactions: [`Txn`] ([`Db::begin`], and [`Db::transaction`],
+//! which retries on the errors that are
+//! [`is_retriable`](Error::is_retriable)).
 //! Every fallible call returns [`Result`], whose [`Error`] carries the
 //! result [`Code`] and ravel's detailed message for that very failure.
 //!
@@ -83,6 +86,31 @@
 //! # Ok::<(), ravel::Error>(())
 //! ```
 //!
+//! A [`Txn`] is used by one thread at a time too (`Send`, not `Sync`),
+//! and the cursor of a transaction ([`TxnIter`]) stays on the
+//! transaction's thread (not `Send`):
+//!
+//! ```compile_fail,E0277
+//! # let dir = std::env::temp_dir().join(format!("ravel-doc-txnsync-{}", std::process::id()));
+//! let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
+//! let tx = db.begin(&ravel::TxnOptions::default())?;
+//! std::thread::scope(|s| {
+//!     s.spawn(|| tx.get(b"k")); // error[E0277]: cannot be shared between threads safely
+//! });
+//! # Ok::<(), ravel::Error>(())
+//! ```
+//!
+//! ```compile_fail,E0277
+//! # let dir = std::env::temp_dir().join(format!("ravel-doc-txniter-{}", std::process::id()));
+//! let db = ravel::Db::open(&dir, &ravel::Options::new()?.with("create_if_missing", true)?)?;
+//! let tx = db.begin(&ravel::TxnOptions::default())?;
+//! let it = tx.iter()?;
+//! std::thread::scope(|s| {
+//!     s.spawn(move || it.valid()); // error[E0277]: cannot be sent between threads safely
+//! });
+//! # Ok::<(), ravel::Error>(())
+//! ```
+//!
 //! Moving one to another thread is fine:
 //!
 //! ```
@@ -110,6 +138,7 @@ mod iter;
 mod options;
 mod snapshot;
 mod text;
+mod txn;
 
 use std::ffi::CStr;
 
@@ -119,6 +148,7 @@ pub use error::{Code, Error, Result};
 pub use iter::{Iter, RangeIter};
 pub use options::{Cache, Options, WriteController};
 pub use snapshot::Snapshot;
+pub use txn::{Txn, TxnIter, TxnOptions, TxnRange};
 
 /// The raw declarations this crate is built on, for anything the safe API
 /// does not cover.
@@ -153,4 +183,6 @@ const _: () = {
     send::<Iter<'static>>();
     send::<RangeIter<'static>>();
     send::<Options>();
+    send::<Txn<'static>>();
+    send_and_sync::<TxnOptions>();
 };

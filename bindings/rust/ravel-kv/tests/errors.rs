@@ -236,10 +236,15 @@ fn error_display_code_and_std_error() {
         (ravel::sys::RAVEL_BUSY, Code::Busy),
         (ravel::sys::RAVEL_LOCKED, Code::Locked),
         (ravel::sys::RAVEL_READONLY, Code::ReadOnly),
+        (ravel::sys::RAVEL_CONFLICT, Code::Conflict),
+        (ravel::sys::RAVEL_TIMEDOUT, Code::TimedOut),
+        (ravel::sys::RAVEL_DEADLOCK, Code::Deadlock),
     ];
     for (rc, code) in codes {
         assert_eq!(Code::from_raw(rc), code);
         assert_eq!(code.raw(), Some(rc));
+        let retriable = [Code::Conflict, Code::TimedOut, Code::Deadlock].contains(&code);
+        assert_eq!(code.is_retriable(), retriable, "{code:?}");
     }
     assert_eq!(Code::from_raw(99), Code::Unknown);
     assert_eq!(Code::Unknown.raw(), None);

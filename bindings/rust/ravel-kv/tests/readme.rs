@@ -1,11 +1,39 @@
-//! The README's example is examples/readme.rs, word for word, and runs.
+//! The README's examples are examples/readme.rs and
+//! examples/transactions.rs, word for word, and run.
 
-/// The first ```rust block of bindings/rust/README.md.
-fn readme_example_block() -> String {
+/// The Nth (from 0) ```rust block of bindings/rust/README.md.
+fn readme_block(n: usize) -> String {
     let readme = include_str!("../../README.md");
-    let start = readme.find("```rust\n").expect("README.md has a ```rust block") + "```rust\n".len();
-    let len = readme[start..].find("```\n").expect("the ```rust block ends");
-    readme[start..start + len].to_string()
+    let mut rest = readme;
+    for _ in 0..n {
+        let at = rest.find("```rust\n").expect("README.md has enough ```rust blocks");
+        rest = &rest[at + "```rust\n".len()..];
+    }
+    let start = rest.find("```rust\n").expect("README.md has a ```rust block") + "```rust\n".len();
+    let len = rest[start..].find("```\n").expect("the ```rust block ends");
+    rest[start..start + len].to_string()
+}
+
+fn readme_example_block() -> String {
+    readme_block(0)
+}
+
+#[test]
+fn the_second_readme_block_is_the_transactions_example() {
+    assert_eq!(
+        readme_block(1),
+        include_str!("../examples/transactions.rs"),
+        "bindings/rust/README.md's transactions example and ravel-kv/examples/transactions.rs differ"
+    );
+}
+
+mod transactions_example {
+    include!("../examples/transactions.rs");
+
+    #[test]
+    fn the_example_runs() {
+        main().unwrap();
+    }
 }
 
 #[test]
