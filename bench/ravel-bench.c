@@ -31,6 +31,10 @@
 **   - mixgraph is db_bench's Facebook workload model (mixgraph.c): the
 **     ratios of gets, puts and seeks, the keys' power and key-range
 **     distributions, the values' and scans' Pareto lengths, the sine rate;
+**   - randomtransaction is db_bench's read-modify-write of one key in each
+**     of --transaction_sets sets, in pessimistic (--transaction_db) or
+**     optimistic (--optimistic_transaction_db) transactions or plain
+**     batches, verified at the end (see "randomtransaction" below);
 **   - --use_existing_db opens the database without creating it: a missing
 **     one is an error (db_bench creates it and measures an empty database);
 **   - the result line is db_bench's format string: micros/op is the sum of
@@ -72,7 +76,7 @@
 ** max_background_jobs to the threads RocksDB would start); any other flag
 ** is handed to ravel_options_set under its RocksDB name.  RocksDB options
 ** ravel has not built yet (rv_option_is_not_built) and db_bench-only flags
-** with no meaning here (transaction_db, perf_level ...) are accepted, and
+** with no meaning here (perf_level, mmap_read ...) are accepted, and
 ** printed as "ignored (not built yet): ..." so a comparison never hides
 ** them -- except a not-built option given with the value that is what
 ** ravel does anyway (dbbench_as_ravel_does: enable_pipelined_write=false),
@@ -125,6 +129,11 @@ static struct {
     int histogram;
     int statistics;
     int transaction_db;
+    int optimistic_transaction_db;
+    int64_t transaction_sets;         /* randomtransaction: keys per txn */
+    int transaction_set_snapshot;
+    int64_t transaction_lock_timeout; /* ms, txn_lock_timeout */
+    int64_t transaction_sleep;        /* max micros between read and write */
     int64_t num_multi_db; /* <= 1: one database at --db */
     int use_shared_write_controller;
     int64_t report_interval_seconds; /* 0: no report file */
@@ -183,6 +192,8 @@ static struct {
     .sine_mix_rate_interval_milliseconds = 10000,
     .max_background_compactions = -1,
     .max_background_flushes = -1,
+    .transaction_sets = 2,
+    .transaction_lock_timeout = 100,
 };
 
 enum flag_type { FLAG_I64, FLAG_BOOL, FLAG_STR, FLAG_F64 };
@@ -200,7 +211,7 @@ static const struct flag bench_flags[] = {
      "fill100K deleteseq deleterandom readrandom readmissing readhot "
      "readseq readreverse seekrandom multireadrandom updaterandom "
      "readrandomwriterandom readwhilewriting seekrandomwhilewriting "
-     "mixgraph, and the meta operations flush compact compactall "
+     "mixgraph randomtransaction, and the meta operations flush compact compactall "
      "waitforcompaction stats levelstats sstables memstats"},
     {"num", FLAG_I64, &FLAGS.num, "number of keys (key range)"},
     {"writes", FLAG_I64, &FLAGS.writes, "puts per thread (<0: --num)"},
@@ -230,10 +241,31 @@ static const struct flag bench_flags[] = {
      "print the ravel.stats property at the end (once: not again if a "
      "stats benchmark just printed it)"},
     {"transaction_db", FLAG_BOOL, &FLAGS.transaction_db,
-     "with --unordered_write=1: WritePrepared ordering, as db_bench sets up "
-     "its TransactionDB then (two_write_queues=true, write_policy="
-     "write_prepared; ravel takes no locks, as skip_concurrency_control); "
-     "alone: ignored (ravel has no transactions)"},
+     "pessimistic transactions (ravel_txn_begin) in randomtransaction, "
+     "waiting up to --transaction_lock_timeout for a lock.  With --unordered_write=1 also "
+     "WritePrepared ordering for every benchmark, as db_bench sets up its "
+     "TransactionDB then (two_write_queues=true, write_policy="
+     "write_prepared)"},
+    {"optimistic_transaction_db", FLAG_BOOL, &FLAGS.optimistic_transaction_db,
+     "optimistic transactions (RAVEL_TXN_OPTIMISTIC: validated at commit) "
+     "in randomtransaction; not with --transaction_db"},
+    {"transaction_sets", FLAG_I64, &FLAGS.transaction_sets,
+     "sets of --num keys in randomtransaction (1 .. 9999; a key is the "
+     "set's number in 4 digits, then the key's in decimal); each "
+     "transaction adds one random amount to one random key of every set"},
+    {"transaction_set_snapshot", FLAG_BOOL, &FLAGS.transaction_set_snapshot,
+     "with --transaction_db, half of randomtransaction's transactions read "
+     "their keys not taken for update at the latest state (ravel_get) "
+     "instead of at their snapshot, as db_bench's then read without one (a "
+     "ravel transaction always has its snapshot from its begin: what it "
+     "writes is checked against it either way)"},
+    {"transaction_lock_timeout", FLAG_I64, &FLAGS.transaction_lock_timeout,
+     "with --transaction_db: milliseconds a transaction waits for a key's "
+     "lock (ravel's txn_lock_timeout; db_bench's default)"},
+    {"transaction_sleep", FLAG_I64, &FLAGS.transaction_sleep,
+     "microseconds randomtransaction sleeps at most (a random time) "
+     "between reading and writing each key, db_bench's documented meaning "
+     "(db_bench itself has ignored the flag since 2016)"},
     {"num_multi_db", FLAG_I64, &FLAGS.num_multi_db,
      "databases (2 or more: in subdirectories 0, 1, ... of --db; thread i "
      "uses database i % num_multi_db)"},
@@ -333,7 +365,6 @@ static const struct flag bench_flags[] = {
 ** are rv_option_is_not_built's business, not this list's.  Accepted so a
 ** db_bench command line runs unchanged, and always listed as ignored. */
 static const char *const dbbench_only_flags[] = {
-    "optimistic_transaction_db",
     "statistics_string", "stats_dump_period_sec", "perf_level",
     "enable_numa", "dump_malloc_stats",
     "mmap_read", "mmap_write", "subcompactions", "use_tailing_iterator",
@@ -1836,6 +1867,431 @@ static void bench_mixgraph(const struct bench *b, struct thread *t)
     free(key);
 }
 
+/* ------------------------------------------------------ randomtransaction */
+
+/* db_bench's RandomTransaction (RocksDB's RandomTransactionInserter, in
+** test_util/transaction_test_util.cc): each operation adds one random
+** amount, 1 .. 100, to one random key of each of --transaction_sets sets
+** of --num keys, the sets visited in a random order.  A key is the set's
+** number (from 1) in four digits, then the key's number in decimal
+** ("0001" "42"); a value is a count in decimal, absent being 0.
+**
+** With --transaction_db each operation is a pessimistic transaction
+** (named, as db_bench names them), with --optimistic_transaction_db an
+** optimistic one, else a plain batch of the reads' results (db_bench's
+** DBInsert: no isolation, so with threads increments may be lost, and
+** like db_bench there is nothing to verify then).  In a transaction each
+** key is read, half of the time with get_for_update, then deleted and put
+** (db_bench's SingleDelete or Delete, then Put); then, as db_bench:
+** pessimistic transactions are prepared nine times in ten (two-phase
+** commit) before they commit, and one transaction in twenty is rolled
+** back instead of committed.  A retriable failure (RAVEL_CONFLICT,
+** RAVEL_TIMEDOUT, RAVEL_DEADLOCK) rolls the transaction back and counts
+** as an abort, db_bench's failure count; the operation is counted either
+** way, as db_bench counts it.  db_bench's commit-time write batch (a
+** "cat" -> "dog" put on one prepared transaction in twenty, testing
+** RocksDB's own mechanics) has no counterpart here.
+**
+** Verification (db_bench's RandomTransactionVerify): before the run each
+** set's sum is taken; after it each set's sum must have grown by exactly
+** the increments of the transactions that committed (so every set's sum
+** is the same as every other's, db_bench's check, whenever it was
+** before).  A failure prints db_bench's "RandomTransactionVerify
+** FAILED!!" line and ends ravel-bench with status 1. */
+
+enum rt_mode { RT_PLAIN, RT_PESSIMISTIC, RT_OPTIMISTIC };
+
+static enum rt_mode rt_mode_of_flags(void)
+{
+    return FLAGS.optimistic_transaction_db ? RT_OPTIMISTIC
+           : FLAGS.transaction_db          ? RT_PESSIMISTIC
+                                           : RT_PLAIN;
+}
+
+/* The sum of the increments of the operations that committed in this run,
+** over all threads (every set got each of them once). */
+static _Atomic uint64_t rt_committed_incr;
+
+/* All threads' counts, for the line after the run (db_bench's result line
+** shows the first thread's alone): operations, the ones rolled back by
+** choice (one in twenty), and the aborts by their code. */
+static _Atomic uint64_t rt_total_ops, rt_total_rollbacks, rt_total_prepared;
+static _Atomic uint64_t rt_total_conflicts, rt_total_timeouts,
+    rt_total_deadlocks;
+
+/* Set once ravel_txn_prepare has refused as a build without two-phase
+** commit refuses it (RAVEL_INVALID before any prepare succeeded): the
+** transactions then commit without it, and the run says so at its end.
+** rt_prepared_ok: a prepare has succeeded, so a refusal is a failure. */
+static _Atomic int rt_prepare_refused, rt_prepared_ok;
+static char rt_prepare_refusal[300];
+static pthread_mutex_t rt_refusal_mu = PTHREAD_MUTEX_INITIALIZER;
+
+#define RT_KEY_MAX 32
+
+/* The codes that mean "roll back and run the transaction again". */
+static int rt_retriable(int rc)
+{
+    return rc == RAVEL_CONFLICT || rc == RAVEL_TIMEDOUT ||
+           rc == RAVEL_DEADLOCK;
+}
+
+static size_t rt_key(unsigned set, uint64_t ikey, char *key)
+{
+    return (size_t)snprintf(key, RT_KEY_MAX, "%.4u%" PRIu64, set + 1, ikey);
+}
+
+/* The count in VAL (VLEN bytes of decimal), or dies: db_bench's check
+** that no value read is 0 or not a number. */
+static uint64_t rt_parse(const char *key, size_t klen, const char *val,
+                         size_t vlen)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < vlen; i++) {
+        if (val[i] < '0' || val[i] > '9' || i >= 19)
+            v = 0, i = vlen;
+        else
+            v = v * 10 + (uint64_t)(val[i] - '0');
+    }
+    if (v == 0)
+        die("randomtransaction: key %.*s holds '%.*s', not a positive "
+            "count (corrupt, or not a randomtransaction database)",
+            (int)klen, key, (int)(vlen > 40 ? 40 : vlen), val);
+    return v;
+}
+
+/* Reads KEY's count into *OUT (absent: 0): through TXN, for update or not,
+** or from the database's latest state when TXN is NULL or LATEST (a read
+** not for update).  Returns RAVEL_OK or a retriable code; dies on others. */
+static int rt_read(const struct bench *b, ravel_db *db, ravel_txn *txn,
+                   int for_update, int latest, const char *key, size_t klen,
+                   uint64_t *out)
+{
+    void *val = NULL;
+    size_t vlen = 0;
+    int rc;
+    if (!txn || (latest && !for_update))
+        rc = ravel_get(db, NULL, key, klen, &val, &vlen);
+    else if (for_update)
+        rc = ravel_txn_get_for_update(txn, key, klen, &val, &vlen);
+    else
+        rc = ravel_txn_get(txn, key, klen, &val, &vlen);
+    *out = rc == RAVEL_OK ? rt_parse(key, klen, val, vlen) : 0;
+    ravel_free(val);
+    if (rc == RAVEL_NOTFOUND)
+        return RAVEL_OK;
+    if (rc && !(txn && rt_retriable(rc)))
+        fail(b, for_update ? "ravel_txn_get_for_update"
+                : txn && !latest ? "ravel_txn_get" : "ravel_get", rc);
+    return rc;
+}
+
+/* --transaction_sleep: up to that many microseconds, at random. */
+static void rt_sleep(struct thread *t)
+{
+    if (FLAGS.transaction_sleep <= 0)
+        return;
+    uint64_t us = rng_next(&t->rng) % (uint64_t)FLAGS.transaction_sleep;
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* The sets in a random order (Fisher-Yates), as db_bench shuffles them. */
+static void rt_shuffle(struct thread *t, unsigned *order, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        order[i] = i;
+    for (unsigned i = n; i > 1; i--) {
+        unsigned j = (unsigned)(rng_next(&t->rng) % i);
+        unsigned tmp = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = tmp;
+    }
+}
+
+/* db_bench's DBInsert: the counts read from the database, the new ones
+** written in one batch. */
+static void rt_insert_plain(const struct bench *b, struct thread *t,
+                            ravel_db *db, const unsigned *order,
+                            uint64_t incr, ravel_batch *batch)
+{
+    char key[RT_KEY_MAX], val[24];
+    ravel_batch_clear(batch);
+    for (int64_t i = 0; i < FLAGS.transaction_sets; i++) {
+        uint64_t v;
+        size_t klen = rt_key(order[i], rng_next(&t->rng) % (uint64_t)FLAGS.num,
+                             key);
+        rt_read(b, db, NULL, 0, 0, key, klen, &v);
+        rt_sleep(t);
+        size_t vlen = (size_t)snprintf(val, sizeof val, "%" PRIu64, v + incr);
+        int rc = ravel_batch_put(batch, key, klen, val, vlen);
+        if (rc)
+            fail(b, "ravel_batch_put", rc);
+        t->st.bytes += klen + vlen;
+    }
+    int rc = ravel_write(db, write_flags(), batch);
+    if (rc)
+        fail(b, "ravel_write", rc);
+}
+
+/* The reads and writes of one transaction: RAVEL_OK, or a retriable code
+** (others end the run). */
+static int rt_txn_body(const struct bench *b, struct thread *t, ravel_db *db,
+                       ravel_txn *txn, int latest, const unsigned *order,
+                       uint64_t incr)
+{
+    char key[RT_KEY_MAX], val[24];
+    for (int64_t i = 0; i < FLAGS.transaction_sets; i++) {
+        uint64_t v;
+        size_t klen = rt_key(order[i], rng_next(&t->rng) % (uint64_t)FLAGS.num,
+                             key);
+        int for_update = (int)(rng_next(&t->rng) & 1);
+        int rc = rt_read(b, db, txn, for_update, latest, key, klen, &v);
+        if (rc)
+            return rc;
+        rt_sleep(t);
+        size_t vlen = (size_t)snprintf(val, sizeof val, "%" PRIu64, v + incr);
+        if ((rc = ravel_txn_delete(txn, key, klen)) == RAVEL_OK)
+            rc = ravel_txn_put(txn, key, klen, val, vlen);
+        if (rc && !rt_retriable(rc))
+            fail(b, "ravel_txn_delete/ravel_txn_put", rc);
+        if (rc)
+            return rc;
+        t->st.bytes += klen + vlen;
+    }
+    return RAVEL_OK;
+}
+
+/* A pessimistic transaction's prepare, nine times in ten, as db_bench's:
+** 1 if TXN is prepared.  A build without two-phase commit refuses it
+** (RAVEL_INVALID): noted once, and the transactions commit without it
+** from then on. */
+static int rt_prepare(const struct bench *b, ravel_txn *txn)
+{
+    if (atomic_load_explicit(&rt_prepare_refused, memory_order_relaxed))
+        return 0;
+    int rc = ravel_txn_prepare(txn);
+    if (rc == RAVEL_OK) {
+        atomic_store_explicit(&rt_prepared_ok, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&rt_total_prepared, 1,
+                                  memory_order_relaxed);
+        return 1;
+    }
+    if (rc != RAVEL_INVALID ||
+        atomic_load_explicit(&rt_prepared_ok, memory_order_relaxed))
+        fail(b, "ravel_txn_prepare", rc);
+    pthread_mutex_lock(&rt_refusal_mu);
+    if (!rt_prepare_refusal[0])
+        snprintf(rt_prepare_refusal, sizeof rt_prepare_refusal, "%s",
+                 ravel_errmsg());
+    pthread_mutex_unlock(&rt_refusal_mu);
+    atomic_store_explicit(&rt_prepare_refused, 1, memory_order_relaxed);
+    return 0;
+}
+
+/* One transaction, db_bench's TransactionDBInsert or
+** OptimisticTransactionDBInsert and DoInsert: RAVEL_OK with *COMMITTED
+** set if it committed (not if it was one of the rolled back), or a
+** retriable code once rolled back. */
+static int rt_insert_txn(const struct bench *b, struct thread *t,
+                         ravel_db *db, enum rt_mode mode,
+                         const unsigned *order, uint64_t incr,
+                         uint64_t txn_id, int *committed)
+{
+    ravel_txn *txn = NULL;
+    int rc = ravel_txn_begin(db, (FLAGS.sync ? RAVEL_SYNC : 0) |
+                             (mode == RT_OPTIMISTIC ? RAVEL_TXN_OPTIMISTIC : 0),
+                             &txn);
+    if (rc)
+        fail(b, "ravel_txn_begin", rc);
+    *committed = 0;
+    int latest = 0;
+    if (mode == RT_PESSIMISTIC) {
+        char name[64];
+        snprintf(name, sizeof name, "txn%d-%" PRIu64, t->tid, txn_id);
+        if ((rc = ravel_txn_set_name(txn, name)))
+            fail(b, "ravel_txn_set_name", rc);
+        latest = FLAGS.transaction_set_snapshot && (rng_next(&t->rng) & 1);
+    }
+    rc = rt_txn_body(b, t, db, txn, latest, order, incr);
+    if (rc == RAVEL_OK) {
+        int prepared = mode == RT_PESSIMISTIC &&
+                       rng_next(&t->rng) % 10 != 0 && rt_prepare(b, txn);
+        if (rng_next(&t->rng) % 20 == 0) {
+            if ((rc = ravel_txn_rollback(txn)))
+                fail(b, "ravel_txn_rollback", rc);
+            atomic_fetch_add_explicit(&rt_total_rollbacks, 1,
+                                      memory_order_relaxed);
+        } else if ((rc = ravel_txn_commit(txn)) == RAVEL_OK) {
+            *committed = 1;
+        } else if (prepared || !rt_retriable(rc)) {
+            /* a prepared transaction holds its locks: its commit cannot
+            ** conflict (db_bench asserts it) */
+            fail(b, "ravel_txn_commit", rc);
+        }
+    }
+    ravel_txn_free(txn); /* rolls back what failed */
+    return rc;
+}
+
+/* Counts RC if it is an abort (a retriable code); 1 if it was. */
+static int rt_count_abort(int rc)
+{
+    _Atomic uint64_t *count = rc == RAVEL_CONFLICT   ? &rt_total_conflicts
+                              : rc == RAVEL_TIMEDOUT ? &rt_total_timeouts
+                              : rc == RAVEL_DEADLOCK ? &rt_total_deadlocks
+                                                     : NULL;
+    if (count)
+        atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
+    return count != NULL;
+}
+
+static void bench_randomtransaction(const struct bench *b, struct thread *t)
+{
+    enum rt_mode mode = rt_mode_of_flags();
+    unsigned nsets = (unsigned)FLAGS.transaction_sets;
+    unsigned *order = malloc(nsets * sizeof *order);
+    ravel_batch *batch = NULL;
+    ravel_db *db = thread_db(b, t);
+    uint64_t done = 0, aborts = 0, incr_committed = 0;
+    struct duration d;
+    if (!order || ravel_batch_new(&batch) != RAVEL_OK)
+        die("out of memory");
+    duration_init(&d, FLAGS.duration, read_writes());
+    while (!duration_done(&d, 1)) {
+        uint64_t incr = rng_next(&t->rng) % 100 + 1;
+        int committed = 1;
+        rt_shuffle(t, order, nsets);
+        if (mode == RT_PLAIN)
+            rt_insert_plain(b, t, db, order, incr, batch);
+        else if (rt_count_abort(rt_insert_txn(b, t, db, mode, order, incr,
+                                              done, &committed)))
+            aborts++;
+        if (committed)
+            incr_committed += incr;
+        done++;
+        finished_ops(&t->st, 1);
+    }
+    atomic_fetch_add_explicit(&rt_committed_incr, incr_committed,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&rt_total_ops, done, memory_order_relaxed);
+    if (mode == RT_PLAIN)
+        snprintf(t->st.message, sizeof t->st.message,
+                 "( batches:%" PRIu64 " )", done);
+    else
+        snprintf(t->st.message, sizeof t->st.message,
+                 "( transactions:%" PRIu64 " aborts:%" PRIu64 ")", done,
+                 aborts);
+    ravel_batch_free(batch);
+    free(order);
+}
+
+/* Each set's sum of counts, into SUMS (--transaction_sets of them), read
+** with one iterator (the threads have stopped, or not started). */
+static void rt_sums(ravel_db *db, uint64_t *sums)
+{
+    ravel_iter *it = NULL;
+    int rc = ravel_iter_new(db, NULL, &it);
+    if (rc)
+        die("randomtransaction: ravel_iter_new: %s: %s", ravel_errstr(rc),
+            ravel_errmsg());
+    for (unsigned set = 0; set < (unsigned)FLAGS.transaction_sets; set++) {
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "%.4u", set + 1);
+        sums[set] = 0;
+        for (rc = ravel_iter_seek(it, prefix, 4); rc == RAVEL_OK &&
+             ravel_iter_valid(it); rc = ravel_iter_next(it)) {
+            size_t klen, vlen;
+            const char *k = ravel_iter_key(it, &klen);
+            const char *v = ravel_iter_value(it, &vlen);
+            if (klen < 4 || memcmp(k, prefix, 4) != 0)
+                break;
+            sums[set] += rt_parse(k, klen, v, vlen);
+        }
+        if (rc == RAVEL_OK)
+            rc = ravel_iter_status(it);
+        if (rc)
+            die("randomtransaction: summing set %u: %s: %s", set + 1,
+                ravel_errstr(rc), ravel_errmsg());
+    }
+    ravel_iter_free(it);
+}
+
+/* Before the run: each set's sum (NULL with plain batches, nothing to
+** verify then, as in db_bench). */
+static uint64_t *rt_verify_begin(const struct bench *b)
+{
+    _Atomic uint64_t *counts[] = {&rt_committed_incr, &rt_total_ops,
+                                  &rt_total_rollbacks, &rt_total_prepared,
+                                  &rt_total_conflicts,
+                                  &rt_total_timeouts, &rt_total_deadlocks};
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        atomic_store_explicit(counts[i], 0, memory_order_relaxed);
+    if (b->ndbs > 1)
+        die("randomtransaction: not with --num_multi_db (db_bench refuses "
+            "it too)");
+    if (rt_mode_of_flags() == RT_PLAIN)
+        return NULL;
+    uint64_t *before = calloc((size_t)FLAGS.transaction_sets, sizeof *before);
+    if (!before)
+        die("out of memory");
+    rt_sums(b->dbs[0], before);
+    return before;
+}
+
+/* After the run: db_bench's RandomTransactionVerify, each set's sum grown
+** by the committed increments.  Frees BEFORE; exits 1 on a failure. */
+/* The counts of all threads: db_bench's message is the first thread's. */
+static void rt_print_totals(void)
+{
+    uint64_t ops = atomic_load(&rt_total_ops);
+    uint64_t conflicts = atomic_load(&rt_total_conflicts);
+    uint64_t timeouts = atomic_load(&rt_total_timeouts);
+    uint64_t deadlocks = atomic_load(&rt_total_deadlocks);
+    uint64_t aborts = conflicts + timeouts + deadlocks;
+    printf("randomtransaction : all threads: %" PRIu64 " operations, %"
+           PRIu64 " aborts (%.4f per operation: %" PRIu64 " conflicts, %"
+           PRIu64 " lock timeouts, %" PRIu64 " deadlocks), %" PRIu64
+           " prepared, %" PRIu64 " rolled back by choice\n", ops, aborts,
+           ops ? (double)aborts / (double)ops : 0.0, conflicts, timeouts,
+           deadlocks, atomic_load(&rt_total_prepared),
+           atomic_load(&rt_total_rollbacks));
+}
+
+static void rt_verify_end(const struct bench *b, uint64_t *before)
+{
+    if (rt_mode_of_flags() != RT_PLAIN)
+        rt_print_totals();
+    if (atomic_load_explicit(&rt_prepare_refused, memory_order_relaxed))
+        printf("randomtransaction: transactions committed without prepare: "
+               "%s\n", rt_prepare_refusal);
+    if (!before) {
+        printf("RandomTransactionVerify skipped: plain batches, not "
+               "transactions (--transaction_db and "
+               "--optimistic_transaction_db are false), as db_bench\n");
+        return;
+    }
+    uint64_t *after = calloc((size_t)FLAGS.transaction_sets, sizeof *after);
+    uint64_t want = atomic_load_explicit(&rt_committed_incr,
+                                         memory_order_relaxed);
+    if (!after)
+        die("out of memory");
+    rt_sums(b->dbs[0], after);
+    for (unsigned set = 0; set < (unsigned)FLAGS.transaction_sets; set++) {
+        if (after[set] - before[set] == want)
+            continue;
+        printf("RandomTransactionVerify found inconsistent totals: Set[%u] "
+               "was %" PRIu64 ", is %" PRIu64 ", the committed transactions "
+               "added %" PRIu64 "\n", set + 1, before[set], after[set], want);
+        printf("RandomTransactionVerify FAILED!!\n");
+        fflush(stdout);
+        exit(1);
+    }
+    printf("RandomTransactionVerify Success.\n");
+    free(after);
+    free(before);
+}
+
 /* -------------------------------------------------------------- reporter */
 
 /* db_bench's ReporterAgent (--report_interval_seconds, --report_file):
@@ -2296,6 +2752,8 @@ static const struct {
      1, BENCH_THREADS, 1, 0, 0, NULL},
     {"mixgraph", bench_mixgraph, "operation", 0, 0, 1, 0, BENCH_THREADS, 1, 0,
      0, NULL},
+    {"randomtransaction", bench_randomtransaction, "transaction", 0, 0, 1, 0,
+     BENCH_THREADS, 1, 0, 0, NULL},
     {"stats", NULL, NULL, 0, 0, 0, 0, BENCH_STATS, 1, 0, 0, NULL},
     {"levelstats", NULL, NULL, 0, 0, 0, 0, BENCH_PROPERTY, 1, 0, 0,
      "ravel.levelstats"},
@@ -2551,6 +3009,25 @@ static void wait_for_compaction(void)
     fflush(stdout);
 }
 
+/* randomtransaction's flags (db_bench aborts on --transaction_sets
+** outside 1 .. 9999 too). */
+static void check_transaction_flags(void)
+{
+    if (FLAGS.transaction_sets < 1 || FLAGS.transaction_sets > 9999)
+        die("--transaction_sets=%" PRId64 ": must be 1 .. 9999 (a set's "
+            "number is the key's first four digits)", FLAGS.transaction_sets);
+    if (FLAGS.transaction_db && FLAGS.optimistic_transaction_db)
+        die("--transaction_db and --optimistic_transaction_db: choose one "
+            "(pessimistic or optimistic transactions)");
+    if (FLAGS.transaction_sleep < 0)
+        die("--transaction_sleep=%" PRId64 ": must not be negative (a "
+            "time)", FLAGS.transaction_sleep);
+    if (FLAGS.disable_wal && strstr(FLAGS.benchmarks, "randomtransaction") &&
+        (FLAGS.transaction_db || FLAGS.optimistic_transaction_db))
+        die("--disable_wal with transactions: a transaction commits through "
+            "the WAL (ravel_txn_begin takes no RAVEL_NO_WAL)");
+}
+
 /* What db_bench takes and ravel-bench cannot run is refused with the
 ** reason; what db_bench reads as "off" or clamps (negative intervals and
 ** seek counts, compression ratios outside (0, 1]) is taken as db_bench
@@ -2608,6 +3085,7 @@ static void check_flags(void)
         die("--mix_max_scan_len=%" PRId64 " --mix_max_value_size=%" PRId64
             ": must be at least 1 (mixgraph takes lengths modulo them)",
             FLAGS.mix_max_scan_len, FLAGS.mix_max_value_size);
+    check_transaction_flags();
     if (FLAGS.sine_mix_rate && FLAGS.sine_mix_rate_interval_milliseconds < 1)
         die("--sine_mix_rate_interval_milliseconds=%" PRId64 ": must be at "
             "least 1", FLAGS.sine_mix_rate_interval_milliseconds);
@@ -2652,23 +3130,32 @@ static void apply_background_limits(ravel_options *opts)
     strlist_add(&engine_opts_given, "max_background_jobs", why);
 }
 
-/* --transaction_db: with --unordered_write=1, db_bench opens a
-** TransactionDB with WritePrepared transactions, two_write_queues and
+/* --transaction_db: randomtransaction's transactions are pessimistic,
+** waiting --transaction_lock_timeout for a lock (db_bench's
+** TransactionOptions::lock_timeout; ravel's option txn_lock_timeout).
+** With --unordered_write=1, db_bench opens its TransactionDB with
+** WritePrepared transactions, two_write_queues and
 ** skip_concurrency_control, the seed's setup for ordered unordered
 ** writes; ravel has the same ordering on its plain database. */
 static void apply_transaction_db(ravel_options *opts)
 {
     if (!FLAGS.transaction_db)
         return;
+    char timeout[32], why[96];
+    snprintf(timeout, sizeof timeout, "%" PRId64,
+             FLAGS.transaction_lock_timeout);
+    if (ravel_options_set(opts, "txn_lock_timeout", timeout) != RAVEL_OK)
+        die("--transaction_lock_timeout=%s (ravel's txn_lock_timeout): %s",
+            timeout, ravel_errmsg());
+    snprintf(why, sizeof why, "%s (from transaction_lock_timeout)", timeout);
+    strlist_add(&engine_opts_given, "txn_lock_timeout", why);
     char *unordered = NULL;
     if (ravel_options_get(opts, "unordered_write", &unordered) != RAVEL_OK)
         die("unordered_write: %s", ravel_errmsg());
     int on = strcmp(unordered, "true") == 0;
     ravel_free(unordered);
-    if (!on) {
-        strlist_add(&ignored_flags, "transaction_db", "true");
+    if (!on)
         return;
-    }
     if (ravel_options_set(opts, "two_write_queues", "true") != RAVEL_OK ||
         ravel_options_set(opts, "write_policy", "write_prepared") !=
             RAVEL_OK)
@@ -2815,7 +3302,11 @@ int main(int argc, char **argv)
         b.dbs = dbs;
         b.ndbs = ndbs;
         struct wamp before = engine_wamp();
+        uint64_t *rt_before = b.fn == bench_randomtransaction
+                                  ? rt_verify_begin(&b) : NULL;
         run_threads(&b);
+        if (b.fn == bench_randomtransaction)
+            rt_verify_end(&b, rt_before);
         print_write_amplification(b.name, before);
         if (b.fn == bench_mixgraph)
             mg_model_free(&mixgraph_model);
