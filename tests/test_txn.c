@@ -460,6 +460,40 @@ static void test_deadlock(void **state)
     free(dir);
 }
 
+/* A pessimistic key is checked once, when first locked; a check that
+** fails leaves it unlocked, so a careless caller that writes it anyway
+** after RAVEL_CONFLICT meets the conflict again, never a lost update. */
+static void test_conflict_not_held(void **state)
+{
+    (void)state;
+    char *dir = new_dir("notheld");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "c", "1");
+    ravel_txn *t = NULL;
+    TU_OK(ravel_txn_begin(db, 0, &t));
+    tu_put(db, 0, "c", "2"); /* after T's snapshot */
+    int rc;
+    char *v = tget(t, "c", 1, &rc);
+    assert_null(v);
+    assert_int_equal(rc, RAVEL_CONFLICT);
+    TU_EXPECT_RC(RAVEL_CONFLICT, ravel_txn_put(t, "c", 1, "3", 1));
+    TU_OK(ravel_put(db, 0, "c", 1, "4", 1)); /* not locked by T */
+    TU_OK(ravel_txn_commit(t)); /* nothing to write */
+    ravel_txn_free(t);
+    tu_expect(db, NULL, "c", "4");
+    /* a key held: written again without a second check */
+    TU_OK(ravel_txn_begin(db, 0, &t));
+    v = tget(t, "c", 1, &rc);
+    free(v);
+    tput(t, "c", "5");
+    tput(t, "c", "6");
+    TU_OK(ravel_txn_commit(t));
+    ravel_txn_free(t);
+    tu_expect(db, NULL, "c", "6");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* Write skew: two doctors on call, each transaction takes one off if the
 ** other is still on.  Read with ravel_txn_get both commit (no doctor
 ** left: snapshot isolation allows it); read for update, the second
@@ -706,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_no_lost_update),
         cmocka_unit_test(test_bank),
         cmocka_unit_test(test_deadlock),
+        cmocka_unit_test(test_conflict_not_held),
         cmocka_unit_test(test_write_skew),
         cmocka_unit_test(test_iterator),
         cmocka_unit_test(test_run),

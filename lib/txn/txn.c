@@ -268,19 +268,26 @@ static int txn_lock_code(int rc)
                                     : rc;
 }
 
-/* Locks KEY for T (pessimistic), remembering it unless T held it. */
-static int txn_lock(ravel_txn *t, const void *key, size_t klen,
-                    int64_t timeout_ns)
+static int txn_validate(ravel_txn *t, const void *key, size_t klen);
+
+/* Pessimistic: locks KEY for T and checks it has not changed since T's
+** snapshot -- once: a key T holds was checked when T took it, and no one
+** can write it while T holds it (transactions and plain writes alike
+** take its lock).  A check that fails releases the lock just taken, so T
+** is as it was before the call. */
+static int txn_lock_checked(ravel_txn *t, const void *key, size_t klen)
 {
     struct rv_lock_wait_info info;
     memset(&info, 0, sizeof info);
     int rc = rv_lock_table_acquire(t->st->locks, t->id, key, klen,
-                                   timeout_ns, &info);
+                                   t->lock_timeout_ns, &info);
     if (rc)
         return txn_lock_code(rc);
     if (info.already_held)
         return RAVEL_OK;
-    rc = txn_keep_key(t, key, klen);
+    rc = txn_validate(t, key, klen);
+    if (rc == RAVEL_OK)
+        rc = txn_keep_key(t, key, klen);
     if (rc)
         rv_lock_table_release(t->st->locks, t->id, key, klen);
     return rc;
@@ -411,9 +418,7 @@ static int txn_get(ravel_txn *t, const void *key, size_t klen, void **val,
         if (t->flags & RAVEL_TXN_OPTIMISTIC)
             rc = txn_keep_key(t, key, klen);
         else
-            rc = txn_lock(t, key, klen, t->lock_timeout_ns);
-        if (rc == RAVEL_OK && !(t->flags & RAVEL_TXN_OPTIMISTIC))
-            rc = txn_validate(t, key, klen);
+            rc = txn_lock_checked(t, key, klen);
         if (rc)
             return rc;
     }
@@ -468,9 +473,7 @@ static int txn_write(ravel_txn *t, const void *key, size_t klen,
     if (rc)
         return rc;
     if (!(t->flags & RAVEL_TXN_OPTIMISTIC)) {
-        rc = txn_lock(t, key, klen, t->lock_timeout_ns);
-        if (rc == RAVEL_OK)
-            rc = txn_validate(t, key, klen);
+        rc = txn_lock_checked(t, key, klen);
         if (rc)
             return rc;
     }
