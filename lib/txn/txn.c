@@ -10,7 +10,10 @@
 ** which looks in memtables and table files alike.
 **
 ** Pessimistic: get_for_update and every write lock the key in the
-** database's lock table (lock_table.h), then check it.  Optimistic: the
+** database's lock table (lock_table.h), then check it -- once, when first
+** taken: plain writes lock their keys too once transactions exist
+** (txn_lock_plain, db.h's txn hooks), so no one writes a held key.
+** Optimistic: the
 ** keys read for update are remembered; commit locks them and the written
 ** keys in key order (so two committers never deadlock), checks them all,
 ** writes, and unlocks.  Either way the locks are released only after the
