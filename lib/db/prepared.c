@@ -378,6 +378,33 @@ void rv_prepared_replay_done(struct rv_db_prepared *p, const char *dir,
 
 /* ----------------------------------------------------------- a handle's */
 
+/* Appends to B a marker of TYPE naming E, and reads E's writes from B's
+** bytes before it from then on; *LEN and *COUNT receive B as it was.  P's
+** lock held. */
+static int prepared_mark_locked(struct rv_db_prepared *p,
+                                struct rv_prepared_txn *e,
+                                struct ravel_batch *b, int type, size_t *len,
+                                uint32_t *count) RV_REQUIRES(p->lock);
+static int prepared_mark_locked(struct rv_db_prepared *p,
+                                struct rv_prepared_txn *e,
+                                struct ravel_batch *b, int type, size_t *len,
+                                uint32_t *count)
+{
+    (void)p;
+    char value[8];
+    rv_put_fixed64(value, e->number);
+    *len = b->len;
+    *count = b->count;
+    int rc = rv_batch_add(b, type, e->name, strlen(e->name), value,
+                          sizeof value);
+    if (rc == RAVEL_OK) {
+        e->live = b;
+        e->live_len = *len;
+        e->live_count = *count;
+    }
+    return rc;
+}
+
 int rv_prepared_begin(struct rv_db_prepared *p, const char *name,
                       uint64_t segment_floor, struct ravel_batch *b,
                       uint64_t *number, size_t *len, uint32_t *count)
@@ -395,18 +422,11 @@ int rv_prepared_begin(struct rv_db_prepared *p, const char *name,
                  ? rv_error(RAVEL_INVALID, "ravel_txn_prepare: a transaction "
                             "named '%s' is prepared already", name)
                  : RAVEL_OK;
-    char value[8];
-    rv_put_fixed64(value, p->next_number);
-    *len = b->len;
-    *count = b->count;
-    if (rc == RAVEL_OK)
-        rc = rv_batch_add(b, RV_TYPE_TXN_PREPARE, name, strlen(name), value,
-                          sizeof value);
     if (rc == RAVEL_OK) {
         e->number = p->next_number;
-        e->live = b;
-        e->live_len = *len;
-        e->live_count = *count;
+        rc = prepared_mark_locked(p, e, b, RV_TYPE_TXN_PREPARE, len, count);
+    }
+    if (rc == RAVEL_OK) {
         prepared_add(p, e);
         *number = e->number;
         e = NULL;
@@ -437,18 +457,13 @@ int rv_prepared_mark(struct rv_db_prepared *p, uint64_t number,
                      const char *name, struct ravel_batch *b, int type,
                      size_t *len, uint32_t *count)
 {
-    char value[8];
-    rv_put_fixed64(value, number);
     rv_mutex_lock(&p->lock);
+    struct rv_prepared_txn *e = prepared_find(p, number);
     *len = b->len;
     *count = b->count;
-    int rc = rv_batch_add(b, type, name, strlen(name), value, sizeof value);
-    struct rv_prepared_txn *e = prepared_find(p, number);
-    if (e) {
-        e->live = b;
-        e->live_len = *len;
-        e->live_count = *count;
-    }
+    int rc = e ? prepared_mark_locked(p, e, b, type, len, count)
+               : rv_error(RAVEL_INVALID, "transaction '%s' is not prepared",
+                          name);
     rv_mutex_unlock(&p->lock);
     return rc;
 }

@@ -28,6 +28,7 @@
 ** the keys of every prepared one again, and ravel_txn_recover hands one
 ** out.
 */
+#include "base/dbformat.h"
 #include "db/batch.h"
 #include "db/db.h"
 #include "db/db_iter.h"
@@ -120,6 +121,13 @@ static void txn_relock_prepared(void *ctx, struct rv_prepared_txn *e)
     }
 }
 
+/* DB's txn_lock_timeout in nanoseconds (negative: forever). */
+static int64_t txn_lock_timeout_ns(const ravel_db *db)
+{
+    int ms = db->options.txn_lock_timeout;
+    return ms == INT_MAX ? -1 : (int64_t)ms * 1000000;
+}
+
 /* ------------------------------------------------------- plain writes */
 
 /* A plain write's locks (db.h, txn.lock_batch): its keys, pointing into
@@ -133,9 +141,7 @@ struct txn_plain_locks {
 static int txn_plain_key_cmp(const void *a, const void *b)
 {
     const struct rv_lock_key *x = a, *y = b;
-    size_t n = x->klen < y->klen ? x->klen : y->klen;
-    int c = memcmp(x->key, y->key, n);
-    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+    return rv_user_key_compare(x->key, x->klen, y->key, y->klen);
 }
 
 static void txn_unlock_plain(void *state, void *held)
@@ -175,8 +181,7 @@ static int txn_lock_plain(void *state, ravel_db *db,
                                            &h->keys[i]) != 0)
             h->keys[kept++] = h->keys[i];
     h->n = kept;
-    int ms = db->options.txn_lock_timeout;
-    int64_t timeout = ms == INT_MAX ? -1 : (int64_t)ms * 1000000;
+    int64_t timeout = txn_lock_timeout_ns(db);
     int rc = RAVEL_OK;
     size_t locked = 0;
     for (; locked < h->n; locked++) {
@@ -244,23 +249,12 @@ static int txn_check_open(const ravel_txn *t, const char *fn)
 }
 
 /* Adds KEY to T's keys. */
+static int txn_key_list_add(struct txn_key **list, size_t *n, size_t *cap,
+                            const void *key, size_t klen);
+
 static int txn_keep_key(ravel_txn *t, const void *key, size_t klen)
 {
-    if (t->nkeys == t->capkeys) {
-        size_t cap = t->capkeys ? 2 * t->capkeys : 16;
-        struct txn_key *k = realloc(t->keys, cap * sizeof *k);
-        if (!k)
-            return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
-        t->keys = k;
-        t->capkeys = cap;
-    }
-    char *copy = malloc(klen ? klen : 1);
-    if (!copy)
-        return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
-    if (klen)
-        memcpy(copy, key, klen);
-    t->keys[t->nkeys++] = (struct txn_key){copy, klen};
-    return RAVEL_OK;
+    return txn_key_list_add(&t->keys, &t->nkeys, &t->capkeys, key, klen);
 }
 
 /* The lock table's result as a public code. */
@@ -361,8 +355,7 @@ int ravel_txn_begin(ravel_db *db, int flags, ravel_txn **out)
     t->st = st;
     t->flags = flags;
     t->refs = 1;
-    int ms = db->options.txn_lock_timeout;
-    t->lock_timeout_ns = ms == INT_MAX ? -1 : (int64_t)ms * 1000000;
+    t->lock_timeout_ns = txn_lock_timeout_ns(db);
     t->max_bytes = db->options.txn_max_write_batch_size;
     t->id = atomic_fetch_add_explicit(&st->next_id, 1, memory_order_relaxed);
     rc = ravel_snapshot_acquire(db, &t->snap);
@@ -539,9 +532,7 @@ int ravel_txn_rollback_to_savepoint(ravel_txn *t)
 static int txn_key_cmp(const void *a, const void *b)
 {
     const struct txn_key *x = a, *y = b;
-    size_t n = x->klen < y->klen ? x->klen : y->klen;
-    int c = memcmp(x->key, y->key, n);
-    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
+    return rv_user_key_compare(x->key, x->klen, y->key, y->klen);
 }
 
 /* Releases (UNLOCK) and frees the keys T's optimistic commit or prepare
@@ -559,16 +550,16 @@ static void txn_drop_held(ravel_txn *t, int unlock)
     t->nheld = 0;
 }
 
-/* Appends a copy of KEY to H (*N entries, room for *CAP). */
-static int txn_held_add(struct txn_key **h, size_t *n, size_t *cap,
-                        const char *key, size_t klen)
+/* Appends a copy of KEY to LIST (*N entries, room for *CAP). */
+static int txn_key_list_add(struct txn_key **list, size_t *n, size_t *cap,
+                            const void *key, size_t klen)
 {
     if (*n == *cap) {
         size_t grown = *cap ? 2 * *cap : 16;
-        struct txn_key *more = realloc(*h, grown * sizeof *more);
+        struct txn_key *more = realloc(*list, grown * sizeof *more);
         if (!more)
             return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
-        *h = more;
+        *list = more;
         *cap = grown;
     }
     char *copy = malloc(klen ? klen : 1);
@@ -576,7 +567,7 @@ static int txn_held_add(struct txn_key **h, size_t *n, size_t *cap,
         return rv_error(RAVEL_NOMEM, "out of memory in a transaction");
     if (klen)
         memcpy(copy, key, klen);
-    (*h)[(*n)++] = (struct txn_key){copy, klen};
+    (*list)[(*n)++] = (struct txn_key){copy, klen};
     return RAVEL_OK;
 }
 
@@ -588,7 +579,7 @@ static int txn_collect_held(ravel_txn *t)
     size_t cap = 0;
     int rc = RAVEL_OK;
     for (size_t i = 0; i < t->nkeys && rc == RAVEL_OK; i++)
-        rc = txn_held_add(&t->held, &t->nheld, &cap, t->keys[i].key,
+        rc = txn_key_list_add(&t->held, &t->nheld, &cap, t->keys[i].key,
                           t->keys[i].klen);
     struct rv_windex_iter it;
     rv_windex_iter_init(&it, t->writes);
@@ -598,7 +589,7 @@ static int txn_collect_held(ravel_txn *t)
         const char *k, *v;
         size_t kl, vl;
         rv_windex_iter_entry(&it, &k, &kl, &v, &vl);
-        rc = txn_held_add(&t->held, &t->nheld, &cap, k, kl);
+        rc = txn_key_list_add(&t->held, &t->nheld, &cap, k, kl);
     }
     if (rc)
         return rc;
