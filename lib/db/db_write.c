@@ -422,7 +422,8 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
                         max_seqs, rv_write_unordered_max_group(db));
     if (leader->exclusive) {
         /* alone, the previous group complete: nobody else writes */
-        leader->status = leader->exclusive(leader->exclusive_ctx, leader);
+        leader->status = leader->exclusive(leader->exclusive_ctx,
+                                           leader);
         rv_write_group_complete(&db->write.queue, &g, leader);
         return;
     }
@@ -693,7 +694,8 @@ int rv_write_exclusive(ravel_db *db,
     return w.status; /* FN's, its message set in this thread */
 }
 
-int rv_write_switch_memtable_exclusive(ravel_db *db, struct rv_writer *self)
+int rv_write_switch_memtable_exclusive(ravel_db *db,
+                                       struct rv_writer *self)
 {
     return write_switch_memtable(db, 0, self);
 }

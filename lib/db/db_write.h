@@ -74,12 +74,13 @@ struct rv_db_write {
 ** begins below it.  The refusal if writes are stopped. */
 RAVEL_PRIVATE int rv_write_switch_memtable(ravel_db *db, uint64_t *segment);
 
-/* Runs FN(CTX, the writer) as the leader of a write group of its own (an exclusive
-** writer, write_group.h): every write acknowledged before the call is
-** published and none is in progress, and writes queued meanwhile wait
-** until FN returns.  Returns FN's result (the refusal if writes are
-** stopped, without calling FN).  Ordered mode only: the unordered modes
-** publish groups after their leader has moved on. */
+/* Runs the function given, with CTX and its writer, as the leader of a
+** write group of its own (an exclusive writer, write_group.h): every
+** write acknowledged before the call is published and none is in
+** progress, and writes queued meanwhile wait until it returns.  Returns
+** its result (the refusal if writes are stopped, without calling it).
+** Ordered mode only: the unordered modes publish groups after their
+** leader has moved on. */
 RAVEL_PRIVATE int rv_write_exclusive(ravel_db *db,
                                      int (*fn)(void *ctx,
                                                struct rv_writer *self),

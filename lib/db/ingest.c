@@ -407,11 +407,10 @@ static int ingest_pick_level_locked(ravel_db *db, const struct ingest_file *f)
 }
 
 /* Picks every file's level and registers the guards (step 2d). */
-static void ingest_place_locked(struct ingest_job *j)
-    RV_REQUIRES(j->db->mu.lock);
-static void ingest_place_locked(struct ingest_job *j)
+static void ingest_place_locked(ravel_db *db, struct ingest_job *j)
+    RV_REQUIRES(db->mu.lock);
+static void ingest_place_locked(ravel_db *db, struct ingest_job *j)
 {
-    ravel_db *db = j->db;
     for (size_t i = 0; i < j->n; i++) {
         const struct ingest_file *f = &j->files[i];
         int level = ingest_pick_level_locked(db, f);
@@ -433,13 +432,13 @@ static void ingest_place_locked(struct ingest_job *j)
 }
 
 /* Unlinks the guards from the running compactions. */
-static void ingest_unguard_locked(struct ingest_job *j)
-    RV_REQUIRES(j->db->mu.lock);
-static void ingest_unguard_locked(struct ingest_job *j)
+static void ingest_unguard_locked(ravel_db *db, struct ingest_job *j)
+    RV_REQUIRES(db->mu.lock);
+static void ingest_unguard_locked(ravel_db *db, struct ingest_job *j)
 {
     if (!j->guarded)
         return;
-    struct rv_compaction **p = &j->db->mu.compact.running;
+    struct rv_compaction **p = &db->mu.compact.running;
     while (*p) {
         if (*p >= j->guards && *p < j->guards + j->n)
             *p = (*p)->next;
@@ -447,7 +446,7 @@ static void ingest_unguard_locked(struct ingest_job *j)
             p = &(*p)->next;
     }
     j->guarded = 0;
-    pthread_cond_broadcast(&j->db->mu.bg.cv); /* compactions may be due */
+    pthread_cond_broadcast(&db->mu.bg.cv); /* compactions may be due */
 }
 
 /* ----------------------------------------------- 2: the exclusive part */
@@ -457,7 +456,7 @@ static int ingest_install(struct ingest_job *j)
 {
     ravel_db *db = j->db;
     rv_mutex_lock(&db->mu.lock);
-    ingest_place_locked(j);
+    ingest_place_locked(db, j);
     rv_mutex_unlock(&db->mu.lock);
 
     struct rv_version_edit edit;
@@ -476,7 +475,7 @@ static int ingest_install(struct ingest_job *j)
     rv_mutex_lock(&db->mu.lock);
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, NULL, &edit);
-    ingest_unguard_locked(j);
+    ingest_unguard_locked(db, j);
     rv_mutex_unlock(&db->mu.lock);
     rv_version_edit_clear(&edit);
     if (rc != RAVEL_OK && logged) {

@@ -63,7 +63,7 @@ struct rv_writer {
     void *memtable;
     uint64_t order_pos;
     /* An exclusive writer (ravel_ingest, db/ingest.c): instead of a
-    ** batch, its leader runs EXCLUSIVE(EXCLUSIVE_CTX, itself) in a group
+    ** batch, its leader runs exclusive(exclusive_ctx, itself) in a group
     ** of its own, no other group in progress, and the result is its
     ** status.  NULL for a batch.  Set by the writer before it queues. */
     int (*exclusive)(void *ctx, struct rv_writer *self);

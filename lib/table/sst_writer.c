@@ -1,6 +1,7 @@
 /*
-** sst_writer.c -- the public table-file writer (ravel_sst_writer_* in
-** ravel.h): a table file built outside any database, for ravel_ingest.
+** sst_writer.c -- the public table-file writer (ravel_sst_writer_open,
+** _put, _delete, _finish, _free in ravel.h): a table file built outside
+** any database, for ravel_ingest.
 **
 ** The file is an ordinary table (table_format.h) whose footer carries
 ** file number RV_SST_EXTERNAL_NUMBER (0, a number no database file ever
