@@ -123,6 +123,45 @@ static void check_directory(ravel_db *db, const char *dir)
     free(named);
 }
 
+/* The number of the table file of DIR whose bytes are those of PATH (an
+** ingest that placed it as it is), or 0. */
+static uint64_t same_bytes_in(const char *dir, const char *path)
+{
+    char *want, *have;
+    size_t wl, hl;
+    assert_int_equal(tu_file_read(path, &want, &wl), 0);
+    uint64_t *nums = NULL, found = 0;
+    int n = tu_dir_sst_numbers(dir, &nums);
+    for (int i = 0; i < n && !found; i++) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%06" PRIu64 ".sst", dir, nums[i]);
+        if (tu_file_read(p, &have, &hl) == 0) {
+            if (hl == wl && memcmp(have, want, wl) == 0)
+                found = nums[i];
+            free(have);
+        }
+    }
+    free(nums);
+    free(want);
+    return found;
+}
+
+/* The number of the table file of DIR that is the inode INO, or 0. */
+static uint64_t same_inode_in(const char *dir, ino_t ino)
+{
+    uint64_t *nums = NULL, found = 0;
+    int n = tu_dir_sst_numbers(dir, &nums);
+    for (int i = 0; i < n && !found; i++) {
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%06" PRIu64 ".sst", dir, nums[i]);
+        if (stat(p, &st) == 0 && st.st_ino == ino)
+            found = nums[i];
+    }
+    free(nums);
+    return found;
+}
+
 static char *mkdir_fresh(const char *name)
 {
     char *p = tu_path("%s", name);
@@ -218,6 +257,10 @@ static void test_into_empty(void **state)
     assert_int_equal(tu_files_at_level(db, 0), 0);
     struct stat st;
     assert_int_equal(stat(a, &st), 0); /* copied, kept */
+    /* nothing overlapped them and no snapshot was live: placed as they
+    ** are, byte for byte */
+    assert_true(same_bytes_in(dir, a) != 0);
+    assert_true(same_bytes_in(dir, b) != 0);
     check_directory(db, dir);
     TU_OK(ravel_verify(db));
     TU_OK(ravel_close(db));
@@ -333,6 +376,76 @@ static void test_overrides(void **state)
     free(x);
     free(y);
     free(z);
+    free(src);
+    free(dir);
+}
+
+/* ----------------------------------------------------- snapshot_copies */
+
+struct ingest_thread {
+    ravel_db *db;
+    const char *const *paths;
+    size_t n;
+    int rc;
+};
+
+static void *ingest_thread_main(void *p)
+{
+    struct ingest_thread *t = p;
+    t->rc = ravel_ingest(t->db, t->paths, t->n, 0);
+    return NULL;
+}
+
+/* A live snapshot keeps files that overlap nothing from going in as they
+** are (their keys at sequence 0 would show in it): they are copied under
+** a new sequence instead -- also when the snapshot is taken while the
+** files are being placed. */
+static void test_snapshot_copies(void **state)
+{
+    (void)state;
+    char *src = mkdir_fresh("ingest-snap-src");
+    char *dir = tu_path("ingest-snap");
+    tu_rm_rf(dir);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    char *a = src_path(src, "a.sst"), *b = src_path(src, "b.sst");
+    write_sst(a, "a", 0, 100, 1, 1, 0);
+    write_sst(b, "b", 0, 100, 1, 1, 0);
+    char k[64], v[128];
+    val_of(v, sizeof v, 1, 5);
+
+    ravel_snapshot *snap = NULL;
+    TU_OK(ravel_snapshot_acquire(db, &snap));
+    const char *pa[] = {a};
+    TU_OK(ravel_ingest(db, pa, 1, 0));
+    key_of(k, sizeof k, "a", 5);
+    tu_expect(db, snap, k, NULL);
+    tu_expect(db, NULL, k, v);
+    assert_int_equal(same_bytes_in(dir, a), 0); /* rewritten */
+    TU_OK(ravel_snapshot_release(db, snap));
+
+    /* the race: a snapshot taken after the check, before the install */
+    rv_pause_arm(RV_PAUSE_INGEST_FILE_COPIED);
+    const char *pb[] = {b};
+    struct ingest_thread t = {db, pb, 1, -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, ingest_thread_main, &t), 0);
+    for (int i = 0; i < 60000 && !rv_pause_waiting(RV_PAUSE_INGEST_FILE_COPIED);
+         i++)
+        usleep(1000);
+    assert_true(rv_pause_waiting(RV_PAUSE_INGEST_FILE_COPIED));
+    TU_OK(ravel_snapshot_acquire(db, &snap));
+    rv_pause_release(RV_PAUSE_INGEST_FILE_COPIED);
+    pthread_join(th, NULL);
+    TU_OK(t.rc);
+    key_of(k, sizeof k, "b", 5);
+    tu_expect(db, snap, k, NULL);
+    tu_expect(db, NULL, k, v);
+    assert_int_equal(same_bytes_in(dir, b), 0);
+    TU_OK(ravel_snapshot_release(db, snap));
+    check_directory(db, dir); /* the file placed as it was is gone */
+    TU_OK(ravel_close(db));
+    free(a);
+    free(b);
     free(src);
     free(dir);
 }
@@ -484,8 +597,11 @@ static void test_move_and_devshm(void **state)
     char *a = src_path(src, "a.sst");
     write_sst(a, "a", 0, 100, 1, 1, 0);
     const char *pa[] = {a};
+    assert_int_equal(stat(a, &st), 0);
+    ino_t ino = st.st_ino;
     TU_OK(ravel_ingest(db, pa, 1, RAVEL_INGEST_MOVE));
     assert_int_not_equal(stat(a, &st), 0); /* moved */
+    assert_true(same_inode_in(dir, ino) != 0); /* by a hard link */
     char k[64], v[128];
     key_of(k, sizeof k, "a", 50);
     val_of(v, sizeof v, 1, 50);
@@ -495,7 +611,12 @@ static void test_move_and_devshm(void **state)
         write_sst(s, "s", 0, 100, 1, 2, 0);
         write_sst(t, "t", 0, 100, 1, 2, 0);
         const char *ps[] = {s, t};
+        char *copy = src_path(src, "s-copy.sst");
+        copy_file(s, copy);
         TU_OK(ravel_ingest(db, ps, 2, RAVEL_INGEST_MOVE));
+        /* another file system: copied as it is, the source removed */
+        assert_true(same_bytes_in(dir, copy) != 0);
+        free(copy);
         assert_int_not_equal(stat(s, &st), 0);
         /* the moved file is gone */
         TU_EXPECT_RC(RAVEL_NOTFOUND, ravel_ingest(db, pa, 1, 0));
@@ -838,12 +959,37 @@ static void test_concurrent_writes(void **state)
 #define CR_KEYS 300 /* per file */
 static const char *const cr_prefix[CR_FILES] = {"b", "d", "f"};
 
+/* The prefix of file F's keys in generation GEN. */
+static void cr_prefix_of(char *buf, size_t n, int fresh, uint64_t gen, int f)
+{
+    if (fresh)
+        snprintf(buf, n, "%s%08" PRIu64 "-", cr_prefix[f], gen);
+    else
+        snprintf(buf, n, "%s", cr_prefix[f]);
+}
+
+/* Writes generation GEN's files into SRC (PATHS receive their names). */
+static void cr_write_files(const char *src, int fresh, uint64_t gen,
+                           char **paths)
+{
+    for (int f = 0; f < CR_FILES; f++) {
+        char name[64], prefix[32];
+        snprintf(name, sizeof name, "%" PRIu64 "-%d.sst", gen, f);
+        paths[f] = src_path(src, name);
+        unlink(paths[f]); /* left by a killed child */
+        cr_prefix_of(prefix, sizeof prefix, fresh, gen, f);
+        write_sst(paths[f], prefix, 0, CR_KEYS, 1, gen, 7);
+    }
+}
+
 struct cr_args {
     char dir[PATH_MAX];
     char src[PATH_MAX];
     char journal[PATH_MAX];
     uint64_t gen0;        /* the first generation this child ingests */
     int point;            /* -1: killed at random; else a pause point */
+    int fresh;            /* each generation ingests keys of its own (they
+                          ** overlap nothing: placed as they are) */
     int arm_after;        /* ingests acknowledged before it is armed */
 };
 
@@ -868,19 +1014,13 @@ static int cr_child(const void *arg)
     crash_child_opened(db);
     for (uint64_t gen = a->gen0;; gen++) {
         char *paths[CR_FILES];
-        for (int f = 0; f < CR_FILES; f++) {
-            char name[64];
-            snprintf(name, sizeof name, "%" PRIu64 "-%d.sst", gen, f);
-            paths[f] = src_path(a->src, name);
-            unlink(paths[f]); /* left by a killed child */
-            write_sst(paths[f], cr_prefix[f], 0, CR_KEYS, 1, gen, 7);
-        }
+        cr_write_files(a->src, a->fresh, gen, paths);
         /* a write in the memtable over the files' keys, at the previous
         ** generation: the ingest flushes it first */
         char k[64], v[128];
         key_of(k, sizeof k, cr_prefix[1], 3);
         val_of(v, sizeof v, gen - 1, 3);
-        if (ravel_put(db, 0, k, strlen(k), v, strlen(v)))
+        if (!a->fresh && ravel_put(db, 0, k, strlen(k), v, strlen(v)))
             crash_child_fail("put: %s", ravel_errmsg());
         rc = ravel_ingest(db, (const char *const *)paths, CR_FILES,
                           RAVEL_INGEST_MOVE);
@@ -923,13 +1063,7 @@ static int cr_pause_child(const void *arg)
         crash_child_fail("open: %s", ravel_errmsg());
     crash_child_opened(c.db);
     for (uint64_t gen = a->gen0;; gen++) {
-        for (int f = 0; f < CR_FILES; f++) {
-            char name[64];
-            snprintf(name, sizeof name, "%" PRIu64 "-%d.sst", gen, f);
-            c.paths[f] = src_path(a->src, name);
-            unlink(c.paths[f]);
-            write_sst(c.paths[f], cr_prefix[f], 0, CR_KEYS, 1, gen, 7);
-        }
+        cr_write_files(a->src, a->fresh, gen, c.paths);
         if (gen == a->gen0 + (uint64_t)a->arm_after) {
             rv_pause_arm((enum rv_pause_point)a->point);
             pthread_t t;
@@ -998,11 +1132,64 @@ static uint64_t cr_check(ravel_db *db, uint64_t acked)
     return gen;
 }
 
+/* Fresh mode: how many of generation GEN's keys read back (puts only;
+** each must hold GEN's value). */
+static int cr_fresh_count(ravel_db *db, uint64_t gen)
+{
+    int n = 0;
+    for (int f = 0; f < CR_FILES; f++)
+        for (int i = 0; i < CR_KEYS; i++) {
+            if (i % 7 == 0)
+                continue;
+            char prefix[32], k[64];
+            cr_prefix_of(prefix, sizeof prefix, 1, gen, f);
+            key_of(k, sizeof k, prefix, i);
+            void *v = NULL;
+            size_t vl = 0;
+            int rc = ravel_get(db, NULL, k, strlen(k), &v, &vl);
+            if (rc == RAVEL_OK) {
+                if (gen_of(v, vl) != gen)
+                    fail_msg("%s reads generation %" PRIu64, k,
+                             gen_of(v, vl));
+                n++;
+            } else if (rc != RAVEL_NOTFOUND) {
+                fail_msg("%s: %d %s", k, rc, ravel_errmsg());
+            }
+            ravel_free(v);
+        }
+    return n;
+}
+
+/* Fresh mode: every generation up to BEFORE is there whole, INFLIGHT
+** whole or not at all, none after it.  Returns the last one there. */
+static uint64_t cr_fresh_check(ravel_db *db, uint64_t first, uint64_t before,
+                               uint64_t inflight)
+{
+    const int whole = CR_FILES * (CR_KEYS - (CR_KEYS + 6) / 7);
+    uint64_t last = before;
+    for (uint64_t g = first; g <= inflight + 1; g++) {
+        int n = cr_fresh_count(db, g);
+        if (g <= before && n != whole)
+            fail_msg("generation %" PRIu64 " (acknowledged) has %d of %d "
+                     "keys", g, n, whole);
+        if (g == inflight && n != 0 && n != whole)
+            fail_msg("generation %" PRIu64 " (in flight) has %d of %d "
+                     "keys: part of an ingest", g, n, whole);
+        if (g > inflight && n != 0)
+            fail_msg("generation %" PRIu64 " never ingested has %d keys", g,
+                     n);
+        if (g == inflight && n == whole)
+            last = inflight;
+    }
+    return last;
+}
+
 static const int cr_points[] = {-1, RV_PAUSE_INGEST_FILE_COPIED,
                                 RV_PAUSE_INGEST_BEFORE_EDIT,
                                 RV_PAUSE_INGEST_LOGGED};
 
-static void cr_rounds(const char *name, int rounds, int powerloss)
+static void cr_rounds(const char *name, int rounds, int powerloss,
+                      int fresh)
 {
     char *dir = tu_path("%s", name);
     char *src = tu_path("%s-src", name);
@@ -1015,13 +1202,12 @@ static void cr_rounds(const char *name, int rounds, int powerloss)
     uint64_t rng = tu_seed();
     /* generation 1, so that every later state has one */
     ravel_db *db = tu_open_ok(dir, SMALL);
-    for (int f = 0; f < CR_FILES; f++) {
-        char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/0-%d.sst", src, f);
-        write_sst(p, cr_prefix[f], 0, CR_KEYS, 1, 1, 7);
-        const char *pp[] = {p};
-        TU_OK(ravel_ingest(db, pp, 1, RAVEL_INGEST_MOVE));
-    }
+    char *first[CR_FILES];
+    cr_write_files(src, fresh, 1, first);
+    TU_OK(ravel_ingest(db, (const char *const *)first, CR_FILES,
+                       RAVEL_INGEST_MOVE));
+    for (int f = 0; f < CR_FILES; f++)
+        free(first[f]);
     TU_OK(ravel_close(db));
     uint64_t cur = 1; /* the generation the database holds */
     int found_inflight = 0;
@@ -1033,6 +1219,7 @@ static void cr_rounds(const char *name, int rounds, int powerloss)
         if (powerloss)
             snprintf(a.journal, sizeof a.journal, "%s", journal);
         a.gen0 = cur + 1;
+        a.fresh = fresh;
         a.point = cr_points[round % 4];
         a.arm_after = (int)(tu_rand(&rng) % 3);
         struct cr_record rec = {0, 0};
@@ -1063,7 +1250,8 @@ static void cr_rounds(const char *name, int rounds, int powerloss)
                                                        TU_PL_PATTERNS),
                           &rng);
         db = tu_open_ok(dir, SMALL ";disable_auto_compactions=true");
-        uint64_t g = cr_check(db, before);
+        uint64_t g = fresh ? cr_fresh_check(db, 1, before, inflight)
+                           : cr_check(db, before);
         if (g != before && g != inflight)
             fail_msg("round %d: generation %" PRIu64 " found; %" PRIu64
                      " acknowledged, %" PRIu64 " in flight", round, g,
@@ -1091,9 +1279,24 @@ static void cr_rounds(const char *name, int rounds, int powerloss)
     }
     printf("# %d of %d rounds found their in-flight ingest\n",
            found_inflight, rounds);
+    if (fresh && !powerloss) { /* placed as they are (the LOG says; a
+                                 ** power loss takes the LOG) */
+        char log[PATH_MAX];
+        snprintf(log, sizeof log, "%s/LOG", dir);
+        char *text;
+        size_t len;
+        assert_int_equal(tu_file_read(log, &text, &len), 0);
+        text = realloc(text, len + 1);
+        text[len] = 0;
+        assert_non_null(strstr(text, "as they are"));
+        free(text);
+    }
     db = tu_open_ok(dir, SMALL);
     tu_wait_background_idle(db);
-    assert_int_equal(cr_check(db, cur), cur);
+    if (fresh)
+        assert_int_equal(cr_fresh_check(db, 1, cur, cur), cur);
+    else
+        assert_int_equal(cr_check(db, cur), cur);
     TU_OK(ravel_verify(db));
     TU_OK(ravel_close(db));
     tu_rm_rf(src);
@@ -1106,14 +1309,29 @@ static void test_kill9(void **state)
 {
     (void)state;
     cr_rounds("ingest-kill9",
-              (int)tu_env_u64("RAVEL_TEST_INGEST_CRASH_ROUNDS", 12), 0);
+              (int)tu_env_u64("RAVEL_TEST_INGEST_CRASH_ROUNDS", 12), 0, 0);
 }
 
 static void test_powerloss(void **state)
 {
     (void)state;
     cr_rounds("ingest-powerloss",
-              (int)tu_env_u64("RAVEL_TEST_INGEST_POWERLOSS_ROUNDS", 6), 1);
+              (int)tu_env_u64("RAVEL_TEST_INGEST_POWERLOSS_ROUNDS", 6), 1, 0);
+}
+
+/* The same for ingests placed as they are (nothing overlaps them). */
+static void test_kill9_as_is(void **state)
+{
+    (void)state;
+    cr_rounds("ingest-kill9-as-is",
+              (int)tu_env_u64("RAVEL_TEST_INGEST_CRASH_ROUNDS", 12), 0, 1);
+}
+
+static void test_powerloss_as_is(void **state)
+{
+    (void)state;
+    cr_rounds("ingest-powerloss-as-is",
+              (int)tu_env_u64("RAVEL_TEST_INGEST_POWERLOSS_ROUNDS", 6), 1, 1);
 }
 
 static const struct crash_role roles[] = {
@@ -1128,12 +1346,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_writer_order),
         cmocka_unit_test(test_into_empty),
         cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_snapshot_copies),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_move_and_devshm),
         cmocka_unit_test(test_atomic_visibility),
         cmocka_unit_test(test_concurrent_writes),
         cmocka_unit_test(test_kill9),
         cmocka_unit_test(test_powerloss),
+        cmocka_unit_test(test_kill9_as_is),
+        cmocka_unit_test(test_powerloss_as_is),
     };
     return CRASH_MAIN(argc, argv, roles, tests);
 }
