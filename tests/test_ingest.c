@@ -802,6 +802,113 @@ static void test_atomic_visibility(void **state)
     free(dir);
 }
 
+/* ------------------------------------------- atomic_visibility_as_is */
+
+/* Ingests of new key ranges (placed as they are, at sequence 0) while
+** readers iterate without snapshots (which would make the files be
+** copied): every scan sees each ingest whole or not at all, and the ones
+** it sees are the first ones, in order. */
+#define VIS2_KEYS 100
+
+struct vis2 {
+    ravel_db *db;
+    _Atomic int stop;
+    _Atomic uint64_t published;
+    _Atomic uint64_t checks;
+};
+
+static void *vis2_reader(void *p)
+{
+    struct vis2 *s = p;
+    uint64_t seen = 0;
+    while (!atomic_load(&s->stop)) {
+        uint64_t floor = atomic_load(&s->published);
+        ravel_iter *it = NULL;
+        if (ravel_iter_new(s->db, NULL, &it)) {
+            tu_thread_fail("iter: %s", ravel_errmsg());
+            break;
+        }
+        uint64_t gen = 0, n = 0, gens = 0;
+        for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+             ravel_iter_next(it)) {
+            size_t vl;
+            const char *v = ravel_iter_value(it, &vl);
+            uint64_t g = gen_of(v, vl);
+            if (g != gen) {
+                TU_CHECK(gen == 0 || n == (uint64_t)VIS_FILES * VIS2_KEYS,
+                         "generation %" PRIu64 ": %" PRIu64 " keys of %d",
+                         gen, n, VIS_FILES * VIS2_KEYS);
+                TU_CHECK(g == gen + 1, "generation %" PRIu64 " after %"
+                         PRIu64, g, gen);
+                gen = g;
+                n = 0;
+                gens++;
+            }
+            n++;
+        }
+        TU_CHECK(gen == 0 || n == (uint64_t)VIS_FILES * VIS2_KEYS,
+                 "generation %" PRIu64 ": %" PRIu64 " keys of %d", gen, n,
+                 VIS_FILES * VIS2_KEYS);
+        TU_CHECK(ravel_iter_status(it) == RAVEL_OK, "iter: %s",
+                 ravel_errmsg());
+        ravel_iter_free(it);
+        TU_CHECK(gens >= floor && gens >= seen, "a scan saw %" PRIu64
+                 " ingests; %" PRIu64 " had returned, %" PRIu64 " seen "
+                 "before", gens, floor, seen);
+        seen = gens;
+        atomic_fetch_add(&s->checks, 1);
+    }
+    return NULL;
+}
+
+static void test_atomic_visibility_as_is(void **state)
+{
+    (void)state;
+    char *src = mkdir_fresh("ingest-vis2-src");
+    char *dir = tu_path("ingest-vis2");
+    tu_rm_rf(dir);
+    struct vis2 s = {.db = tu_open_ok(dir, SMALL)};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, vis2_reader, &s), 0);
+    int rounds = (int)tu_env_u64("RAVEL_TEST_INGEST_VIS_ROUNDS", 30);
+    for (int r = 1; r <= rounds; r++) {
+        char *paths[VIS_FILES];
+        for (int f = 0; f < VIS_FILES; f++) {
+            char name[64], prefix[32];
+            snprintf(name, sizeof name, "%d-%d.sst", r, f);
+            /* generation-major keys: a scan meets the generations in
+            ** order */
+            snprintf(prefix, sizeof prefix, "g%06d-%s", r, vis_prefix[f]);
+            paths[f] = src_path(src, name);
+            write_sst(paths[f], prefix, 0, VIS2_KEYS, 1, (uint64_t)r, 0);
+        }
+        TU_OK(ravel_ingest(s.db, (const char *const *)paths, VIS_FILES,
+                           r % 2 ? RAVEL_INGEST_MOVE : 0));
+        atomic_store(&s.published, (uint64_t)r);
+        for (int f = 0; f < VIS_FILES; f++)
+            free(paths[f]);
+    }
+    uint64_t c = atomic_load(&s.checks);
+    while (atomic_load(&s.checks) < c + 8 && !tu_thread_failures())
+        usleep(1000);
+    atomic_store(&s.stop, 1);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    tu_assert_no_thread_failures();
+    printf("# %d ingests placed as they are, %" PRIu64 " reader scans\n",
+           rounds, atomic_load(&s.checks));
+    /* all at the last level: nothing overlapped */
+    assert_int_equal(tu_files_at_level(s.db, 6), (uint64_t)rounds * VIS_FILES);
+    TU_OK(ravel_verify(s.db));
+    TU_OK(ravel_close(s.db));
+    s.db = tu_open_ok(dir, SMALL ";disable_auto_compactions=true");
+    check_directory(s.db, dir);
+    TU_OK(ravel_close(s.db));
+    free(src);
+    free(dir);
+}
+
 /* -------------------------------------------------- concurrent_writes */
 
 #define CW_WRITERS 4
@@ -1350,6 +1457,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_move_and_devshm),
         cmocka_unit_test(test_atomic_visibility),
+        cmocka_unit_test(test_atomic_visibility_as_is),
         cmocka_unit_test(test_concurrent_writes),
         cmocka_unit_test(test_kill9),
         cmocka_unit_test(test_powerloss),
