@@ -1095,33 +1095,38 @@ RAVEL_API void ravel_sst_writer_free(ravel_sst_writer *w);
 
 /* Flags for ravel_ingest. */
 #define RAVEL_INGEST_MOVE 0x1 /* remove the source files once the ingest is
-                              ** durable (without it they are kept) */
+                              ** durable, and hard-link them where they can
+                              ** go in as they are (without it they are
+                              ** copied and kept) */
 
 /* Adds the N table files PATHS (written by ravel_sst_writer) to DB,
 ** atomically: every reader, snapshot and iterator sees all of them or
-** none; a snapshot taken before the call sees none of it.  The files'
-** keys take one new sequence number, above every write acknowledged
-** before the call, so they replace older values; a write that returns
-** after ravel_ingest (or waits behind it) replaces them in turn.  Each
-** file is copied into the database -- rewritten under the database's
-** own file number and sequence, every block's checksum verified as it
-** is read -- and placed at the deepest level where it overlaps nothing
-** above it; if a memtable holds keys in the files' ranges it is flushed
-** first.  Writes wait while the ingest runs (about the time to copy the
-** files); reads do not.  One manifest edit adds every file: after a
-** crash the database holds all of them or none (files copied but not
-** yet named are removed by the next open).
+** none; a snapshot taken before the call sees none of it.  Their keys
+** replace every value written before the call, and every write that
+** returns after it (or waits behind it) replaces them.  Every file is
+** read and checked first (every block's checksum, the keys' order).
+** When nothing in the database overlaps the files' key ranges and no
+** snapshot or transaction is live, the files go in as they are, at the
+** last level: hard-linked with RAVEL_INGEST_MOVE (copied where a link
+** cannot be made, e.g. from another file system), else copied byte for
+** byte.  Otherwise each is copied into the database with its keys under
+** one new sequence number, at the deepest level where it overlaps
+** nothing above it, memtables holding keys of its range flushed first.
+** Writes wait while the files are placed or copied; reads do not.  One
+** manifest edit adds every file: after a crash the database holds all of
+** them or none (files placed but not yet named are removed by the next
+** open).
 ** Refused, with nothing ingested and a message naming the file:
 ** RAVEL_NOTFOUND for a missing file, RAVEL_INVALID for files whose key
 ** ranges overlap each other (naming both), an empty file, N == 0 or
-** unknown FLAGS, a database opened read_only or with unordered_write /
-** write_prepared; RAVEL_CORRUPT for a file that is not a ravel table
+** unknown FLAGS, a database opened with unordered_write or
+** write_prepared; RAVEL_READONLY on a database opened read_only or once
+** writes are stopped; RAVEL_CORRUPT for a file that is not a ravel table
 ** written by ravel_sst_writer (another format, a database's own table
-** file), fails a checksum, or holds keys out of order; RAVEL_IOERR for
-** a failed read or write; RAVEL_READONLY once writes are stopped.  A
-** failure after the manifest edit was attempted stops writes (as a
-** failed flush does); the next open finds the database with all of the
-** files or none. */
+** file), fails a checksum, or holds keys out of order; RAVEL_IOERR for a
+** failed read or write.  A failure after the manifest edit was attempted
+** stops writes (as a failed flush does); the next open finds the
+** database with all of the files or none. */
 RAVEL_API int ravel_ingest(ravel_db *db, const char *const *paths, size_t n,
                            int flags);
 

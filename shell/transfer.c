@@ -64,6 +64,7 @@ struct import_ctx {
     const char *joined;           /* "batch", "transaction": the pairs join
                                   ** the session's open one; NULL if not */
     ravel_sst_writer *sst;        /* .import --sst: the pairs go here */
+    const char *sst_path;         /* ... the table file's name */
     size_t pending_bytes;
     long long size;               /* of the file, 0 if unknown */
     long long bytes_read;
@@ -85,7 +86,7 @@ static void import_error(struct import_ctx *c, const char *fmt, ...)
 
 static void import_error(struct import_ctx *c, const char *fmt, ...)
 {
-    char msg[256];
+    char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -93,7 +94,10 @@ static void import_error(struct import_ctx *c, const char *fmt, ...)
     if (c->progress_shown)
         fputc('\n', stderr);
     c->progress_shown = 0;
-    if (c->joined && !c->check && c->records)
+    if (c->sst_path)
+        shell_error(c->s, ".import: %s: line %ld: %s; %s not written",
+                    c->name, c->line, msg, c->sst_path);
+    else if (c->joined && !c->check && c->records)
         shell_error(c->s, ".import: %s: line %ld: %s; the %llu pairs before "
                     "it were added to the open %s", c->name, c->line, msg,
                     c->records, c->joined);
@@ -380,7 +384,8 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
     const char *name = import_args(s, l, &given, &sst);
     if (!name || (!sst && s->txn && shell_txn_writable(s, ".import")))
         return;
-    struct import_ctx c = {.s = s, .name = name, .given = given};
+    struct import_ctx c = {.s = s, .name = name, .given = given,
+                           .sst_path = sst};
     c.f = fopen(name, "r");
     if (!c.f) {
         shell_error(s, ".import: cannot open '%s': %s", name, strerror(errno));

@@ -5,18 +5,36 @@
 ** An ingest, in order:
 **   1. opens every file (footer, index, properties checked against the
 **      external file number), refuses what is not an external table, an
-**      empty one, and files whose key ranges overlap each other;
+**      empty one, and files whose key ranges overlap each other; reads
+**      every entry (each block's checksum, the entries' form and order,
+**      their count) -- all before writes are held up;
 **   2. as an exclusive writer (db_write.h: every earlier write published,
-**      later writers waiting behind it):
+**      later writers waiting behind it), one of two ways:
+**   AS THEY ARE, when nothing in the database -- memtables, files of any
+**   level, running compactions -- overlaps the files' ranges and no
+**   snapshot or transaction is live (so no version of their keys exists
+**   for sequence 0 to be older than, and nothing could see them appear
+**   in its past):
+**      a. links each file into the directory under a new number
+**         (RAVEL_INGEST_MOVE; a copy where the link fails, e.g. across
+**         file systems) or copies it byte for byte, fdatasyncs it, then
+**         fsyncs the directory; the keys keep sequence 0, the footer its
+**         number 0 (table.c reads such a file with 0);
+**      b. under db->mu.lock: checks the conditions again and installs the
+**         files at the last level, held from compactions -- a snapshot
+**         taken after the install comes after the ingest; if the
+**         conditions went, removes the files and copies instead (below);
+**      c. appends ONE version edit naming them, then lets compactions
+**         have them.
+**   COPIED, otherwise:
 **      a. if a memtable holds a key in the files' ranges, switches the
 **         active memtable out and waits until every memtable is flushed
 **         (a read looks in memtables first: they must not hold older
 **         versions of the ingested keys);
 **      b. takes one sequence number S;
 **      c. copies each file into a new table file of the database, under a
-**         new file number, every key tagged with S -- each block's
-**         checksum verified and the keys' order checked as it is read --
-**         then fsyncs the directory;
+**         new file number, every key tagged with S (each block checked
+**         again as it is read), then fsyncs the directory;
 **      d. under db->mu.lock, picks each file's level: the deepest at and
 **         above which no file and no running compaction overlaps its
 **         range; registers a guard per file in the running compactions,
@@ -28,11 +46,12 @@
 **      g. publishes S: readers see every file at once (last_visible_seq
 **         is what a read, an iterator and a snapshot compare with).
 **   3. with RAVEL_INGEST_MOVE, removes the source files.
-** A crash before e leaves table files no manifest names: the next open
-** deletes them (recovery.c), as it does a crashed flush's.  A crash after
-** it leaves them named, with S covered by the manifest's last sequence.
-** Why the files are rewritten rather than linked: docs/design.md, "Bulk
-** ingest".
+** A crash before the edit leaves table files no manifest names: the next
+** open deletes them (recovery.c), as it does a crashed flush's.  A crash
+** after it leaves them all named (and S covered by the manifest's last
+** sequence).  A failed edit stops writes; the next open finds all of the
+** files or none.  Why two ways, and why not always a link:
+** docs/design.md, "Bulk ingest".
 */
 #include "db/ingest.h"
 #include "db/db.h"
@@ -163,9 +182,9 @@ static int ingest_check_overlaps(struct ingest_job *j)
         const struct ingest_file *a = &j->files[i], *b = &j->files[i + 1];
         if (rv_user_key_compare(a->largest, a->largest_len, b->smallest,
                                 b->smallest_len) >= 0)
-            return rv_error(RAVEL_INVALID, "ravel_ingest: %s and %s "
-                            "overlap (their key ranges share keys): files "
-                            "ingested together must not", a->path, b->path);
+            return rv_error(RAVEL_INVALID, "ravel_ingest: the key ranges "
+                            "of %s and %s overlap (files ingested together "
+                            "must not)", a->path, b->path);
     }
     return RAVEL_OK;
 }
