@@ -66,6 +66,8 @@
 #include "util/file.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +349,62 @@ static int ingest_validate_file(const struct ingest_file *f)
         rc = rv_error(RAVEL_CORRUPT, "ravel_ingest: %s: holds %llu entries "
                       "but its properties say %llu", f->path,
                       (unsigned long long)n, (unsigned long long)want);
+    return rc;
+}
+
+/* Validating several files at once: up to INGEST_CHECK_THREADS threads
+** (the caller's among them) take the files in turn; each file's result
+** and message are kept in its slot, and the first failure in the files'
+** order is the call's. */
+#define INGEST_CHECK_THREADS 4
+
+struct ingest_checks {
+    struct ingest_file *files;
+    size_t n;
+    _Atomic size_t next;          /* the next file to take */
+    int *rc;                      /* per file, written by its taker */
+    char (*msg)[512];
+};
+
+static void *ingest_check_main(void *p)
+{
+    struct ingest_checks *c = p;
+    for (;;) {
+        size_t i = atomic_fetch_add_explicit(&c->next, 1,
+                                             memory_order_relaxed);
+        if (i >= c->n)
+            return NULL;
+        c->rc[i] = ingest_validate_file(&c->files[i]);
+        if (c->rc[i])
+            snprintf(c->msg[i], sizeof c->msg[i], "%s", rv_errmsg_get());
+    }
+}
+
+static int ingest_validate_files(struct ingest_file *files, size_t n)
+{
+    struct ingest_checks c = {.files = files, .n = n};
+    atomic_init(&c.next, 0);
+    c.rc = calloc(n, sizeof *c.rc);
+    c.msg = calloc(n, sizeof *c.msg);
+    if (!c.rc || !c.msg) {
+        free(c.rc);
+        free(c.msg);
+        return rv_error(RAVEL_NOMEM, "ravel_ingest: out of memory");
+    }
+    pthread_t th[INGEST_CHECK_THREADS - 1];
+    int started = 0;
+    while ((size_t)started + 1 < n && started < INGEST_CHECK_THREADS - 1 &&
+           pthread_create(&th[started], NULL, ingest_check_main, &c) == 0)
+        started++;
+    ingest_check_main(&c);
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    int rc = RAVEL_OK;
+    for (size_t i = 0; i < n && rc == RAVEL_OK; i++)
+        if (c.rc[i])
+            rc = rv_error(c.rc[i], "%s", c.msg[i]);
+    free(c.rc);
+    free(c.msg);
     return rc;
 }
 
@@ -915,8 +973,8 @@ static int ingest_run(ravel_db *db, const char *const *paths, size_t n,
     if (rc == RAVEL_OK)
         rc = ingest_check_overlaps(&j);
     /* every block read and checked before writes are held up */
-    for (size_t i = 0; i < n && rc == RAVEL_OK; i++)
-        rc = ingest_validate_file(&j.files[i]);
+    if (rc == RAVEL_OK)
+        rc = ingest_validate_files(j.files, n);
     j.move = (flags & RAVEL_INGEST_MOVE) != 0;
     if (rc == RAVEL_OK)
         rc = rv_write_exclusive(db, ingest_exclusive, &j);
