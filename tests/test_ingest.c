@@ -380,6 +380,108 @@ static void test_overrides(void **state)
     free(dir);
 }
 
+/* --------------------------------------------------------- every_level */
+
+#define EL_KEYS 20000
+#define EL_OPTS "write_buffer_size=64K;target_file_size_base=64K;" \
+                "max_bytes_for_level_base=64K;" \
+                "max_bytes_for_level_multiplier=2;" \
+                "level0_file_num_compaction_trigger=2"
+
+/* The generation key I holds in the model after the test's ingests. */
+static uint64_t el_gen(int i, int ingested)
+{
+    if (!ingested)
+        return i < EL_KEYS ? 1 : 0;
+    if (i >= 100 && i < 200)
+        return 2;
+    if (i >= 5000 && i < 5100)
+        return i % 3 == 0 ? 0 : 2; /* deleted */
+    if (i >= EL_KEYS && i < EL_KEYS + 100)
+        return 2;
+    return i < EL_KEYS ? 1 : 0;
+}
+
+static void el_check(ravel_db *db, int ingested)
+{
+    char k[64], v[128];
+    for (int i = 0; i < EL_KEYS + 200; i++) {
+        key_of(k, sizeof k, "e", i);
+        uint64_t g = el_gen(i, ingested);
+        if (g)
+            val_of(v, sizeof v, g, i);
+        tu_expect(db, NULL, k, g ? v : NULL);
+    }
+}
+
+/* An ingest into a database with files at every level, in level 0 and in
+** the memtable: every key reads as the model says, after the ingest,
+** after compactions settle and after a reopen. */
+static void test_every_level(void **state)
+{
+    (void)state;
+    char *src = mkdir_fresh("ingest-levels-src");
+    char *dir = tu_path("ingest-levels");
+    tu_rm_rf(dir);
+    ravel_db *db = tu_open_ok(dir, EL_OPTS);
+    char k[64], v[128];
+    uint64_t rng = 42;
+    int *order = malloc(EL_KEYS * sizeof *order);
+    for (int i = 0; i < EL_KEYS; i++)
+        order[i] = i;
+    for (int i = EL_KEYS - 1; i > 0; i--) { /* random order: real merges */
+        int j = (int)(tu_rand(&rng) % (uint64_t)(i + 1));
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int n = 0; n < EL_KEYS; n++) {
+        key_of(k, sizeof k, "e", order[n]);
+        val_of(v, sizeof v, 1, order[n]);
+        tu_put(db, 0, k, v);
+        if (n == EL_KEYS - 3000)
+            tu_wait_background_idle(db);
+    }
+    free(order);
+    TU_OK(ravel_flush(db, RAVEL_FLUSH_NO_WAIT));
+    int levels = 0;
+    printf("# files per level 0..6 before:");
+    for (int l = 0; l < 7; l++) {
+        levels += tu_files_at_level(db, l) > 0;
+        printf(" %" PRIu64, tu_files_at_level(db, l));
+    }
+    printf("\n");
+    assert_true(levels >= 4);
+
+    char *f0 = src_path(src, "f0.sst"), *f1 = src_path(src, "f1.sst");
+    char *f2 = src_path(src, "f2.sst");
+    write_sst(f0, "e", 100, 200, 1, 2, 0);
+    write_sst(f1, "e", 5000, 5100, 1, 2, 3);
+    write_sst(f2, "e", EL_KEYS, EL_KEYS + 100, 1, 2, 0);
+    const char *paths[] = {f2, f1, f0};
+    TU_OK(ravel_ingest(db, paths, 3, 0));
+    el_check(db, 1);
+    tu_wait_background_idle(db);
+    el_check(db, 1);
+    printf("# files per level 0..6 after:");
+    for (int l = 0; l < 7; l++)
+        printf(" %" PRIu64, tu_files_at_level(db, l));
+    printf("\n");
+    TU_OK(ravel_verify(db));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, EL_OPTS ";disable_auto_compactions=true");
+    el_check(db, 1);
+    check_directory(db, dir);
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    el_check(db, 1);
+    TU_OK(ravel_close(db));
+    free(f0);
+    free(f1);
+    free(f2);
+    free(src);
+    free(dir);
+}
+
 /* ----------------------------------------------------- snapshot_copies */
 
 struct ingest_thread {
@@ -566,9 +668,13 @@ static void test_refusals(void **state)
     tu_expect(db, NULL, k, v);
     TU_OK(ravel_close(db));
 
-    /* read_only */
+    /* read_only; the unordered modes */
     db = tu_open_ok(dir, "read_only=true");
     TU_EXPECT_RC(RAVEL_READONLY, ravel_ingest(db, pg, 1, 0));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, "unordered_write=true");
+    TU_EXPECT_INVALID(ravel_ingest(db, pg, 1, 0));
+    assert_non_null(strstr(ravel_errmsg(), "unordered"));
     TU_OK(ravel_close(db));
     free(junk);
     free(missing);
@@ -1453,6 +1559,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_writer_order),
         cmocka_unit_test(test_into_empty),
         cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_every_level),
         cmocka_unit_test(test_snapshot_copies),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_move_and_devshm),
