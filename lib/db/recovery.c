@@ -544,10 +544,11 @@ static void recovery_keep_doubtful(ravel_db *db,
 
 /* Deletes what the new manifest does not need: older manifests, table
 ** files it does not name (a flush, compaction or ingest that crashed
-** before its record; after a dropped record recovery_keep_doubtful moved them away
-** first), WAL segments below the log number, and the spares the replay
-** found after the log's end (the new segment takes the first one's
-** number).  Best effort: what is left is deleted by the next open. */
+** before its record; after a dropped record recovery_keep_doubtful moved
+** them away first), WAL segments below the log number, and the spares
+** the replay found after the log's end (the new segment takes the first
+** one's number).  Best effort: what is left is deleted by the next
+** open. */
 static void recovery_delete_obsolete(ravel_db *db,
                                      const struct recovery_listing *l,
                                      const struct recovery_state *st,
