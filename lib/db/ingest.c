@@ -10,7 +10,7 @@
 **      their count) -- all before writes are held up;
 **   2. as an exclusive writer (db_write.h: every earlier write published,
 **      later writers waiting behind it), one of two ways:
-**   AS THEY ARE, when nothing in the database -- memtables, files of any
+**   AS THEY ARE (ingest_as_is.c), when nothing in the database -- memtables, files of any
 **   level, running compactions -- overlaps the files' ranges and no
 **   snapshot or transaction is live (so no version of their keys exists
 **   for sequence 0 to be older than, and nothing could see them appear
@@ -76,33 +76,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One file being ingested. */
-struct ingest_file {
-    const char *path;             /* the caller's */
-    rv_table *t;                  /* open, external */
-    const char *smallest, *largest; /* user keys (in T) */
-    size_t smallest_len, largest_len;
-};
-
-/* One call of ravel_ingest. */
-struct ingest_job {
-    ravel_db *db;
-    struct ingest_file *files;    /* sorted by smallest key */
-    size_t n;
-    uint64_t seq;                 /* S, once taken */
-    int seq_taken;
-    int levels[RV_NUM_LEVELS];    /* files placed per level (for the LOG) */
-    struct rv_table_output out;   /* files[i] -> out.files[i] */
-    struct rv_compaction *guards; /* n of them, linked while registered */
-    int guarded;
-    int logged;                   /* the manifest edit was attempted: the
-                                  ** files are never deleted here then */
-    int move;                     /* RAVEL_INGEST_MOVE */
-    int fast;                     /* placed as they are, at sequence 0 */
-    int linked;                   /* files hard-linked (the rest copied) */
-    uint64_t entries;
-};
-
 /* ------------------------------------------------------ 1: the files */
 
 /* The message of the failure just met, kept before it is replaced. */
@@ -114,7 +87,7 @@ static int ingest_refuse(int rc, const char *path, const char *why)
                     *msg ? ": " : "", msg);
 }
 
-static int ingest_open_file(struct ingest_file *f)
+static int ingest_open_file(struct rv_ingest_file *f)
 {
     int fd = rv_open(f->path, O_RDONLY, 0);
     if (fd < 0) {
@@ -171,17 +144,17 @@ static int ingest_open_file(struct ingest_file *f)
 
 static int ingest_file_order(const void *a, const void *b)
 {
-    const struct ingest_file *x = a, *y = b;
+    const struct rv_ingest_file *x = a, *y = b;
     return rv_user_key_compare(x->smallest, x->smallest_len, y->smallest,
                                y->smallest_len);
 }
 
 /* Sorts the files by smallest key; refuses two whose ranges meet. */
-static int ingest_check_overlaps(struct ingest_job *j)
+static int ingest_check_overlaps(struct rv_ingest_job *j)
 {
     qsort(j->files, j->n, sizeof *j->files, ingest_file_order);
     for (size_t i = 0; i + 1 < j->n; i++) {
-        const struct ingest_file *a = &j->files[i], *b = &j->files[i + 1];
+        const struct rv_ingest_file *a = &j->files[i], *b = &j->files[i + 1];
         if (rv_user_key_compare(a->largest, a->largest_len, b->smallest,
                                 b->smallest_len) >= 0)
             return rv_error(RAVEL_INVALID, "ravel_ingest: the key ranges "
@@ -202,7 +175,7 @@ static int ingest_user_overlap(const char *s1, size_t s1l, const char *l1,
 }
 
 /* 1 if MEM holds a key within a file's range, -1 out of memory. */
-static int ingest_memtable_overlaps(const struct ingest_job *j,
+int rv_ingest_memtable_overlaps(const struct rv_ingest_job *j,
                                     rv_memtable *mem)
 {
     if (rv_memtable_is_empty(mem))
@@ -213,7 +186,7 @@ static int ingest_memtable_overlaps(const struct ingest_job *j,
     int hit = 0;
     char stack[256];
     for (size_t i = 0; i < j->n && !hit; i++) {
-        const struct ingest_file *f = &j->files[i];
+        const struct rv_ingest_file *f = &j->files[i];
         size_t tl = f->smallest_len + RV_TAG_SIZE;
         char *target = tl <= sizeof stack ? stack : malloc(tl);
         if (!target) {
@@ -239,12 +212,12 @@ static int ingest_memtable_overlaps(const struct ingest_job *j,
 }
 
 /* 1 if a memtable of the current version holds a key of the files. */
-static int ingest_memtables_overlap(struct ingest_job *j)
+static int ingest_memtables_overlap(struct rv_ingest_job *j)
 {
     struct rv_version *v = rv_db_ref_version(j->db);
-    int hit = ingest_memtable_overlaps(j, v->mem);
+    int hit = rv_ingest_memtable_overlaps(j, v->mem);
     for (int i = 0; i < v->n_imm && hit == 0; i++)
-        hit = ingest_memtable_overlaps(j, v->imm[i]);
+        hit = rv_ingest_memtable_overlaps(j, v->imm[i]);
     rv_version_unref(v);
     return hit;
 }
@@ -273,7 +246,7 @@ static int ingest_wait_flushed(ravel_db *db)
 }
 
 /* Step 2a. */
-static int ingest_clear_memtables(struct ingest_job *j,
+static int ingest_clear_memtables(struct rv_ingest_job *j,
                                   struct rv_writer *self)
 {
     int hit = ingest_memtables_overlap(j);
@@ -294,7 +267,7 @@ static int ingest_clear_memtables(struct ingest_job *j,
 
 /* Checks the entry K (KLEN bytes) of F read after the user key PREV
 ** (PREV_LEN bytes; NULL for the first). */
-static int ingest_check_entry(const struct ingest_file *f, uint64_t n,
+static int ingest_check_entry(const struct rv_ingest_file *f, uint64_t n,
                               const char *k, size_t klen, const char *prev,
                               size_t prev_len)
 {
@@ -322,7 +295,7 @@ static int ingest_check_entry(const struct ingest_file *f, uint64_t n,
 
 /* Reads every entry of F: each block's checksum, the entries' form and
 ** order, their count. */
-static int ingest_validate_file(const struct ingest_file *f)
+static int ingest_validate_file(const struct rv_ingest_file *f)
 {
     struct rv_iter *it = rv_table_iter_new(f->t, RV_TABLE_READ_VERIFY |
                                                  RV_TABLE_READ_NO_CACHE);
@@ -359,7 +332,7 @@ static int ingest_validate_file(const struct ingest_file *f)
 #define INGEST_CHECK_THREADS 4
 
 struct ingest_checks {
-    struct ingest_file *files;
+    struct rv_ingest_file *files;
     size_t n;
     _Atomic size_t next;          /* the next file to take */
     int *rc;                      /* per file, written by its taker */
@@ -380,7 +353,7 @@ static void *ingest_check_main(void *p)
     }
 }
 
-static int ingest_validate_files(struct ingest_file *files, size_t n)
+static int ingest_validate_files(struct rv_ingest_file *files, size_t n)
 {
     struct ingest_checks c = {.files = files, .n = n};
     atomic_init(&c.next, 0);
@@ -410,7 +383,7 @@ static int ingest_validate_files(struct ingest_file *files, size_t n)
 
 /* Copies F into the job's output, tagging every key with the job's
 ** sequence, then cuts the output file. */
-static int ingest_copy_file(struct ingest_job *j, const struct ingest_file *f)
+static int ingest_copy_file(struct rv_ingest_job *j, const struct rv_ingest_file *f)
 {
     struct rv_iter *it = rv_table_iter_new(f->t, RV_TABLE_READ_VERIFY |
                                                  RV_TABLE_READ_NO_CACHE);
@@ -459,7 +432,7 @@ static int ingest_copy_file(struct ingest_job *j, const struct ingest_file *f)
     return rc;
 }
 
-static int ingest_copy_files(struct ingest_job *j)
+static int ingest_copy_files(struct rv_ingest_job *j)
 {
     int rc = RAVEL_OK;
     for (size_t i = 0; i < j->n && rc == RAVEL_OK; i++) {
@@ -475,8 +448,8 @@ static int ingest_copy_files(struct ingest_job *j)
 /* ------------------------------------------------------ 2d: the levels */
 
 /* 1 if a file of level L of FS overlaps F's range. */
-static int ingest_level_overlaps(const struct rv_files *fs, int l,
-                                 const struct ingest_file *f)
+int rv_ingest_level_overlaps(const struct rv_files *fs, int l,
+                                 const struct rv_ingest_file *f)
 {
     for (int i = 0; i < fs->n[l]; i++) {
         const struct rv_file_meta *m = &fs->level[l][i]->meta;
@@ -491,8 +464,8 @@ static int ingest_level_overlaps(const struct rv_files *fs, int l,
 
 /* 1 if a running compaction reads or writes level L over F's range: its
 ** output may land anywhere from its input level to its output level. */
-static int ingest_compaction_overlaps(const struct rv_compaction *c, int l,
-                                      const struct ingest_file *f)
+int rv_ingest_compaction_overlaps(const struct rv_compaction *c, int l,
+                                      const struct rv_ingest_file *f)
 {
     for (; c; c = c->next)
         if (c->level <= l && l <= c->output_level &&
@@ -504,15 +477,15 @@ static int ingest_compaction_overlaps(const struct rv_compaction *c, int l,
 }
 
 /* The deepest level at and above which nothing overlaps F. */
-static int ingest_pick_level_locked(ravel_db *db, const struct ingest_file *f)
+static int ingest_pick_level_locked(ravel_db *db, const struct rv_ingest_file *f)
     RV_REQUIRES(db->mu.lock);
-static int ingest_pick_level_locked(ravel_db *db, const struct ingest_file *f)
+static int ingest_pick_level_locked(ravel_db *db, const struct rv_ingest_file *f)
 {
     const struct rv_files *fs = db->read.current->files;
     int target = 0;
     for (int l = 0; l < db->options.num_levels; l++) {
-        if (ingest_level_overlaps(fs, l, f) ||
-            ingest_compaction_overlaps(db->mu.compact.running, l, f))
+        if (rv_ingest_level_overlaps(fs, l, f) ||
+            rv_ingest_compaction_overlaps(db->mu.compact.running, l, f))
             break;
         target = l;
     }
@@ -520,12 +493,12 @@ static int ingest_pick_level_locked(ravel_db *db, const struct ingest_file *f)
 }
 
 /* Picks every file's level and registers the guards (step 2d). */
-static void ingest_place_locked(ravel_db *db, struct ingest_job *j)
+static void ingest_place_locked(ravel_db *db, struct rv_ingest_job *j)
     RV_REQUIRES(db->mu.lock);
-static void ingest_place_locked(ravel_db *db, struct ingest_job *j)
+static void ingest_place_locked(ravel_db *db, struct rv_ingest_job *j)
 {
     for (size_t i = 0; i < j->n; i++) {
-        const struct ingest_file *f = &j->files[i];
+        const struct rv_ingest_file *f = &j->files[i];
         int level = ingest_pick_level_locked(db, f);
         j->out.files[i].level = level;
         j->levels[level]++;
@@ -545,9 +518,9 @@ static void ingest_place_locked(ravel_db *db, struct ingest_job *j)
 }
 
 /* Unlinks the guards from the running compactions. */
-static void ingest_unguard_locked(ravel_db *db, struct ingest_job *j)
+static void ingest_unguard_locked(ravel_db *db, struct rv_ingest_job *j)
     RV_REQUIRES(db->mu.lock);
-static void ingest_unguard_locked(ravel_db *db, struct ingest_job *j)
+static void ingest_unguard_locked(ravel_db *db, struct rv_ingest_job *j)
 {
     if (!j->guarded)
         return;
@@ -562,268 +535,10 @@ static void ingest_unguard_locked(ravel_db *db, struct ingest_job *j)
     pthread_cond_broadcast(&db->mu.bg.cv); /* compactions may be due */
 }
 
-/* ---------------------------------------------- the placement as is */
-
-/* 1 if MEM holds a key within a file's range (or memory ran out: then the
-** files are copied, which always works). */
-static int ingest_fast_mem_overlaps(const struct ingest_job *j,
-                                    rv_memtable *mem)
-{
-    return ingest_memtable_overlaps(j, mem) != 0;
-}
-
-/* Whether the files can go in as they are, keys at sequence 0: no live
-** snapshot and no transaction (either could see them appear "in the
-** past"), and nothing anywhere in the database -- memtables, files of any
-** level, running compactions -- overlapping their ranges, so that no
-** version of their keys exists for sequence 0 to be older than. */
-static int ingest_fast_ok_locked(ravel_db *db, const struct ingest_job *j)
-    RV_REQUIRES(db->mu.lock);
-static int ingest_fast_ok_locked(ravel_db *db, const struct ingest_job *j)
-{
-    if (db->mu.snapshots.live > 0 ||
-        atomic_load_explicit(&db->txn.state, memory_order_acquire))
-        return 0;
-    const struct rv_version *v = db->read.current;
-    if (ingest_fast_mem_overlaps(j, v->mem))
-        return 0;
-    for (int i = 0; i < v->n_imm; i++)
-        if (ingest_fast_mem_overlaps(j, v->imm[i]))
-            return 0;
-    for (size_t i = 0; i < j->n; i++)
-        for (int l = 0; l < RV_NUM_LEVELS; l++)
-            if (ingest_level_overlaps(v->files, l, &j->files[i]) ||
-                ingest_compaction_overlaps(db->mu.compact.running, l,
-                                           &j->files[i]))
-                return 0;
-    return 1;
-}
-
-/* Copies SRC to DST (new), with copy_file_range where it works, then
-** fdatasyncs DST. */
-static int ingest_copy_bytes(const char *src, const char *dst)
-{
-    int in = rv_open(src, O_RDONLY, 0);
-    if (in < 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "ravel_ingest: open %s",
-                              src);
-    int out = rv_open(dst, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (out < 0) {
-        int err = errno;
-        close(in);
-        return rv_error_errno(RAVEL_IOERR, err, "ravel_ingest: create %s",
-                              dst);
-    }
-    int rc = RAVEL_OK;
-    int plain = 0;
-    char *buf = NULL;
-    for (;;) {
-        ssize_t got;
-        if (!plain) {
-            got = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
-            if (got < 0 && (errno == EXDEV || errno == ENOSYS ||
-                            errno == EINVAL || errno == EOPNOTSUPP)) {
-                plain = 1;
-                continue;
-            }
-        } else {
-            if (!buf && !(buf = malloc(1 << 20))) {
-                rc = rv_error(RAVEL_NOMEM, "out of memory copying %s", src);
-                break;
-            }
-            got = read(in, buf, 1 << 20);
-            for (ssize_t done = 0; got > 0 && done < got;) {
-                ssize_t w = write(out, buf + done, (size_t)(got - done));
-                if (w < 0 && errno != EINTR) {
-                    rc = rv_error_errno(RAVEL_IOERR, errno, "ravel_ingest: "
-                                        "write %s", dst);
-                    break;
-                }
-                done += w > 0 ? w : 0;
-            }
-        }
-        if (rc || got == 0)
-            break;
-        if (got < 0 && errno != EINTR) {
-            rc = rv_error_errno(RAVEL_IOERR, errno, "ravel_ingest: copy %s "
-                                "to %s", src, dst);
-            break;
-        }
-    }
-    free(buf);
-    if (rc == RAVEL_OK && fdatasync(out) != 0)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "ravel_ingest: fdatasync %s",
-                            dst);
-    if (close(out) != 0 && rc == RAVEL_OK)
-        rc = rv_error_errno(RAVEL_IOERR, errno, "ravel_ingest: close %s",
-                            dst);
-    close(in);
-    if (rc)
-        unlink(dst);
-    return rc;
-}
-
-/* Puts F in the database as DST: a hard link with RAVEL_INGEST_MOVE (the
-** source goes once the ingest is durable), else -- or where the link
-** fails: another file system -- a copy; durable either way.  *LINKED
-** says which. */
-static int ingest_place_file(const struct ingest_job *j,
-                             const struct ingest_file *f, const char *dst,
-                             int *linked)
-{
-    *linked = 0;
-    if (j->move && link(f->path, dst) == 0) {
-        *linked = 1;
-        int fd = rv_open(dst, O_RDONLY, 0);
-        int rc = RAVEL_OK;
-        if (fd < 0 || fdatasync(fd) != 0) /* written by whoever made it */
-            rc = rv_error_errno(RAVEL_IOERR, errno, "ravel_ingest: "
-                                "fdatasync %s", dst);
-        if (fd >= 0)
-            close(fd);
-        if (rc)
-            unlink(dst);
-        return rc;
-    }
-    return ingest_copy_bytes(f->path, dst);
-}
-
-/* The manifest's view of F placed as file NUMBER at LEVEL. */
-static int ingest_fast_meta(const struct ingest_file *f, uint64_t number,
-                            int level, const char *path,
-                            struct rv_file_meta *m)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "ravel_ingest: stat %s",
-                              path);
-    memset(m, 0, sizeof *m);
-    m->level = level;
-    m->number = number;
-    m->size = (uint64_t)st.st_size;
-    m->smallest = (char *)rv_table_smallest_key(f->t, &m->smallest_len);
-    m->largest = (char *)rv_table_largest_key(f->t, &m->largest_len);
-    m->smallest_seq = m->largest_seq = 0;
-    m->entries = rv_table_props(f->t)->entries;
-    return RAVEL_OK;
-}
-
-/* Marks (or clears) the files of E compacting in the current version: no
-** compaction may take them until their edit is in the manifest. */
-static void ingest_hold_files_locked(ravel_db *db,
-                                     const struct rv_version_edit *e,
-                                     int hold)
-    RV_REQUIRES(db->mu.lock);
-static void ingest_hold_files_locked(ravel_db *db,
-                                     const struct rv_version_edit *e,
-                                     int hold)
-{
-    const struct rv_files *fs = db->read.current->files;
-    for (int k = 0; k < e->n_added; k++) {
-        int l = e->added[k].level;
-        for (int i = 0; i < fs->n[l]; i++)
-            if (fs->level[l][i]->meta.number == e->added[k].number)
-                fs->level[l][i]->compacting = hold;
-    }
-    if (!hold)
-        pthread_cond_broadcast(&db->mu.bg.cv);
-}
-
-#define INGEST_NOT_FAST (-1) /* the conditions went: copy the keys instead */
-
-/* Installs E if the files can still go in as they are (then holds them
-** from compactions): RAVEL_OK, INGEST_NOT_FAST, or a failure. */
-static int ingest_fast_install(struct ingest_job *j,
-                               const struct rv_version_edit *e)
-{
-    ravel_db *db = j->db;
-    rv_mutex_lock(&db->mu.lock);
-    int rc = ingest_fast_ok_locked(db, j) ? RAVEL_OK : INGEST_NOT_FAST;
-    if (rc == RAVEL_OK)
-        rc = rv_db_install_edit_locked(db, NULL, e);
-    if (rc == RAVEL_OK)
-        ingest_hold_files_locked(db, e, 1);
-    rv_mutex_unlock(&db->mu.lock);
-    return rc;
-}
-
-/* The files as they are, at the last level, sequence 0: linked (moved)
-** or copied byte for byte, made durable, then -- if nothing appeared
-** meanwhile that they could overlap or a snapshot could see -- installed
-** and THEN named by the manifest edit, all under one check of the
-** conditions (a snapshot taken after the install sees them: it comes
-** after the ingest).  A failure of the edit after the install is a
-** failure of durability of what readers have seen, as a failed WAL sync:
-** writes stop, and the next open has all of the files or none.
-** INGEST_NOT_FAST if the conditions went before the install: nothing is
-** left of the attempt. */
-static int ingest_fast(struct ingest_job *j)
-{
-    ravel_db *db = j->db;
-    int level = db->options.num_levels - 1;
-    struct rv_version_edit edit;
-    rv_version_edit_init(&edit);
-    uint64_t *numbers = calloc(j->n, sizeof *numbers);
-    int rc = numbers ? RAVEL_OK
-                     : rv_error(RAVEL_NOMEM, "ravel_ingest: out of memory");
-    size_t placed = 0;
-    for (size_t i = 0; i < j->n && rc == RAVEL_OK; i++) {
-        rv_mutex_lock(&db->mu.lock);
-        numbers[i] = db->mu.files.next_file_number++;
-        rv_mutex_unlock(&db->mu.lock);
-        char dst[RV_PATH_MAX];
-        rc = rv_table_file_path(dst, db->dir, numbers[i]);
-        int linked = 0;
-        if (rc == RAVEL_OK)
-            rc = ingest_place_file(j, &j->files[i], dst, &linked);
-        if (rc)
-            break;
-        placed++;
-        j->linked += linked;
-        struct rv_file_meta m;
-        rc = ingest_fast_meta(&j->files[i], numbers[i], level, dst, &m);
-        if (rc == RAVEL_OK)
-            rc = rv_version_edit_add_file(&edit, &m);
-        if (rc == RAVEL_OK)
-            rv_pause_here(RV_PAUSE_INGEST_FILE_COPIED);
-    }
-    if (rc == RAVEL_OK)
-        rc = rv_sync_dir(db->dir);
-    if (rc == RAVEL_OK)
-        rc = ingest_fast_install(j, &edit);
-    if (rc != RAVEL_OK) {
-        for (size_t i = 0; i < placed; i++) {
-            char dst[RV_PATH_MAX];
-            if (rv_table_file_path(dst, db->dir, numbers[i]) == RAVEL_OK)
-                unlink(dst);
-        }
-        j->linked = 0;
-    } else {
-        j->fast = 1;
-        j->levels[level] += (int)j->n;
-        rv_pause_here(RV_PAUSE_INGEST_BEFORE_EDIT);
-        rc = rv_db_log_edit(db, &edit);
-        if (rc == RAVEL_OK)
-            rv_pause_here(RV_PAUSE_INGEST_LOGGED);
-        rv_mutex_lock(&db->mu.lock);
-        ingest_hold_files_locked(db, &edit, 0);
-        rv_mutex_unlock(&db->mu.lock);
-        if (rc != RAVEL_OK) {
-            char why[RV_STOP_REASON_MAX];
-            snprintf(why, sizeof why, "an ingest failed: %.450s",
-                     rv_errmsg_get());
-            rv_db_stop_writes(db, rc, why);
-        }
-    }
-    rv_version_edit_clear(&edit);
-    free(numbers);
-    return rc;
-}
-
 /* ----------------------------------------------- 2: the exclusive part */
 
 /* Steps 2d-2f: the edit, logged and installed. */
-static int ingest_install(struct ingest_job *j)
+static int ingest_install(struct rv_ingest_job *j)
 {
     ravel_db *db = j->db;
     rv_mutex_lock(&db->mu.lock);
@@ -863,14 +578,14 @@ static int ingest_install(struct ingest_job *j)
 
 static int ingest_exclusive(void *ctx, struct rv_writer *self)
 {
-    struct ingest_job *j = ctx;
+    struct rv_ingest_job *j = ctx;
     ravel_db *db = j->db;
     rv_mutex_lock(&db->mu.lock);
-    int fast = ingest_fast_ok_locked(db, j);
+    int fast = rv_ingest_as_is_ok_locked(db, j);
     rv_mutex_unlock(&db->mu.lock);
     if (fast) {
-        int frc = ingest_fast(j);
-        if (frc != INGEST_NOT_FAST)
+        int frc = rv_ingest_as_is(j);
+        if (frc != RV_INGEST_NOT_AS_IS)
             return frc;
     }
     int rc = ingest_clear_memtables(j, self);
@@ -932,7 +647,7 @@ static void ingest_remove_sources(ravel_db *db, const char *const *paths,
                       paths[i], strerror(errno));
 }
 
-static void ingest_log(struct ingest_job *j)
+static void ingest_log(struct rv_ingest_job *j)
 {
     char where[128] = "";
     size_t used = 0;
@@ -956,7 +671,7 @@ static void ingest_log(struct ingest_job *j)
 static int ingest_run(ravel_db *db, const char *const *paths, size_t n,
                       int flags)
 {
-    struct ingest_job j;
+    struct rv_ingest_job j;
     memset(&j, 0, sizeof j);
     j.db = db;
     j.n = n;
