@@ -1,0 +1,300 @@
+/*
+** repair_sources.c -- what repair reads (repair.h): the manifests (only
+** for what they prove: which table files a compaction deleted, and
+** whether the database is whole), every table file they do not prove
+** obsolete (repair_table.c salvages each), and every WAL segment, damage
+** skipped.
+**
+** Why the manifests still matter when they are damaged: a table file a
+** manifest records as deleted is a compaction's input left behind by a
+** crash; its keys may have been deleted since (the tombstone dropped by a
+** later compaction at the last level), so merging it would bring them
+** back.  A record proves the deletion only if it was read whole; a table
+** no readable record mentions is merged (it may be a flush's output the
+** lost part of the manifest named).
+**
+** The WAL is replayed in skip_any_corrupted_records mode, read-only:
+** records that fail their checksum are skipped and the reader
+** resynchronises after them (wal_reader.c), so the records after damage
+** in the middle of a segment are kept.  A prepare record's writes are not
+** data: they go to the prepared transactions' list (db/prepared.c), as at
+** an open, and a commit record carries its transaction's writes itself.
+*/
+#include "db/repair.h"
+#include "base/batchrepr.h"
+#include "db/manifest.h"
+#include "util/error.h"
+#include "util/filename.h"
+#include "wal/wal_reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- numbers */
+
+int rv_repair_numbers_add(struct rv_repair_numbers *ns, uint64_t v)
+{
+    if (ns->n == ns->cap) {
+        int cap = ns->cap ? ns->cap * 2 : 16;
+        uint64_t *p = realloc(ns->v, (size_t)cap * sizeof *p);
+        if (!p)
+            return rv_error(RAVEL_NOMEM, "out of memory listing files");
+        ns->v = p;
+        ns->cap = cap;
+    }
+    ns->v[ns->n++] = v;
+    return RAVEL_OK;
+}
+
+int rv_repair_numbers_has(const struct rv_repair_numbers *ns, uint64_t v)
+{
+    for (int i = 0; i < ns->n; i++)
+        if (ns->v[i] == v)
+            return 1;
+    return 0;
+}
+
+void rv_repair_numbers_remove(struct rv_repair_numbers *ns, uint64_t v)
+{
+    for (int i = 0; i < ns->n; i++)
+        if (ns->v[i] == v) {
+            ns->v[i] = ns->v[--ns->n];
+            return;
+        }
+}
+
+/* ----------------------------------------------------------- manifests */
+
+/* The file set of one manifest as its readable records leave it. */
+struct repair_manifest_state {
+    struct rv_repair_numbers live, deleted;
+    uint64_t last_sequence;
+};
+
+static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
+{
+    struct repair_manifest_state *m = ctx;
+    int rc = RAVEL_OK;
+    for (int i = 0; i < e->n_deleted && !rc; i++) {
+        rv_repair_numbers_remove(&m->live, e->deleted[i].number);
+        if (!rv_repair_numbers_has(&m->deleted, e->deleted[i].number))
+            rc = rv_repair_numbers_add(&m->deleted, e->deleted[i].number);
+    }
+    for (int i = 0; i < e->n_added && !rc; i++) {
+        /* a move to another level deletes and adds it in one edit */
+        rv_repair_numbers_remove(&m->deleted, e->added[i].number);
+        if (!rv_repair_numbers_has(&m->live, e->added[i].number))
+            rc = rv_repair_numbers_add(&m->live, e->added[i].number);
+    }
+    if (e->has_last_sequence && e->last_sequence > m->last_sequence)
+        m->last_sequence = e->last_sequence;
+    return rc;
+}
+
+/* Replays MANIFEST-NUMBER: what it proves goes into RP. */
+static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
+{
+    struct repair_manifest_state m;
+    struct rv_manifest_tail tail;
+    memset(&m, 0, sizeof m);
+    memset(&tail, 0, sizeof tail);
+    int rc = rv_manifest_replay_file(rp->dir, number, repair_manifest_edit,
+                                     &m, &tail);
+    int whole = rc == RAVEL_OK && !tail.dropped_at;
+    if (rc == RAVEL_NOMEM)
+        goto out;
+    if (whole)
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "MANIFEST-%06llu: "
+                      "read whole (%d records, %d table files)",
+                      (unsigned long long)number, tail.records, m.live.n);
+    else
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "MANIFEST-%06llu: "
+                      "damaged (%s); the %d records before the damage were "
+                      "used", (unsigned long long)number,
+                      rc ? rv_errmsg_get() : tail.why, tail.records);
+    rc = RAVEL_OK;
+    for (int i = 0; i < m.deleted.n && !rc; i++)
+        if (!rv_repair_numbers_has(&rp->obsolete, m.deleted.v[i]))
+            rc = rv_repair_numbers_add(&rp->obsolete, m.deleted.v[i]);
+    if (m.last_sequence > rp->max_seq)
+        rp->max_seq = m.last_sequence;
+    if (!rc && number == rp->current) {
+        rp->current_clean = whole;
+        for (int i = 0; i < m.live.n && !rc; i++)
+            rc = rv_repair_numbers_add(&rp->live, m.live.v[i]);
+    }
+out:
+    free(m.live.v);
+    free(m.deleted.v);
+    return rc;
+}
+
+int rv_repair_read_manifests(struct rv_repair *rp)
+{
+    if (rp->has_current && !rp->current)
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "CURRENT is damaged: "
+                      "it names no manifest");
+    else if (!rp->has_current)
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "CURRENT is missing");
+    else if (!rv_repair_numbers_has(&rp->manifests, rp->current))
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "CURRENT names "
+                      "MANIFEST-%06llu, which is missing",
+                      (unsigned long long)rp->current);
+    if (rp->manifests.n == 0)
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "no manifest: the "
+                      "table files are all merged (a compaction's input a "
+                      "crash left behind could bring back keys deleted "
+                      "after it)");
+    int rc = RAVEL_OK;
+    for (int i = 0; i < rp->manifests.n && !rc; i++)
+        rc = repair_read_manifest(rp, rp->manifests.v[i]);
+    return rc;
+}
+
+/* ---------------------------------------------------------- table files */
+
+/* One line for what was read of table T. */
+static void repair_table_summary(struct rv_repair *rp,
+                                 const struct rv_repair_table *t)
+{
+    int whole = !t->lost_blocks && !t->lost_tail && t->props_known &&
+                t->kept == t->props_entries;
+    if (t->walked)
+        rp->damage = 1; /* its data is whole, the file is not */
+    if (whole) {
+        rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: all %llu "
+                      "entries kept (%d blocks)",
+                      (unsigned long long)t->number,
+                      (unsigned long long)t->kept, t->n_blocks);
+        return;
+    }
+    rp->damage = 1;
+    char lost[96];
+    if (t->props_known && t->props_entries >= t->kept)
+        snprintf(lost, sizeof lost, "%llu entries lost",
+                 (unsigned long long)(t->props_entries - t->kept));
+    else
+        snprintf(lost, sizeof lost, "an unknown number of entries lost (its "
+                 "properties are unreadable)");
+    rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: %llu entries "
+                  "kept (%d blocks), %s", (unsigned long long)t->number,
+                  (unsigned long long)t->kept, t->n_blocks, lost);
+}
+
+int rv_repair_read_tables(struct rv_repair *rp)
+{
+    rp->read = calloc((size_t)rp->tables.n + 1, sizeof *rp->read);
+    if (!rp->read)
+        return rv_error(RAVEL_NOMEM, "out of memory reading table files");
+    int rc = RAVEL_OK;
+    for (int i = 0; i < rp->tables.n && !rc; i++) {
+        uint64_t number = rp->tables.v[i];
+        if (rv_repair_numbers_has(&rp->obsolete, number)) {
+            rp->damage = 1;
+            rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "%06llu.sst: not "
+                          "merged: a manifest records it deleted by a "
+                          "compaction (moved aside with the rest)",
+                          (unsigned long long)number);
+            continue;
+        }
+        char path[RV_PATH_MAX];
+        rc = rv_table_file_path(path, rp->dir, number);
+        if (rc)
+            break;
+        struct rv_repair_table *t = &rp->read[rp->n_read++];
+        rc = rv_repair_table_read(number, path, &rp->report, &rp->lost, t);
+        if (!rc) {
+            repair_table_summary(rp, t);
+            if (t->max_seq > rp->max_seq)
+                rp->max_seq = t->max_seq;
+            if (t->zero_seq)
+                rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "%06llu.sst: "
+                              "%llu entries at sequence 0 (an ingested "
+                              "file's, or older than every write): they "
+                              "lose to every other version of their key",
+                              (unsigned long long)number,
+                              (unsigned long long)t->zero_seq);
+        }
+    }
+    return rc;
+}
+
+/* ----------------------------------------------------------------- WAL */
+
+static int repair_wal_op(void *ctx, uint64_t seq, int type, const char *key,
+                         size_t klen, const char *val, size_t vlen)
+{
+    struct rv_repair *rp = ctx;
+    if (rv_type_is_txn_marker(type)) { /* a prepared transaction resolved */
+        if (vlen == 8)
+            rv_prepared_replayed_marker(&rp->prepared, type,
+                                        rv_get_fixed64(val));
+        return RAVEL_OK;
+    }
+    if (seq > rp->max_seq)
+        rp->max_seq = seq;
+    rp->wal_entries++;
+    return rv_memtable_add(rp->mem, seq, type, key, klen, val, vlen);
+}
+
+static int repair_wal_record(void *ctx, const char *rep, size_t len)
+{
+    struct rv_repair *rp = ctx;
+    int prepare = rv_prepared_replay_record(&rp->prepared, rep, len);
+    if (prepare < 0)
+        return -prepare;
+    if (prepare) /* not data until its commit */
+        return RAVEL_OK;
+    return rv_batch_apply(rep, len, rv_batch_rep_sequence(rep), repair_wal_op,
+                          rp);
+}
+
+int rv_repair_read_wal(struct rv_repair *rp)
+{
+    if (!(rp->mem = rv_memtable_new(0)))
+        return rv_error(RAVEL_NOMEM, "out of memory replaying the WAL");
+    int rc = rv_prepared_load(&rp->prepared, rp->dir, 1);
+    if (rc == RAVEL_NOMEM)
+        return rc;
+    if (rc) {
+        rp->damage = 1;
+        rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "prepared "
+                      "transactions: %s; none is kept (their files are "
+                      "moved aside)", rv_errmsg_get());
+        rv_prepared_destroy(&rp->prepared);
+        rv_prepared_init(&rp->prepared);
+    }
+    if (rp->wal.n == 0)
+        return RAVEL_OK;
+    struct rv_wal_replay_result r;
+    memset(&r, 0, sizeof r);
+    /* the first segment there may name a predecessor: one a flush let go */
+    rc = rv_wal_replay(rp->dir, rp->wal.v[0], rp->wal.v, rp->wal.n,
+                       RV_RECOVERY_SKIP_ANY_CORRUPTED, 1, repair_wal_record,
+                       rp, &r);
+    if (rc)
+        return rc;
+    rp->wal_records = r.records;
+    rp->wal_dropped = r.records_dropped;
+    rp->wal_holes = r.holes;
+    if (r.max_sequence > rp->max_seq)
+        rp->max_seq = r.max_sequence;
+    rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "WAL: %d segments "
+                  "(wal-%08llu.log to wal-%08llu.log): %llu batches kept "
+                  "(%llu entries)", rp->wal.n,
+                  (unsigned long long)rp->wal.v[0],
+                  (unsigned long long)rp->wal.v[rp->wal.n - 1],
+                  (unsigned long long)r.records,
+                  (unsigned long long)rp->wal_entries);
+    if (r.records_dropped || r.holes || r.bytes_truncated) {
+        rp->damage = 1;
+        rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "WAL: %llu damaged "
+                      "records skipped, %llu bytes of torn tail, %llu "
+                      "missing segments: the writes they held are lost",
+                      (unsigned long long)r.records_dropped,
+                      (unsigned long long)r.bytes_truncated,
+                      (unsigned long long)r.holes);
+    }
+    return RAVEL_OK;
+}

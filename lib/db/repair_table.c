@@ -1,0 +1,671 @@
+/*
+** repair_table.c -- what repair can read of one table file (repair.h):
+** its data blocks that verify, found through its index when the footer
+** and the index verify, else by walking the blocks from the file's start;
+** and an iterator over the entries of those blocks for the merge.
+**
+** A block is kept only if its checksum holds (table_format.h: seeded with
+** the file number and the block's type, so a block moved from another
+** file or with a damaged type byte never verifies), it decodes, and its
+** entries are well formed: internal keys of a put or a deletion, in
+** strictly increasing order, after the last key kept from the file.
+**
+** The walk without an index: a table's data blocks lie one after another
+** from byte 0, each followed by its 9-byte trailer (type, checksum); the
+** end of the block starting at POS is the first E where the byte at E is a
+** block type and the 8 bytes after it are the checksum of [POS, E) --
+** found with one streaming hash per type, so the walk reads each byte
+** about once.  A false match needs a 64-bit checksum collision.  Without
+** an index, nothing says where the block after a damaged one starts: the
+** walk ends there and the rest of the file's data is reported lost.  The
+** walk also ends at the first block that does not hold data entries (the
+** filter, properties and index blocks follow the data), or at the data's
+** end when the footer says where that is.
+*/
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t */
+#include "db/repair.h"
+#include "base/dbformat.h"
+#include "table/block.h"
+#include "table/compress.h"
+#include "util/coding.h"
+#include "util/error.h"
+#include "util/file.h"
+
+#include <xxhash.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What the footer says, when it verifies. */
+struct repair_footer {
+    int ok;
+    struct rv_table_handle index, filter, props;
+    uint64_t data_end;      /* where the data blocks end */
+};
+
+/* The last key kept from the file, which the next must follow. */
+struct repair_last_key {
+    char *key;
+    size_t len, cap;
+};
+
+static int repair_last_set(struct repair_last_key *k, const char *key,
+                           size_t len)
+{
+    if (len > k->cap) {
+        char *p = realloc(k->key, len);
+        if (!p)
+            return rv_error(RAVEL_NOMEM, "out of memory reading a table");
+        k->key = p;
+        k->cap = len;
+    }
+    memcpy(k->key, key, len);
+    k->len = len;
+    return RAVEL_OK;
+}
+
+/* -------------------------------------------------------------- blocks */
+
+/* A decoded block: DATA points into the map, or into OWNED. */
+struct repair_decoded {
+    const char *data;
+    size_t len;
+    char *owned;
+};
+
+/* 1 if the block at OFF (SIZE bytes of contents) of T verifies and
+** decodes into *D (free D->owned); 0 if not, with WHY saying why. */
+static int repair_decode(const struct rv_repair_table *t, uint64_t off,
+                         uint64_t size, struct repair_decoded *d,
+                         char *why, size_t whylen)
+{
+    memset(d, 0, sizeof *d);
+    if (off > t->size || t->size - off < RV_TABLE_BLOCK_TRAILER ||
+        size > t->size - off - RV_TABLE_BLOCK_TRAILER) {
+        snprintf(why, whylen, "it lies past the file's end");
+        return 0;
+    }
+    const char *p = t->map + off;
+    int type = (unsigned char)p[size];
+    if (rv_get_fixed64(p + size + 1) !=
+        rv_table_block_checksum(p, (size_t)size, type, t->number)) {
+        snprintf(why, whylen, "checksum mismatch");
+        return 0;
+    }
+    if (type == RV_TABLE_NO_COMPRESSION) {
+        d->data = p;
+        d->len = (size_t)size;
+    } else {
+        size_t raw = 0;
+        int rc = rv_compressed_raw_length(type, p, (size_t)size, &raw);
+        if (!rc && !(d->owned = malloc(raw ? raw : 1)))
+            rc = RAVEL_NOMEM;
+        if (!rc)
+            rc = rv_decompress(type, p, (size_t)size, d->owned, raw);
+        if (rc) {
+            free(d->owned);
+            d->owned = NULL;
+            snprintf(why, whylen, "it does not decompress (%s)",
+                     rv_errmsg_get());
+            return 0;
+        }
+        d->data = d->owned;
+        d->len = raw;
+    }
+    if (rv_block_check(d->data, d->len)) {
+        free(d->owned);
+        d->owned = NULL;
+        snprintf(why, whylen, "malformed block (%s)", rv_errmsg_get());
+        return 0;
+    }
+    return 1;
+}
+
+/* What a data block holds. */
+struct repair_block_stats {
+    uint64_t entries, zero_seq, max_seq;
+};
+
+/* 1 if the decoded block D holds only well-formed entries in order after
+** LAST (updated to its last key); 0 if not (WHY says why); -1 when out
+** of memory. */
+static int repair_check_entries(const struct repair_decoded *d,
+                                struct repair_last_key *last,
+                                struct repair_block_stats *s,
+                                char *why, size_t whylen)
+{
+    struct rv_block_cursor c;
+    rv_block_cursor_init_checked(&c, d->data, d->len, rv_ikey_compare,
+                                 RV_TAG_SIZE);
+    memset(s, 0, sizeof *s);
+    /* LAST changes only if the whole block is kept */
+    struct repair_last_key cur = {0};
+    int ok = last->len && repair_last_set(&cur, last->key, last->len) ? -1
+                                                                       : 1;
+    for (rv_block_cursor_seek_to_first(&c); ok > 0 && rv_block_cursor_valid(&c);
+         rv_block_cursor_next(&c)) {
+        uint64_t tag = rv_get_fixed64(c.key + c.key_len - RV_TAG_SIZE);
+        int type = rv_tag_type(tag);
+        if (type != RV_TYPE_PUT && type != RV_TYPE_DELETE) {
+            snprintf(why, whylen, "an entry of type %d is not a put or a "
+                     "deletion", type);
+            ok = 0;
+        } else if (cur.len && rv_ikey_compare(cur.key, cur.len, c.key,
+                                              c.key_len) >= 0) {
+            snprintf(why, whylen, "its keys are out of order");
+            ok = 0;
+        } else if (repair_last_set(&cur, c.key, c.key_len)) {
+            ok = -1; /* the key is copied: the cursor reuses its buffer */
+        } else {
+            s->entries++;
+            s->zero_seq += rv_tag_sequence(tag) == 0;
+            if (rv_tag_sequence(tag) > s->max_seq)
+                s->max_seq = rv_tag_sequence(tag);
+        }
+    }
+    if (ok > 0 && c.status) {
+        snprintf(why, whylen, "malformed entries (%s)", rv_errmsg_get());
+        ok = 0;
+    }
+    if (ok > 0 && s->entries == 0) {
+        snprintf(why, whylen, "it holds no entries");
+        ok = 0;
+    }
+    if (ok > 0) {
+        struct repair_last_key t = *last;
+        *last = cur;
+        cur = t;
+    }
+    free(cur.key);
+    rv_block_cursor_destroy(&c);
+    return ok;
+}
+
+static int repair_keep_block(struct rv_repair_table *t, uint64_t off,
+                             uint64_t size,
+                             const struct repair_block_stats *s)
+{
+    if (t->n_blocks == t->cap_blocks) {
+        int cap = t->cap_blocks ? t->cap_blocks * 2 : 64;
+        struct rv_repair_block *b = realloc(t->blocks,
+                                            (size_t)cap * sizeof *b);
+        if (!b)
+            return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
+        t->blocks = b;
+        t->cap_blocks = cap;
+    }
+    t->blocks[t->n_blocks].offset = off;
+    t->blocks[t->n_blocks].size = size;
+    t->n_blocks++;
+    t->kept += s->entries;
+    t->zero_seq += s->zero_seq;
+    if (s->max_seq > t->max_seq)
+        t->max_seq = s->max_seq;
+    return RAVEL_OK;
+}
+
+/* Tries the block at OFF: kept (*KEPT = 1), or not (WHY says why).
+** RAVEL_NOMEM only. */
+static int repair_try_block(struct rv_repair_table *t, uint64_t off,
+                            uint64_t size, struct repair_last_key *last,
+                            int *kept, char *why, size_t whylen)
+{
+    struct repair_decoded d;
+    struct repair_block_stats s;
+    *kept = 0;
+    if (!repair_decode(t, off, size, &d, why, whylen))
+        return RAVEL_OK;
+    int ok = repair_check_entries(&d, last, &s, why, whylen);
+    free(d.owned);
+    if (ok < 0)
+        return RAVEL_NOMEM;
+    if (!ok)
+        return RAVEL_OK;
+    *kept = 1;
+    return repair_keep_block(t, off, size, &s);
+}
+
+/* ----------------------------------------------------- footer, index */
+
+static void repair_get_handle(const char *p, struct rv_table_handle *h)
+{
+    h->offset = rv_get_fixed64(p);
+    h->size = rv_get_fixed64(p + 8);
+}
+
+/* A meta block (never compressed) at H that verifies: 1, its contents at
+** *DATA; else 0. */
+static int repair_meta_block(const struct rv_repair_table *t,
+                             const struct rv_table_handle *h,
+                             const char **data)
+{
+    if (h->offset > t->size || t->size - h->offset < RV_TABLE_BLOCK_TRAILER ||
+        h->size > t->size - h->offset - RV_TABLE_BLOCK_TRAILER)
+        return 0;
+    const char *p = t->map + h->offset;
+    if (p[h->size] != RV_TABLE_NO_COMPRESSION ||
+        rv_get_fixed64(p + h->size + 1) !=
+            rv_table_block_checksum(p, (size_t)h->size, 0, t->number) ||
+        rv_block_check(p, (size_t)h->size))
+        return 0;
+    *data = p;
+    return 1;
+}
+
+static int repair_bytewise(const char *a, size_t alen, const char *b,
+                           size_t blen)
+{
+    return rv_user_key_compare(a, alen, b, blen);
+}
+
+/* The u64 property NAME of the properties block P (LEN bytes): 1 and *V,
+** or 0. */
+static int repair_prop(const char *p, size_t len, const char *name,
+                       uint64_t *v)
+{
+    struct rv_block_cursor c;
+    rv_block_cursor_init_checked(&c, p, len, repair_bytewise, 0);
+    rv_block_cursor_seek(&c, name, strlen(name));
+    int ok = rv_block_cursor_valid(&c) && c.key_len == strlen(name) &&
+             memcmp(c.key, name, c.key_len) == 0 && c.val_len == 8;
+    if (ok)
+        *v = rv_get_fixed64(c.val);
+    rv_block_cursor_destroy(&c);
+    return ok;
+}
+
+static void repair_read_footer(struct rv_repair_table *t,
+                               struct repair_footer *f)
+{
+    memset(f, 0, sizeof *f);
+    if (t->size < RV_TABLE_FOOTER_SIZE)
+        return;
+    const char *p = t->map + t->size - RV_TABLE_FOOTER_SIZE;
+    if (rv_get_fixed64(p + 72) != RV_TABLE_MAGIC ||
+        rv_get_fixed64(p + 64) != XXH3_64bits_withSeed(p, 64, t->number) ||
+        rv_get_fixed32(p + 56) != RV_TABLE_VERSION ||
+        rv_get_fixed64(p + 48) != t->number)
+        return;
+    repair_get_handle(p, &f->index);
+    repair_get_handle(p + 16, &f->filter);
+    repair_get_handle(p + 32, &f->props);
+    f->data_end = f->filter.size ? f->filter.offset : f->props.offset;
+    if (f->data_end > t->size - RV_TABLE_FOOTER_SIZE)
+        return;
+    f->ok = 1;
+    const char *props;
+    uint64_t seq;
+    if (repair_meta_block(t, &f->props, &props) &&
+        repair_prop(props, (size_t)f->props.size, "ravel.entries",
+                    &t->props_entries) &&
+        repair_prop(props, (size_t)f->props.size, "ravel.largest_seq",
+                    &seq)) {
+        t->props_known = 1;
+        if (seq > t->max_seq)
+            t->max_seq = seq;
+    }
+}
+
+/* The user key of internal key K (KLEN >= 8) into the report's text. */
+static const char *repair_ukey(char *buf, const char *k, size_t klen)
+{
+    return rv_repair_key(buf, RV_REPAIR_KEY_TEXT, k, klen - RV_TAG_SIZE);
+}
+
+/* Reports the data block at H (index entry IKEY, after PREV_IKEY or the
+** file's start) as lost, WHY, and adds its range to LOST. */
+static int repair_lost_block(struct rv_repair_table *t,
+                             struct rv_repair_report *r,
+                             struct rv_repair_ranges *lost,
+                             const struct rv_table_handle *h,
+                             const char *prev, size_t prev_len,
+                             const char *ikey, size_t klen, const char *why)
+{
+    char a[RV_REPAIR_KEY_TEXT] = "(the first key)", b[RV_REPAIR_KEY_TEXT];
+    if (prev)
+        repair_ukey(a, prev, prev_len);
+    repair_ukey(b, ikey, klen);
+    t->lost_blocks++;
+    rv_repair_say(r, RAVEL_REPAIR_LOST, "%06llu.sst: data block at byte "
+                  "offset %llu (%llu bytes) lost (%s): keys from %s to %s",
+                  (unsigned long long)t->number,
+                  (unsigned long long)h->offset,
+                  (unsigned long long)h->size, why, a, b);
+    return rv_repair_ranges_add(lost, t->number,
+                                prev, prev ? prev_len - RV_TAG_SIZE : 0,
+                                ikey, klen - RV_TAG_SIZE,
+                                t->props_known ? t->max_seq
+                                               : RV_MAX_SEQUENCE);
+}
+
+/* Walks the index at F->index.  0: done (blocks kept or reported lost);
+** 1: the index could not be used (nothing was kept: walk instead). */
+static int repair_by_index(struct rv_repair_table *t,
+                           const struct repair_footer *f,
+                           struct rv_repair_report *r,
+                           struct rv_repair_ranges *lost, int *rc)
+{
+    const char *index;
+    *rc = RAVEL_OK;
+    if (!repair_meta_block(t, &f->index, &index))
+        return 1;
+    struct rv_block_cursor c;
+    rv_block_cursor_init_checked(&c, index, (size_t)f->index.size,
+                                 rv_ikey_compare, RV_TAG_SIZE);
+    for (rv_block_cursor_seek_to_first(&c); rv_block_cursor_valid(&c);
+         rv_block_cursor_next(&c))
+        if (c.val_len != RV_TABLE_HANDLE_SIZE)
+            break;
+    int unusable = rv_block_cursor_valid(&c) || c.status;
+    struct repair_last_key last = {0};
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    char why[256];
+    for (rv_block_cursor_seek_to_first(&c);
+         !unusable && !*rc && rv_block_cursor_valid(&c);
+         rv_block_cursor_next(&c)) {
+        struct rv_table_handle h;
+        repair_get_handle(c.val, &h);
+        int kept;
+        *rc = repair_try_block(t, h.offset, h.size, &last, &kept, why,
+                               sizeof why);
+        if (!*rc && !kept)
+            *rc = repair_lost_block(t, r, lost, &h, prev, prev_len, c.key,
+                                    c.key_len, why);
+        prev = c.key; /* whole keys: the index's restart interval is 1 */
+        prev_len = c.key_len;
+    }
+    rv_block_cursor_destroy(&c);
+    free(last.key);
+    return unusable;
+}
+
+/* --------------------------------------------------- the walk by trailers */
+
+/* The streaming hashes of the walk: one per block type, each fed from the
+** block's start up to FED. */
+struct repair_hashes {
+    XXH3_state_t state[3];
+    uint64_t fed[3];
+};
+
+static void repair_hashes_reset(struct repair_hashes *hs,
+                                const struct rv_repair_table *t, uint64_t pos)
+{
+    for (int type = 0; type < 3; type++) {
+        XXH3_64bits_reset_withSeed(&hs->state[type],
+                                   t->number ^ ((uint64_t)type << 56));
+        hs->fed[type] = pos;
+    }
+}
+
+/* The size of the block starting at POS, whose trailer ends by LIMIT: 1
+** and *SIZE, or 0 if no trailer there verifies. */
+static int repair_find_block(const struct rv_repair_table *t, uint64_t pos,
+                             uint64_t limit, struct repair_hashes *hs,
+                             uint64_t *size)
+{
+    repair_hashes_reset(hs, t, pos);
+    for (uint64_t e = pos + 1; e + RV_TABLE_BLOCK_TRAILER <= limit; e++) {
+        int type = (unsigned char)t->map[e];
+        if (type > 2)
+            continue;
+        XXH3_64bits_update(&hs->state[type], t->map + hs->fed[type],
+                           (size_t)(e - hs->fed[type]));
+        hs->fed[type] = e;
+        if (XXH3_64bits_digest(&hs->state[type]) ==
+            rv_get_fixed64(t->map + e + 1)) {
+            *size = e - pos;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Walks the data blocks from byte 0 up to LIMIT. */
+static int repair_by_walk(struct rv_repair_table *t, uint64_t limit,
+                          int limit_known, struct rv_repair_report *r,
+                          struct rv_repair_ranges *lost)
+{
+    struct repair_hashes *hs = malloc(sizeof *hs);
+    if (!hs)
+        return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
+    struct repair_last_key last = {0};
+    uint64_t pos = 0, size;
+    int rc = RAVEL_OK, stop = 0;
+    char why[256] = "no block trailer verifies there";
+    while (!rc && !stop && pos < limit) {
+        int kept = 0;
+        if (!repair_find_block(t, pos, limit, hs, &size))
+            break;
+        rc = repair_try_block(t, pos, size, &last, &kept, why, sizeof why);
+        if (!kept) {
+            /* past the data, or a block that verifies and is not data */
+            stop = 1;
+            break;
+        }
+        pos += size + RV_TABLE_BLOCK_TRAILER;
+    }
+    if (!rc && pos < limit && (limit_known || !stop)) {
+        char a[RV_REPAIR_KEY_TEXT] = "(the first key)";
+        if (last.len)
+            repair_ukey(a, last.key, last.len);
+        t->lost_tail = 1;
+        rv_repair_say(r, RAVEL_REPAIR_LOST, "%06llu.sst: bytes %llu to %llu "
+                      "of its data could not be read (%s), and without its "
+                      "index no later block can be found: keys from %s to "
+                      "the file's last are lost",
+                      (unsigned long long)t->number,
+                      (unsigned long long)pos, (unsigned long long)limit,
+                      why, a);
+        rc = rv_repair_ranges_add(lost, t->number, last.len ? last.key : NULL,
+                                  last.len ? last.len - RV_TAG_SIZE : 0,
+                                  NULL, 0,
+                                  t->props_known ? t->max_seq
+                                                 : RV_MAX_SEQUENCE);
+    }
+    free(last.key);
+    free(hs);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- whole */
+
+static int repair_map_file(struct rv_repair_table *t)
+{
+    int fd = rv_open(t->path, O_RDONLY, 0);
+    if (fd < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "open %s", t->path);
+    struct stat st;
+    int rc = RAVEL_OK;
+    if (fstat(fd, &st) != 0)
+        rc = rv_error_errno(RAVEL_IOERR, errno, "stat %s", t->path);
+    else if ((t->size = (uint64_t)st.st_size) > 0) {
+        void *m = mmap(NULL, (size_t)t->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED)
+            rc = rv_error_errno(RAVEL_IOERR, errno, "mmap %s", t->path);
+        else
+            t->map = m;
+    }
+    close(fd);
+    return rc;
+}
+
+int rv_repair_table_read(uint64_t number, const char *path,
+                         struct rv_repair_report *r,
+                         struct rv_repair_ranges *lost,
+                         struct rv_repair_table *t)
+{
+    memset(t, 0, sizeof *t);
+    t->number = number;
+    if (!(t->path = strdup(path)))
+        return rv_error(RAVEL_NOMEM, "out of memory reading %s", path);
+    int rc = repair_map_file(t);
+    if (rc || !t->map)
+        return rc;
+    struct repair_footer f;
+    repair_read_footer(t, &f);
+    if (f.ok && !repair_by_index(t, &f, r, lost, &rc))
+        return rc;
+    if (rc)
+        return rc;
+    t->walked = 1;
+    rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its %s is damaged: "
+                  "finding its data blocks by walking them from its start",
+                  (unsigned long long)number, f.ok ? "index" : "footer");
+    return repair_by_walk(t, f.ok ? f.data_end : t->size, f.ok, r, lost);
+}
+
+void rv_repair_table_free(struct rv_repair_table *t)
+{
+    if (t->map)
+        munmap((void *)t->map, (size_t)t->size);
+    free(t->blocks);
+    free(t->path);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------ iterator */
+
+struct repair_table_iter {
+    struct rv_iter base;
+    const struct rv_repair_table *t;
+    int block;              /* the block C is over; n_blocks: past the end */
+    struct repair_decoded d;
+    struct rv_block_cursor c;
+    int has_cursor;
+    int status;
+};
+
+static void repair_iter_drop_block(struct repair_table_iter *it)
+{
+    if (it->has_cursor)
+        rv_block_cursor_destroy(&it->c);
+    it->has_cursor = 0;
+    free(it->d.owned);
+    memset(&it->d, 0, sizeof it->d);
+}
+
+/* Positions at the first entry of block I or a later one. */
+static void repair_iter_load(struct repair_table_iter *it, int i)
+{
+    repair_iter_drop_block(it);
+    for (it->block = i; it->block < it->t->n_blocks; it->block++) {
+        const struct rv_repair_block *b = &it->t->blocks[it->block];
+        char why[256];
+        if (!repair_decode(it->t, b->offset, b->size, &it->d, why,
+                           sizeof why)) {
+            it->status = rv_error(RAVEL_CORRUPT, "%s: block at byte offset "
+                                  "%llu verified, then did not: %s",
+                                  it->t->path,
+                                  (unsigned long long)b->offset, why);
+            it->block = it->t->n_blocks;
+            return;
+        }
+        rv_block_cursor_init_checked(&it->c, it->d.data, it->d.len,
+                                     rv_ikey_compare, RV_TAG_SIZE);
+        it->has_cursor = 1;
+        rv_block_cursor_seek_to_first(&it->c);
+        if (rv_block_cursor_valid(&it->c))
+            return;
+        repair_iter_drop_block(it);
+    }
+}
+
+static int repair_iter_valid(const struct rv_iter *i)
+{
+    const struct repair_table_iter *it = (const void *)i;
+    return it->has_cursor && rv_block_cursor_valid(&it->c);
+}
+
+static void repair_iter_seek_to_first(struct rv_iter *i)
+{
+    repair_iter_load((struct repair_table_iter *)i, 0);
+}
+
+static void repair_iter_next(struct rv_iter *i)
+{
+    struct repair_table_iter *it = (void *)i;
+    rv_block_cursor_next(&it->c);
+    if (!rv_block_cursor_valid(&it->c))
+        repair_iter_load(it, it->block + 1);
+}
+
+/* Not needed by the merge (forward only): they leave the iterator
+** invalid with an error. */
+static void repair_iter_unsupported(struct rv_iter *i)
+{
+    struct repair_table_iter *it = (void *)i;
+    repair_iter_drop_block(it);
+    it->status = rv_error(RAVEL_INVALID, "repair's table iterator only "
+                          "moves forward from the first entry");
+}
+
+static void repair_iter_seek_to_last(struct rv_iter *i)
+{
+    repair_iter_unsupported(i);
+}
+
+static void repair_iter_seek(struct rv_iter *i, const char *k, size_t n)
+{
+    RV_UNUSED(k);
+    RV_UNUSED(n);
+    repair_iter_unsupported(i);
+}
+
+static const char *repair_iter_key(const struct rv_iter *i, size_t *len)
+{
+    const struct repair_table_iter *it = (const void *)i;
+    *len = it->c.key_len;
+    return it->c.key;
+}
+
+static const char *repair_iter_value(const struct rv_iter *i, size_t *len)
+{
+    const struct repair_table_iter *it = (const void *)i;
+    *len = it->c.val_len;
+    return it->c.val;
+}
+
+static int repair_iter_status(const struct rv_iter *i)
+{
+    const struct repair_table_iter *it = (const void *)i;
+    return it->status ? it->status : it->has_cursor ? it->c.status : 0;
+}
+
+static void repair_iter_destroy(struct rv_iter *i)
+{
+    repair_iter_drop_block((struct repair_table_iter *)i);
+    free(i);
+}
+
+static const struct rv_iter_ops repair_iter_ops = {
+    .valid = repair_iter_valid,
+    .seek_to_first = repair_iter_seek_to_first,
+    .seek_to_last = repair_iter_seek_to_last,
+    .seek = repair_iter_seek,
+    .seek_for_prev = repair_iter_seek,
+    .next = repair_iter_next,
+    .prev = repair_iter_seek_to_last,
+    .key = repair_iter_key,
+    .value = repair_iter_value,
+    .status = repair_iter_status,
+    .destroy = repair_iter_destroy,
+};
+
+struct rv_iter *rv_repair_table_iter_new(const struct rv_repair_table *t)
+{
+    struct repair_table_iter *it = calloc(1, sizeof *it);
+    if (!it)
+        return NULL;
+    it->base.ops = &repair_iter_ops;
+    it->t = t;
+    it->block = t->n_blocks;
+    return &it->base;
+}
