@@ -160,6 +160,9 @@ struct rv_repair {
     rv_memtable *mem;       /* the WAL's entries */
     struct rv_db_prepared prepared;
     uint64_t wal_records, wal_entries, wal_dropped, wal_holes;
+    uint64_t wal_next_seq;  /* the sequence after the last record read */
+    uint64_t wal_gap_from[8], wal_gap_to[8]; /* sequences missing */
+    int wal_gaps;
     uint64_t max_seq;       /* the largest sequence seen */
     int damage;             /* something was lost or is out of place */
     /* what was written */

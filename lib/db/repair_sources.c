@@ -238,9 +238,23 @@ static int repair_wal_op(void *ctx, uint64_t seq, int type, const char *key,
     return rv_memtable_add(rp->mem, seq, type, key, klen, val, vlen);
 }
 
+/* Notes the sequences missing before a record starting at SEQ. */
+static void repair_wal_gap(struct rv_repair *rp, uint64_t seq, uint32_t n)
+{
+    if (rp->wal_next_seq && seq > rp->wal_next_seq &&
+        rp->wal_gaps < (int)(sizeof rp->wal_gap_from /
+                             sizeof rp->wal_gap_from[0])) {
+        rp->wal_gap_from[rp->wal_gaps] = rp->wal_next_seq;
+        rp->wal_gap_to[rp->wal_gaps] = seq - 1;
+        rp->wal_gaps++;
+    }
+    rp->wal_next_seq = seq + n;
+}
+
 static int repair_wal_record(void *ctx, const char *rep, size_t len)
 {
     struct rv_repair *rp = ctx;
+    repair_wal_gap(rp, rv_batch_rep_sequence(rep), rv_batch_rep_count(rep));
     int prepare = rv_prepared_replay_record(&rp->prepared, rep, len);
     if (prepare < 0)
         return -prepare;
@@ -295,6 +309,13 @@ int rv_repair_read_wal(struct rv_repair *rp)
                       (unsigned long long)r.records_dropped,
                       (unsigned long long)r.bytes_truncated,
                       (unsigned long long)r.holes);
+        for (int i = 0; i < rp->wal_gaps; i++)
+            rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "WAL: sequences "
+                          "%llu to %llu are missing between the records "
+                          "kept (lost with the damage, or written without "
+                          "the WAL)",
+                          (unsigned long long)rp->wal_gap_from[i],
+                          (unsigned long long)rp->wal_gap_to[i]);
     }
     return RAVEL_OK;
 }
