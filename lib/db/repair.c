@@ -354,7 +354,13 @@ static int repair_run(struct rv_repair *rp)
                       "the table files there; nothing was changed");
         return RAVEL_OK;
     }
+    /* above every number in use, and every one CURRENT or a manifest gave
+    ** out: nothing of the originals shares a number with a new file */
     rp->next_number = rp->max_number + 1;
+    if (rp->current >= rp->next_number)
+        rp->next_number = rp->current + 1;
+    if (rp->manifest_next > rp->next_number)
+        rp->next_number = rp->manifest_next;
     rc = rv_repair_write_tables(rp);
     if (!rc)
         rc = rv_sync_dir(rp->dir);

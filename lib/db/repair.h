@@ -153,6 +153,7 @@ struct rv_repair {
     struct rv_repair_numbers obsolete; /* tables a manifest deleted */
     struct rv_repair_numbers live;     /* CURRENT's manifest's tables */
     int current_clean;      /* CURRENT's manifest read whole, undamaged */
+    uint64_t manifest_next; /* the largest next file number they record */
     /* what was read */
     struct rv_repair_table *read; /* the table files merged */
     int n_read;

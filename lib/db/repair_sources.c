@@ -69,7 +69,7 @@ void rv_repair_numbers_remove(struct rv_repair_numbers *ns, uint64_t v)
 /* The file set of one manifest as its readable records leave it. */
 struct repair_manifest_state {
     struct rv_repair_numbers live, deleted;
-    uint64_t last_sequence;
+    uint64_t last_sequence, next_file_number;
 };
 
 static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
@@ -89,6 +89,8 @@ static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
     }
     if (e->has_last_sequence && e->last_sequence > m->last_sequence)
         m->last_sequence = e->last_sequence;
+    if (e->has_next_file_number && e->next_file_number > m->next_file_number)
+        m->next_file_number = e->next_file_number;
     return rc;
 }
 
@@ -119,6 +121,8 @@ static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
             rc = rv_repair_numbers_add(&rp->obsolete, m.deleted.v[i]);
     if (m.last_sequence > rp->max_seq)
         rp->max_seq = m.last_sequence;
+    if (m.next_file_number > rp->manifest_next)
+        rp->manifest_next = m.next_file_number;
     if (!rc && number == rp->current) {
         rp->current_clean = whole;
         for (int i = 0; i < m.live.n && !rc; i++)
@@ -164,7 +168,7 @@ static void repair_table_summary(struct rv_repair *rp,
         rp->damage = 1; /* its data is whole, the file is not */
     if (whole) {
         rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: all %llu "
-                      "entries kept (%d blocks)",
+                      "entries kept (%d blocks read)",
                       (unsigned long long)t->number,
                       (unsigned long long)t->kept, t->n_blocks);
         return;
@@ -178,7 +182,7 @@ static void repair_table_summary(struct rv_repair *rp,
         snprintf(lost, sizeof lost, "an unknown number of entries lost (its "
                  "properties are unreadable)");
     rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: %llu entries "
-                  "kept (%d blocks), %s", (unsigned long long)t->number,
+                  "kept (%d blocks read), %s", (unsigned long long)t->number,
                   (unsigned long long)t->kept, t->n_blocks, lost);
 }
 
