@@ -90,13 +90,29 @@ static void repair_read_current(struct rv_repair *rp)
     free(text);
 }
 
+/* 1 if IDENTITY holds what db_dir.c writes. */
+static int repair_identity_whole(struct rv_repair *rp)
+{
+    char path[RV_PATH_MAX], *text = NULL;
+    size_t len = 0;
+    if (rv_path_join(path, rp->dir, RV_FILE_IDENTITY) ||
+        rv_read_file(path, &text, &len, NULL))
+        return 0;
+    int whole = len == strlen(REPAIR_IDENTITY) &&
+                memcmp(text, REPAIR_IDENTITY, len) == 0;
+    free(text);
+    return whole;
+}
+
 /* Sorts one entry NAME of the directory. */
 static int repair_list_entry(struct rv_repair *rp, const char *name)
 {
     uint64_t number;
     int rc = RAVEL_OK;
-    if (strcmp(name, RV_FILE_IDENTITY) == 0)
+    if (strcmp(name, RV_FILE_IDENTITY) == 0 && repair_identity_whole(rp))
         rp->has_identity = 1;
+    else if (strcmp(name, RV_FILE_IDENTITY) == 0)
+        return repair_add_aside(rp, name); /* damaged: written again */
     if (strcmp(name, RV_FILE_CURRENT) == 0)
         rp->has_current = 1;
     if (!rv_is_database_file_name(name) || repair_stays(name))
@@ -146,12 +162,31 @@ static int repair_list(struct rv_repair *rp)
     return RAVEL_OK;
 }
 
-/* 1 if the database needs nothing: its manifest read whole names exactly
-** the table files there, all read whole, and the WAL had no damage. */
+/* 1 if the log an open replays is whole: it begins with the segment the
+** manifest's log number names (if any segment at or above it is there),
+** and ends with the sealed segment the manifest says it was closed with
+** (if it says so). */
+static int repair_log_whole(const struct rv_repair *rp)
+{
+    int first = -1;
+    for (int i = 0; i < rp->wal.n && first < 0; i++)
+        if (rp->wal.v[i] >= rp->current_log)
+            first = i;
+    if (first >= 0 && rp->wal.v[first] != rp->current_log)
+        return 0;
+    if (rp->current_closed && rp->current_closed >= rp->current_log &&
+        (rp->wal_last != rp->current_closed || !rp->wal_last_sealed))
+        return 0;
+    return 1;
+}
+
+/* 1 if the database needs nothing: IDENTITY is whole, its manifest read
+** whole names exactly the table files there, all read whole, and the log
+** is whole and had no damage. */
 static int repair_nothing_to_do(const struct rv_repair *rp)
 {
     if (rp->damage || !rp->current_clean || !rp->has_identity ||
-        rp->live.n != rp->tables.n)
+        rp->live.n != rp->tables.n || !repair_log_whole(rp))
         return 0;
     for (int i = 0; i < rp->tables.n; i++)
         if (!rv_repair_numbers_has(&rp->live, rp->tables.v[i]))

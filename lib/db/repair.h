@@ -154,6 +154,8 @@ struct rv_repair {
     struct rv_repair_numbers live;     /* CURRENT's manifest's tables */
     int current_clean;      /* CURRENT's manifest read whole, undamaged */
     uint64_t manifest_next; /* the largest next file number they record */
+    uint64_t current_log;   /* CURRENT's manifest's log number ... */
+    uint64_t current_closed;/* ... and closed segment (0: none) */
     /* what was read */
     struct rv_repair_table *read; /* the table files merged */
     int n_read;
@@ -161,6 +163,8 @@ struct rv_repair {
     rv_memtable *mem;       /* the WAL's entries */
     struct rv_db_prepared prepared;
     uint64_t wal_records, wal_entries, wal_dropped, wal_holes;
+    uint64_t wal_last;      /* the last segment the replay kept */
+    int wal_last_sealed;    /* ... ends with its seal */
     uint64_t wal_next_seq;  /* the sequence after the last record read */
     uint64_t wal_gap_from[8], wal_gap_to[8]; /* sequences missing */
     int wal_gaps;

@@ -70,6 +70,7 @@ void rv_repair_numbers_remove(struct rv_repair_numbers *ns, uint64_t v)
 struct repair_manifest_state {
     struct rv_repair_numbers live, deleted;
     uint64_t last_sequence, next_file_number;
+    uint64_t log_number, closed_segment;
 };
 
 static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
@@ -89,6 +90,9 @@ static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
     }
     if (e->has_last_sequence && e->last_sequence > m->last_sequence)
         m->last_sequence = e->last_sequence;
+    if (e->has_log_number)
+        m->log_number = e->log_number;
+    m->closed_segment = e->closed_segment; /* only the last edit's counts */
     if (e->has_next_file_number && e->next_file_number > m->next_file_number)
         m->next_file_number = e->next_file_number;
     return rc;
@@ -125,6 +129,8 @@ static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
         rp->manifest_next = m.next_file_number;
     if (!rc && number == rp->current) {
         rp->current_clean = whole;
+        rp->current_log = m.log_number;
+        rp->current_closed = m.closed_segment;
         for (int i = 0; i < m.live.n && !rc; i++)
             rc = rv_repair_numbers_add(&rp->live, m.live.v[i]);
     }
@@ -296,6 +302,8 @@ int rv_repair_read_wal(struct rv_repair *rp)
     rp->wal_records = r.records;
     rp->wal_dropped = r.records_dropped;
     rp->wal_holes = r.holes;
+    rp->wal_last = r.last_segment;
+    rp->wal_last_sealed = r.last_sealed;
     if (r.max_sequence > rp->max_seq)
         rp->max_seq = r.max_sequence;
     rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "WAL: %d segments "
