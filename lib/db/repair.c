@@ -248,8 +248,9 @@ static int repair_move_aside(struct rv_repair *rp)
     if (!rc)
         rc = rv_sync_dir(rp->dir);
     if (!rc)
-        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "the %d original files "
-                      "were moved, unchanged, into %s", rp->n_aside, lost);
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "the %d original file%s "
+                      "were moved, unchanged, into %s", rp->n_aside,
+                      rv_repair_plural((uint64_t)rp->n_aside), lost);
     return rc;
 }
 
@@ -289,8 +290,9 @@ static int repair_install_manifest(struct rv_repair *rp)
                              strlen(REPAIR_IDENTITY));
     if (!rc)
         rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "MANIFEST-%06llu "
-                      "written: %d table files at level %d, last sequence "
+                      "written: %d table file%s at level %d, last sequence "
                       "%llu", (unsigned long long)number, rp->edit.n_added,
+                      rv_repair_plural((uint64_t)rp->edit.n_added),
                       rp->o->num_levels - 1,
                       (unsigned long long)rp->max_seq);
     return rc;

@@ -39,6 +39,12 @@ RAVEL_PRIVATE void rv_repair_say(struct rv_repair_report *r, int kind,
                                  const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* "s" unless N is 1: for "%d block%s" in the report's lines. */
+static inline const char *rv_repair_plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* KEY (LEN bytes) as the report shows it, in BUF (SIZE bytes): printable
 ** ASCII as it is, other bytes as \xNN, cut with "..." past 48 bytes,
 ** between double quotes.  Returns BUF. */

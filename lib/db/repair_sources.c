@@ -112,8 +112,10 @@ static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
         goto out;
     if (whole)
         rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "MANIFEST-%06llu: "
-                      "read whole (%d records, %d table files)",
-                      (unsigned long long)number, tail.records, m.live.n);
+                      "read whole (%d record%s, %d table file%s)",
+                      (unsigned long long)number, tail.records,
+                      rv_repair_plural((uint64_t)tail.records), m.live.n,
+                      rv_repair_plural((uint64_t)m.live.n));
     else
         rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "MANIFEST-%06llu: "
                       "damaged (%s); the %d records before the damage were "
@@ -174,9 +176,10 @@ static void repair_table_summary(struct rv_repair *rp,
         rp->damage = 1; /* its data is whole, the file is not */
     if (whole) {
         rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: all %llu "
-                      "entries kept (%d blocks read)",
+                      "entries kept (%d block%s read)",
                       (unsigned long long)t->number,
-                      (unsigned long long)t->kept, t->n_blocks);
+                      (unsigned long long)t->kept, t->n_blocks,
+                      rv_repair_plural((uint64_t)t->n_blocks));
         return;
     }
     rp->damage = 1;
@@ -188,8 +191,9 @@ static void repair_table_summary(struct rv_repair *rp,
         snprintf(lost, sizeof lost, "an unknown number of entries lost (its "
                  "properties are unreadable)");
     rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: %llu entries "
-                  "kept (%d blocks read), %s", (unsigned long long)t->number,
-                  (unsigned long long)t->kept, t->n_blocks, lost);
+                  "kept (%d block%s read), %s", (unsigned long long)t->number,
+                  (unsigned long long)t->kept, t->n_blocks,
+                  rv_repair_plural((uint64_t)t->n_blocks), lost);
 }
 
 int rv_repair_read_tables(struct rv_repair *rp)
@@ -306,13 +310,20 @@ int rv_repair_read_wal(struct rv_repair *rp)
     rp->wal_last_sealed = r.last_sealed;
     if (r.max_sequence > rp->max_seq)
         rp->max_seq = r.max_sequence;
-    rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "WAL: %d segments "
-                  "(wal-%08llu.log to wal-%08llu.log): %llu batches kept "
-                  "(%llu entries)", rp->wal.n,
-                  (unsigned long long)rp->wal.v[0],
-                  (unsigned long long)rp->wal.v[rp->wal.n - 1],
+    char segments[64];
+    rv_wal_segment_name(segments, sizeof segments, rp->wal.v[0]);
+    if (rp->wal.n > 1) {
+        size_t n = strlen(segments);
+        memcpy(segments + n, " to ", 5);
+        rv_wal_segment_name(segments + n + 4, sizeof segments - n - 4,
+                            rp->wal.v[rp->wal.n - 1]);
+    }
+    rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "WAL (%s): %llu batch%s "
+                  "kept (%llu entr%s)", segments,
                   (unsigned long long)r.records,
-                  (unsigned long long)rp->wal_entries);
+                  r.records == 1 ? "" : "es",
+                  (unsigned long long)rp->wal_entries,
+                  rp->wal_entries == 1 ? "y" : "ies");
     if (r.records_dropped || r.holes || r.bytes_truncated) {
         rp->damage = 1;
         rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "WAL: %llu damaged "
