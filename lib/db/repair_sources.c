@@ -170,6 +170,10 @@ int rv_repair_read_manifests(struct rv_repair *rp)
 static void repair_table_summary(struct rv_repair *rp,
                                  const struct rv_repair_table *t)
 {
+    if (t->size == 0) {
+        rp->damage = 1; /* no table file is empty */
+        return;
+    }
     int whole = !t->lost_blocks && !t->lost_tail && t->props_known &&
                 t->kept == t->props_entries;
     if (t->walked)

@@ -507,6 +507,9 @@ int rv_repair_table_read(uint64_t number, const char *path,
     if (!(t->path = strdup(path)))
         return rv_error(RAVEL_NOMEM, "out of memory reading %s", path);
     int rc = repair_map_file(t);
+    if (!rc && !t->map) /* a flush that died before writing: no data */
+        rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: empty",
+                      (unsigned long long)number);
     if (rc || !t->map)
         return rc;
     struct repair_footer f;
