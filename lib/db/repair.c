@@ -312,18 +312,20 @@ static void repair_report_ranges(struct rv_repair *rp)
             rv_repair_key(a, sizeof a, g->lo, g->lo_len);
         if (g->hi)
             rv_repair_key(b, sizeof b, g->hi, g->hi_len);
-        rv_repair_say(&rp->report, RAVEL_REPAIR_WARN, "%llu keys kept from "
+        rv_repair_say(&rp->report, RAVEL_REPAIR_WARN, "%llu key%s kept from "
                       "%s to %s may be older than a version lost with "
                       "%06llu.sst's damaged part (a newer value, or a "
                       "deletion): check them",
-                      (unsigned long long)g->suspect, a, b,
+                      (unsigned long long)g->suspect,
+                      rv_repair_plural(g->suspect), a, b,
                       (unsigned long long)g->file);
     }
     if (rp->zero_ties)
-        rv_repair_say(&rp->report, RAVEL_REPAIR_WARN, "%llu keys had "
+        rv_repair_say(&rp->report, RAVEL_REPAIR_WARN, "%llu key%s had "
                       "several versions at sequence 0 (ingested files): the "
                       "one in the highest-numbered file was kept",
-                      (unsigned long long)rp->zero_ties);
+                      (unsigned long long)rp->zero_ties,
+                      rv_repair_plural(rp->zero_ties));
 }
 
 static void repair_summary(struct rv_repair *rp)

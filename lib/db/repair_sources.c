@@ -180,9 +180,10 @@ static void repair_table_summary(struct rv_repair *rp,
         rp->damage = 1; /* its data is whole, the file is not */
     if (whole) {
         rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: all %llu "
-                      "entries kept (%d block%s read)",
+                      "entr%s kept (%d block%s read)",
                       (unsigned long long)t->number,
-                      (unsigned long long)t->kept, t->n_blocks,
+                      (unsigned long long)t->kept,
+                      t->kept == 1 ? "y" : "ies", t->n_blocks,
                       rv_repair_plural((uint64_t)t->n_blocks));
         return;
     }
