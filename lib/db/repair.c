@@ -48,6 +48,12 @@ static int repair_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void repair_sort(struct rv_repair_numbers *ns)
+{
+    if (ns->n > 1) /* an empty list has no array at all */
+        qsort(ns->v, (size_t)ns->n, sizeof *ns->v, repair_cmp_u64);
+}
+
 /* 1 for the files repair leaves where they are. */
 static int repair_stays(const char *name)
 {
@@ -152,11 +158,9 @@ static int repair_list(struct rv_repair *rp)
         return rv_error(RAVEL_INVALID, "ravel_repair: %s holds no database "
                         "(no IDENTITY, manifest, WAL segment or table file)",
                         rp->dir);
-    qsort(rp->tables.v, (size_t)rp->tables.n, sizeof *rp->tables.v,
-          repair_cmp_u64);
-    qsort(rp->wal.v, (size_t)rp->wal.n, sizeof *rp->wal.v, repair_cmp_u64);
-    qsort(rp->manifests.v, (size_t)rp->manifests.n, sizeof *rp->manifests.v,
-          repair_cmp_u64);
+    repair_sort(&rp->tables);
+    repair_sort(&rp->wal);
+    repair_sort(&rp->manifests);
     if (rp->has_current)
         repair_read_current(rp);
     return RAVEL_OK;
