@@ -306,6 +306,15 @@ int rv_repair_read_wal(struct rv_repair *rp)
     rc = rv_wal_replay(rp->dir, rp->wal.v[0], rp->wal.v, rp->wal.n,
                        RV_RECOVERY_SKIP_ANY_CORRUPTED, 1, repair_wal_record,
                        rp, &r);
+    if (rc == RAVEL_CORRUPT) {
+        /* what skip mode cannot pass over: keep what came before it */
+        rp->damage = 1;
+        rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "WAL: the replay "
+                      "stopped at damage it cannot skip (%s): the records "
+                      "after it are lost", rv_errmsg_get());
+        rc = RAVEL_OK;
+        r.records_dropped++;
+    }
     if (rc)
         return rc;
     rp->wal_records = r.records;
