@@ -984,6 +984,52 @@ static void test_power_loss(void **state)
     }
 }
 
+/* The other ways test_table_corruption.c damages a database: the filter
+** block, the properties block (no entries in either: nothing lost), a
+** table file the manifest names gone (its range reported lost), CURRENT
+** naming a manifest that is not there. */
+static void test_other_damage(void **state)
+{
+    (void)state;
+    for (int what = 0; what < 4; what++) {
+        struct model m;
+        char *dir = build_db(&m);
+        char *p = largest_table(dir), *data;
+        size_t len;
+        assert_int_equal(tu_file_read(p, &data, &len), 0);
+        uint64_t filter_off = 0, props_off = 0;
+        memcpy(&filter_off, data + len - 80 + 16, 8);
+        memcpy(&props_off, data + len - 80 + 32, 8);
+        free(data);
+        if (what == 0)
+            flip_at(p, (size_t)filter_off + 2);
+        else if (what == 1)
+            flip_at(p, (size_t)props_off + 2);
+        else if (what == 2)
+            assert_int_equal(unlink(p), 0);
+        else {
+            char *c = path_in(dir, "CURRENT");
+            assert_int_equal(tu_file_write(c, "MANIFEST-000999\n", 16), 0);
+            free(c);
+        }
+        free(p);
+        struct losses l;
+        repair_ok(dir, &l);
+        if (what == 2) {
+            assert_int_equal(l.n, 1); /* the manifest's range for it */
+            assert_non_null(strstr(l.text, "is missing (the manifest "
+                                           "names it)"));
+            check_db(dir, &m, &l, 0);
+        } else {
+            assert_int_equal(l.lost_lines, 0);
+            check_db(dir, &m, &l, 1);
+        }
+        check_second_repair_noop(dir, &m);
+        losses_free(&l);
+        free(dir);
+    }
+}
+
 int main(void)
 {
     tu_init();
@@ -1003,6 +1049,7 @@ int main(void)
         cmocka_unit_test(test_empty_table_and_identity),
         cmocka_unit_test(test_sequence_zero),
         cmocka_unit_test(test_prepared_transactions),
+        cmocka_unit_test(test_other_damage),
         cmocka_unit_test(test_power_loss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -360,6 +360,7 @@ static void repair_free(struct rv_repair *rp)
     free(rp->manifests.v);
     free(rp->obsolete.v);
     free(rp->live.v);
+    rv_repair_ranges_free(&rp->live_ranges);
     rv_repair_ranges_free(&rp->lost);
     if (rp->mem)
         rv_memtable_unref(rp->mem);

@@ -96,6 +96,10 @@ struct rv_repair_table {
     int n_blocks, cap_blocks;
     int walked;             /* its index or footer is damaged: its blocks
                             ** were found by walking the file */
+    int meta_damaged;       /* its filter or properties block is damaged
+                            ** (no data in them, but the file is not
+                            ** whole) ... */
+    const char *meta_what;  /* ... this one */
     int lost_blocks;        /* data blocks found damaged */
     int lost_tail;          /* the data past the last good block could not
                             ** be walked (index, footer damaged) */
@@ -158,6 +162,7 @@ struct rv_repair {
     /* what the manifests prove */
     struct rv_repair_numbers obsolete; /* tables a manifest deleted */
     struct rv_repair_numbers live;     /* CURRENT's manifest's tables */
+    struct rv_repair_ranges live_ranges; /* ... their key ranges */
     int current_clean;      /* CURRENT's manifest read whole, undamaged */
     uint64_t manifest_next; /* the largest next file number they record */
     uint64_t current_log;   /* CURRENT's manifest's log number ... */

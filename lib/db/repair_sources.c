@@ -69,6 +69,7 @@ void rv_repair_numbers_remove(struct rv_repair_numbers *ns, uint64_t v)
 /* The file set of one manifest as its readable records leave it. */
 struct repair_manifest_state {
     struct rv_repair_numbers live, deleted;
+    struct rv_repair_ranges ranges; /* of every file added */
     uint64_t last_sequence, next_file_number;
     uint64_t log_number, closed_segment;
 };
@@ -85,8 +86,16 @@ static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
     for (int i = 0; i < e->n_added && !rc; i++) {
         /* a move to another level deletes and adds it in one edit */
         rv_repair_numbers_remove(&m->deleted, e->added[i].number);
-        if (!rv_repair_numbers_has(&m->live, e->added[i].number))
-            rc = rv_repair_numbers_add(&m->live, e->added[i].number);
+        const struct rv_file_meta *f = &e->added[i];
+        if (!rv_repair_numbers_has(&m->live, f->number))
+            rc = rv_repair_numbers_add(&m->live, f->number);
+        if (!rc && f->smallest_len >= RV_TAG_SIZE &&
+            f->largest_len >= RV_TAG_SIZE)
+            rc = rv_repair_ranges_add(&m->ranges, f->number, f->smallest,
+                                      f->smallest_len - RV_TAG_SIZE,
+                                      f->largest,
+                                      f->largest_len - RV_TAG_SIZE,
+                                      f->largest_seq);
     }
     if (e->has_last_sequence && e->last_sequence > m->last_sequence)
         m->last_sequence = e->last_sequence;
@@ -135,10 +144,14 @@ static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
         rp->current_closed = m.closed_segment;
         for (int i = 0; i < m.live.n && !rc; i++)
             rc = rv_repair_numbers_add(&rp->live, m.live.v[i]);
+        rv_repair_ranges_free(&rp->live_ranges);
+        rp->live_ranges = m.ranges; /* taken */
+        memset(&m.ranges, 0, sizeof m.ranges);
     }
 out:
     free(m.live.v);
     free(m.deleted.v);
+    rv_repair_ranges_free(&m.ranges);
     return rc;
 }
 
@@ -174,9 +187,11 @@ static void repair_table_summary(struct rv_repair *rp,
         rp->damage = 1; /* no table file is empty */
         return;
     }
-    int whole = !t->lost_blocks && !t->lost_tail && t->props_known &&
-                t->kept == t->props_entries;
-    if (t->walked)
+    /* every block the index (or the walk to the data's end) names was
+    ** read; the properties, when readable, must agree */
+    int whole = !t->lost_blocks && !t->lost_tail &&
+                (!t->props_known || t->kept == t->props_entries);
+    if (t->walked || t->meta_damaged)
         rp->damage = 1; /* its data is whole, the file is not */
     if (whole) {
         rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT, "%06llu.sst: all %llu "
@@ -199,6 +214,31 @@ static void repair_table_summary(struct rv_repair *rp,
                   "kept (%d block%s read), %s", (unsigned long long)t->number,
                   (unsigned long long)t->kept, t->n_blocks,
                   rv_repair_plural((uint64_t)t->n_blocks), lost);
+}
+
+/* A table file CURRENT's manifest names is missing: its keys are lost,
+** and reported in the range the manifest records for it. */
+static int repair_table_missing(struct rv_repair *rp, uint64_t number)
+{
+    rp->damage = 1;
+    for (int i = rp->live_ranges.n - 1; i >= 0; i--) {
+        const struct rv_repair_range *g = &rp->live_ranges.v[i];
+        if (g->file != number)
+            continue;
+        char a[RV_REPAIR_KEY_TEXT], b[RV_REPAIR_KEY_TEXT];
+        rv_repair_key(a, sizeof a, g->lo, g->lo_len);
+        rv_repair_key(b, sizeof b, g->hi, g->hi_len);
+        rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "%06llu.sst is "
+                      "missing (the manifest names it): keys from %s to %s "
+                      "are lost", (unsigned long long)number, a, b);
+        return rv_repair_ranges_add(&rp->lost, number, g->lo, g->lo_len,
+                                    g->hi, g->hi_len, g->max_seq);
+    }
+    rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "%06llu.sst is missing "
+                  "(the manifest names it): its keys are lost",
+                  (unsigned long long)number);
+    return rv_repair_ranges_add(&rp->lost, number, NULL, 0, NULL, 0,
+                                RV_MAX_SEQUENCE);
 }
 
 int rv_repair_read_tables(struct rv_repair *rp)
@@ -236,6 +276,9 @@ int rv_repair_read_tables(struct rv_repair *rp)
                               (unsigned long long)t->zero_seq);
         }
     }
+    for (int i = 0; i < rp->live.n && !rc; i++)
+        if (!rv_repair_numbers_has(&rp->tables, rp->live.v[i]))
+            rc = repair_table_missing(rp, rp->live.v[i]);
     return rc;
 }
 

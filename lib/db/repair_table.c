@@ -258,6 +258,30 @@ static int repair_meta_block(const struct rv_repair_table *t,
     return 1;
 }
 
+/* As repair_meta_block, for a block that is not a block_builder block
+** (the filter): its checksum only. */
+static int repair_meta_block_bytes(const struct rv_repair_table *t,
+                                   const struct rv_table_handle *h,
+                                   const char **data)
+{
+    if (h->offset > t->size || t->size - h->offset < RV_TABLE_BLOCK_TRAILER ||
+        h->size > t->size - h->offset - RV_TABLE_BLOCK_TRAILER)
+        return 0;
+    const char *p = t->map + h->offset;
+    if (p[h->size] != RV_TABLE_NO_COMPRESSION ||
+        rv_get_fixed64(p + h->size + 1) !=
+            rv_table_block_checksum(p, (size_t)h->size, 0, t->number))
+        return 0;
+    *data = p;
+    return 1;
+}
+
+static void repair_meta_damaged(struct rv_repair_table *t, const char *what)
+{
+    t->meta_damaged = 1;
+    t->meta_what = what;
+}
+
 static int repair_bytewise(const char *a, size_t alen, const char *b,
                            size_t blen)
 {
@@ -299,13 +323,16 @@ static void repair_read_footer(struct rv_repair_table *t,
     if (f->data_end > t->size - RV_TABLE_FOOTER_SIZE)
         return;
     f->ok = 1;
-    const char *props;
+    const char *props, *filter;
     uint64_t seq;
-    if (repair_meta_block(t, &f->props, &props) &&
-        repair_prop(props, (size_t)f->props.size, "ravel.entries",
-                    &t->props_entries) &&
-        repair_prop(props, (size_t)f->props.size, "ravel.largest_seq",
-                    &seq)) {
+    if (f->filter.size && !repair_meta_block_bytes(t, &f->filter, &filter))
+        repair_meta_damaged(t, "filter");
+    if (!repair_meta_block(t, &f->props, &props))
+        repair_meta_damaged(t, "properties");
+    else if (repair_prop(props, (size_t)f->props.size, "ravel.entries",
+                         &t->props_entries) &&
+             repair_prop(props, (size_t)f->props.size, "ravel.largest_seq",
+                         &seq)) {
         t->props_known = 1;
         if (seq > t->max_seq)
             t->max_seq = seq;
@@ -514,6 +541,10 @@ int rv_repair_table_read(uint64_t number, const char *path,
         return rc;
     struct repair_footer f;
     repair_read_footer(t, &f);
+    if (t->meta_damaged)
+        rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its %s block is "
+                      "damaged (it holds no entries: none lost by it)",
+                      (unsigned long long)number, t->meta_what);
     if (f.ok && !repair_by_index(t, &f, r, lost, &rc))
         return rc;
     if (rc)
