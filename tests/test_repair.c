@@ -1030,6 +1030,79 @@ static void test_other_damage(void **state)
     }
 }
 
+/* 1 if a file named NAME holding DATA (LEN bytes) is in DIR or in one of
+** its lost-repair-* directories. */
+static int kept_somewhere(const char *dir, const char *name,
+                          const char *data, size_t len)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int found = 0;
+    struct dirent *e;
+    char *cands[64];
+    int n = 0;
+    cands[n++] = path_in(dir, name);
+    while ((e = readdir(d)) != NULL && n < 64)
+        if (strncmp(e->d_name, "lost-repair-", 12) == 0) {
+            char *sub = path_in(dir, e->d_name);
+            cands[n++] = path_in(sub, name);
+            free(sub);
+        }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        char *got;
+        size_t got_len;
+        if (!found && tu_file_read(cands[i], &got, &got_len) == 0) {
+            found = got_len == len && memcmp(got, data, len) == 0;
+            free(got);
+        }
+        free(cands[i]);
+    }
+    return found;
+}
+
+/* A repair killed (kill -9) at a random point, then run again: the
+** database holds exactly the model, and every original file is still
+** somewhere, byte for byte. */
+static void test_killed_during_repair(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    int rounds = (int)tu_env_u64("RAVEL_TEST_REPAIR_KILLS", 10);
+    for (int round = 0; round < rounds; round++) {
+        struct model m;
+        char *dir = build_db(&m);
+        remove_manifests(dir);
+        struct snapshot before;
+        snapshot_take(dir, &before);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            tu_child_prepare();
+            _exit(ravel_repair(dir, NULL, NULL, NULL, NULL) ? 1 : 0);
+        }
+        /* from "before it begins" to "after it ends" (no timing is
+        ** asserted: every point is a correct one to be killed at) */
+        usleep((useconds_t)(tu_rand(&rng) % 25000));
+        kill(pid, SIGKILL);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        printf("# round %d: the repair %s\n", round,
+               WIFSIGNALED(status) ? "was killed" : "had finished");
+        char *text = NULL;
+        TU_OK(ravel_repair(dir, NULL, NULL, NULL, &text));
+        check_db(dir, &m, NULL, 1);
+        for (int i = 0; i < before.n; i++)
+            if (!kept_somewhere(dir, before.name[i], before.data[i],
+                                before.len[i]))
+                fail_msg("round %d: the original %s is nowhere:\n%s", round,
+                         before.name[i], text);
+        ravel_free(text);
+        snapshot_free(&before);
+        free(dir);
+    }
+}
+
 int main(void)
 {
     tu_init();
@@ -1051,6 +1124,7 @@ int main(void)
         cmocka_unit_test(test_prepared_transactions),
         cmocka_unit_test(test_other_damage),
         cmocka_unit_test(test_power_loss),
+        cmocka_unit_test(test_killed_during_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
