@@ -1075,6 +1075,11 @@ RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 ** lose to every other version of their key; among several at sequence 0,
 ** the one in the highest-numbered file wins, and the report counts them.
 **
+** A database that needs nothing -- IDENTITY whole, the manifest CURRENT
+** names read whole and naming exactly the table files there, every block
+** verifying, the WAL whole -- is left as it is (the report says "nothing
+** to repair"), so a second repair of a repaired database changes nothing.
+**
 ** It never runs on an open database: it takes the LOCK, and returns
 ** RAVEL_LOCKED (changing nothing) if the database is open, in this process
 ** or another.  It never deletes an original file: before the new manifest
