@@ -1069,7 +1069,7 @@ RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 ** files of prepared transactions the WAL does not show resolved -- merges
 ** them by key, keeps the newest version of each key (deletions too: a key
 ** whose newest surviving version is a deletion stays deleted) and writes
-** the result as fresh table files at the last level, with a fresh
+** the result as fresh table files at one level (below), with a fresh
 ** manifest whose last sequence is the largest one seen.  Entries at
 ** sequence 0 (ingested files, whose sequence lived in the lost manifest)
 ** lose to every other version of their key; among several at sequence 0,
@@ -1103,8 +1103,11 @@ RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 ** returned in *REPORT (if REPORT is not NULL; free with ravel_free).
 **
 ** OPTS (NULL: the defaults) gives the new table files' block size, filter,
-** compression, file size (target_file_size_base) and level (num_levels -
-** 1); open the repaired database with a num_levels at least as large.
+** compression and file size (target_file_size_base).  The files go to
+** the last level OPTS's num_levels allows, but no deeper than the deepest
+** level a readable manifest used (which the database's own num_levels
+** allowed); with no manifest, open the repaired database with a
+** num_levels at least as large as OPTS's.
 ** Returns RAVEL_OK once the repaired database is installed (whatever was
 ** lost: the report says), RAVEL_LOCKED, RAVEL_INVALID if DIR is not a
 ** database directory, RAVEL_IOERR / RAVEL_NOMEM naming what failed (the

@@ -39,7 +39,8 @@ struct repairmain_option {
 static const struct repairmain_option repairmain_options[] = {
     {"--options", "TEXT", "options for the new table files, as\n"
      "\"name=value;...\" (block_size, compression, bloom_bits_per_key,\n"
-     "target_file_size_base, num_levels: the files go to its last level)"},
+     "target_file_size_base; num_levels: the files go to its last level,\n"
+     "no deeper than the deepest a readable manifest used)"},
     {"--quiet", "", "print only what was lost or must be checked, and the\n"
      "summary"},
     {"--help", "", "print this text and exit"},

@@ -1103,6 +1103,29 @@ static void test_killed_during_repair(void **state)
     }
 }
 
+/* A database made with num_levels=4, repaired with the default options
+** (7 levels): the new files go no deeper than its manifest's, so it opens
+** with its own options again. */
+static void test_levels_kept_openable(void **state)
+{
+    (void)state;
+    struct model m;
+    char *dir = build_db_with(&m, "num_levels=4");
+    char *p = largest_table(dir);
+    flip_at(p, 200);
+    free(p);
+    struct losses l;
+    repair_ok(dir, &l);
+    ravel_db *db = NULL;
+    int rc = tu_open(dir, OPTS ";num_levels=4", &db);
+    if (rc)
+        fail_msg("the repaired database does not open with its own "
+                 "num_levels=4: %s\n%s", ravel_errmsg(), l.text);
+    TU_OK(ravel_close(db));
+    losses_free(&l);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -1123,6 +1146,7 @@ int main(void)
         cmocka_unit_test(test_sequence_zero),
         cmocka_unit_test(test_prepared_transactions),
         cmocka_unit_test(test_other_damage),
+        cmocka_unit_test(test_levels_kept_openable),
         cmocka_unit_test(test_power_loss),
         cmocka_unit_test(test_killed_during_repair),
     };

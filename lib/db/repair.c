@@ -297,7 +297,7 @@ static int repair_install_manifest(struct rv_repair *rp)
                       "written: %d table file%s at level %d, last sequence "
                       "%llu", (unsigned long long)number, rp->edit.n_added,
                       rv_repair_plural((uint64_t)rp->edit.n_added),
-                      rp->o->num_levels - 1,
+                      rp->level,
                       (unsigned long long)rp->max_seq);
     return rc;
 }
@@ -380,6 +380,18 @@ static void repair_init(struct rv_repair *rp, const char *dir,
     rp->report.ctx = ctx;
     rv_version_edit_init(&rp->edit);
     rv_prepared_init(&rp->prepared);
+    rp->deepest_level = -1;
+}
+
+/* The level of the new files: the last of OPTS's num_levels -- but no
+** deeper than the deepest a manifest used, which the database's own
+** num_levels allowed, so it opens with its usual options. */
+static int repair_level(const struct rv_repair *rp)
+{
+    int level = rp->o->num_levels - 1;
+    if (rp->deepest_level >= 0 && rp->deepest_level < level)
+        level = rp->deepest_level;
+    return level;
 }
 
 /* Steps 2 to 6 of the top of this file. */
@@ -400,6 +412,7 @@ static int repair_run(struct rv_repair *rp)
     }
     /* above every number in use, and every one CURRENT or a manifest gave
     ** out: nothing of the originals shares a number with a new file */
+    rp->level = repair_level(rp);
     rp->next_number = rp->max_number + 1;
     if (rp->current >= rp->next_number)
         rp->next_number = rp->current + 1;

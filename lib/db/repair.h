@@ -165,6 +165,8 @@ struct rv_repair {
     struct rv_repair_ranges live_ranges; /* ... their key ranges */
     int current_clean;      /* CURRENT's manifest read whole, undamaged */
     uint64_t manifest_next; /* the largest next file number they record */
+    int deepest_level;      /* the deepest level they put a file at (-1:
+                            ** none read) */
     uint64_t current_log;   /* CURRENT's manifest's log number ... */
     uint64_t current_closed;/* ... and closed segment (0: none) */
     /* what was read */
@@ -184,6 +186,7 @@ struct rv_repair {
     /* what was written */
     struct rv_version_edit edit;
     uint64_t next_number;   /* the next file number to give out */
+    int level;              /* of the new files */
     uint64_t written, tombstones, older, zero_ties, suspects;
 };
 

@@ -11,7 +11,7 @@
 ** first, then the table files from the highest number down -- which
 ** decides between versions at sequence 0 of one key (repair.h's rule).
 **
-** The files are written at the last level (num_levels - 1), cut at
+** The files are written at one level (repair.c's choice), cut at
 ** target_file_size_base between user keys, each fdatasynced by its
 ** builder; the caller syncs the directory.  Each keeps its entries'
 ** sequence numbers, so a second repair of the result merges to the same
@@ -245,7 +245,7 @@ int rv_repair_write_tables(struct rv_repair *rp)
     memset(&o, 0, sizeof o);
     o.rp = rp;
     o.fd = -1;
-    o.level = rp->o->num_levels - 1;
+    o.level = rp->level;
     o.to.block_size = (size_t)rp->o->block_size;
     o.to.block_restart_interval = rp->o->block_restart_interval;
     o.to.bloom_bits_per_key = rp->o->bloom_bits_per_key;

@@ -72,6 +72,7 @@ struct repair_manifest_state {
     struct rv_repair_ranges ranges; /* of every file added */
     uint64_t last_sequence, next_file_number;
     uint64_t log_number, closed_segment;
+    int deepest_level;
 };
 
 static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
@@ -87,6 +88,8 @@ static int repair_manifest_edit(void *ctx, struct rv_version_edit *e)
         /* a move to another level deletes and adds it in one edit */
         rv_repair_numbers_remove(&m->deleted, e->added[i].number);
         const struct rv_file_meta *f = &e->added[i];
+        if (f->level > m->deepest_level)
+            m->deepest_level = f->level;
         if (!rv_repair_numbers_has(&m->live, f->number))
             rc = rv_repair_numbers_add(&m->live, f->number);
         if (!rc && f->smallest_len >= RV_TAG_SIZE &&
@@ -113,6 +116,7 @@ static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
     struct repair_manifest_state m;
     struct rv_manifest_tail tail;
     memset(&m, 0, sizeof m);
+    m.deepest_level = -1;
     memset(&tail, 0, sizeof tail);
     int rc = rv_manifest_replay_file(rp->dir, number, repair_manifest_edit,
                                      &m, &tail);
@@ -138,6 +142,8 @@ static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
         rp->max_seq = m.last_sequence;
     if (m.next_file_number > rp->manifest_next)
         rp->manifest_next = m.next_file_number;
+    if (m.deepest_level > rp->deepest_level)
+        rp->deepest_level = m.deepest_level;
     if (!rc && number == rp->current) {
         rp->current_clean = whole;
         rp->current_log = m.log_number;
