@@ -1064,7 +1064,8 @@ RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 ** whose table files are partly damaged.  It reads every entry it can
 ** verify -- each data block of each table file whose checksum holds (found
 ** through the table's index, or by walking the blocks from the file's
-** start when the index or footer is damaged), each WAL record whose
+** start when the index or footer is damaged, searching for the next
+** block after a damaged one), each WAL record whose
 ** checksum holds (skipping damage and resynchronising after it), and the
 ** files of prepared transactions the WAL does not show resolved -- merges
 ** them by key, keeps the newest version of each key (deletions too: a key

@@ -1126,6 +1126,42 @@ static void test_levels_kept_openable(void **state)
     free(dir);
 }
 
+/* The index damaged and a data block too: the walk finds the blocks after
+** the damaged one again (uncompressed blocks begin with a whole key), so
+** only that block's range is lost. */
+static void test_walk_resync(void **state)
+{
+    (void)state;
+    for (int what = 0; what < 2; what++) {
+        struct model m;
+        char *dir = build_db(&m);
+        char *p = largest_table(dir), *data;
+        size_t len;
+        assert_int_equal(tu_file_read(p, &data, &len), 0);
+        uint64_t index_off = 0;
+        memcpy(&index_off, data + len - 80, 8);
+        free(data);
+        if (what == 0)
+            flip_at(p, (size_t)index_off + 3); /* index */
+        else
+            flip_at(p, len - 80 + 3); /* footer */
+        flip_at(p, 6000); /* in the second data block */
+        free(p);
+        struct losses l;
+        repair_ok(dir, &l);
+        assert_int_equal(l.n, 1);
+        if (strstr(l.text, "no later block was found"))
+            fail_msg("the walk did not find the blocks after the damaged "
+                     "one:\n%s", l.text);
+        assert_true(l.hi[0] < KEYS - 1); /* a bounded range */
+        int differ = check_db(dir, &m, &l, 0);
+        assert_true(differ > 0);
+        check_second_repair_noop(dir, &m);
+        losses_free(&l);
+        free(dir);
+    }
+}
+
 int main(void)
 {
     tu_init();
@@ -1138,6 +1174,7 @@ int main(void)
         cmocka_unit_test(test_table_data_block),
         cmocka_unit_test(test_table_index_footer),
         cmocka_unit_test(test_table_truncated),
+        cmocka_unit_test(test_walk_resync),
         cmocka_unit_test(test_everything_at_once),
         cmocka_unit_test(test_compaction_input_left_behind),
         cmocka_unit_test(test_refused_when_open),

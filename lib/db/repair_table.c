@@ -17,10 +17,15 @@
 ** found with one streaming hash per type, so the walk reads each byte
 ** about once.  A false match needs a 64-bit checksum collision.  Without
 ** an index, nothing says where the block after a damaged one starts: the
-** walk ends there and the rest of the file's data is reported lost.  The
-** walk also ends at the first block that does not hold data entries (the
-** filter, properties and index blocks follow the data), or at the data's
-** end when the footer says where that is.
+** walk searches on from each later byte where a block may start (an
+** uncompressed block begins with a whole key of a put or a deletion, a
+** zstd one with the frame's magic; an lz4 block has no such mark, and is
+** not searched for), each candidate at most twice the largest block seen
+** long.  The walk ends at the first block that verifies but holds no data
+** entries (the filter, properties and index blocks follow the data; an
+** index block is told from data by its values, handles chaining the
+** blocks from byte 0), or at the data's end when the footer says where
+** that is.
 */
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t */
 #include "db/repair.h"
@@ -58,6 +63,10 @@ struct repair_last_key {
 static int repair_last_set(struct repair_last_key *k, const char *key,
                            size_t len)
 {
+    if (len == 0) {
+        k->len = 0;
+        return RAVEL_OK;
+    }
     if (len > k->cap) {
         char *p = realloc(k->key, len);
         if (!p)
@@ -71,6 +80,12 @@ static int repair_last_set(struct repair_last_key *k, const char *key,
 }
 
 /* -------------------------------------------------------------- blocks */
+
+static void repair_get_handle(const char *p, struct rv_table_handle *h)
+{
+    h->offset = rv_get_fixed64(p);
+    h->size = rv_get_fixed64(p + 8);
+}
 
 /* A decoded block: DATA points into the map, or into OWNED. */
 struct repair_decoded {
@@ -133,10 +148,11 @@ struct repair_block_stats {
 };
 
 /* 1 if the decoded block D holds only well-formed entries in order after
-** LAST (updated to its last key); 0 if not (WHY says why); -1 when out
-** of memory. */
+** LAST (updated to its last key; FIRST, if not NULL, set to its first);
+** 0 if not (WHY says why); -1 when out of memory. */
 static int repair_check_entries(const struct repair_decoded *d,
                                 struct repair_last_key *last,
+                                struct repair_last_key *first,
                                 struct repair_block_stats *s,
                                 char *why, size_t whylen)
 {
@@ -160,7 +176,9 @@ static int repair_check_entries(const struct repair_decoded *d,
                                               c.key_len) >= 0) {
             snprintf(why, whylen, "its keys are out of order");
             ok = 0;
-        } else if (repair_last_set(&cur, c.key, c.key_len)) {
+        } else if (repair_last_set(&cur, c.key, c.key_len) ||
+                   (first && s->entries == 0 &&
+                    repair_last_set(first, c.key, c.key_len))) {
             ok = -1; /* the key is copied: the cursor reuses its buffer */
         } else {
             s->entries++;
@@ -185,6 +203,32 @@ static int repair_check_entries(const struct repair_decoded *d,
     free(cur.key);
     rv_block_cursor_destroy(&c);
     return ok;
+}
+
+/* 1 if D is T's index block rather than data: every value a block handle,
+** the handles naming blocks one after another from byte 0 (found by a
+** walk, an index block verifies like any other; user values of 16 bytes
+** that happen to chain so are not a concern). */
+static int repair_is_index(const struct rv_repair_table *t,
+                           const struct repair_decoded *d)
+{
+    struct rv_block_cursor c;
+    rv_block_cursor_init_checked(&c, d->data, d->len, rv_ikey_compare,
+                                 RV_TAG_SIZE);
+    uint64_t next = 0;
+    int index = 1;
+    for (rv_block_cursor_seek_to_first(&c); index && rv_block_cursor_valid(&c);
+         rv_block_cursor_next(&c)) {
+        struct rv_table_handle h;
+        index = c.val_len == RV_TABLE_HANDLE_SIZE;
+        if (index) {
+            repair_get_handle(c.val, &h);
+            index = h.offset == next && h.size < t->size;
+            next = h.offset + h.size + RV_TABLE_BLOCK_TRAILER;
+        }
+    }
+    rv_block_cursor_destroy(&c);
+    return index && next > 0;
 }
 
 static int repair_keep_block(struct rv_repair_table *t, uint64_t off,
@@ -214,14 +258,20 @@ static int repair_keep_block(struct rv_repair_table *t, uint64_t off,
 ** RAVEL_NOMEM only. */
 static int repair_try_block(struct rv_repair_table *t, uint64_t off,
                             uint64_t size, struct repair_last_key *last,
-                            int *kept, char *why, size_t whylen)
+                            struct repair_last_key *first, int *kept,
+                            char *why, size_t whylen)
 {
     struct repair_decoded d;
     struct repair_block_stats s;
     *kept = 0;
     if (!repair_decode(t, off, size, &d, why, whylen))
         return RAVEL_OK;
-    int ok = repair_check_entries(&d, last, &s, why, whylen);
+    if (repair_is_index(t, &d)) {
+        free(d.owned);
+        snprintf(why, whylen, "it is the file's index block");
+        return RAVEL_OK;
+    }
+    int ok = repair_check_entries(&d, last, first, &s, why, whylen);
     free(d.owned);
     if (ok < 0)
         return RAVEL_NOMEM;
@@ -232,12 +282,6 @@ static int repair_try_block(struct rv_repair_table *t, uint64_t off,
 }
 
 /* ----------------------------------------------------- footer, index */
-
-static void repair_get_handle(const char *p, struct rv_table_handle *h)
-{
-    h->offset = rv_get_fixed64(p);
-    h->size = rv_get_fixed64(p + 8);
-}
 
 /* A meta block (never compressed) at H that verifies: 1, its contents at
 ** *DATA; else 0. */
@@ -400,7 +444,7 @@ static int repair_by_index(struct rv_repair_table *t,
         struct rv_table_handle h;
         repair_get_handle(c.val, &h);
         int kept;
-        *rc = repair_try_block(t, h.offset, h.size, &last, &kept, why,
+        *rc = repair_try_block(t, h.offset, h.size, &last, NULL, &kept, why,
                                sizeof why);
         if (!*rc && !kept)
             *rc = repair_lost_block(t, r, lost, &h, prev, prev_len, c.key,
@@ -455,7 +499,94 @@ static int repair_find_block(const struct rv_repair_table *t, uint64_t pos,
     return 0;
 }
 
-/* Walks the data blocks from byte 0 up to LIMIT. */
+/* 1 if a data block may start at S: an uncompressed one begins with a
+** whole key (shared 0, its lengths, a tag of a put or a deletion), a
+** zstd one with its raw length and the frame's magic.  (An lz4 block has
+** no mark to find it by: after damage, lz4 blocks are not searched for.) */
+static int repair_plausible_start(const struct rv_repair_table *t,
+                                  uint64_t s, uint64_t limit)
+{
+    const char *p = t->map + s, *end = t->map + limit;
+    uint32_t klen, vlen, raw;
+    if (p[0] == 0) {
+        const char *q = rv_get_varint32(p + 1, end, &klen);
+        if (q)
+            q = rv_get_varint32(q, end, &vlen);
+        if (q && klen >= RV_TAG_SIZE && (uint64_t)(end - q) >= klen) {
+            const char *tag = q + klen - RV_TAG_SIZE;
+            if ((tag[0] == RV_TYPE_PUT || tag[0] == RV_TYPE_DELETE) &&
+                tag[7] == 0)
+                return 1;
+        }
+    }
+    const char *q = rv_get_varint32(p, end, &raw);
+    return q && end - q >= 4 && memcmp(q, "\x28\xb5\x2f\xfd", 4) == 0;
+}
+
+/* After damage at FROM: the next data block that verifies and follows
+** LAST, at most MAXLEN bytes long, starting before LIMIT: 1 with *START,
+** *SIZE and the block kept (*FIRST its first key); 0 if none. */
+static int repair_resync(struct rv_repair_table *t, uint64_t from,
+                         uint64_t limit, uint64_t maxlen,
+                         struct repair_hashes *hs,
+                         struct repair_last_key *last,
+                         struct repair_last_key *first, uint64_t *start,
+                         uint64_t *size, int *rc)
+{
+    for (uint64_t s = from + 1; !*rc && s + RV_TABLE_BLOCK_TRAILER < limit;
+         s++) {
+        if (!repair_plausible_start(t, s, limit))
+            continue;
+        uint64_t end = limit - s > maxlen + RV_TABLE_BLOCK_TRAILER
+                           ? s + maxlen + RV_TABLE_BLOCK_TRAILER : limit;
+        char why[256];
+        int kept = 0;
+        if (repair_find_block(t, s, end, hs, size))
+            *rc = repair_try_block(t, s, *size, last, first, &kept, why,
+                                   sizeof why);
+        if (kept) {
+            *start = s;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Reports bytes FROM to TO of T's data lost: keys from LAST (NULL: the
+** first) to HI (NULL: the file's last). */
+static int repair_walk_lost(struct rv_repair_table *t,
+                            struct rv_repair_report *r,
+                            struct rv_repair_ranges *lost, uint64_t from,
+                            uint64_t to, const struct repair_last_key *lo,
+                            const struct repair_last_key *hi,
+                            const char *why)
+{
+    char a[RV_REPAIR_KEY_TEXT] = "(the first key)";
+    char b[RV_REPAIR_KEY_TEXT] = "the file's last";
+    if (lo && lo->len)
+        repair_ukey(a, lo->key, lo->len);
+    if (hi)
+        repair_ukey(b, hi->key, hi->len);
+    if (hi)
+        t->lost_blocks++;
+    else
+        t->lost_tail = 1;
+    rv_repair_say(r, RAVEL_REPAIR_LOST, "%06llu.sst: bytes %llu to %llu of "
+                  "its data could not be read (%s)%s: keys from %s to %s "
+                  "are lost", (unsigned long long)t->number,
+                  (unsigned long long)from, (unsigned long long)to, why,
+                  hi ? "" : ", and no later block was found", a, b);
+    return rv_repair_ranges_add(lost, t->number,
+                                lo && lo->len ? lo->key : NULL,
+                                lo && lo->len ? lo->len - RV_TAG_SIZE : 0,
+                                hi ? hi->key : NULL,
+                                hi ? hi->len - RV_TAG_SIZE : 0,
+                                t->props_known ? t->max_seq
+                                               : RV_MAX_SEQUENCE);
+}
+
+/* Walks the data blocks from byte 0 up to LIMIT; after a damaged block,
+** searches for the next one (repair_resync). */
 static int repair_by_walk(struct rv_repair_table *t, uint64_t limit,
                           int limit_known, struct rv_repair_report *r,
                           struct rv_repair_ranges *lost)
@@ -463,41 +594,42 @@ static int repair_by_walk(struct rv_repair_table *t, uint64_t limit,
     struct repair_hashes *hs = malloc(sizeof *hs);
     if (!hs)
         return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
-    struct repair_last_key last = {0};
-    uint64_t pos = 0, size;
-    int rc = RAVEL_OK, stop = 0;
-    char why[256] = "no block trailer verifies there";
-    while (!rc && !stop && pos < limit) {
-        int kept = 0;
-        if (!repair_find_block(t, pos, limit, hs, &size))
-            break;
-        rc = repair_try_block(t, pos, size, &last, &kept, why, sizeof why);
-        if (!kept) {
-            /* past the data, or a block that verifies and is not data */
-            stop = 1;
+    struct repair_last_key last = {0}, first = {0}, before = {0};
+    uint64_t pos = 0, size, maxlen = 64 << 10;
+    int rc = RAVEL_OK;
+    while (!rc && pos < limit) {
+        int kept = 0, found = repair_find_block(t, pos, limit, hs, &size);
+        char why[256] = "no block trailer verifies there";
+        if (found)
+            rc = repair_try_block(t, pos, size, &last, NULL, &kept, why,
+                                  sizeof why);
+        if (kept) {
+            pos += size + RV_TABLE_BLOCK_TRAILER;
+            if (size * 2 > maxlen)
+                maxlen = size * 2;
+            continue;
+        }
+        if (rc || (found && !limit_known))
+            break; /* past the data: the filter, properties or index */
+        uint64_t start;
+        if (repair_last_set(&before, last.key, last.len)) {
+            rc = RAVEL_NOMEM;
             break;
         }
-        pos += size + RV_TABLE_BLOCK_TRAILER;
-    }
-    if (!rc && pos < limit && (limit_known || !stop)) {
-        char a[RV_REPAIR_KEY_TEXT] = "(the first key)";
-        if (last.len)
-            repair_ukey(a, last.key, last.len);
-        t->lost_tail = 1;
-        rv_repair_say(r, RAVEL_REPAIR_LOST, "%06llu.sst: bytes %llu to %llu "
-                      "of its data could not be read (%s), and without its "
-                      "index no later block can be found: keys from %s to "
-                      "the file's last are lost",
-                      (unsigned long long)t->number,
-                      (unsigned long long)pos, (unsigned long long)limit,
-                      why, a);
-        rc = rv_repair_ranges_add(lost, t->number, last.len ? last.key : NULL,
-                                  last.len ? last.len - RV_TAG_SIZE : 0,
-                                  NULL, 0,
-                                  t->props_known ? t->max_seq
-                                                 : RV_MAX_SEQUENCE);
+        if (repair_resync(t, pos, limit, maxlen, hs, &last, &first, &start,
+                          &size, &rc)) {
+            rc = repair_walk_lost(t, r, lost, pos, start, &before, &first,
+                                  why);
+            pos = start + size + RV_TABLE_BLOCK_TRAILER;
+            continue;
+        }
+        if (!rc)
+            rc = repair_walk_lost(t, r, lost, pos, limit, &last, NULL, why);
+        break;
     }
     free(last.key);
+    free(first.key);
+    free(before.key);
     free(hs);
     return rc;
 }
