@@ -27,7 +27,6 @@
 ** blocks from byte 0), or at the data's end when the footer says where
 ** that is.
 */
-#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t */
 #include "db/repair.h"
 #include "base/dbformat.h"
 #include "table/block.h"
@@ -462,15 +461,35 @@ static int repair_by_index(struct rv_repair_table *t,
 /* The streaming hashes of the walk: one per block type, each fed from the
 ** block's start up to FED. */
 struct repair_hashes {
-    XXH3_state_t state[3];
+    XXH3_state_t *state[3]; /* XXH3_createState's (its size is not public) */
     uint64_t fed[3];
 };
+
+static struct repair_hashes *repair_hashes_new(void)
+{
+    struct repair_hashes *hs = calloc(1, sizeof *hs);
+    for (int i = 0; hs && i < 3; i++)
+        if (!(hs->state[i] = XXH3_createState())) {
+            for (int j = 0; j < i; j++)
+                XXH3_freeState(hs->state[j]);
+            free(hs);
+            hs = NULL;
+        }
+    return hs;
+}
+
+static void repair_hashes_free(struct repair_hashes *hs)
+{
+    for (int i = 0; i < 3; i++)
+        XXH3_freeState(hs->state[i]);
+    free(hs);
+}
 
 static void repair_hashes_reset(struct repair_hashes *hs,
                                 const struct rv_repair_table *t, uint64_t pos)
 {
     for (int type = 0; type < 3; type++) {
-        XXH3_64bits_reset_withSeed(&hs->state[type],
+        XXH3_64bits_reset_withSeed(hs->state[type],
                                    t->number ^ ((uint64_t)type << 56));
         hs->fed[type] = pos;
     }
@@ -487,10 +506,10 @@ static int repair_find_block(const struct rv_repair_table *t, uint64_t pos,
         int type = (unsigned char)t->map[e];
         if (type > 2)
             continue;
-        XXH3_64bits_update(&hs->state[type], t->map + hs->fed[type],
+        XXH3_64bits_update(hs->state[type], t->map + hs->fed[type],
                            (size_t)(e - hs->fed[type]));
         hs->fed[type] = e;
-        if (XXH3_64bits_digest(&hs->state[type]) ==
+        if (XXH3_64bits_digest(hs->state[type]) ==
             rv_get_fixed64(t->map + e + 1)) {
             *size = e - pos;
             return 1;
@@ -591,7 +610,7 @@ static int repair_by_walk(struct rv_repair_table *t, uint64_t limit,
                           int limit_known, struct rv_repair_report *r,
                           struct rv_repair_ranges *lost)
 {
-    struct repair_hashes *hs = malloc(sizeof *hs);
+    struct repair_hashes *hs = repair_hashes_new();
     if (!hs)
         return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
     struct repair_last_key last = {0}, first = {0}, before = {0};
@@ -630,7 +649,7 @@ static int repair_by_walk(struct rv_repair_table *t, uint64_t limit,
     free(last.key);
     free(first.key);
     free(before.key);
-    free(hs);
+    repair_hashes_free(hs);
     return rc;
 }
 
