@@ -175,7 +175,7 @@ struct rv_repair {
     struct rv_repair_ranges lost;
     rv_memtable *mem;       /* the WAL's entries */
     struct rv_db_prepared prepared;
-    uint64_t wal_records, wal_entries, wal_dropped, wal_holes;
+    uint64_t wal_entries, wal_dropped;
     uint64_t wal_last;      /* the last segment the replay kept */
     int wal_last_sealed;    /* ... ends with its seal */
     uint64_t wal_next_seq;  /* the sequence after the last record read */
