@@ -1262,6 +1262,26 @@ static void test_flushed_wal_left_behind(void **state)
     free(dir);
 }
 
+/* A table file renamed (its name's number no longer seeds its checksums)
+** is read under the number its footer records. */
+static void test_renamed_table(void **state)
+{
+    (void)state;
+    struct model m;
+    char *dir = build_db(&m);
+    char *p = largest_table(dir), *q = path_in(dir, "000777.sst");
+    assert_int_equal(rename(p, q), 0);
+    free(p);
+    free(q);
+    struct losses l;
+    repair_ok(dir, &l);
+    assert_non_null(strstr(l.text, "a renamed copy"));
+    assert_int_equal(l.lost_lines, 0);
+    check_db(dir, &m, &l, 1);
+    losses_free(&l);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -1285,6 +1305,7 @@ int main(void)
         cmocka_unit_test(test_other_damage),
         cmocka_unit_test(test_levels_kept_openable),
         cmocka_unit_test(test_flushed_wal_left_behind),
+        cmocka_unit_test(test_renamed_table),
         cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_power_loss),
         cmocka_unit_test(test_killed_during_repair),

@@ -89,6 +89,8 @@ struct rv_repair_block {
 /* What repair could read of one table file. */
 struct rv_repair_table {
     uint64_t number;
+    uint64_t seed;          /* seeds its checksums: NUMBER, or the number
+                            ** its footer records when it was renamed */
     char *path;
     const char *map;        /* the file, mapped read-only */
     uint64_t size;

@@ -222,6 +222,15 @@ static void repair_table_summary(struct rv_repair *rp,
                   rv_repair_plural((uint64_t)t->n_blocks), lost);
 }
 
+/* 1 if a table file read was written as NUMBER (renamed since). */
+static int repair_read_as(const struct rv_repair *rp, uint64_t number)
+{
+    for (int i = 0; i < rp->n_read; i++)
+        if (rp->read[i].seed == number)
+            return 1;
+    return 0;
+}
+
 /* A table file CURRENT's manifest names is missing: its keys are lost,
 ** and reported in the range the manifest records for it. */
 static int repair_table_missing(struct rv_repair *rp, uint64_t number)
@@ -283,7 +292,8 @@ int rv_repair_read_tables(struct rv_repair *rp)
         }
     }
     for (int i = 0; i < rp->live.n && !rc; i++)
-        if (!rv_repair_numbers_has(&rp->tables, rp->live.v[i]))
+        if (!rv_repair_numbers_has(&rp->tables, rp->live.v[i]) &&
+            !repair_read_as(rp, rp->live.v[i]))
             rc = repair_table_missing(rp, rp->live.v[i]);
     return rc;
 }

@@ -108,7 +108,7 @@ static int repair_decode(const struct rv_repair_table *t, uint64_t off,
     const char *p = t->map + off;
     int type = (unsigned char)p[size];
     if (rv_get_fixed64(p + size + 1) !=
-        rv_table_block_checksum(p, (size_t)size, type, t->number)) {
+        rv_table_block_checksum(p, (size_t)size, type, t->seed)) {
         snprintf(why, whylen, "checksum mismatch");
         return 0;
     }
@@ -294,7 +294,7 @@ static int repair_meta_block(const struct rv_repair_table *t,
     const char *p = t->map + h->offset;
     if (p[h->size] != RV_TABLE_NO_COMPRESSION ||
         rv_get_fixed64(p + h->size + 1) !=
-            rv_table_block_checksum(p, (size_t)h->size, 0, t->number) ||
+            rv_table_block_checksum(p, (size_t)h->size, 0, t->seed) ||
         rv_block_check(p, (size_t)h->size))
         return 0;
     *data = p;
@@ -313,7 +313,7 @@ static int repair_meta_block_bytes(const struct rv_repair_table *t,
     const char *p = t->map + h->offset;
     if (p[h->size] != RV_TABLE_NO_COMPRESSION ||
         rv_get_fixed64(p + h->size + 1) !=
-            rv_table_block_checksum(p, (size_t)h->size, 0, t->number))
+            rv_table_block_checksum(p, (size_t)h->size, 0, t->seed))
         return 0;
     *data = p;
     return 1;
@@ -355,9 +355,9 @@ static void repair_read_footer(struct rv_repair_table *t,
         return;
     const char *p = t->map + t->size - RV_TABLE_FOOTER_SIZE;
     if (rv_get_fixed64(p + 72) != RV_TABLE_MAGIC ||
-        rv_get_fixed64(p + 64) != XXH3_64bits_withSeed(p, 64, t->number) ||
+        rv_get_fixed64(p + 64) != XXH3_64bits_withSeed(p, 64, t->seed) ||
         rv_get_fixed32(p + 56) != RV_TABLE_VERSION ||
-        rv_get_fixed64(p + 48) != t->number)
+        rv_get_fixed64(p + 48) != t->seed)
         return;
     repair_get_handle(p, &f->index);
     repair_get_handle(p + 16, &f->filter);
@@ -490,7 +490,7 @@ static void repair_hashes_reset(struct repair_hashes *hs,
 {
     for (int type = 0; type < 3; type++) {
         XXH3_64bits_reset_withSeed(hs->state[type],
-                                   t->number ^ ((uint64_t)type << 56));
+                                   t->seed ^ ((uint64_t)type << 56));
         hs->fed[type] = pos;
     }
 }
@@ -655,6 +655,25 @@ static int repair_by_walk(struct rv_repair_table *t, uint64_t limit,
 
 /* ---------------------------------------------------------------- whole */
 
+/* A table file renamed (a copy under another name) has checksums seeded
+** with the number it was written under: when its footer verifies with
+** the number it records, and not with the name's, that one is used. */
+static void repair_renamed(struct rv_repair_table *t,
+                           struct rv_repair_report *r)
+{
+    if (t->size < RV_TABLE_FOOTER_SIZE)
+        return;
+    const char *p = t->map + t->size - RV_TABLE_FOOTER_SIZE;
+    uint64_t was = rv_get_fixed64(p + 48);
+    if (rv_get_fixed64(p + 72) != RV_TABLE_MAGIC || was == t->number ||
+        rv_get_fixed64(p + 64) != XXH3_64bits_withSeed(p, 64, was))
+        return;
+    t->seed = was;
+    rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its footer says it "
+                  "was written as %06llu.sst (a renamed copy): read as that",
+                  (unsigned long long)t->number, (unsigned long long)was);
+}
+
 static int repair_map_file(struct rv_repair_table *t)
 {
     int fd = rv_open(t->path, O_RDONLY, 0);
@@ -681,7 +700,7 @@ int rv_repair_table_read(uint64_t number, const char *path,
                          struct rv_repair_table *t)
 {
     memset(t, 0, sizeof *t);
-    t->number = number;
+    t->number = t->seed = number;
     if (!(t->path = strdup(path)))
         return rv_error(RAVEL_NOMEM, "out of memory reading %s", path);
     int rc = repair_map_file(t);
@@ -690,6 +709,7 @@ int rv_repair_table_read(uint64_t number, const char *path,
                       (unsigned long long)number);
     if (rc || !t->map)
         return rc;
+    repair_renamed(t, r);
     struct repair_footer f;
     repair_read_footer(t, &f);
     if (t->meta_damaged)
