@@ -125,6 +125,51 @@ RAVEL_PRIVATE int rv_repair_table_read(uint64_t number, const char *path,
                                        struct rv_repair_table *t);
 RAVEL_PRIVATE void rv_repair_table_free(struct rv_repair_table *t);
 
+/* -------------------------------------- inside the salvage of a table
+** (repair_table.c: blocks and the index; repair_walk.c: the walk;
+** repair_table_iter.c: the merge's iterator) */
+
+/* A growable copy of a key: the last (or first) kept from a file. */
+struct rv_repair_key_buf {
+    char *key;
+    size_t len, cap;
+};
+
+/* Copies LEN bytes of KEY into K: RAVEL_OK or RAVEL_NOMEM. */
+RAVEL_PRIVATE int rv_repair_key_buf_set(struct rv_repair_key_buf *k,
+                                        const char *key, size_t len);
+
+/* A decoded block: DATA points into the map, or into OWNED. */
+struct rv_repair_decoded {
+    const char *data;
+    size_t len;
+    char *owned;
+};
+
+/* 1 if the block at OFF (SIZE bytes of contents) of T verifies and
+** decodes into *D (free D->owned); 0 if not, with WHY saying why. */
+RAVEL_PRIVATE int rv_repair_decode(const struct rv_repair_table *t,
+                                   uint64_t off, uint64_t size,
+                                   struct rv_repair_decoded *d, char *why,
+                                   size_t whylen);
+
+/* Tries the block at OFF of T: kept as a data block (*KEPT = 1; LAST
+** becomes its last key, FIRST, if not NULL, its first) when it verifies,
+** is not the index, and holds well-formed entries after LAST; else WHY
+** says why not.  RAVEL_NOMEM only. */
+RAVEL_PRIVATE int rv_repair_try_block(struct rv_repair_table *t,
+                                      uint64_t off, uint64_t size,
+                                      struct rv_repair_key_buf *last,
+                                      struct rv_repair_key_buf *first,
+                                      int *kept, char *why, size_t whylen);
+
+/* Walks T's data blocks from byte 0 up to LIMIT (the data's end when
+** LIMIT_KNOWN, from the footer; else the file's), keeping those that
+** verify and reporting the rest lost on R and in LOST.  RAVEL_NOMEM. */
+RAVEL_PRIVATE int rv_repair_walk(struct rv_repair_table *t, uint64_t limit,
+                                 int limit_known, struct rv_repair_report *r,
+                                 struct rv_repair_ranges *lost);
+
 /* An iterator over the entries of T's good blocks, in order (forward
 ** only: seek_to_first and next; the merge needs no more).  NULL on
 ** allocation failure.  T must outlive it. */

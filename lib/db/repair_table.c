@@ -1,8 +1,7 @@
 /*
 ** repair_table.c -- what repair can read of one table file (repair.h):
 ** its data blocks that verify, found through its index when the footer
-** and the index verify, else by walking the blocks from the file's start;
-** and an iterator over the entries of those blocks for the merge.
+** and the index verify; what a block must be to be kept.
 **
 ** A block is kept only if its checksum holds (table_format.h: seeded with
 ** the file number and the block's type, so a block moved from another
@@ -10,22 +9,9 @@
 ** entries are well formed: internal keys of a put or a deletion, in
 ** strictly increasing order, after the last key kept from the file.
 **
-** The walk without an index: a table's data blocks lie one after another
-** from byte 0, each followed by its 9-byte trailer (type, checksum); the
-** end of the block starting at POS is the first E where the byte at E is a
-** block type and the 8 bytes after it are the checksum of [POS, E) --
-** found with one streaming hash per type, so the walk reads each byte
-** about once.  A false match needs a 64-bit checksum collision.  Without
-** an index, nothing says where the block after a damaged one starts: the
-** walk searches on from each later byte where a block may start (an
-** uncompressed block begins with a whole key of a put or a deletion, a
-** zstd one with the frame's magic; an lz4 block has no such mark, and is
-** not searched for), each candidate at most twice the largest block seen
-** long.  The walk ends at the first block that verifies but holds no data
-** entries (the filter, properties and index blocks follow the data; an
-** index block is told from data by its values, handles chaining the
-** blocks from byte 0), or at the data's end when the footer says where
-** that is.
+** When the footer or the index is damaged, the blocks are found by
+** walking the file (repair_walk.c); the merge reads the blocks kept
+** through repair_table_iter.c.
 */
 #include "db/repair.h"
 #include "base/dbformat.h"
@@ -53,14 +39,8 @@ struct repair_footer {
     uint64_t data_end;      /* where the data blocks end */
 };
 
-/* The last key kept from the file, which the next must follow. */
-struct repair_last_key {
-    char *key;
-    size_t len, cap;
-};
-
-static int repair_last_set(struct repair_last_key *k, const char *key,
-                           size_t len)
+int rv_repair_key_buf_set(struct rv_repair_key_buf *k, const char *key,
+                          size_t len)
 {
     if (len == 0) {
         k->len = 0;
@@ -86,18 +66,9 @@ static void repair_get_handle(const char *p, struct rv_table_handle *h)
     h->size = rv_get_fixed64(p + 8);
 }
 
-/* A decoded block: DATA points into the map, or into OWNED. */
-struct repair_decoded {
-    const char *data;
-    size_t len;
-    char *owned;
-};
-
-/* 1 if the block at OFF (SIZE bytes of contents) of T verifies and
-** decodes into *D (free D->owned); 0 if not, with WHY saying why. */
-static int repair_decode(const struct rv_repair_table *t, uint64_t off,
-                         uint64_t size, struct repair_decoded *d,
-                         char *why, size_t whylen)
+int rv_repair_decode(const struct rv_repair_table *t, uint64_t off,
+                     uint64_t size, struct rv_repair_decoded *d, char *why,
+                     size_t whylen)
 {
     memset(d, 0, sizeof *d);
     if (off > t->size || t->size - off < RV_TABLE_BLOCK_TRAILER ||
@@ -149,9 +120,9 @@ struct repair_block_stats {
 /* 1 if the decoded block D holds only well-formed entries in order after
 ** LAST (updated to its last key; FIRST, if not NULL, set to its first);
 ** 0 if not (WHY says why); -1 when out of memory. */
-static int repair_check_entries(const struct repair_decoded *d,
-                                struct repair_last_key *last,
-                                struct repair_last_key *first,
+static int repair_check_entries(const struct rv_repair_decoded *d,
+                                struct rv_repair_key_buf *last,
+                                struct rv_repair_key_buf *first,
                                 struct repair_block_stats *s,
                                 char *why, size_t whylen)
 {
@@ -160,8 +131,8 @@ static int repair_check_entries(const struct repair_decoded *d,
                                  RV_TAG_SIZE);
     memset(s, 0, sizeof *s);
     /* LAST changes only if the whole block is kept */
-    struct repair_last_key cur = {0};
-    int ok = last->len && repair_last_set(&cur, last->key, last->len) ? -1
+    struct rv_repair_key_buf cur = {0};
+    int ok = last->len && rv_repair_key_buf_set(&cur, last->key, last->len) ? -1
                                                                        : 1;
     for (rv_block_cursor_seek_to_first(&c); ok > 0 && rv_block_cursor_valid(&c);
          rv_block_cursor_next(&c)) {
@@ -175,9 +146,9 @@ static int repair_check_entries(const struct repair_decoded *d,
                                               c.key_len) >= 0) {
             snprintf(why, whylen, "its keys are out of order");
             ok = 0;
-        } else if (repair_last_set(&cur, c.key, c.key_len) ||
+        } else if (rv_repair_key_buf_set(&cur, c.key, c.key_len) ||
                    (first && s->entries == 0 &&
-                    repair_last_set(first, c.key, c.key_len))) {
+                    rv_repair_key_buf_set(first, c.key, c.key_len))) {
             ok = -1; /* the key is copied: the cursor reuses its buffer */
         } else {
             s->entries++;
@@ -195,7 +166,7 @@ static int repair_check_entries(const struct repair_decoded *d,
         ok = 0;
     }
     if (ok > 0) {
-        struct repair_last_key t = *last;
+        struct rv_repair_key_buf t = *last;
         *last = cur;
         cur = t;
     }
@@ -209,7 +180,7 @@ static int repair_check_entries(const struct repair_decoded *d,
 ** walk, an index block verifies like any other; user values of 16 bytes
 ** that happen to chain so are not a concern). */
 static int repair_is_index(const struct rv_repair_table *t,
-                           const struct repair_decoded *d)
+                           const struct rv_repair_decoded *d)
 {
     struct rv_block_cursor c;
     rv_block_cursor_init_checked(&c, d->data, d->len, rv_ikey_compare,
@@ -253,17 +224,15 @@ static int repair_keep_block(struct rv_repair_table *t, uint64_t off,
     return RAVEL_OK;
 }
 
-/* Tries the block at OFF: kept (*KEPT = 1), or not (WHY says why).
-** RAVEL_NOMEM only. */
-static int repair_try_block(struct rv_repair_table *t, uint64_t off,
-                            uint64_t size, struct repair_last_key *last,
-                            struct repair_last_key *first, int *kept,
-                            char *why, size_t whylen)
+int rv_repair_try_block(struct rv_repair_table *t, uint64_t off,
+                        uint64_t size, struct rv_repair_key_buf *last,
+                        struct rv_repair_key_buf *first, int *kept,
+                        char *why, size_t whylen)
 {
-    struct repair_decoded d;
+    struct rv_repair_decoded d;
     struct repair_block_stats s;
     *kept = 0;
-    if (!repair_decode(t, off, size, &d, why, whylen))
+    if (!rv_repair_decode(t, off, size, &d, why, whylen))
         return RAVEL_OK;
     if (repair_is_index(t, &d)) {
         free(d.owned);
@@ -433,7 +402,7 @@ static int repair_by_index(struct rv_repair_table *t,
         if (c.val_len != RV_TABLE_HANDLE_SIZE)
             break;
     int unusable = rv_block_cursor_valid(&c) || c.status;
-    struct repair_last_key last = {0};
+    struct rv_repair_key_buf last = {0};
     const char *prev = NULL;
     size_t prev_len = 0;
     char why[256];
@@ -443,7 +412,7 @@ static int repair_by_index(struct rv_repair_table *t,
         struct rv_table_handle h;
         repair_get_handle(c.val, &h);
         int kept;
-        *rc = repair_try_block(t, h.offset, h.size, &last, NULL, &kept, why,
+        *rc = rv_repair_try_block(t, h.offset, h.size, &last, NULL, &kept, why,
                                sizeof why);
         if (!*rc && !kept)
             *rc = repair_lost_block(t, r, lost, &h, prev, prev_len, c.key,
@@ -454,203 +423,6 @@ static int repair_by_index(struct rv_repair_table *t,
     rv_block_cursor_destroy(&c);
     free(last.key);
     return unusable;
-}
-
-/* --------------------------------------------------- the walk by trailers */
-
-/* The streaming hashes of the walk: one per block type, each fed from the
-** block's start up to FED. */
-struct repair_hashes {
-    XXH3_state_t *state[3]; /* XXH3_createState's (its size is not public) */
-    uint64_t fed[3];
-};
-
-static struct repair_hashes *repair_hashes_new(void)
-{
-    struct repair_hashes *hs = calloc(1, sizeof *hs);
-    for (int i = 0; hs && i < 3; i++)
-        if (!(hs->state[i] = XXH3_createState())) {
-            for (int j = 0; j < i; j++)
-                XXH3_freeState(hs->state[j]);
-            free(hs);
-            hs = NULL;
-        }
-    return hs;
-}
-
-static void repair_hashes_free(struct repair_hashes *hs)
-{
-    for (int i = 0; i < 3; i++)
-        XXH3_freeState(hs->state[i]);
-    free(hs);
-}
-
-static void repair_hashes_reset(struct repair_hashes *hs,
-                                const struct rv_repair_table *t, uint64_t pos)
-{
-    for (int type = 0; type < 3; type++) {
-        XXH3_64bits_reset_withSeed(hs->state[type],
-                                   t->seed ^ ((uint64_t)type << 56));
-        hs->fed[type] = pos;
-    }
-}
-
-/* The size of the block starting at POS, whose trailer ends by LIMIT: 1
-** and *SIZE, or 0 if no trailer there verifies. */
-static int repair_find_block(const struct rv_repair_table *t, uint64_t pos,
-                             uint64_t limit, struct repair_hashes *hs,
-                             uint64_t *size)
-{
-    repair_hashes_reset(hs, t, pos);
-    for (uint64_t e = pos + 1; e + RV_TABLE_BLOCK_TRAILER <= limit; e++) {
-        int type = (unsigned char)t->map[e];
-        if (type > 2)
-            continue;
-        XXH3_64bits_update(hs->state[type], t->map + hs->fed[type],
-                           (size_t)(e - hs->fed[type]));
-        hs->fed[type] = e;
-        if (XXH3_64bits_digest(hs->state[type]) ==
-            rv_get_fixed64(t->map + e + 1)) {
-            *size = e - pos;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* 1 if a data block may start at S: an uncompressed one begins with a
-** whole key (shared 0, its lengths, a tag of a put or a deletion), a
-** zstd one with its raw length and the frame's magic.  (An lz4 block has
-** no mark to find it by: after damage, lz4 blocks are not searched for.) */
-static int repair_plausible_start(const struct rv_repair_table *t,
-                                  uint64_t s, uint64_t limit)
-{
-    const char *p = t->map + s, *end = t->map + limit;
-    uint32_t klen, vlen, raw;
-    if (p[0] == 0) {
-        const char *q = rv_get_varint32(p + 1, end, &klen);
-        if (q)
-            q = rv_get_varint32(q, end, &vlen);
-        if (q && klen >= RV_TAG_SIZE && (uint64_t)(end - q) >= klen) {
-            const char *tag = q + klen - RV_TAG_SIZE;
-            if ((tag[0] == RV_TYPE_PUT || tag[0] == RV_TYPE_DELETE) &&
-                tag[7] == 0)
-                return 1;
-        }
-    }
-    const char *q = rv_get_varint32(p, end, &raw);
-    return q && end - q >= 4 && memcmp(q, "\x28\xb5\x2f\xfd", 4) == 0;
-}
-
-/* After damage at FROM: the next data block that verifies and follows
-** LAST, at most MAXLEN bytes long, starting before LIMIT: 1 with *START,
-** *SIZE and the block kept (*FIRST its first key); 0 if none. */
-static int repair_resync(struct rv_repair_table *t, uint64_t from,
-                         uint64_t limit, uint64_t maxlen,
-                         struct repair_hashes *hs,
-                         struct repair_last_key *last,
-                         struct repair_last_key *first, uint64_t *start,
-                         uint64_t *size, int *rc)
-{
-    for (uint64_t s = from + 1; !*rc && s + RV_TABLE_BLOCK_TRAILER < limit;
-         s++) {
-        if (!repair_plausible_start(t, s, limit))
-            continue;
-        uint64_t end = limit - s > maxlen + RV_TABLE_BLOCK_TRAILER
-                           ? s + maxlen + RV_TABLE_BLOCK_TRAILER : limit;
-        char why[256];
-        int kept = 0;
-        if (repair_find_block(t, s, end, hs, size))
-            *rc = repair_try_block(t, s, *size, last, first, &kept, why,
-                                   sizeof why);
-        if (kept) {
-            *start = s;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Reports bytes FROM to TO of T's data lost: keys from LAST (NULL: the
-** first) to HI (NULL: the file's last). */
-static int repair_walk_lost(struct rv_repair_table *t,
-                            struct rv_repair_report *r,
-                            struct rv_repair_ranges *lost, uint64_t from,
-                            uint64_t to, const struct repair_last_key *lo,
-                            const struct repair_last_key *hi,
-                            const char *why)
-{
-    char a[RV_REPAIR_KEY_TEXT] = "(the first key)";
-    char b[RV_REPAIR_KEY_TEXT] = "the file's last";
-    if (lo && lo->len)
-        repair_ukey(a, lo->key, lo->len);
-    if (hi)
-        repair_ukey(b, hi->key, hi->len);
-    if (hi)
-        t->lost_blocks++;
-    else
-        t->lost_tail = 1;
-    rv_repair_say(r, RAVEL_REPAIR_LOST, "%06llu.sst: bytes %llu to %llu of "
-                  "its data could not be read (%s)%s: keys from %s to %s "
-                  "are lost", (unsigned long long)t->number,
-                  (unsigned long long)from, (unsigned long long)to, why,
-                  hi ? "" : ", and no later block was found", a, b);
-    return rv_repair_ranges_add(lost, t->number,
-                                lo && lo->len ? lo->key : NULL,
-                                lo && lo->len ? lo->len - RV_TAG_SIZE : 0,
-                                hi ? hi->key : NULL,
-                                hi ? hi->len - RV_TAG_SIZE : 0,
-                                t->props_known ? t->max_seq
-                                               : RV_MAX_SEQUENCE);
-}
-
-/* Walks the data blocks from byte 0 up to LIMIT; after a damaged block,
-** searches for the next one (repair_resync). */
-static int repair_by_walk(struct rv_repair_table *t, uint64_t limit,
-                          int limit_known, struct rv_repair_report *r,
-                          struct rv_repair_ranges *lost)
-{
-    struct repair_hashes *hs = repair_hashes_new();
-    if (!hs)
-        return rv_error(RAVEL_NOMEM, "out of memory reading %s", t->path);
-    struct repair_last_key last = {0}, first = {0}, before = {0};
-    uint64_t pos = 0, size, maxlen = 64 << 10;
-    int rc = RAVEL_OK;
-    while (!rc && pos < limit) {
-        int kept = 0, found = repair_find_block(t, pos, limit, hs, &size);
-        char why[256] = "no block trailer verifies there";
-        if (found)
-            rc = repair_try_block(t, pos, size, &last, NULL, &kept, why,
-                                  sizeof why);
-        if (kept) {
-            pos += size + RV_TABLE_BLOCK_TRAILER;
-            if (size * 2 > maxlen)
-                maxlen = size * 2;
-            continue;
-        }
-        if (rc || (found && !limit_known))
-            break; /* past the data: the filter, properties or index */
-        uint64_t start;
-        if (repair_last_set(&before, last.key, last.len)) {
-            rc = RAVEL_NOMEM;
-            break;
-        }
-        if (repair_resync(t, pos, limit, maxlen, hs, &last, &first, &start,
-                          &size, &rc)) {
-            rc = repair_walk_lost(t, r, lost, pos, start, &before, &first,
-                                  why);
-            pos = start + size + RV_TABLE_BLOCK_TRAILER;
-            continue;
-        }
-        if (!rc)
-            rc = repair_walk_lost(t, r, lost, pos, limit, &last, NULL, why);
-        break;
-    }
-    free(last.key);
-    free(first.key);
-    free(before.key);
-    repair_hashes_free(hs);
-    return rc;
 }
 
 /* ---------------------------------------------------------------- whole */
@@ -724,7 +496,7 @@ int rv_repair_table_read(uint64_t number, const char *path,
     rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its %s is damaged: "
                   "finding its data blocks by walking them from its start",
                   (unsigned long long)number, f.ok ? "index" : "footer");
-    return repair_by_walk(t, f.ok ? f.data_end : t->size, f.ok, r, lost);
+    return rv_repair_walk(t, f.ok ? f.data_end : t->size, f.ok, r, lost);
 }
 
 void rv_repair_table_free(struct rv_repair_table *t)
@@ -736,141 +508,3 @@ void rv_repair_table_free(struct rv_repair_table *t)
     memset(t, 0, sizeof *t);
 }
 
-/* ------------------------------------------------------------ iterator */
-
-struct repair_table_iter {
-    struct rv_iter base;
-    const struct rv_repair_table *t;
-    int block;              /* the block C is over; n_blocks: past the end */
-    struct repair_decoded d;
-    struct rv_block_cursor c;
-    int has_cursor;
-    int status;
-};
-
-static void repair_iter_drop_block(struct repair_table_iter *it)
-{
-    if (it->has_cursor)
-        rv_block_cursor_destroy(&it->c);
-    it->has_cursor = 0;
-    free(it->d.owned);
-    memset(&it->d, 0, sizeof it->d);
-}
-
-/* Positions at the first entry of block I or a later one. */
-static void repair_iter_load(struct repair_table_iter *it, int i)
-{
-    repair_iter_drop_block(it);
-    for (it->block = i; it->block < it->t->n_blocks; it->block++) {
-        const struct rv_repair_block *b = &it->t->blocks[it->block];
-        char why[256];
-        if (!repair_decode(it->t, b->offset, b->size, &it->d, why,
-                           sizeof why)) {
-            it->status = rv_error(RAVEL_CORRUPT, "%s: block at byte offset "
-                                  "%llu verified, then did not: %s",
-                                  it->t->path,
-                                  (unsigned long long)b->offset, why);
-            it->block = it->t->n_blocks;
-            return;
-        }
-        rv_block_cursor_init_checked(&it->c, it->d.data, it->d.len,
-                                     rv_ikey_compare, RV_TAG_SIZE);
-        it->has_cursor = 1;
-        rv_block_cursor_seek_to_first(&it->c);
-        if (rv_block_cursor_valid(&it->c))
-            return;
-        repair_iter_drop_block(it);
-    }
-}
-
-static int repair_iter_valid(const struct rv_iter *i)
-{
-    const struct repair_table_iter *it = (const void *)i;
-    return it->has_cursor && rv_block_cursor_valid(&it->c);
-}
-
-static void repair_iter_seek_to_first(struct rv_iter *i)
-{
-    repair_iter_load((struct repair_table_iter *)i, 0);
-}
-
-static void repair_iter_next(struct rv_iter *i)
-{
-    struct repair_table_iter *it = (void *)i;
-    rv_block_cursor_next(&it->c);
-    if (!rv_block_cursor_valid(&it->c))
-        repair_iter_load(it, it->block + 1);
-}
-
-/* Not needed by the merge (forward only): they leave the iterator
-** invalid with an error. */
-static void repair_iter_unsupported(struct rv_iter *i)
-{
-    struct repair_table_iter *it = (void *)i;
-    repair_iter_drop_block(it);
-    it->status = rv_error(RAVEL_INVALID, "repair's table iterator only "
-                          "moves forward from the first entry");
-}
-
-static void repair_iter_seek_to_last(struct rv_iter *i)
-{
-    repair_iter_unsupported(i);
-}
-
-static void repair_iter_seek(struct rv_iter *i, const char *k, size_t n)
-{
-    RV_UNUSED(k);
-    RV_UNUSED(n);
-    repair_iter_unsupported(i);
-}
-
-static const char *repair_iter_key(const struct rv_iter *i, size_t *len)
-{
-    const struct repair_table_iter *it = (const void *)i;
-    *len = it->c.key_len;
-    return it->c.key;
-}
-
-static const char *repair_iter_value(const struct rv_iter *i, size_t *len)
-{
-    const struct repair_table_iter *it = (const void *)i;
-    *len = it->c.val_len;
-    return it->c.val;
-}
-
-static int repair_iter_status(const struct rv_iter *i)
-{
-    const struct repair_table_iter *it = (const void *)i;
-    return it->status ? it->status : it->has_cursor ? it->c.status : 0;
-}
-
-static void repair_iter_destroy(struct rv_iter *i)
-{
-    repair_iter_drop_block((struct repair_table_iter *)i);
-    free(i);
-}
-
-static const struct rv_iter_ops repair_iter_ops = {
-    .valid = repair_iter_valid,
-    .seek_to_first = repair_iter_seek_to_first,
-    .seek_to_last = repair_iter_seek_to_last,
-    .seek = repair_iter_seek,
-    .seek_for_prev = repair_iter_seek,
-    .next = repair_iter_next,
-    .prev = repair_iter_seek_to_last,
-    .key = repair_iter_key,
-    .value = repair_iter_value,
-    .status = repair_iter_status,
-    .destroy = repair_iter_destroy,
-};
-
-struct rv_iter *rv_repair_table_iter_new(const struct rv_repair_table *t)
-{
-    struct repair_table_iter *it = calloc(1, sizeof *it);
-    if (!it)
-        return NULL;
-    it->base.ops = &repair_iter_ops;
-    it->t = t;
-    it->block = t->n_blocks;
-    return &it->base;
-}
