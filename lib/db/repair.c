@@ -6,7 +6,7 @@
 ** repair loses nothing and can simply be run again:
 **   1. take the LOCK (RAVEL_LOCKED if the database is open anywhere);
 **   2. read: the manifests (what they prove), the table files' good
-**      blocks, the WAL's good records (repair_sources.c);
+**      blocks, the WAL's good records (repair_files.c, repair_wal.c);
 **   3. if everything verified and is in its place, stop: nothing to do;
 **   4. merge and write new table files, numbered above every file in the
 **      directory, each fdatasynced, then the directory fsynced

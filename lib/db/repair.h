@@ -193,8 +193,9 @@ RAVEL_PRIVATE void rv_repair_numbers_remove(struct rv_repair_numbers *ns,
                                             uint64_t v);
 
 /* What one run of ravel_repair knows, filled step by step (repair.c lists
-** and moves files, repair_sources.c reads the manifests and the WAL,
-** repair_output.c merges and writes).  Used by one thread. */
+** and moves files, repair_files.c reads the manifests and the tables,
+** repair_wal.c the WAL, repair_output.c merges and writes).  Used by one
+** thread. */
 struct rv_repair {
     const char *dir;
     const struct ravel_options *o;
@@ -238,12 +239,12 @@ struct rv_repair {
 };
 
 /* Reads every manifest of the directory: which table files they prove
-** obsolete, and whether CURRENT's is whole (repair_sources.c). */
+** obsolete, and whether CURRENT's is whole (repair_files.c). */
 RAVEL_PRIVATE int rv_repair_read_manifests(struct rv_repair *rp);
 /* Reads every table file not proven obsolete. */
 RAVEL_PRIVATE int rv_repair_read_tables(struct rv_repair *rp);
 /* Replays every WAL segment, skipping damage, into RP->mem; prepares go to
-** RP->prepared, not to RP->mem. */
+** RP->prepared, not to RP->mem (repair_wal.c). */
 RAVEL_PRIVATE int rv_repair_read_wal(struct rv_repair *rp);
 
 /* Merges what was read and writes it as new table files in the directory,
