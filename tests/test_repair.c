@@ -776,9 +776,11 @@ static void test_empty_table_and_identity(void **state)
 }
 
 /* Writes table file NUMBER of DIR holding KEYS[i] = VALS[i] (sorted) at
-** sequence 0, as an ingested file may hold them. */
+** sequence 0, its checksums seeded with SEED: NUMBER, or 0 as in an
+** external table an ingest placed as it is. */
 static void write_seq0_table(const char *dir, uint64_t number, int n,
-                             const char **keys, const char **vals)
+                             const char **keys, const char **vals,
+                             uint64_t seed)
 {
     char name[32];
     snprintf(name, sizeof name, "%06llu.sst", (unsigned long long)number);
@@ -789,7 +791,7 @@ static void write_seq0_table(const char *dir, uint64_t number, int n,
                                   .block_restart_interval = 16,
                                   .bloom_bits_per_key = 10};
     rv_table_builder *tb;
-    assert_int_equal(rv_table_builder_new(fd, p, number, &to, &tb), 0);
+    assert_int_equal(rv_table_builder_new(fd, p, seed, &to, &tb), 0);
     for (int i = 0; i < n; i++) {
         char ik[64];
         size_t kl = strlen(keys[i]);
@@ -819,12 +821,14 @@ static void test_sequence_zero(void **state)
     const char *keys[] = {"k1", "k2", "k3"};
     const char *old[] = {"ingested-old", "ingested-old", "ingested-old"};
     const char *newer[] = {"ingested-new", "ingested-new"};
-    write_seq0_table(dir, 900, 3, keys, old);
-    write_seq0_table(dir, 901, 2, keys, newer);
+    write_seq0_table(dir, 900, 3, keys, old, 0); /* as an ingest's */
+    write_seq0_table(dir, 901, 2, keys, newer, 901);
     remove_manifests(dir);
     struct losses l;
     repair_ok(dir, &l);
     assert_non_null(strstr(l.text, "at sequence 0"));
+    assert_non_null(strstr(l.text, "000900.sst: an external table"));
+    assert_int_equal(l.lost_lines, 0);
     /* k2 only: k1's written version is newer than its two at 0 */
     assert_int_equal(l.warn_lines, 1);
     assert_non_null(strstr(l.text, "1 key had several versions"));
@@ -1282,6 +1286,37 @@ static void test_renamed_table(void **state)
     free(dir);
 }
 
+/* An external table (checksums seeded with 0, as an ingest places one)
+** whose footer is damaged: the walk finds its blocks under number 0. */
+static void test_external_table_footer(void **state)
+{
+    (void)state;
+    char *dir = tu_path("repair-%d", db_counter++);
+    ravel_db *db = tu_open_ok(dir, OPTS);
+    tu_put(db, 0, "k0", "written");
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_close(db));
+    const char *keys[] = {"k1", "k2"};
+    const char *vals[] = {"ingested-1", "ingested-2"};
+    write_seq0_table(dir, 900, 2, keys, vals, 0);
+    char *p = path_in(dir, "000900.sst");
+    flip_at(p, size_of(p) - 10); /* the footer */
+    free(p);
+    remove_manifests(dir);
+    struct losses l;
+    repair_ok(dir, &l);
+    assert_non_null(strstr(l.text, "under file number 0"));
+    assert_int_equal(l.lost_lines, 0);
+    db = tu_open_ok(dir, OPTS);
+    tu_expect_at(__FILE__, __LINE__, db, NULL, "k0", "written");
+    tu_expect_at(__FILE__, __LINE__, db, NULL, "k1", "ingested-1");
+    tu_expect_at(__FILE__, __LINE__, db, NULL, "k2", "ingested-2");
+    TU_OK(ravel_verify(db));
+    TU_OK(ravel_close(db));
+    losses_free(&l);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -1301,6 +1336,7 @@ int main(void)
         cmocka_unit_test(test_not_a_database),
         cmocka_unit_test(test_empty_table_and_identity),
         cmocka_unit_test(test_sequence_zero),
+        cmocka_unit_test(test_external_table_footer),
         cmocka_unit_test(test_prepared_transactions),
         cmocka_unit_test(test_other_damage),
         cmocka_unit_test(test_levels_kept_openable),

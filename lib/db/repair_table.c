@@ -428,8 +428,9 @@ static int repair_by_index(struct rv_repair_table *t,
 /* ---------------------------------------------------------------- whole */
 
 /* A table file renamed (a copy under another name) has checksums seeded
-** with the number it was written under: when its footer verifies with
-** the number it records, and not with the name's, that one is used. */
+** with the number it was written under, and an external table (an
+** ingest's, placed as it is) with 0: when its footer verifies with the
+** number it records, and not with the name's, that one is used. */
 static void repair_renamed(struct rv_repair_table *t,
                            struct rv_repair_report *r)
 {
@@ -441,9 +442,16 @@ static void repair_renamed(struct rv_repair_table *t,
         rv_get_fixed64(p + 64) != XXH3_64bits_withSeed(p, 64, was))
         return;
     t->seed = was;
-    rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its footer says it "
-                  "was written as %06llu.sst (a renamed copy): read as that",
-                  (unsigned long long)t->number, (unsigned long long)was);
+    if (was == 0) /* docs/formats.md: an ingest places such files as is */
+        rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: an external table "
+                      "(its footer says file number 0, as in a file an "
+                      "ingest placed as it is): read as that",
+                      (unsigned long long)t->number);
+    else
+        rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its footer says it "
+                      "was written as %06llu.sst (a renamed copy): read as "
+                      "that", (unsigned long long)t->number,
+                      (unsigned long long)was);
 }
 
 static int repair_map_file(struct rv_repair_table *t)

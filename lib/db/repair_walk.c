@@ -176,6 +176,29 @@ static int repair_walk_lost(struct rv_repair_table *t,
                                                : RV_MAX_SEQUENCE);
 }
 
+/* An external table (ravel_sst_writer's, placed as it is by an ingest)
+** has its checksums seeded with file number 0, whatever its name says;
+** its footer says so, but the walk runs when the footer may be gone: if
+** no first block verifies under the name's number and one does under 0,
+** T is read under 0. */
+static void repair_walk_seed(struct rv_repair_table *t, uint64_t limit,
+                             struct repair_hashes *hs,
+                             struct rv_repair_report *r)
+{
+    uint64_t size, named = t->seed;
+    if (named == 0 || repair_find_block(t, 0, limit, hs, &size))
+        return;
+    t->seed = 0;
+    if (!repair_find_block(t, 0, limit, hs, &size)) {
+        t->seed = named;
+        return;
+    }
+    rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its blocks verify "
+                  "under file number 0 (an external table, as an ingest "
+                  "places them): read as that",
+                  (unsigned long long)t->number);
+}
+
 /* Walks the data blocks from byte 0 up to LIMIT; after a damaged block,
 ** searches for the next one (repair_resync). */
 int rv_repair_walk(struct rv_repair_table *t, uint64_t limit,
@@ -188,6 +211,7 @@ int rv_repair_walk(struct rv_repair_table *t, uint64_t limit,
     struct rv_repair_key_buf last = {0}, first = {0}, before = {0};
     uint64_t pos = 0, size, maxlen = 64 << 10;
     int rc = RAVEL_OK;
+    repair_walk_seed(t, limit, hs, r);
     while (!rc && pos < limit) {
         int kept = 0, found = repair_find_block(t, pos, limit, hs, &size);
         char why[256] = "no block trailer verifies there";
