@@ -1072,9 +1072,10 @@ RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 ** whose newest surviving version is a deletion stays deleted) and writes
 ** the result as fresh table files at one level (below), with a fresh
 ** manifest whose last sequence is the largest one seen.  Entries at
-** sequence 0 (ingested files, whose sequence lived in the lost manifest)
-** lose to every other version of their key; among several at sequence 0,
-** the one in the highest-numbered file wins, and the report counts them.
+** sequence 0 (a file an ingest placed as it is, its checksums seeded with
+** file number 0: nothing else held its keys then) lose to every other
+** version of their key; among several at sequence 0, the one in the
+** highest-numbered file wins, and the report counts them.
 **
 ** A database that needs nothing -- IDENTITY whole, the manifest CURRENT
 ** names read whole and naming exactly the table files there, every block
