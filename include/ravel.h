@@ -1083,8 +1083,9 @@ RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 ** to repair"), so a second repair of a repaired database changes nothing.
 **
 ** It never runs on an open database: it takes the LOCK, and returns
-** RAVEL_LOCKED (changing nothing) if the database is open, in this process
-** or another.  It never deletes an original file: before the new manifest
+** RAVEL_LOCKED (changing nothing) if the database is open for writing, in
+** this process or another.  (Stop read-only users too: a reader that
+** takes no lock cannot be seen.)  It never deletes an original file: before the new manifest
 ** is installed, CURRENT, the manifests, the WAL segments, the table files
 ** and the prepared transactions' files are moved (renamed) into
 ** DIR/lost-repair-YYYYmmddTHHMMSS/ (UTC; ".N" appended if that exists),
