@@ -176,11 +176,11 @@ static int repair_walk_lost(struct rv_repair_table *t,
                                                : RV_MAX_SEQUENCE);
 }
 
-/* An external table (ravel_sst_writer's, placed as it is by an ingest)
-** has its checksums seeded with file number 0, whatever its name says;
-** its footer says so, but the walk runs when the footer may be gone: if
-** no first block verifies under the name's number and one does under 0,
-** T is read under 0. */
+/* An external table (written by the SST writer, placed as it is by an
+** ingest) has its checksums seeded with file number 0, whatever its name
+** says; its footer says so, but the walk runs when the footer may be
+** gone: if no first block verifies under the name's number and one does
+** under 0, T is read under 0. */
 static void repair_walk_seed(struct rv_repair_table *t, uint64_t limit,
                              struct repair_hashes *hs,
                              struct rv_repair_report *r)
