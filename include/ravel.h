@@ -1130,6 +1130,78 @@ RAVEL_API void ravel_sst_writer_free(ravel_sst_writer *w);
 RAVEL_API int ravel_ingest(ravel_db *db, const char *const *paths, size_t n,
                            int flags);
 
+/* ------------------------------------------------------------ repair
+** (issue 22, part 5: repair)
+**
+** ravel_repair salvages a damaged database directory: one whose manifest
+** or CURRENT is lost or damaged, whose WAL is damaged in the middle, or
+** whose table files are partly damaged.  It reads every entry it can
+** verify -- each data block of each table file whose checksum holds (found
+** through the table's index, or by walking the blocks from the file's
+** start when the index or footer is damaged, searching for the next
+** block after a damaged one), each WAL record whose
+** checksum holds (skipping damage and resynchronising after it), and the
+** files of prepared transactions the WAL does not show resolved -- merges
+** them by key, keeps the newest version of each key (deletions too: a key
+** whose newest surviving version is a deletion stays deleted) and writes
+** the result as fresh table files at one level (below), with a fresh
+** manifest whose last sequence is the largest one seen.  Entries at
+** sequence 0 (a file an ingest placed as it is, its checksums seeded with
+** file number 0: nothing else held its keys then) lose to every other
+** version of their key; among several at sequence 0, the one in the
+** highest-numbered file wins, and the report counts them.
+**
+** A database that needs nothing -- IDENTITY whole, the manifest CURRENT
+** names read whole and naming exactly the table files there, every block
+** verifying, the WAL whole -- is left as it is (the report says "nothing
+** to repair"), so a second repair of a repaired database changes nothing.
+**
+** It never runs on an open database: it takes the LOCK, and returns
+** RAVEL_LOCKED (changing nothing) if the database is open for writing, in
+** this process or another.  (Stop read-only users too: a reader that
+** takes no lock cannot be seen.)  It never deletes an original file: before the new manifest
+** is installed, CURRENT, the manifests, the WAL segments, the table files
+** and the prepared transactions' files are moved (renamed) into
+** DIR/lost-repair-YYYYmmddTHHMMSS/ (UTC; ".N" appended if that exists),
+** byte for byte as they were.  A table file a manifest that could be read
+** records as deleted (a compaction's input) is not merged, since it could
+** bring back keys deleted after it, and is moved aside too.  If repair is
+** interrupted, run it again: the new tables are durable before any
+** original is moved, and a second run salvages from them.
+**
+** The report says exactly what was kept and what was lost: per table file,
+** the entries kept, and each damaged block with its byte offset and the
+** range of keys it covered (and, where the file's properties could be
+** read, how many entries were lost); per WAL segment the records replayed
+** and dropped; entries kept inside a lost range at a sequence below what
+** the lost part may have held (a newer version, or a deletion, may have
+** been lost: check those keys); and totals.  Each line is given to FN (if
+** not NULL) with CTX and its kind, as it is made, and the whole text is
+** returned in *REPORT (if REPORT is not NULL; free with ravel_free).
+**
+** OPTS (NULL: the defaults) gives the new table files' block size, filter,
+** compression and file size (target_file_size_base).  The files go to
+** the last level OPTS's num_levels allows, but no deeper than the deepest
+** level a readable manifest used (which the database's own num_levels
+** allowed); with no manifest, open the repaired database with a
+** num_levels at least as large as OPTS's.
+** Returns RAVEL_OK once the repaired database is installed (whatever was
+** lost: the report says), RAVEL_LOCKED, RAVEL_INVALID if DIR is not a
+** database directory, RAVEL_IOERR / RAVEL_NOMEM naming what failed (the
+** original files are then all still in DIR or in the lost directory
+** named in the report). */
+
+/* The kinds of report lines. */
+#define RAVEL_REPAIR_NOTE 0 /* what was found and done */
+#define RAVEL_REPAIR_KEPT 1 /* what was recovered */
+#define RAVEL_REPAIR_LOST 2 /* what was lost */
+#define RAVEL_REPAIR_WARN 3 /* what was kept but may be stale or wrong */
+
+typedef void (*ravel_repair_fn)(void *ctx, int kind, const char *line);
+
+RAVEL_API int ravel_repair(const char *dir, const ravel_options *opts,
+                           ravel_repair_fn fn, void *ctx, char **report);
+
 #ifdef __cplusplus
 }
 #endif

@@ -238,6 +238,16 @@ const struct shell_command shell_commands[] = {
      "at most N of them.  --verify reads and checks every block instead of\n"
      "printing the properties and the index.",
      -1, -1, shell_cmd_sst},
+    {".repair", "[DIR]", "salvage a damaged database, as ravel-repair does",
+     "Runs ravel_repair on DIR, or on this session's database (closed for\n"
+     "it and opened again after): every block of every table file and\n"
+     "every WAL record that verifies is kept, the newest version of each\n"
+     "key wins, and the result is written as new table files with a new\n"
+     "manifest.  The original files are moved, unchanged, into\n"
+     "DIR/lost-repair-TIME/.  Prints the report, one \"KIND: text\" line\n"
+     "each (note, kept, lost, warn): what was kept and what was lost, with\n"
+     "the key ranges.  A database another process has open is refused.",
+     0, 1, shell_cmd_repair},
     {".backup", "FILE", "reserved: online backups (issue 22), not built yet",
      NULL, -1, -1, shell_cmd_reserved},
     {".restore", "FILE", "reserved: online backups (issue 22), not built yet",

@@ -344,6 +344,7 @@ void shell_cmd_files(struct shell *s, struct shell_line *l);
 void shell_cmd_compact(struct shell *s, struct shell_line *l);
 void shell_cmd_verify(struct shell *s, struct shell_line *l);
 void shell_cmd_sst(struct shell *s, struct shell_line *l);
+void shell_cmd_repair(struct shell *s, struct shell_line *l);
 void shell_cmd_help(struct shell *s, struct shell_line *l);
 void shell_cmd_quit(struct shell *s, struct shell_line *l);
 void shell_cmd_timer(struct shell *s, struct shell_line *l);
