@@ -196,17 +196,16 @@ static int checkpoint_add_manifest(struct rv_cp_plan *p, uint64_t number,
 }
 
 /* The moment: a memtable switch (and with RAVEL_NO_WAL writes taken, the
-** flush of what it switched out).  *SEGMENT: the new active segment. */
-static int checkpoint_switch(ravel_db *db, uint64_t *segment)
+** flush of what it switched out). */
+static int checkpoint_switch(ravel_db *db)
 {
     /* relaxed: a count; a NO_WAL write racing with the call began after
     ** it, and need not be in the checkpoint */
     if (atomic_load_explicit(&db->stats.nowal_writes,
-                             memory_order_relaxed) > 0) {
-        *segment = 0; /* the flush moves the log number past it */
+                             memory_order_relaxed) > 0)
         return rv_db_flush(db, 0);
-    }
-    return rv_write_switch_memtable(db, segment);
+    uint64_t segment;
+    return rv_write_switch_memtable(db, &segment);
 }
 
 int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
@@ -219,8 +218,7 @@ int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
     if (rv_stop_code(&db->stop))
         return rv_write_refusal(db);
     uint64_t start = rv_now_micros();
-    uint64_t segment = 0;
-    int rc = checkpoint_switch(db, &segment);
+    int rc = checkpoint_switch(db);
     p->pause_micros = rv_now_micros() - start;
     if (rc)
         return rc;
@@ -229,6 +227,9 @@ int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
     p->files = db->read.current->files;
     rv_files_ref(p->files);
     uint64_t log_number = db->mu.files.log_number;
+    /* the active memtable's segment: every segment before it is closed,
+    ** and the last switch to it came after the one made above */
+    uint64_t segment = db->read.current->mem_wal;
     uint64_t manifest_number = db->mu.files.next_file_number;
     db->mu.files.wal_holds++;
     p->wal_held = 1;

@@ -11,10 +11,12 @@
 ** new one, or in a table file, and no write after the switch is.  Under
 ** db->mu.lock the plan then takes, together, the current table files (a
 ** reference keeps them on disk), the log number L, and a hold on the WAL
-** (flushes leave segments in place while it is held).  The state is the
-** table files plus segments L .. T-1, T the new segment (none when a
-** flush meanwhile moved L past T: the files hold everything up to the
-** switch to L, still a moment during the call).
+** (flushes leave segments in place while it is held), and the active
+** memtable's segment A (the one made by that switch, or a later one).
+** The state is the table files plus segments L .. A-1, all closed: every
+** write up to the switch to A, a moment during the call (flushes install
+** their files and move L in one step under the same lock, so the files
+** and L always agree).
 */
 #ifndef RAVEL_CHECKPOINT_H
 #define RAVEL_CHECKPOINT_H

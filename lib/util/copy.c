@@ -230,5 +230,7 @@ int rv_copy_dir_commit(const char *partial, const char *dir)
                             dir);
     if (rc == RAVEL_OK)
         rc = rv_copy_sync_parent(dir);
+    if (rc == RAVEL_OK) /* its entries, under the name they now have */
+        rc = rv_sync_dir(dir);
     return rc;
 }
