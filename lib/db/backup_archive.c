@@ -10,15 +10,15 @@
 **               name[name_len] entry_checksum:fixed64 chunk*
 **   chunk    := len:fixed32 zero:fixed32 data[len] chunk_checksum:fixed64
 **   archive-end := kind:fixed32 (2) files:fixed32 bytes:fixed64
-**               archive_checksum:fixed64
+**               whole:fixed64
 **
 ** An entry is one file of the database directory, NAME (a database file
-** name, no '/'), SIZE bytes, carried by ceil(SIZE / 1 MiB) chunks of
-** 1 MiB, the last one shorter (none for an empty file).  entry_checksum
+** name, no '/'), SIZE bytes, carried by SIZE / 1 MiB (rounded up) chunks
+** of 1 MiB, the last one shorter (none for an empty file).  entry_checksum
 ** is the XXH3_64 of the entry's bytes before it; chunk_checksum the
 ** XXH3_64 of the chunk's data seeded with the chunk's index in the
 ** archive (0, 1, ...), so a chunk moved, repeated or dropped fails;
-** archive_checksum the XXH3_64 of every byte of the archive before it;
+** whole is the XXH3_64 of every byte of the archive before it;
 ** files and bytes count the entries and their data.  CURRENT is the last
 ** entry.  A restore checks each piece as it reads it and the end before
 ** the directory is renamed into place: a truncated or damaged archive is
