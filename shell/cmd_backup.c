@@ -82,8 +82,9 @@ static int backups_print(void *ctx, uint64_t id)
     char when[32];
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
-    fprintf(b->s->out, "%" PRIu64 "\t%s UTC\tsequence %" PRIu64 "\t%" PRIu64
-            " bytes\t%" PRIu64 " copied\t%" PRIu64 " files", id, when,
+    fprintf(b->s->out, "%" PRIu64 "\t%s UTC (%" PRIu64 ")\tsequence %"
+            PRIu64 "\t%" PRIu64 " bytes\t%" PRIu64 " copied\t%" PRIu64
+            " files", id, when, (uint64_t)t,
             backup_info(b->root, id, RAVEL_BACKUP_SEQUENCE),
             backup_info(b->root, id, RAVEL_BACKUP_BYTES),
             backup_info(b->root, id, RAVEL_BACKUP_COPIED),

@@ -244,7 +244,7 @@ const struct shell_command shell_commands[] = {
     {".backups", "ROOT [--verify] [--keep N]",
      "list the backups of a backup root",
      "One line per complete backup of ROOT, oldest first: its number, when\n"
-     "it was taken, its last sequence number, its size, the bytes it copied\n"
+     "it was taken (UTC, and seconds since 1970), its last sequence number, its size, the bytes it copied\n"
      "and its files.  --verify reads every file of each and checks its\n"
      "checksum (ravel_backup_verify).  --keep N first deletes all but the N\n"
      "newest backups and the files only they used (ravel_backup_purge).",
