@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shell.h"
 
@@ -47,6 +48,13 @@ void shell_cmd_backup(struct shell *s, struct shell_line *l)
     const char *target = l->tok[1].p;
     if (shell_db_needed(s, ".backup"))
         return;
+    if (strcmp(target, "-") == 0) { /* to standard output: a pipe */
+        fflush(stdout);
+        int rc = ravel_backup_write_fd(s->db, STDOUT_FILENO);
+        if (rc)
+            shell_api_error(s, ".backup", rc);
+        return;
+    }
     if (!backup_is_root(target)) {
         int rc = ravel_backup_write_file(s->db, target);
         if (rc)
@@ -155,14 +163,17 @@ void shell_cmd_restore(struct shell *s, struct shell_line *l)
         id = v;
     }
     struct stat st;
-    int root = stat(from, &st) == 0 && S_ISDIR(st.st_mode);
+    int root = strcmp(from, "-") != 0 && stat(from, &st) == 0 &&
+               S_ISDIR(st.st_mode);
     if (!root && id) {
         shell_error(s, ".restore: %s is a one-file backup, which holds one "
                     "backup: no ID is taken", from);
         return;
     }
     int rc = root ? ravel_backup_restore(from, id, dir)
-                  : ravel_backup_restore_file(from, dir);
+             : strcmp(from, "-") == 0
+                 ? ravel_backup_restore_fd(STDIN_FILENO, dir)
+                 : ravel_backup_restore_file(from, dir);
     if (rc) {
         shell_api_error(s, ".restore", rc);
         return;

@@ -238,7 +238,8 @@ const struct shell_command shell_commands[] = {
      "incremental backup into that backup root, sharing the table files\n"
      "earlier backups copied, and prints its number, its size and the bytes\n"
      "it copied (ravel_backup_create).  Otherwise writes a full backup into\n"
-     "the new file FILE, checksummed throughout (ravel_backup_write_file).\n"
+     "the new file FILE, checksummed throughout (ravel_backup_write_file);\n"
+     "- writes it to standard output, for a pipe (ssh, object storage).\n"
      ".backups lists, verifies and purges a root; .restore restores.",
      1, 1, shell_cmd_backup},
     {".backups", "ROOT [--verify] [--keep N]",
@@ -251,7 +252,7 @@ const struct shell_command shell_commands[] = {
      -1, -1, shell_cmd_backups},
     {".restore", "FROM DIR [ID]", "restore a backup into a new DIR",
      "FROM is a backup root (restores backup ID, or the newest) or a\n"
-     "one-file backup.  Every file is checked against its checksum; DIR\n"
+     "one-file backup (- reads one from standard input).  Every file is checked against its checksum; DIR\n"
      "(which must not exist) appears only once all is there and synced.\n"
      "The session's database is not changed: .open DIR to use the copy.",
      2, 3, shell_cmd_restore},
