@@ -768,7 +768,8 @@ static void test_archive_damage(void **state)
 
 struct crash_args {
     char dir[512], target[512], journal[512];
-    int backup; /* 0: checkpoints into TARGET/cp-N; 1: backups in TARGET */
+    int backup; /* 0: checkpoints into TARGET/cp-N; 1: backups in
+                ** TARGET; 2: one-file backups TARGET/one-N.rvbk */
 };
 
 struct crash_msg {
@@ -816,8 +817,13 @@ static int copier_main(const void *arg)
     pthread_create(&th, NULL, crash_writer, db);
     for (uint64_t n = 0;; n++) {
         struct crash_msg m = {0};
-        if (a->backup) {
+        if (a->backup == 1) {
             rc = ravel_backup_create(db, a->target, &m.done);
+        } else if (a->backup == 2) {
+            char f[600];
+            snprintf(f, sizeof f, "%s/one-%" PRIu64 ".rvbk", a->target, n);
+            rc = ravel_backup_write_file(db, f);
+            m.done = n + 1;
         } else {
             char cp[600];
             snprintf(cp, sizeof cp, "%s/cp-%" PRIu64, a->target, n);
@@ -892,8 +898,10 @@ static void crash_round(int round, int backup, int power)
     struct crash_child c = {.on_msg = on_copy,
                             .msg_size = sizeof(struct crash_msg),
                             .ctx = &rec};
+    static const char *const kinds[] = {"checkpoints", "backups",
+                                        "one-file backups"};
     snprintf(c.label, sizeof c.label, "round %d (%s%s)", round,
-             backup ? "backups" : "checkpoints", power ? ", power loss" : "");
+             kinds[backup], power ? ", power loss" : "");
     crash_spawn(&c, "copier", &a, sizeof a);
     uint64_t rng = tu_seed() + (uint64_t)round;
     crash_kill_after(&c, CRASH_FROM_OPEN, 50 + tu_rand(&rng) % 400);
@@ -906,7 +914,33 @@ static void crash_round(int round, int backup, int power)
     /* the source is intact */
     check_base_in(dir);
     int complete = 0, partial = 0;
-    if (!backup) {
+    if (backup == 2) {
+        for (int i = 0; i < rec.n; i++) {
+            char *f = tu_path("crash-%d-target/one-%" PRIu64 ".rvbk", round,
+                              rec.done[i] - 1);
+            assert_true(dir_exists(f));
+            free(f);
+        }
+        DIR *d = opendir(target);
+        assert_non_null(d);
+        for (struct dirent *e; (e = readdir(d)) != NULL;) {
+            size_t len = strlen(e->d_name);
+            if (e->d_name[0] == '.')
+                continue;
+            if (len > 8 && strcmp(e->d_name + len - 8, ".partial") == 0) {
+                partial++;
+                continue;
+            }
+            char sub[1024], out[1100];
+            snprintf(sub, sizeof sub, "%s/%s", target, e->d_name);
+            snprintf(out, sizeof out, "%s.restored", sub);
+            TU_OK(ravel_backup_restore_file(sub, out));
+            check_base_in(out);
+            tu_rm_rf(out);
+            complete++;
+        }
+        closedir(d);
+    } else if (!backup) {
         for (int i = 0; i < rec.n; i++) {
             char *cp = tu_path("crash-%d-target/cp-%" PRIu64, round,
                                rec.done[i] - 1);
@@ -956,6 +990,12 @@ static void crash_round(int round, int backup, int power)
             free(out);
             complete++;
         }
+        char *p0 = tu_path("crash-%d-target/private", round);
+        char *m0 = tu_path("crash-%d-target/meta", round);
+        partial = count_entries(p0, "") - count_entries(m0, "") +
+                  count_entries(m0, ".tmp");
+        free(p0);
+        free(m0);
         /* the next backup cleans up after the crash */
         if (list[0] > 0 || rec.n > 0) {
             ravel_db *db;
@@ -977,8 +1017,8 @@ static void crash_round(int round, int backup, int power)
         }
     }
     printf("# round %d (%s%s): %d reported, %d complete, %d partial\n",
-           round, backup ? "backups" : "checkpoints",
-           power ? ", power loss" : "", rec.n, complete, partial);
+           round, kinds[backup], power ? ", power loss" : "", rec.n,
+           complete, partial);
     free(dir);
     free(target);
     free(journal);
@@ -987,9 +1027,9 @@ static void crash_round(int round, int backup, int power)
 static void test_kill_mid_copy(void **state)
 {
     (void)state;
-    int rounds = (int)tu_env_u64("RAVEL_TEST_BACKUP_CRASH_ROUNDS", 8);
+    int rounds = (int)tu_env_u64("RAVEL_TEST_BACKUP_CRASH_ROUNDS", 12);
     for (int r = 0; r < rounds; r++)
-        crash_round(r, r % 2, (r / 2) % 2);
+        crash_round(r, r % 3, (r / 3) % 2);
 }
 
 static const struct crash_role roles[] = {

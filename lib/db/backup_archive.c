@@ -206,8 +206,11 @@ int ravel_backup_write_file(ravel_db *db, const char *path)
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
     int rc = ravel_backup_write_fd(db, fd);
+    struct stat written;
     if (rc == RAVEL_OK && fdatasync(fd) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "fdatasync %s", tmp);
+    else if (rc == RAVEL_OK && fstat(fd, &written) == 0)
+        rv_sync_journal_file(fd, (uint64_t)written.st_size);
     if (close(fd) != 0 && rc == RAVEL_OK)
         rc = rv_error_errno(RAVEL_IOERR, errno, "close %s", tmp);
     if (rc == RAVEL_OK && rename(tmp, path) != 0)
