@@ -849,12 +849,54 @@ static void on_copy(struct crash_child *c, const void *msg)
         r->done[r->n++] = m->done;
 }
 
+/* The journal JOURNAL with the directory fsyncs of DIR.partial named
+** DIR, into a new file (returned, malloc'd): a directory's entries belong
+** to it, not to its name, so those made durable before the rename to DIR
+** stay durable (the simulation matches directories by name). */
+static char *journal_renamed(const char *journal, const char *dir)
+{
+    char *text;
+    size_t len;
+    char *out = malloc(strlen(journal) + 16);
+    sprintf(out, "%s.renamed", journal);
+    if (tu_file_read(journal, &text, &len) != 0) {
+        unlink(out);
+        return out;
+    }
+    char from[1100], to[1100];
+    snprintf(from, sizeof from, "D %s.partial ", dir);
+    snprintf(to, sizeof to, "D %s ", dir);
+    size_t cap = len * 2 + 1, n = 0;
+    char *res = malloc(cap);
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t ll = nl ? (size_t)(nl - line + 1) : strlen(line);
+        if (strncmp(line, from, strlen(from)) == 0) {
+            memcpy(res + n, to, strlen(to));
+            n += strlen(to);
+            memcpy(res + n, line + strlen(from), ll - strlen(from));
+            n += ll - strlen(from);
+        } else {
+            memcpy(res + n, line, ll);
+            n += ll;
+        }
+        line += ll;
+    }
+    assert_int_equal(tu_file_write(out, res, n), 0);
+    free(res);
+    free(text);
+    return out;
+}
+
 /* Applies the power loss to every directory below TOP (one level of
 ** subdirectories, and two for a backup root's private/ID). */
 static void power_loss_tree(const char *top, const char *journal,
                             enum tu_power_loss_pattern pat, uint64_t *rng)
 {
-    tu_power_loss(top, journal, pat, rng);
+    char *renamed = journal_renamed(journal, top);
+    tu_power_loss(top, renamed, pat, rng);
+    unlink(renamed);
+    free(renamed);
     DIR *d = opendir(top);
     if (!d)
         return;
