@@ -327,6 +327,56 @@ static void test_checkpoint_basic(void **state)
     free(cp);
 }
 
+/* Prepares TXN NAME writing KEY=VAL; the handle is freed, the
+** transaction stays prepared. */
+static void prepare_one(ravel_db *db, const char *name, const char *key,
+                        const char *val)
+{
+    ravel_txn *t;
+    TU_OK(ravel_txn_begin(db, 0, &t));
+    TU_OK(ravel_txn_set_name(t, name));
+    TU_OK(ravel_txn_put(t, key, strlen(key), val, strlen(val)));
+    TU_OK(ravel_txn_prepare(t));
+    ravel_txn_free(t);
+}
+
+/* Prepared (two-phase) transactions are part of the state: one whose
+** prepare a flush moved into its own file, and one still in the WAL, are
+** both prepared in the checkpoint and commit there. */
+static void test_checkpoint_prepared(void **state)
+{
+    (void)state;
+    char *src = tu_path("prep-src");
+    ravel_db *db = tu_open_ok(src, "write_buffer_size=64K");
+    write_base(db);
+    prepare_one(db, "spilled", "p1", "one");
+    TU_OK(ravel_flush(db, 0)); /* moves the log number past its prepare */
+    assert_true(count_entries(src, ".txn") >= 1);
+    prepare_one(db, "in-wal", "p2", "two");
+    char *cp = tu_path("prep-cp");
+    TU_OK(ravel_checkpoint(db, cp));
+    TU_OK(ravel_close(db));
+    ravel_db *c;
+    TU_OK(open_existing(cp, &c));
+    char *names = tu_prop(c, "ravel.prepared-transactions");
+    if (!strstr(names, "spilled") || !strstr(names, "in-wal"))
+        fail_msg("the checkpoint's prepared transactions: \"%s\"", names);
+    ravel_free(names);
+    tu_expect(c, NULL, "p1", NULL);
+    const char *which[] = {"spilled", "in-wal"};
+    for (int i = 0; i < 2; i++) {
+        ravel_txn *t;
+        TU_OK(ravel_txn_recover(c, which[i], &t));
+        TU_OK(ravel_txn_commit(t));
+        ravel_txn_free(t);
+    }
+    tu_expect(c, NULL, "p1", "one");
+    tu_expect(c, NULL, "p2", "two");
+    TU_OK(ravel_close(c));
+    free(src);
+    free(cp);
+}
+
 /* --------------------------------------------------- file systems */
 
 static nlink_t links_of(const char *dir, const char *name)
@@ -1084,6 +1134,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_checkpoint_basic),
+        cmocka_unit_test(test_checkpoint_prepared),
         cmocka_unit_test(test_cross_filesystem),
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_damaged_root),

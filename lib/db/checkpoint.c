@@ -204,8 +204,7 @@ static int checkpoint_switch(ravel_db *db)
     if (atomic_load_explicit(&db->stats.nowal_writes,
                              memory_order_relaxed) > 0)
         return rv_db_flush(db, 0);
-    uint64_t segment;
-    return rv_write_switch_memtable(db, &segment);
+    return rv_write_switch_for_checkpoint(db);
 }
 
 int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)

@@ -74,6 +74,11 @@ struct rv_db_write {
 ** begins below it.  The refusal if writes are stopped. */
 RAVEL_PRIVATE int rv_write_switch_memtable(ravel_db *db, uint64_t *segment);
 
+/* The same for a checkpoint (checkpoint.c): switches also when the
+** memtable is empty but the WAL segment holds records, so that every
+** record written before the call is in a closed segment. */
+RAVEL_PRIVATE int rv_write_switch_for_checkpoint(ravel_db *db);
+
 /* Internal flags of a writer (struct rv_writer's flags, beside the public
 ** RAVEL_SYNC, RAVEL_NO_WAL, RAVEL_NO_SLOWDOWN):
 **   RV_WRITE_ATOMIC    a transaction's commit: with unordered_write alone
