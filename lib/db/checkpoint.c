@@ -8,8 +8,9 @@
 ** them.  RAVEL_NO_WAL writes are not in the WAL, so once a database has
 ** taken one, the switch is followed by a flush of every memtable it
 ** switched out (rv_db_flush), and the checkpoint holds them in table
-** files.  Prepared transactions' files (prepared.h) present at the moment
-** are copied with the WAL segments.
+** files.  The files of the prepared transactions (prepared.h) prepared
+** before the moment are copied with the WAL segments, read under the
+** prepared list's lock.
 */
 #include "db/checkpoint.h"
 #include "db/db_write.h"
@@ -19,7 +20,6 @@
 #include "util/file.h"
 #include "util/filename.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -136,22 +136,20 @@ static int checkpoint_add_copy_of(struct rv_cp_plan *p, const char *name,
     return rc ? rc : checkpoint_add_data(p, name, data, len);
 }
 
-/* The prepared transactions' files in the directory now. */
-static int checkpoint_add_prepared(struct rv_cp_plan *p)
+static int checkpoint_add_prepared_one(void *ctx, uint64_t number)
 {
-    DIR *d = opendir(p->db->dir);
-    if (!d)
-        return rv_error_errno(RAVEL_IOERR, errno, "checkpoint: opendir %s",
-                              p->db->dir);
-    int rc = RAVEL_OK;
-    struct dirent *e;
-    while (rc == RAVEL_OK && (e = readdir(d)) != NULL) {
-        uint64_t number;
-        if (rv_parse_prepared_file_name(e->d_name, &number))
-            rc = checkpoint_add_copy_of(p, e->d_name, 1);
-    }
-    closedir(d);
-    return rc;
+    char name[32];
+    rv_prepared_file_name(name, sizeof name, number);
+    return checkpoint_add_copy_of(ctx, name, 0);
+}
+
+/* The files of the prepared transactions prepared before WAL segment
+** SEGMENT (the moment's), read while no flush or rollback can change
+** them (prepared.h). */
+static int checkpoint_add_prepared(struct rv_cp_plan *p, uint64_t segment)
+{
+    return rv_prepared_each_spilled(&p->db->prepared, segment,
+                                    checkpoint_add_prepared_one, p);
 }
 
 /* The manifest of the state (one edit: every table file, log number
@@ -243,7 +241,7 @@ int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
         rc = checkpoint_add_wal(p, log_number,
                                 segment > log_number ? segment : log_number);
     if (rc == RAVEL_OK)
-        rc = checkpoint_add_prepared(p);
+        rc = checkpoint_add_prepared(p, segment);
     if (rc == RAVEL_OK)
         rc = checkpoint_add_copy_of(p, RV_FILE_IDENTITY, 0);
     if (rc == RAVEL_OK)
