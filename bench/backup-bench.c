@@ -253,12 +253,26 @@ int main(int argc, char **argv)
     report_window("(no checkpoint)", &base);
     report_window("(during checkpoints)", &during);
 
-    /* backups: full, then after 1% of the keys changed */
-    uint64_t id1, id2;
+    /* backups: full (after a flush: the writers' WAL would be copied
+    ** too), then after 1% of the keys changed -- a contiguous range, then
+    ** random keys -- each after its flush and the compactions it set off */
+    CHECK("flush", ravel_flush(db, 0));
+    wait_idle();
+    uint64_t id1, id2, id3;
     t0 = now_us();
     CHECK("backup 1", ravel_backup_create(db, root, &id1));
     uint64_t full_us = now_us() - t0;
     char k[32], *v = malloc((size_t)value_size);
+    memset(v, 'y', (size_t)value_size);
+    for (uint64_t i = keys / 2; i < keys / 2 + keys / 100; i++) {
+        key_of(k, sizeof k, i);
+        CHECK("put", ravel_put(db, 0, k, strlen(k), v, (size_t)value_size));
+    }
+    CHECK("flush", ravel_flush(db, 0));
+    wait_idle();
+    t0 = now_us();
+    CHECK("backup 2", ravel_backup_create(db, root, &id2));
+    uint64_t range_us = now_us() - t0;
     memset(v, 'z', (size_t)value_size);
     uint64_t x = 88172645463325252ull;
     for (uint64_t i = 0; i < keys / 100; i++) {
@@ -272,25 +286,26 @@ int main(int argc, char **argv)
     CHECK("flush", ravel_flush(db, 0));
     wait_idle();
     t0 = now_us();
-    CHECK("backup 2", ravel_backup_create(db, root, &id2));
-    uint64_t inc_us = now_us() - t0;
-    printf("full backup:        %8.1f ms  %12" PRIu64 " bytes  %12" PRIu64
-           " copied\n", (double)full_us / 1000.0,
-           info(root, id1, RAVEL_BACKUP_BYTES),
-           info(root, id1, RAVEL_BACKUP_COPIED));
-    printf("after 1%% changed:   %8.1f ms  %12" PRIu64 " bytes  %12" PRIu64
-           " copied (%.2f%% of its bytes)\n", (double)inc_us / 1000.0,
-           info(root, id2, RAVEL_BACKUP_BYTES),
-           info(root, id2, RAVEL_BACKUP_COPIED),
-           100.0 * (double)info(root, id2, RAVEL_BACKUP_COPIED) /
-               (double)info(root, id2, RAVEL_BACKUP_BYTES));
+    CHECK("backup 3", ravel_backup_create(db, root, &id3));
+    uint64_t rand_us = now_us() - t0;
+    const char *what[3] = {"full backup:", "1% changed, a range:",
+                           "1% changed, random:"};
+    uint64_t ids[3] = {id1, id2, id3}, us[3] = {full_us, range_us, rand_us};
+    for (int i = 0; i < 3; i++)
+        printf("%-22s %8.1f ms  %12" PRIu64 " bytes  %12" PRIu64
+               " copied (%.2f%%)\n", what[i], (double)us[i] / 1000.0,
+               info(root, ids[i], RAVEL_BACKUP_BYTES),
+               info(root, ids[i], RAVEL_BACKUP_COPIED),
+               100.0 * (double)info(root, ids[i], RAVEL_BACKUP_COPIED) /
+                   (double)info(root, ids[i], RAVEL_BACKUP_BYTES));
+    uint64_t newest = id3;
     t0 = now_us();
-    CHECK("verify", ravel_backup_verify(root, id2));
-    printf("verify:             %8.1f ms\n", (double)(now_us() - t0) / 1e3);
+    CHECK("verify", ravel_backup_verify(root, newest));
+    printf("verify:                %8.1f ms\n", (double)(now_us() - t0) / 1e3);
     snprintf(path, sizeof path, "%s/restored", top);
     t0 = now_us();
-    CHECK("restore", ravel_backup_restore(root, id2, path));
-    printf("restore:            %8.1f ms\n", (double)(now_us() - t0) / 1e3);
+    CHECK("restore", ravel_backup_restore(root, newest, path));
+    printf("restore:               %8.1f ms\n", (double)(now_us() - t0) / 1e3);
 
     snprintf(path, sizeof path, "%s/one.rvbk", top);
     t0 = now_us();
@@ -298,12 +313,12 @@ int main(int argc, char **argv)
     uint64_t one_us = now_us() - t0;
     struct stat st;
     stat(path, &st);
-    printf("one-file backup:    %8.1f ms  %12lld bytes\n",
+    printf("one-file backup:       %8.1f ms  %12lld bytes\n",
            (double)one_us / 1000.0, (long long)st.st_size);
     snprintf(root, sizeof root, "%s/from-file", top);
     t0 = now_us();
     CHECK("one-file restore", ravel_backup_restore_file(path, root));
-    printf("one-file restore:   %8.1f ms\n", (double)(now_us() - t0) / 1e3);
+    printf("one-file restore:      %8.1f ms\n", (double)(now_us() - t0) / 1e3);
     CHECK("close", ravel_close(db));
     return 0;
 }
