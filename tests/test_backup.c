@@ -761,6 +761,25 @@ static void test_archive_pipe(void **state)
     free(out);
 }
 
+/* A reader that goes away: the writer gets RAVEL_IOERR, and the process
+** lives on (the SIGPIPE it raised is taken back). */
+static void test_archive_pipe_closed(void **state)
+{
+    (void)state;
+    char *src = tu_path("pipe-closed-src");
+    ravel_db *db = tu_open_ok(src, "write_buffer_size=64K");
+    write_base(db);
+    TU_OK(ravel_flush(db, 0));
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    close(p[0]);
+    TU_EXPECT_RC(RAVEL_IOERR, ravel_backup_write_fd(db, p[1]));
+    close(p[1]);
+    TU_EXPECT_INVALID(ravel_backup_write_fd(db, -1));
+    TU_OK(ravel_close(db));
+    free(src);
+}
+
 /* Every truncation and damaged byte (sampled) is refused, leaving no
 ** directory. */
 static void test_archive_damage(void **state)
@@ -1139,6 +1158,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_damaged_root),
         cmocka_unit_test(test_archive_pipe),
+        cmocka_unit_test(test_archive_pipe_closed),
         cmocka_unit_test(test_archive_damage),
         cmocka_unit_test(test_under_load),
         cmocka_unit_test(test_kill_mid_copy),

@@ -37,10 +37,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARCHIVE_MAGIC 0x50554b424c564152ull /* "RAVLBKUP" */
@@ -169,6 +172,31 @@ static int archive_write_plan(const struct rv_cp_plan *p, int fd)
     return rc;
 }
 
+/* A pipe whose reader is gone raises SIGPIPE, which kills a process that
+** did not ignore it: the writes block it in this thread, and a SIGPIPE
+** they raised is taken back (as libcurl does), so the caller gets
+** RAVEL_IOERR (EPIPE) instead. */
+static void archive_block_sigpipe(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void archive_restore_sigpipe(const sigset_t *old)
+{
+    if (sigismember(old, SIGPIPE))
+        return; /* the caller had it blocked: leave it as it was */
+    sigset_t set, pending;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    struct timespec zero = {0, 0};
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
+        (void)sigtimedwait(&set, NULL, &zero);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 int ravel_backup_write_fd(ravel_db *db, int fd)
 {
     int rc = rv_db_enter(db, "ravel_backup_write_fd");
@@ -179,8 +207,12 @@ int ravel_backup_write_fd(ravel_db *db, int fd)
         rc = rv_error(RAVEL_INVALID, "ravel_backup_write_fd: fd is %d", fd);
     if (rc == RAVEL_OK)
         rc = rv_checkpoint_plan(db, &p);
-    if (rc == RAVEL_OK)
+    if (rc == RAVEL_OK) {
+        sigset_t old;
+        archive_block_sigpipe(&old);
         rc = archive_write_plan(&p, fd);
+        archive_restore_sigpipe(&old);
+    }
     if (rc == RAVEL_OK)
         rv_db_log(db, "one-file backup: sequence %" PRIu64 ", %d files, "
                   "writers paused %" PRIu64 " us", p.sequence, p.n,
