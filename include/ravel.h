@@ -1078,6 +1078,9 @@ RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 ** directory is built as DIR.partial and renamed to DIR once every file
 ** and the directory are fsynced: after a crash DIR is whole or absent (a
 ** DIR.partial left behind is removed by the next checkpoint to DIR).
+** The WAL of the memtables not yet flushed is copied (up to
+** write_buffer_size times max_write_buffer_number bytes: ravel_flush
+** first makes it small).
 ** With RAVEL_NO_WAL writes taken since the open, the call also flushes
 ** the memtables (those writes are in no WAL).  RAVEL_READONLY on a
 ** read_only database or one whose writes were stopped; RAVEL_IOERR
@@ -1149,7 +1152,11 @@ RAVEL_API int ravel_backup_purge(const char *root, int keep);
 RAVEL_API int ravel_backup_write_file(ravel_db *db, const char *path);
 
 /* The same to the open file descriptor FD (a pipe, a socket, a file),
-** which is neither closed nor fsynced (the caller owns it). */
+** which is neither closed nor fsynced (the caller owns it).  A reader
+** that goes away is RAVEL_IOERR (EPIPE): SIGPIPE is blocked in the
+** calling thread while it writes, and one it raised is taken back.  Call
+** it from the process that opened DB, not from a child forked from it
+** (the child has none of the database's background threads). */
 RAVEL_API int ravel_backup_write_fd(ravel_db *db, int fd);
 
 /* Restores a one-file backup from PATH into DIR, which must not exist:

@@ -96,8 +96,8 @@ static int archive_emit_entry_header(struct archive_out *o, const char *name,
 }
 
 /* Item IT as an entry, its data read from memory or from its file. */
-static int archive_emit_item(struct archive_out *o, const struct rv_cp_item *it,
-                             char *buf)
+static int archive_emit_item(struct archive_out *o,
+                             const struct rv_cp_item *it, char *buf)
 {
     int rc = archive_emit_entry_header(o, it->name, it->size);
     if (rc || it->kind == RV_CP_DATA) {

@@ -251,7 +251,8 @@ static int write_group_wants_checkpoint(const struct rv_write_group *g)
 }
 
 /* 1 if G asks for the active memtable MEM to be switched out. */
-static int write_group_wants_switch(ravel_db *db, const struct rv_write_group *g,
+static int write_group_wants_switch(ravel_db *db,
+                                    const struct rv_write_group *g,
                                     rv_memtable *mem)
 {
     if (!write_group_wants_flush(g))
