@@ -192,7 +192,7 @@ RAVEL_PRIVATE int rv_prepared_release_flushed(struct rv_db_prepared *p,
 
 /* ------------------------------------------------------------- lookups */
 
-/* Calls FN(CTX, NUMBER) under P's lock for each transaction whose file
+/* Calls fn(ctx, number) under P's lock for each transaction whose file
 ** exists and whose prepare record may lie before WAL segment BEFORE: a
 ** checkpoint reads those files there, while no spill, commit release or
 ** rollback can change them.  A non-zero return stops and is returned. */
