@@ -18,6 +18,8 @@
 #include "testutil.h"
 #include "db/checkpoint.h"
 
+#include <xxhash.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -691,6 +693,29 @@ static void test_damaged_root(void **state)
     TU_OK(open_existing(out, &r));
     tu_expect(r, NULL, "more", "data");
     TU_OK(ravel_close(r));
+    /* a meta file that verifies but names a path outside the root */
+    char *outside = tu_path("dmg-outside");
+    assert_int_equal(tu_file_write(outside, "abcd", 4), 0);
+    char evil_body[256];
+    snprintf(evil_body, sizeof evil_body, "ravel-backup 1\nid 9\ntime 1\n"
+             "sequence 1\ncopied 0\nfile shared/../../dmg-outside 4 "
+             "%016llx\n", (unsigned long long)XXH3_64bits("abcd", 4));
+    char evil[512];
+    int len = snprintf(evil, sizeof evil, "%send 1 %016llx\n", evil_body,
+                       (unsigned long long)XXH3_64bits(evil_body,
+                                                       strlen(evil_body)));
+    free(outside);
+    char *meta9 = tu_path("dmg-root/meta/9");
+    assert_int_equal(tu_file_write(meta9, evil, (size_t)len), 0);
+    char *out9 = tu_path("dmg-out9");
+    TU_EXPECT_RC(RAVEL_CORRUPT, ravel_backup_verify(root, 9));
+    TU_EXPECT_RC(RAVEL_CORRUPT, ravel_backup_restore(root, 9, out9));
+    assert_false(dir_exists(out9));
+    memset(list, 0, sizeof list);
+    TU_OK(ravel_backup_list(root, collect_id, list));
+    assert_int_equal(list[0], 1);
+    free(meta9);
+    free(out9);
     /* not a root */
     TU_EXPECT_RC(RAVEL_NOTFOUND, ravel_backup_verify(src, 1));
     free(src);

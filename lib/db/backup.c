@@ -190,12 +190,40 @@ static int backup_parse_id(const char *name, uint64_t *id)
 
 /* ---------------------------------------------------------- meta files */
 
+/* 1 if PATH is one a backup's meta file may name: "shared/NAME" or
+** "private/ID/NAME", NAME a plain file name (never "..", never leaving
+** the root). */
+static int backup_path_ok(const char *path)
+{
+    const char *name;
+    if (strncmp(path, "shared/", 7) == 0) {
+        name = path + 7;
+    } else if (strncmp(path, "private/", 8) == 0) {
+        const char *slash = strchr(path + 8, '/');
+        char id[24];
+        uint64_t v;
+        size_t n = slash ? (size_t)(slash - (path + 8)) : 0;
+        if (!slash || n == 0 || n >= sizeof id)
+            return 0;
+        memcpy(id, path + 8, n);
+        id[n] = '\0';
+        if (!backup_parse_id(id, &v))
+            return 0;
+        name = slash + 1;
+    } else {
+        return 0;
+    }
+    return *name && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+           strcmp(name, "..") != 0;
+}
+
 static int backup_meta_parse_line(struct backup_meta *m, const char *line)
 {
     char word[16], path[RV_PATH_MAX];
     unsigned long long a, b;
     if (sscanf(line, "file %4095s %llu %llx", path, &a, &b) == 3)
-        return backup_meta_add(m, path, a, b) ? -1 : 0;
+        return !backup_path_ok(path) || backup_meta_add(m, path, a, b) ? -1
+                                                                      : 0;
     if (sscanf(line, "%15s %llu", word, &a) != 2)
         return -1;
     if (strcmp(word, "id") == 0)
