@@ -187,12 +187,29 @@ int rv_copy_sync_parent(const char *path)
     return rv_sync_dir(parent);
 }
 
-int rv_copy_dir_begin(const char *dir, char *partial)
+/* DIR without its trailing slashes ("cp/" is "cp") into OUT. */
+static int copy_dir_name(char *out, const char *dir)
+{
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    if (len >= RV_PATH_MAX)
+        return rv_error(RAVEL_INVALID, "path too long: %s", dir);
+    memcpy(out, dir, len);
+    out[len] = '\0';
+    return RAVEL_OK;
+}
+
+int rv_copy_dir_begin(const char *target, char *partial)
 {
     struct stat st;
-    if (!dir || !*dir)
+    if (!target || !*target)
         return rv_error(RAVEL_INVALID, "the target directory name is empty "
                         "or NULL");
+    char dir[RV_PATH_MAX];
+    int rc = copy_dir_name(dir, target);
+    if (rc)
+        return rc;
     if (lstat(dir, &st) == 0)
         return rv_error(RAVEL_INVALID, "%s already exists: the target must "
                         "be a new directory", dir);
@@ -202,7 +219,7 @@ int rv_copy_dir_begin(const char *dir, char *partial)
         RV_PATH_MAX)
         return rv_error(RAVEL_INVALID, "path too long: %s", dir);
     char marker[RV_PATH_MAX];
-    int rc = rv_path_join(marker, partial, RV_COPY_PARTIAL_MARKER);
+    rc = rv_path_join(marker, partial, RV_COPY_PARTIAL_MARKER);
     if (rc)
         return rc;
     if (lstat(partial, &st) == 0) {
@@ -217,10 +234,12 @@ int rv_copy_dir_begin(const char *dir, char *partial)
     return rv_copy_write_file(marker, "", 0);
 }
 
-int rv_copy_dir_commit(const char *partial, const char *dir)
+int rv_copy_dir_commit(const char *partial, const char *target)
 {
-    char marker[RV_PATH_MAX];
-    int rc = rv_path_join(marker, partial, RV_COPY_PARTIAL_MARKER);
+    char marker[RV_PATH_MAX], dir[RV_PATH_MAX];
+    int rc = copy_dir_name(dir, target);
+    if (rc == RAVEL_OK)
+        rc = rv_path_join(marker, partial, RV_COPY_PARTIAL_MARKER);
     if (rc == RAVEL_OK && unlink(marker) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "unlink %s", marker);
     if (rc == RAVEL_OK)
