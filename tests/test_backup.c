@@ -17,6 +17,7 @@
 #include "powerloss.h"
 #include "testutil.h"
 #include "db/checkpoint.h"
+#include "util/lockfile.h"
 
 #include <xxhash.h>
 
@@ -323,8 +324,30 @@ static void test_checkpoint_basic(void **state)
     tu_put(c, 0, "own", "write");
     TU_OK(ravel_close(c));
     tu_expect(db, NULL, "own", NULL);
+    /* a backup root in use by another backup is refused */
+    char *root = tu_path("basic-root");
+    uint64_t id;
+    TU_OK(ravel_backup_create(db, root, &id));
+    struct rv_lockfile held = {.fd = -1};
+    TU_OK(rv_lockfile_acquire(root, &held));
+    TU_EXPECT_RC(RAVEL_LOCKED, ravel_backup_create(db, root, &id));
+    TU_EXPECT_RC(RAVEL_LOCKED, ravel_backup_purge(root, 1));
+    TU_OK(ravel_backup_verify(root, 1)); /* reads need no lock */
+    rv_lockfile_release(&held);
+    TU_OK(ravel_backup_create(db, root, &id));
+    assert_int_equal(id, 2);
+    /* a directory that is not a backup root is not made one */
+    TU_EXPECT_INVALID(ravel_backup_create(db, src, &id));
     TU_OK(ravel_close(db));
     TU_EXPECT_INVALID(ravel_backup_list(src, NULL, NULL));
+    /* a read-only handle cannot switch memtables: refused */
+    TU_OK(tu_open(src, "read_only=true", &db));
+    char *cp2 = tu_path("basic-cp2");
+    TU_EXPECT_RC(RAVEL_READONLY, ravel_checkpoint(db, cp2));
+    assert_false(access(cp2, F_OK) == 0);
+    TU_OK(ravel_close(db));
+    free(cp2);
+    free(root);
     free(src);
     free(cp);
 }

@@ -399,11 +399,14 @@ static int backup_ids_in(const char *dir, uint64_t **ids, int *n)
 }
 
 /* The backups of ROOT: the complete ones (meta files read, ascending by
-** id) and how many meta files are damaged. */
+** id) and how many meta files are damaged; and every file they name,
+** sorted by path, for lookups. */
 struct backup_set {
     struct backup_meta *good;
     int n_good, damaged;
     uint64_t max_id;    /* the highest id anywhere (meta/ or private/) */
+    const struct backup_file **named; /* into GOOD's files */
+    size_t n_named;
 };
 
 static void backup_set_free(struct backup_set *s)
@@ -411,7 +414,34 @@ static void backup_set_free(struct backup_set *s)
     for (int i = 0; i < s->n_good; i++)
         backup_meta_free(&s->good[i]);
     free(s->good);
+    free(s->named);
     memset(s, 0, sizeof *s);
+}
+
+static int backup_file_order(const void *a, const void *b)
+{
+    const struct backup_file *x = *(const struct backup_file *const *)a;
+    const struct backup_file *y = *(const struct backup_file *const *)b;
+    return strcmp(x->path, y->path);
+}
+
+/* Fills S's sorted index of the files its complete backups name. */
+static int backup_set_index(struct backup_set *s)
+{
+    size_t n = 0;
+    for (int i = 0; i < s->n_good; i++)
+        n += (size_t)s->good[i].n;
+    free(s->named);
+    s->named = n ? malloc(n * sizeof *s->named) : NULL;
+    s->n_named = 0;
+    if (n && !s->named)
+        return rv_error(RAVEL_NOMEM, "out of memory listing backups");
+    for (int i = 0; i < s->n_good; i++)
+        for (int j = 0; j < s->good[i].n; j++)
+            s->named[s->n_named++] = &s->good[i].files[j];
+    if (s->n_named)
+        qsort(s->named, s->n_named, sizeof *s->named, backup_file_order);
+    return RAVEL_OK;
 }
 
 static int backup_scan(const char *root, struct backup_set *s)
@@ -446,6 +476,8 @@ static int backup_scan(const char *root, struct backup_set *s)
     if (rc == RAVEL_OK && n > 0 && ids[n - 1] > s->max_id)
         s->max_id = ids[n - 1];
     free(ids);
+    if (rc == RAVEL_OK)
+        rc = backup_set_index(s);
     if (rc)
         backup_set_free(s);
     return rc;
@@ -456,14 +488,15 @@ static int backup_scan(const char *root, struct backup_set *s)
 static int backup_set_names(const struct backup_set *s, const char *path,
                             uint64_t *checksum)
 {
-    for (int i = s->n_good - 1; i >= 0; i--)
-        for (int j = 0; j < s->good[i].n; j++)
-            if (strcmp(s->good[i].files[j].path, path) == 0) {
-                if (checksum)
-                    *checksum = s->good[i].files[j].checksum;
-                return 1;
-            }
-    return 0;
+    struct backup_file key = {.path = (char *)path};
+    const struct backup_file *k = &key;
+    const struct backup_file **f =
+        s->n_named ? bsearch(&k, s->named, s->n_named, sizeof *s->named,
+                             backup_file_order)
+                   : NULL;
+    if (f && checksum)
+        *checksum = (*f)->checksum;
+    return f != NULL;
 }
 
 /* 1 if NAME ends with ".tmp". */
@@ -863,7 +896,9 @@ int ravel_backup_purge(const char *root, int keep)
         memmove(s.good, s.good + drop, (size_t)(s.n_good - drop) *
                 sizeof *s.good);
         s.n_good -= drop;
-        rc = backup_collect_garbage(root, &s, NULL);
+        rc = backup_set_index(&s);
+        if (rc == RAVEL_OK)
+            rc = backup_collect_garbage(root, &s, NULL);
     }
     backup_set_free(&s);
     rv_lockfile_release(&lock);
