@@ -261,6 +261,7 @@ struct archive_in {
     const char *what;       /* the source, for messages */
     XXH3_state_t *whole;
     uint64_t offset, chunks;
+    int current;            /* CURRENT was among the entries */
 };
 
 /* Reads exactly LEN bytes; RAVEL_CORRUPT "truncated" at the end. */
@@ -356,6 +357,9 @@ static int archive_read_piece(struct archive_in *in, const char *partial,
         if (rc == RAVEL_OK && (rv_get_fixed32(h + 4) != *files ||
                                rv_get_fixed64(h + 8) != *bytes))
             return archive_bad(in, at, "the end's counts do not match");
+        if (rc == RAVEL_OK && !in->current)
+            return archive_bad(in, at, "no CURRENT before the end: not a "
+                               "whole database");
         *done = 1;
         return rc;
     }
@@ -374,6 +378,7 @@ static int archive_read_piece(struct archive_in *in, const char *partial,
         return archive_bad(in, at, "an entry whose name is not a database "
                            "file's");
     uint64_t size = rv_get_fixed64(h + 8);
+    in->current |= strcmp(name, RV_FILE_CURRENT) == 0;
     rc = rv_path_join(dst, partial, name);
     if (rc == RAVEL_OK)
         rc = archive_read_data(in, dst, size, buf);
