@@ -17,6 +17,8 @@
 #include "powerloss.h"
 #include "testutil.h"
 #include "db/checkpoint.h"
+#include "db/db_write.h"
+#include "util/fault.h"
 #include "util/lockfile.h"
 
 #include <xxhash.h>
@@ -400,6 +402,93 @@ static void test_checkpoint_prepared(void **state)
     TU_OK(ravel_close(c));
     free(src);
     free(cp);
+}
+
+/* ---------------------------------------- the memtable switch request */
+
+struct switch_job {
+    ravel_db *db;
+    const char *key;    /* a put of KEY, or (NULL) a switch request */
+    uint64_t segment;
+    int rc;
+    _Atomic int done;
+};
+
+static void *switch_job_main(void *arg)
+{
+    struct switch_job *j = arg;
+    j->rc = j->key ? ravel_put(j->db, 0, j->key, strlen(j->key), "v", 1)
+                   : rv_write_switch_memtable(j->db, &j->segment);
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+static int lead_paused(void)
+{
+    return rv_pause_waiting(RV_PAUSE_GROUP_LEAD);
+}
+
+static void wait_for(int (*cond)(ravel_db *), ravel_db *db, const char *what)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (cond(db))
+            return;
+        usleep(1000);
+    }
+    fail_msg("timed out waiting for %s", what);
+}
+
+static int queued_two(ravel_db *db)
+{
+    return rv_db_writers_queued(db) >= 2;
+}
+
+static int queued_one(ravel_db *db)
+{
+    return rv_db_writers_queued(db) >= 1;
+}
+
+static int paused_lead(ravel_db *db)
+{
+    (void)db;
+    return lead_paused();
+}
+
+/* A switch request (what ravel_flush and a checkpoint send through the
+** write queue) in one group with WAL writes still learns the new active
+** segment, not the WAL's logical offset after the group's records (a
+** ravel_flush then waited for every later memtable too). */
+static void test_switch_request_segment(void **state)
+{
+    (void)state;
+    char *dir = tu_path("switch-req");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    write_base(db); /* the WAL's logical offset is far above any segment */
+    struct switch_job lead = {.db = db, .key = "lead"};
+    struct switch_job req = {.db = db, .key = NULL};
+    struct switch_job tail = {.db = db, .key = "tail"};
+    pthread_t t1, t2, t3;
+    rv_pause_arm(RV_PAUSE_GROUP_LEAD);
+    assert_int_equal(pthread_create(&t1, NULL, switch_job_main, &lead), 0);
+    wait_for(paused_lead, db, "the leader to pause");
+    assert_int_equal(pthread_create(&t2, NULL, switch_job_main, &req), 0);
+    wait_for(queued_one, db, "the switch request to queue");
+    assert_int_equal(pthread_create(&t3, NULL, switch_job_main, &tail), 0);
+    wait_for(queued_two, db, "the put to queue behind it");
+    rv_pause_release(RV_PAUSE_GROUP_LEAD);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    pthread_join(t3, NULL);
+    TU_OK(lead.rc);
+    TU_OK(req.rc);
+    TU_OK(tail.rc);
+    char *wal = tu_path("switch-req/wal-%08" PRIu64 ".log", req.segment);
+    if (access(wal, F_OK) != 0)
+        fail_msg("the switch request learned %" PRIu64 ", which is no WAL "
+                 "segment of the database", req.segment);
+    free(wal);
+    TU_OK(ravel_close(db));
+    free(dir);
 }
 
 /* --------------------------------------------------- file systems */
@@ -1205,6 +1294,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_checkpoint_basic),
         cmocka_unit_test(test_checkpoint_prepared),
+        cmocka_unit_test(test_switch_request_segment),
         cmocka_unit_test(test_cross_filesystem),
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_damaged_root),

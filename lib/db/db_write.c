@@ -338,7 +338,8 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     if (rc != RAVEL_OK)
         goto out;
     for (struct rv_writer *w = g->leader;; w = w->next) {
-        w->wal_end = end;
+        if (!(w->flags & RV_WRITE_FLUSH)) /* it keeps its segment */
+            w->wal_end = end;
         w->wal_segment = segment;
         if (w == g->last)
             break;
