@@ -1201,6 +1201,119 @@ typedef void (*ravel_repair_fn)(void *ctx, int kind, const char *line);
 
 RAVEL_API int ravel_repair(const char *dir, const ravel_options *opts,
                            ravel_repair_fn fn, void *ctx, char **report);
+/* ---------------------------------------------------------------------
+** Checkpoints and backups (issue 22, part 2: "backup")
+**
+** A checkpoint is a new directory that opens as a database holding the
+** state of DB at one moment during the call.  A backup root is a
+** directory of incremental backups that share their table files; a
+** one-file backup is a whole backup in a single file or stream.  Every
+** copy is checksummed (XXH3_64) and fsynced before the call returns, and
+** a copy cut short by a crash is never taken for a good one.
+** docs/operations.md ("Checkpoints and backups") is the guide,
+** docs/formats.md has the formats.
+** ------------------------------------------------------------------- */
+
+/* Makes DIR (which must not exist: RAVEL_INVALID) a database holding the
+** state of DB at one moment during the call: every write acknowledged
+** before the call began is in it, and no write begun after it returned.
+** Table files are hard-linked when DIR is on the database's file system
+** and copied when not (or where links are refused); the WAL that holds
+** the rest is copied.  Writers wait only for a memtable switch (the
+** current WAL segment's fdatasync); the copying runs beside them.  The
+** directory is built as DIR.partial and renamed to DIR once every file
+** and the directory are fsynced: after a crash DIR is whole or absent (a
+** DIR.partial left behind is removed by the next checkpoint to DIR).
+** The WAL of the memtables not yet flushed is copied (up to
+** write_buffer_size times max_write_buffer_number bytes: ravel_flush
+** first makes it small).
+** With RAVEL_NO_WAL writes taken since the open, the call also flushes
+** the memtables (those writes are in no WAL).  RAVEL_READONLY on a
+** read_only database or one whose writes were stopped; RAVEL_IOERR
+** naming the file that failed. */
+RAVEL_API int ravel_checkpoint(ravel_db *db, const char *dir);
+
+/* Takes a backup of DB into the backup root ROOT (created if missing)
+** and sets *ID to its number (1, 2, ...).  The state is a checkpoint's,
+** taken as ravel_checkpoint does.  Table files already in ROOT (from an
+** earlier backup of the same database) are shared, not copied again, so
+** a backup after 1% of the data changed copies about 1%
+** (RAVEL_BACKUP_COPIED says how much).  The backup exists only once its
+** meta file, written last, is durable; what a crashed or failed backup
+** left is removed by the next create or purge.  RAVEL_LOCKED if another
+** backup or purge of ROOT is running. */
+RAVEL_API int ravel_backup_create(ravel_db *db, const char *root,
+                                  uint64_t *id);
+
+/* Called by ravel_backup_list with the id of each complete backup, oldest
+** first; non-zero stops the listing and is returned. */
+typedef int (*ravel_backup_fn)(void *ctx, uint64_t id);
+
+/* Lists the complete backups of ROOT (those whose meta file is whole and
+** verifies; it does not read their other files: ravel_backup_verify
+** does).  RAVEL_NOTFOUND if ROOT is not a backup root. */
+RAVEL_API int ravel_backup_list(const char *root, ravel_backup_fn fn,
+                                void *ctx);
+
+/* What ravel_backup_info reports. */
+#define RAVEL_BACKUP_TIME     1 /* when it was taken, seconds since 1970 */
+#define RAVEL_BACKUP_SEQUENCE 2 /* the last sequence number it holds */
+#define RAVEL_BACKUP_BYTES    3 /* bytes of all its files */
+#define RAVEL_BACKUP_COPIED   4 /* bytes it copied when taken (the rest it
+                                ** shares with older backups) */
+#define RAVEL_BACKUP_FILES    5 /* number of files */
+
+/* Sets *VALUE to WHAT (RAVEL_BACKUP_*) of backup ID in ROOT, from its
+** meta file.  RAVEL_NOTFOUND if there is no complete backup ID;
+** RAVEL_CORRUPT if its meta file is damaged or cut short. */
+RAVEL_API int ravel_backup_info(const char *root, uint64_t id, int what,
+                                uint64_t *value);
+
+/* Reads every file of backup ID and checks its size and checksum against
+** the meta file.  RAVEL_CORRUPT naming the first file that is missing,
+** short or damaged (or the meta file itself); RAVEL_NOTFOUND if there is
+** no backup ID. */
+RAVEL_API int ravel_backup_verify(const char *root, uint64_t id);
+
+/* Restores backup ID of ROOT into DIR, which must not exist: every file is
+** checked against its checksum as it is copied, built in DIR.partial,
+** fsynced and renamed to DIR, which then opens as the database.  A backup
+** that fails a check is refused (RAVEL_CORRUPT naming the file) and
+** leaves no DIR.  ID 0 restores the newest complete backup. */
+RAVEL_API int ravel_backup_restore(const char *root, uint64_t id,
+                                   const char *dir);
+
+/* Deletes all but the KEEP newest complete backups of ROOT (KEEP >= 1:
+** RAVEL_INVALID otherwise), then every shared file no remaining backup
+** names, and what a crashed backup left.  A backup whose meta file is
+** damaged is left in place, and while one exists no shared file is
+** deleted (what it names cannot be read).  RAVEL_LOCKED if another backup
+** or purge of ROOT is running. */
+RAVEL_API int ravel_backup_purge(const char *root, int keep);
+
+/* Writes a full backup of DB (the state of a checkpoint) as one file at
+** PATH, which must not exist: written to PATH.partial, fsynced, renamed.
+** The format (docs/formats.md, "One-file backups") is checksummed chunk
+** by chunk and as a whole, and written front to back, never seeking. */
+RAVEL_API int ravel_backup_write_file(ravel_db *db, const char *path);
+
+/* The same to the open file descriptor FD (a pipe, a socket, a file),
+** which is neither closed nor fsynced (the caller owns it).  A reader
+** that goes away is RAVEL_IOERR (EPIPE): SIGPIPE is blocked in the
+** calling thread while it writes, and one it raised is taken back.  Call
+** it from the process that opened DB, not from a child forked from it
+** (the child has none of the database's background threads). */
+RAVEL_API int ravel_backup_write_fd(ravel_db *db, int fd);
+
+/* Restores a one-file backup from PATH into DIR, which must not exist:
+** every chunk and the whole are checked before DIR is renamed into place;
+** a truncated or damaged backup is RAVEL_CORRUPT (naming the byte offset)
+** and leaves no DIR. */
+RAVEL_API int ravel_backup_restore_file(const char *path, const char *dir);
+
+/* The same reading the open file descriptor FD (a pipe too) to the
+** backup's end; FD is not closed. */
+RAVEL_API int ravel_backup_restore_fd(int fd, const char *dir);
 
 #ifdef __cplusplus
 }

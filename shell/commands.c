@@ -248,10 +248,36 @@ const struct shell_command shell_commands[] = {
      "each (note, kept, lost, warn): what was kept and what was lost, with\n"
      "the key ranges.  A database another process has open is refused.",
      0, 1, shell_cmd_repair},
-    {".backup", "FILE", "reserved: online backups (issue 22), not built yet",
-     NULL, -1, -1, shell_cmd_reserved},
-    {".restore", "FILE", "reserved: online backups (issue 22), not built yet",
-     NULL, -1, -1, shell_cmd_reserved},
+    {".checkpoint", "DIR", "copy the database, as of now, into a new DIR",
+     "Makes DIR (which must not exist) a database holding the state of this\n"
+     "one at one moment during the command: every write made before it is\n"
+     "there (ravel_checkpoint).  Table files are hard-linked when DIR is on\n"
+     "the same file system and copied when not; writers pause only for a\n"
+     "memtable switch.  Open the copy with .open DIR or ravel DIR.",
+     1, 1, shell_cmd_checkpoint},
+    {".backup", "DIR/|FILE", "back up into a backup root, or into one file",
+     "With a directory (one that exists, or a path ending in /): takes an\n"
+     "incremental backup into that backup root, sharing the table files\n"
+     "earlier backups copied, and prints its number, its size and the bytes\n"
+     "it copied (ravel_backup_create).  Otherwise writes a full backup into\n"
+     "the new file FILE, checksummed throughout (ravel_backup_write_file);\n"
+     "- writes it to standard output, for a pipe (ssh, object storage).\n"
+     ".backups lists, verifies and purges a root; .restore restores.",
+     1, 1, shell_cmd_backup},
+    {".backups", "ROOT [--verify] [--keep N]",
+     "list the backups of a backup root",
+     "One line per complete backup of ROOT, oldest first: its number, when\n"
+     "it was taken (UTC, and seconds since 1970), its last sequence number, its size, the bytes it copied\n"
+     "and its files.  --verify reads every file of each and checks its\n"
+     "checksum (ravel_backup_verify).  --keep N first deletes all but the N\n"
+     "newest backups and the files only they used (ravel_backup_purge).",
+     -1, -1, shell_cmd_backups},
+    {".restore", "FROM DIR [ID]", "restore a backup into a new DIR",
+     "FROM is a backup root (restores backup ID, or the newest) or a\n"
+     "one-file backup (- reads one from standard input).  Every file is checked against its checksum; DIR\n"
+     "(which must not exist) appears only once all is there and synced.\n"
+     "The session's database is not changed: .open DIR to use the copy.",
+     2, 3, shell_cmd_restore},
     {NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 

@@ -359,7 +359,10 @@ void shell_cmd_ingest(struct shell *s, struct shell_line *l);
 void shell_cmd_open(struct shell *s, struct shell_line *l);
 void shell_cmd_once(struct shell *s, struct shell_line *l);
 void shell_cmd_shell(struct shell *s, struct shell_line *l);
-void shell_cmd_reserved(struct shell *s, struct shell_line *l);
+void shell_cmd_checkpoint(struct shell *s, struct shell_line *l);
+void shell_cmd_backup(struct shell *s, struct shell_line *l);
+void shell_cmd_backups(struct shell *s, struct shell_line *l);
+void shell_cmd_restore(struct shell *s, struct shell_line *l);
 
 /* A write (put/del) either joins the open batch or goes straight to the
 ** database; returns 0 on success (errors reported). */

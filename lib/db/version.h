@@ -34,6 +34,12 @@ struct rv_db_files {
     uint64_t log_number;            /* WAL segments below it hold only
                                     ** flushed data (the manifest says so) */
     uint64_t next_file_number;      /* the next table or manifest number */
+    /* Checkpoints and backups copying WAL segments (checkpoint.c): while
+    ** wal_holds > 0 a flush deletes no segment and widens
+    ** [wal_held_from, wal_held_to) instead; the last hold to go deletes
+    ** that range (a crash meanwhile leaves it to the next open). */
+    int wal_holds;
+    uint64_t wal_held_from, wal_held_to;
 };
 
 struct rv_file;
