@@ -54,6 +54,11 @@ struct rv_file {
     struct rv_cache_handle *_Atomic table;
     rv_file_release_fn release;
     void *release_ctx;
+    /* A reader's descriptor of the file (db/reader.c), -1 in a writer: set
+    ** before the file is shared, closed when the file is freed, so the
+    ** file's data stays readable through it after the writer deletes it;
+    ** the table cache opens the table from a dup of it. */
+    int hold_fd;
     int compacting;             /* an input of a running compaction
                                 ** (db->mu.lock) */
 };
@@ -75,6 +80,9 @@ struct rv_version {
                             ** once imm[i] is flushed, the segments before
                             ** imm_wal[i-1] (or mem_wal) are obsolete */
     struct rv_files *files; /* never NULL */
+    uint64_t visible_seq;   /* a reader's (db/reader.c): the sequence reads
+                            ** of this version use, so that version and
+                            ** sequence change as one; 0 in a writer */
     struct rv_version *retired_next; /* read_epoch.h's lists, under
                                      ** db->mu.lock */
 };
@@ -134,6 +142,12 @@ RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
 ** the previous active memtable to the immutable list.  Leader only. */
 RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                                          uint64_t wal_segment);
+
+/* Under db->mu.lock: makes V (a reference handed over) the current
+** version, retiring the old one until no read holds it (a reader's
+** catch-up, db/reader.c). */
+RAVEL_PRIVATE void rv_db_install_version_locked(ravel_db *db,
+                                                struct rv_version *v);
 
 /* Appends E to the manifest, with the next file number and the last
 ** sequence as of now, and makes it durable (version.c).  Flushes and

@@ -80,6 +80,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -118,6 +119,7 @@ struct wal_segment {
     size_t data_end;   /* where the walk found the clean end */
     size_t cut;        /* truncate here once unmapped (< header size:
                        ** delete the file); WAL_NO_CUT to keep it */
+    int copied;        /* DATA is a malloc'd copy, not a mapping */
 };
 
 struct wal_replay {
@@ -130,6 +132,8 @@ struct wal_replay {
     rv_wal_replay_fn fn;
     void *ctx;
     struct rv_wal_replay_result *result;
+    uint64_t start_offset; /* where the walk of numbers[0] begins (0: after
+                           ** its header): a reader's tail */
     uint64_t max_seq;  /* last sequence number replayed */
     int stop;          /* replay ends after the current segment */
     int have_prev;     /* a segment was replayed before the current one */
@@ -163,7 +167,54 @@ static int wal_reader_zero(const char *p, size_t n)
 
 /* ---------------------------------------------------------- segment files */
 
-static int wal_reader_map(struct wal_segment *s)
+/* Reads S's file into a malloc'd copy instead of mapping it: what a
+** read-only replay does, since the file may belong to a live writer,
+** which trims a finished segment's preallocated tail (a mapping would
+** fault on the pages cut off) and writes its tail while it is read (a
+** copy is a fixed picture; a record caught half-written fails its
+** checksum and ends the walk there, as a torn tail).  With FROM > 0 only
+** the header and the bytes from FROM on are read; the rest stays zero
+** and is never walked. */
+static int wal_reader_copy(struct wal_segment *s, int fd, uint64_t from)
+{
+    char *buf = s->size ? calloc(1, s->size) : NULL;
+    if (s->size && !buf)
+        return rv_error(RAVEL_NOMEM, "out of memory reading %s (%zu bytes)",
+                        s->path, s->size);
+    size_t head = RV_WAL_V3_HEADER_SIZE < s->size ? RV_WAL_V3_HEADER_SIZE
+                                                   : s->size;
+    size_t at = from > head && from < s->size ? (size_t)from : head;
+    size_t ranges[2][2] = {{0, head}, {at, s->size}};
+    if (at == head)
+        ranges[0][1] = 0, ranges[1][0] = 0;
+    size_t got_to = 0;
+    for (int i = 0; i < 2; i++) {
+        size_t off = ranges[i][0];
+        while (off < ranges[i][1]) {
+            ssize_t n = pread(fd, buf + off, ranges[i][1] - off, (off_t)off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                int err = errno;
+                free(buf);
+                return rv_error_errno(RAVEL_IOERR, err, "read %s", s->path);
+            }
+            if (n == 0)
+                break; /* trimmed meanwhile: the file ends here */
+            off += (size_t)n;
+        }
+        got_to = off;
+        if (off < ranges[i][1])
+            break;
+    }
+    if (got_to < s->size)
+        s->size = got_to;
+    s->data = buf;
+    s->copied = 1;
+    return RAVEL_OK;
+}
+
+static int wal_reader_map(struct wal_segment *s, int read_only, uint64_t from)
 {
     int fd = rv_open(s->path, O_RDONLY, 0);
     if (fd < 0)
@@ -176,7 +227,9 @@ static int wal_reader_map(struct wal_segment *s)
     }
     s->size = (size_t)st.st_size;
     s->data = NULL;
-    if (s->size) {
+    if (read_only) {
+        rc = wal_reader_copy(s, fd, from);
+    } else if (s->size) {
         void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
             rc = rv_error_errno(RAVEL_IOERR, errno, "mmap %s", s->path);
@@ -209,7 +262,9 @@ static void wal_reader_quiesce(const char *path)
 
 static void wal_reader_unmap(struct wal_segment *s)
 {
-    if (s->data)
+    if (s->copied)
+        free((void *)s->data);
+    else if (s->data)
         munmap((void *)s->data, s->size);
     s->data = NULL;
 }
@@ -764,6 +819,9 @@ static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)
         if (rc)
             return rc;
         off = s->header_size;
+        if (!r->have_prev && r->start_offset > off &&
+            s->number == r->numbers[0])
+            off = (size_t)r->start_offset; /* a reader's tail: go on */
         s->sealed = wal_reader_is_sealed(s);
     } else {
         rc = wal_reader_problem(r, s, &pb, &off);
@@ -862,11 +920,15 @@ static int wal_reader_drop_spares(struct wal_replay *r, int *n)
     return RAVEL_OK;
 }
 
-int rv_wal_replay(const char *dir, uint64_t first_number,
-                  const uint64_t *numbers, int n,
-                  enum rv_recovery_mode mode, int read_only,
-                  rv_wal_replay_fn fn, void *ctx,
-                  struct rv_wal_replay_result *result)
+/* rv_wal_replay and rv_wal_replay_tail: the walk of numbers[0] begins at
+** START_OFFSET (0: after its header), the sequences replayed must follow
+** START_SEQ. */
+static int wal_reader_run(const char *dir, uint64_t first_number,
+                          const uint64_t *numbers, int n,
+                          enum rv_recovery_mode mode, int read_only,
+                          uint64_t start_offset, uint64_t start_seq,
+                          rv_wal_replay_fn fn, void *ctx,
+                          struct rv_wal_replay_result *result)
 {
     if (!dir || !result || n < 0 || (n > 0 && !numbers))
         return rv_error(RAVEL_INVALID, "rv_wal_replay: bad arguments");
@@ -884,7 +946,9 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
         .dir = dir, .first_number = first_number, .numbers = numbers,
         .n = n, .mode = mode,
         .read_only = read_only, .fn = fn, .ctx = ctx, .result = result,
+        .start_offset = start_offset, .max_seq = start_seq,
     };
+    result->max_sequence = start_seq;
     int listed = n;
     int rc = wal_reader_drop_spares(&r, &n);
     r.n = n;
@@ -899,7 +963,8 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
         if (!rc && !read_only)
             wal_reader_quiesce(s.path);
         if (!rc)
-            rc = wal_reader_map(&s);
+            rc = wal_reader_map(&s, read_only,
+                                i == 0 ? r.start_offset : 0);
         if (rc)
             return rc;
         rc = wal_reader_segment(&r, &s);
@@ -924,4 +989,23 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
     if (listed > n)
         result->spare_from = numbers[n];
     return rc;
+}
+
+int rv_wal_replay(const char *dir, uint64_t first_number,
+                  const uint64_t *numbers, int n,
+                  enum rv_recovery_mode mode, int read_only,
+                  rv_wal_replay_fn fn, void *ctx,
+                  struct rv_wal_replay_result *result)
+{
+    return wal_reader_run(dir, first_number, numbers, n, mode, read_only, 0,
+                          0, fn, ctx, result);
+}
+
+int rv_wal_replay_tail(const char *dir, const uint64_t *numbers, int n,
+                       enum rv_recovery_mode mode, uint64_t offset,
+                       uint64_t last_seq, rv_wal_replay_fn fn, void *ctx,
+                       struct rv_wal_replay_result *result)
+{
+    return wal_reader_run(dir, n > 0 ? numbers[0] : 0, numbers, n, mode, 1,
+                          offset, last_seq, fn, ctx, result);
 }
