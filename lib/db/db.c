@@ -276,11 +276,16 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
 /* ------------------------------------------------------------ files */
 
 /* The last reference to table file F is gone: unpin its open table, and
-** if it is obsolete, close and delete it. */
+** if it is obsolete (or F is a reader's: reader.c), close it, and if it
+** is obsolete delete it. */
 static void db_file_release(void *ctx, struct rv_file *f)
 {
     ravel_db *db = ctx;
     rv_table_cache_unpin(db->tables, f);
+    /* A reader's table may be a file the writer deleted: its descriptor
+    ** (a dup of the one F held) must not keep the space in the cache. */
+    if (f->hold_fd >= 0)
+        rv_table_cache_evict(db->tables, f->meta.number);
     if (!atomic_load_explicit(&f->obsolete, memory_order_acquire))
         return;
     rv_table_cache_evict(db->tables, f->meta.number);
