@@ -139,7 +139,11 @@ static int rd_writer_main(const void *arg)
 {
     const struct rd_args *a = arg;
     ravel_options *o = NULL;
-    if (tu_options_try(RD_WRITER_OPTIONS, &o))
+    /* wal_io=direct: flushed segments recycled under the readers too */
+    const char *io = tu_wal_io();
+    int direct = io && strcmp(io, "direct") == 0;
+    if (tu_options_try(direct ? RD_WRITER_OPTIONS ";recycle_log_file_num=4"
+                              : RD_WRITER_OPTIONS, &o))
         crash_child_fail("options: %s", ravel_errmsg());
     ravel_db *db = NULL;
     int rc = ravel_open(a->dir, o, &db);
