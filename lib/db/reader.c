@@ -435,14 +435,17 @@ static uint64_t reader_visible(ravel_db *db)
                                 memory_order_acquire);
 }
 
-/* Records where a replay that began at (SEGMENT, OFFSET) ended. */
+/* Records where a replay that began at (SEGMENT, OFFSET) after sequence
+** SEQ ended: the next tail goes on from there.  The WAL's own last
+** sequence, not the one published (which may be a table file's, above
+** records still to come in the WAL). */
 static void reader_save_tail(struct rv_db_reader *st,
                              const struct rv_wal_replay_result *r,
-                             uint64_t segment, uint64_t offset)
+                             uint64_t segment, uint64_t offset, uint64_t seq)
     RV_REQUIRES(st->catch_up);
 static void reader_save_tail(struct rv_db_reader *st,
                              const struct rv_wal_replay_result *r,
-                             uint64_t segment, uint64_t offset)
+                             uint64_t segment, uint64_t offset, uint64_t seq)
 {
     if (r->last_segment) {
         st->tail_segment = r->last_segment;
@@ -451,6 +454,7 @@ static void reader_save_tail(struct rv_db_reader *st,
         st->tail_segment = segment;
         st->tail_offset = offset;
     }
+    st->tail_seq = r->max_sequence > seq ? r->max_sequence : seq;
 }
 
 /* A new state from M: its files and a memtable replayed from its log
@@ -484,8 +488,7 @@ static int reader_rebuild(ravel_db *db, const struct reader_manifest *m)
         st->manifest_number = m->number;
         st->manifest_size = m->size;
         st->log_number = m->log_number;
-        st->tail_seq = seq;
-        reader_save_tail(st, &r, m->log_number, 0);
+        reader_save_tail(st, &r, m->log_number, 0, 0);
         atomic_fetch_add_explicit(&st->rebuilds, 1, memory_order_relaxed);
     } else {
         rc = reader_explain(db, m, rc);
@@ -531,13 +534,13 @@ static int reader_tail(ravel_db *db, const struct reader_manifest *m)
             rc = still;
     }
     uint64_t seq = r.max_sequence > files_seq ? r.max_sequence : files_seq;
-    if (seq < st->tail_seq)
-        seq = st->tail_seq;
+    if (seq < reader_visible(db))
+        seq = reader_visible(db);
     if (rc == RAVEL_OK && (fs || seq != reader_visible(db)))
         rc = reader_install(db, cur->mem, fs, seq);
     if (rc == RAVEL_OK) {
-        reader_save_tail(st, &r, st->tail_segment, st->tail_offset);
-        st->tail_seq = seq;
+        reader_save_tail(st, &r, st->tail_segment, st->tail_offset,
+                         st->tail_seq);
         st->manifest_size = m->size;
         if (moved)
             st->have_state = 0;

@@ -26,7 +26,9 @@ struct rv_db_reader {
     uint64_t tail_segment;      /* catch_up: the WAL was read up to here:
                                 ** segment ... */
     uint64_t tail_offset;       /* catch_up: ... and byte offset in it */
-    uint64_t tail_seq;          /* catch_up: the last sequence replayed */
+    uint64_t tail_seq;          /* catch_up: the last sequence replayed
+                                ** from the WAL (the one published may be
+                                ** a table file's, above it) */
 
     _Atomic uint64_t last_ok_us;   /* rv_now_micros of the last catch-up
                                    ** that succeeded */
