@@ -215,6 +215,13 @@ RAVEL_PRIVATE int rv_db_install_edit_locked(ravel_db *db,
                                             const struct rv_version_edit *e)
     RV_REQUIRES(db->mu.lock);
 
+/* Under db->mu.lock: makes V (a reference handed over) the current
+** version, retiring the old one until no read holds it (a reader's
+** catch-up, reader.c; version.c). */
+RAVEL_PRIVATE void rv_db_install_version_locked(ravel_db *db,
+                                                struct rv_version *v)
+    RV_REQUIRES(db->mu.lock);
+
 /* Makes a version-edit file of META and the callbacks that delete its
 ** file once obsolete and unused (db.c; used by recovery, flushes and
 ** compactions). */

@@ -439,14 +439,15 @@ static uint64_t reader_visible(ravel_db *db)
 ** SEQ ended: the next tail goes on from there.  The WAL's own last
 ** sequence, not the one published (which may be a table file's, above
 ** records still to come in the WAL). */
-static void reader_save_tail(struct rv_db_reader *st,
+static void reader_save_tail(ravel_db *db,
                              const struct rv_wal_replay_result *r,
                              uint64_t segment, uint64_t offset, uint64_t seq)
-    RV_REQUIRES(st->catch_up);
-static void reader_save_tail(struct rv_db_reader *st,
+    RV_REQUIRES(db->reader.catch_up);
+static void reader_save_tail(ravel_db *db,
                              const struct rv_wal_replay_result *r,
                              uint64_t segment, uint64_t offset, uint64_t seq)
 {
+    struct rv_db_reader *st = &db->reader;
     if (r->last_segment) {
         st->tail_segment = r->last_segment;
         st->tail_offset = r->last_end;
@@ -488,7 +489,7 @@ static int reader_rebuild(ravel_db *db, const struct reader_manifest *m)
         st->manifest_number = m->number;
         st->manifest_size = m->size;
         st->log_number = m->log_number;
-        reader_save_tail(st, &r, m->log_number, 0, 0);
+        reader_save_tail(db, &r, m->log_number, 0, 0);
         atomic_fetch_add_explicit(&st->rebuilds, 1, memory_order_relaxed);
     } else {
         rc = reader_explain(db, m, rc);
@@ -539,7 +540,7 @@ static int reader_tail(ravel_db *db, const struct reader_manifest *m)
     if (rc == RAVEL_OK && (fs || seq != reader_visible(db)))
         rc = reader_install(db, cur->mem, fs, seq);
     if (rc == RAVEL_OK) {
-        reader_save_tail(st, &r, st->tail_segment, st->tail_offset,
+        reader_save_tail(db, &r, st->tail_segment, st->tail_offset,
                          st->tail_seq);
         st->manifest_size = m->size;
         if (moved)
@@ -582,7 +583,7 @@ static int reader_catch_up(ravel_db *db)
 {
     struct rv_db_reader *st = &db->reader;
     int rc = READER_RETRY;
-    rv_mutex_lock(&st->catch_up);
+    rv_mutex_lock(&db->reader.catch_up);
     for (int i = 0; i < READER_MAX_ATTEMPTS && rc == READER_RETRY; i++) {
         if (i > 0) {
             atomic_fetch_add_explicit(&st->retries, 1, memory_order_relaxed);
@@ -591,7 +592,7 @@ static int reader_catch_up(ravel_db *db)
         }
         rc = reader_attempt(db);
     }
-    rv_mutex_unlock(&st->catch_up);
+    rv_mutex_unlock(&db->reader.catch_up);
     if (rc == READER_RETRY)
         rc = rv_error(RAVEL_BUSY, "catching up with %s: the writer moved its "
                       "log (flushes, or a reopen) under each of %d attempts; "

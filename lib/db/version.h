@@ -143,12 +143,6 @@ RAVEL_PRIVATE rv_memtable *rv_db_active_memtable(ravel_db *db);
 RAVEL_PRIVATE int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,
                                          uint64_t wal_segment);
 
-/* Under db->mu.lock: makes V (a reference handed over) the current
-** version, retiring the old one until no read holds it (a reader's
-** catch-up, db/reader.c). */
-RAVEL_PRIVATE void rv_db_install_version_locked(ravel_db *db,
-                                                struct rv_version *v);
-
 /* Appends E to the manifest, with the next file number and the last
 ** sequence as of now, and makes it durable (version.c).  Flushes and
 ** compactions append one at a time (db->manifest.lock). */
