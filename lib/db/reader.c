@@ -579,6 +579,22 @@ static int reader_attempt(ravel_db *db)
     return rc;
 }
 
+/* Releases the replaced versions no read holds any more (read_epoch.h):
+** a writer's background thread nudges the epoch now and then, a reader
+** has none, and a replaced version holds table files the writer may have
+** deleted.  Two advances: a version is released two epochs after its
+** retirement. */
+static void reader_release_replaced(ravel_db *db)
+{
+    for (int i = 0; i < 2; i++) {
+        rv_mutex_lock(&db->mu.lock);
+        struct rv_version *list =
+            rv_read_epoch_advance_locked(&db->read.epoch);
+        rv_mutex_unlock(&db->mu.lock);
+        rv_read_epoch_release(list);
+    }
+}
+
 static int reader_catch_up(ravel_db *db)
 {
     struct rv_db_reader *st = &db->reader;
@@ -593,6 +609,7 @@ static int reader_catch_up(ravel_db *db)
         rc = reader_attempt(db);
     }
     rv_mutex_unlock(&db->reader.catch_up);
+    reader_release_replaced(db);
     if (rc == READER_RETRY)
         rc = rv_error(RAVEL_BUSY, "catching up with %s: the writer moved its "
                       "log (flushes, or a reopen) under each of %d attempts; "

@@ -93,7 +93,8 @@ static int table_cache_open(rv_table_cache *tc, uint64_t number,
     return rv_table_open(fd, path, number, file_size, &tc->ro, out);
 }
 
-/* rv_table_cache_find, opening the table from HOLD_FD if not -1. */
+/* The open table NUMBER of FILE_SIZE bytes, opened from HOLD_FD if not
+** -1 (rv_table_cache_find). */
 static int table_cache_find_fd(rv_table_cache *tc, uint64_t number,
                                uint64_t file_size, int hold_fd,
                                rv_cache_handle **h)
@@ -116,10 +117,11 @@ static int table_cache_find_fd(rv_table_cache *tc, uint64_t number,
     return RAVEL_OK;
 }
 
-int rv_table_cache_find(rv_table_cache *tc, uint64_t number,
-                        uint64_t file_size, rv_cache_handle **h)
+int rv_table_cache_find(rv_table_cache *tc, const struct rv_file *f,
+                        rv_cache_handle **h)
 {
-    return table_cache_find_fd(tc, number, file_size, -1, h);
+    return table_cache_find_fd(tc, f->meta.number, f->meta.size, f->hold_fd,
+                               h);
 }
 
 rv_table *rv_table_cache_table(rv_cache_handle *h)
