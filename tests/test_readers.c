@@ -21,7 +21,8 @@
 ** reader is open; promotion (a reader's snapshot and iterator survive a
 ** new writer in the same process that compacts their files away); a
 ** prepared transaction invisible to a reader until its commit; the
-** manual_wal_flush exception; the lag property.
+** manual_wal_flush exception; the lag property; damage named at open and
+** at a catch-up.
 **
 ** RAVEL_TEST_READERS_SECONDS sets the live test's length (15 s; the issue's
 ** long form is 60).
@@ -762,6 +763,41 @@ static void test_auto_catch_up(void **state)
     free(dir);
 }
 
+/* Damage a reader cannot explain by the writer's moving is an error
+** naming the file, at open and at a catch-up (the reader keeps its state
+** then). */
+static void test_reader_damage(void **state)
+{
+    (void)state;
+    char *dir = tu_path("damage");
+    ravel_db *w = tu_open_ok(dir, NULL);
+    tu_put(w, 0, "a", "1");
+    TU_OK(ravel_flush(w, 0));
+    ravel_db *r = rd_open_reader(dir, NULL);
+    tu_put(w, 0, "b", "2");
+    TU_OK(ravel_flush(w, 0));
+    TU_OK(ravel_close(w));
+    uint64_t *numbers = NULL;
+    int n = tu_dir_sst_numbers(dir, &numbers);
+    assert_true(n >= 2);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%06llu.sst", dir,
+             (unsigned long long)numbers[n - 1]); /* the newest: b's */
+    assert_int_equal(truncate(path, 100), 0);
+    TU_EXPECT_RC(RAVEL_CORRUPT, ravel_catch_up(r));
+    assert_non_null(strstr(ravel_errmsg(), path));
+    tu_expect(r, NULL, "a", "1"); /* its state as it was */
+    tu_expect(r, NULL, "b", NULL);
+    ravel_db *r2 = NULL;
+    ravel_options *o = tu_options("read_only=true");
+    TU_EXPECT_RC(RAVEL_CORRUPT, ravel_open(dir, o, &r2));
+    assert_non_null(strstr(ravel_errmsg(), path));
+    ravel_options_free(o);
+    TU_OK(ravel_close(r));
+    free(numbers);
+    free(dir);
+}
+
 static const struct crash_role roles[] = {
     {"writer", rd_writer_main, sizeof(struct rd_args)},
     {"reader", rd_reader_main, sizeof(struct rd_args)},
@@ -776,6 +812,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_prepared_invisible),
         cmocka_unit_test(test_manual_wal_flush),
         cmocka_unit_test(test_auto_catch_up),
+        cmocka_unit_test(test_reader_damage),
         cmocka_unit_test(test_live_readers),
     };
     return CRASH_MAIN(argc, argv, roles, tests);
