@@ -200,15 +200,17 @@ static int reader_open_file(ravel_db *db, const struct rv_file_meta *meta,
                                : rv_error_errno(RAVEL_IOERR, errno, "open %s",
                                                 path);
     struct stat st;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != meta->size) {
-        int err = errno;
+    if (fstat(fd, &st) != 0) {
+        rc = rv_error_errno(RAVEL_IOERR, errno, "stat %s", path);
         close(fd);
-        return err && (uint64_t)st.st_size == meta->size
-                   ? rv_error_errno(RAVEL_IOERR, err, "stat %s", path)
-                   : rv_error(RAVEL_CORRUPT, "%s holds %llu bytes, but the "
-                              "manifest says it holds %llu", path,
-                              (unsigned long long)st.st_size,
-                              (unsigned long long)meta->size);
+        return rc;
+    }
+    if ((uint64_t)st.st_size != meta->size) {
+        close(fd);
+        return rv_error(RAVEL_CORRUPT, "%s holds %llu bytes, but the "
+                        "manifest says it holds %llu", path,
+                        (unsigned long long)st.st_size,
+                        (unsigned long long)meta->size);
     }
     *out = rv_db_new_file(db, meta);
     if (!*out) {
