@@ -193,9 +193,12 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **
 **   create_if_missing=false     create the directory/database if absent
 **   error_if_exists=false       fail to open an existing database
-**   read_only=false             open for reads only: the WAL is replayed
-**                               but never modified, writes return
-**                               RAVEL_READONLY (the LOCK is still taken)
+**   read_only=false             open for reads only, beside a live writer
+**                               in another process or with none: takes no
+**                               lock (any number of readers), replays the
+**                               WAL without modifying it, follows the
+**                               writer with ravel_catch_up; writes return
+**                               RAVEL_READONLY
 **   write_buffer_size=64M       memtable size before it is switched for a
 **                               fresh one (4K .. 4G)
 **   max_write_batch_group_size_bytes=1M
@@ -349,6 +352,10 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               write past it is RAVEL_INVALID and
 **                               leaves the transaction open (RocksDB's
 **                               max_write_batch_size)
+**   catch_up_interval_ms=0      read_only: catch up with the writer every
+**                               this many milliseconds in a thread of its
+**                               own (0 .. 86400000; 0: only on
+**                               ravel_catch_up)
 **
 ** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
 **   level0_file_num_compaction_trigger=4
@@ -1039,6 +1046,12 @@ RAVEL_API int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn,
 **   ravel.prepared-transactions   the names of the prepared transactions
 **                                 not yet committed or rolled back, one
 **                                 per line ("" if none)
+**   ravel.reader-lag              read_only: the sequence read up to and
+**                                 how long ago the last catch-up
+**                                 succeeded, as lines name=value:
+**                                 sequence, ms_since_catch_up, catch_ups,
+**                                 rebuilds, retries, failures, interval_ms
+**                                 (a writer: "writer: sequence=N")
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
 ** deleted, and for the ordering modes: inserts pending, memtable switches
@@ -1314,6 +1327,51 @@ RAVEL_API int ravel_backup_restore_file(const char *path, const char *dir);
 /* The same reading the open file descriptor FD (a pipe too) to the
 ** backup's end; FD is not closed. */
 RAVEL_API int ravel_backup_restore_fd(int fd, const char *dir);
+/* ----------------------------------- operating: readers in other processes */
+
+/*
+** A database opened with read_only=true is a reader.  It takes no lock: any
+** number of readers, in any processes, open a directory beside its one
+** writer (a second writer is still RAVEL_LOCKED), or with no writer at all,
+** and a writer can open while readers are open.  A reader sees the state it
+** built at open, then at each catch-up: always a state the writer had --
+** whole batches, in commit order, never part of a write group, never a
+** prepared transaction before its commit.  The writer never waits for a
+** reader and never deletes anything a reader uses: a reader holds every
+** table file of the versions it reads open (an open file survives its
+** deletion), and a reader that crashes holds nothing.  The cost: a
+** reader's table files count against the process's open-file limit beside
+** max_open_files, and a file the writer deleted keeps its disk space
+** until no reader's version holds it.
+**
+** Exceptions to "sees every acknowledged write after a catch-up": writes
+** still in the writer's buffer under manual_wal_flush=true (until
+** ravel_flush_wal), and RAVEL_NO_WAL writes (until a flush puts them in a
+** table file) -- a reader sees only what is in the WAL or the tables.
+**
+** Snapshots and iterators of a reader keep the state they were made on
+** across catch-ups, however the writer compacts meanwhile.
+**
+** Promotion: once the writer is gone (its LOCK free), the same process can
+** open the directory read-write with ravel_open while the reader handle is
+** still open; the reader's snapshots and iterators stay valid (they hold
+** their files open) and keep showing the state they were made on.  The
+** reader handle does not become the writer: write through the new handle,
+** and catch the reader up (or close it) to see its writes.
+*/
+
+/* Catches the reader DB up with the writer: when it returns RAVEL_OK, DB's
+** reads see every write the writer had acknowledged (and put in its WAL)
+** before the call began, and nothing of a write not yet whole.  Snapshots
+** and iterators taken before keep their state.  Catch-ups are serialized;
+** reads go on meanwhile, without waiting.  RAVEL_OK at once on a writer.
+** RAVEL_BUSY if the writer moved its log (flushes, a reopen) under 100
+** attempts in a row, RAVEL_CORRUPT / RAVEL_IOERR naming the file and
+** offset for damage the writer's moving does not explain; DB keeps its
+** previous state then.  RocksDB's TryCatchUpWithPrimary.  With option
+** catch_up_interval_ms, a thread of the handle's calls it at that
+** interval (its failures counted by ravel.reader-lag). */
+RAVEL_API int ravel_catch_up(ravel_db *db);
 
 #ifdef __cplusplus
 }

@@ -278,6 +278,18 @@ const struct shell_command shell_commands[] = {
      "(which must not exist) appears only once all is there and synced.\n"
      "The session's database is not changed: .open DIR to use the copy.",
      2, 3, shell_cmd_restore},
+    {".catchup", "[auto MS | auto | off]",
+     "-readonly: see the writer's latest writes",
+     "With -readonly, the shell is a reader beside the application that\n"
+     "writes the database (in another process, or none).  .catchup catches\n"
+     "up once and prints the sequence now seen: every write the writer had\n"
+     "acknowledged before is visible (not those still in its buffer with\n"
+     "manual_wal_flush, nor RAVEL_NO_WAL ones until flushed).  .catchup auto\n"
+     "MS reopens the database with catch_up_interval_ms=MS, so it catches\n"
+     "up by itself every MS milliseconds; .catchup off stops that; .catchup\n"
+     "auto prints the interval in force.  Reopening releases the snapshot.\n"
+     "A snapshot taken before a catch-up keeps showing its state.",
+     0, 2, shell_cmd_catchup},
     {NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 
@@ -376,7 +388,8 @@ const struct shell_option shell_options[] = {
     {"-bail", "", "stop at the first error"},
     {"-batch", "", "no prompts or banner, even on a terminal"},
     {"-interactive", "", "prompts and banner, even from a pipe"},
-    {"-readonly", "", "open the database read-only (it must exist)"},
+    {"-readonly", "", "open the database read-only (it must exist), beside\n"
+     "the application writing it: .catchup follows it"},
     {"-cmd", "COMMAND", "run COMMAND before the others (or before\n"
                         "the interactive session); repeatable"},
     {"-init", "FILE", "run FILE first instead of ~/.ravelrc"},

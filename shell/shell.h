@@ -350,6 +350,7 @@ void shell_cmd_quit(struct shell *s, struct shell_line *l);
 void shell_cmd_timer(struct shell *s, struct shell_line *l);
 void shell_cmd_mode(struct shell *s, struct shell_line *l);
 void shell_cmd_sync(struct shell *s, struct shell_line *l);
+void shell_cmd_catchup(struct shell *s, struct shell_line *l);
 void shell_cmd_options(struct shell *s, struct shell_line *l);
 void shell_cmd_read(struct shell *s, struct shell_line *l);
 void shell_cmd_output(struct shell *s, struct shell_line *l);
