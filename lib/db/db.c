@@ -214,6 +214,7 @@ static void db_free(ravel_db *db)
     pthread_cond_destroy(&db->mu.compact.cv);
     rv_mutex_destroy(&db->manifest.lock);
     rv_prepared_destroy(&db->prepared);
+    rv_feed_destroy(&db->feed);
     rv_mutex_destroy(&db->txn.make);
     rv_mutex_destroy(&db->mu.lock);
     for (int l = 0; l < RV_NUM_LEVELS; l++)
@@ -258,6 +259,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     pthread_cond_init(&db->mu.compact.cv, NULL);
     rv_mutex_init(&db->manifest.lock);
     rv_prepared_init(&db->prepared);
+    rv_feed_init(&db->feed);
     rv_mutex_init(&db->txn.make);
     rv_stop_init(&db->stop);
     rv_write_queue_init(&db->write.queue);
