@@ -226,6 +226,18 @@ const struct shell_command shell_commands[] = {
      "at most N of them.  --verify reads and checks every block instead of\n"
      "printing the properties and the index.",
      -1, -1, shell_cmd_sst},
+    {".follow", "[SEQ] [--limit N] [--no-wait]",
+     "print changes as they commit (the change feed)",
+     "Prints the batches committed from sequence SEQ on (without SEQ: those\n"
+     "committed from now on), read back from the WAL (ravel_updates_since),\n"
+     "and waits for more until interrupted (Ctrl-C), N batches were\n"
+     "printed (--limit), or, with --no-wait, the end of what is written.\n"
+     "One line per operation: its sequence, put or del, the key and the\n"
+     "value, escaped as .mode says; in .mode json (or -json) one line per\n"
+     "batch, {\"seq\":N,\"ops\":[{\"op\":\"put\",\"key\":..,\"value\":..}]}.\n"
+     "A sequence no longer in the WAL is an error (RAVEL_EXPIRED): keep\n"
+     "flushed segments with -o wal_ttl_seconds=N or wal_size_limit_mb=N.",
+     -1, -1, shell_cmd_follow},
     {".backup", "FILE", "reserved: online backups (issue 22), not built yet",
      NULL, -1, -1, shell_cmd_reserved},
     {".restore", "FILE", "reserved: online backups (issue 22), not built yet",

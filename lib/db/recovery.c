@@ -596,8 +596,7 @@ static void recovery_delete_obsolete(ravel_db *db,
     }
     if (r->spare_from)
         rv_sync_dir(db->dir);
-    if (rv_db_wal_retained(db))
-        rv_db_purge_wal_archive(db);
+    rv_db_purge_wal_archive(db); /* retention off: archive/ emptied */
 }
 
 /* ------------------------------------------ the end of a cleanly closed log */

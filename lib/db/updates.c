@@ -204,9 +204,10 @@ static int feed_list_dir(const char *path, uint64_t **list, int *n,
     return rc;
 }
 
-/* The segments of DB, in DIR and archive/, ascending, without
+/* The segments of DB's log, in DIR and archive/, ascending, without
 ** duplicates (DIR is listed first: a segment archived meanwhile is then
-** seen in one place or both, never in neither). */
+** seen in one place or both, never in neither), from the last gap in
+** the numbering on. */
 static int feed_list(ravel_db *db, uint64_t **list, int *n)
 {
     char sub[RV_PATH_MAX];
@@ -230,7 +231,14 @@ static int feed_list(ravel_db *db, uint64_t **list, int *n)
     for (int i = 0; i < *n; i++)
         if (k == 0 || (*list)[k - 1] != (*list)[i])
             (*list)[k++] = (*list)[i];
-    *n = k;
+    /* the log is the run of consecutive numbers that ends with the newest:
+    ** what lies before a gap was cut off from it (segments deleted
+    ** between them, while retention was off) */
+    int from = k;
+    while (from > 0 && (from == k || (*list)[from - 1] + 1 == (*list)[from]))
+        from--;
+    memmove(*list, *list + from, (size_t)(k - from) * sizeof **list);
+    *n = k - from;
     return RAVEL_OK;
 }
 

@@ -145,7 +145,8 @@ int rv_wal_archive_purge(const char *dir, uint64_t ttl_seconds,
         int old = ttl_seconds && now > list[i].mtime &&
                   (uint64_t)(now - list[i].mtime) > ttl_seconds;
         int over = size_limit && total > size_limit;
-        if (!old && !over)
+        int none = !ttl_seconds && !size_limit; /* retention off */
+        if (!old && !over && !none)
             break;
         rc = archive_delete(sub, &list[i], deleted);
         total -= list[i].size;

@@ -42,7 +42,8 @@ RAVEL_PRIVATE int rv_wal_archive_segment(const char *dir, uint64_t number);
 
 /* Deletes from DIR/archive/ the segments whose last write is more than
 ** TTL_SECONDS old (0: no age limit), then the oldest ones while the rest
-** hold more than SIZE_LIMIT bytes (0: no size limit).  *DELETED (may be
+** hold more than SIZE_LIMIT bytes (0: no size limit); both 0 (retention
+** off, as a database may be reopened): every one.  *DELETED (may be
 ** NULL) counts the files deleted.  A missing archive/ is RAVEL_OK. */
 RAVEL_PRIVATE int rv_wal_archive_purge(const char *dir, uint64_t ttl_seconds,
                                        uint64_t size_limit,
