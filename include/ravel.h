@@ -267,8 +267,9 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               loss.  RAVEL_SYNC writes are still on
 **                               stable storage when they return, with
 **                               every write acknowledged before them
-**   wal_ttl_seconds=0           0 .. 2147483647: the change feed's WAL
-**   wal_size_limit_mb=0         retention (ravel_updates_since).  When
+**   wal_ttl_seconds=0           0 .. 2147483647, and
+**   wal_size_limit_mb=0         0 .. 2147483647: the change feed's WAL
+**                               retention (ravel_updates_since).  When
 **                               either is set, a flushed WAL segment is
 **                               moved into DIR/archive/ instead of being
 **                               deleted (and is never recycled), and is
