@@ -12,7 +12,8 @@
 **                  end it says so, and a later call returns what was
 **                  written since, across a segment switch.
 **   expired        without retention a flushed sequence is RAVEL_EXPIRED,
-**                  naming the oldest available; with wal_size_limit_mb the
+**                  naming the oldest available (also while the segment
+**                  left is empty); with wal_size_limit_mb the
 **                  oldest segments are purged and only they expire; with
 **                  wal_ttl_seconds segments aged past it (their mtime set
 **                  back) are purged; a follower whose next segment is
@@ -337,7 +338,13 @@ static void test_expired(void **state)
     ravel_db *db = tu_open_ok(dir, NULL);
     put_many(db, 10, 10);
     TU_OK(ravel_flush(db, 0));
+    expect_expired(db, 1, 11); /* the only segment left is empty */
+    TU_OK(ravel_updates_since(db, 11, 0, &u)); /* what comes next */
+    assert_int_equal(ravel_updates_next(u), RAVEL_NOTFOUND);
     uint64_t s11 = put_many(db, 1, 10);
+    TU_OK(ravel_updates_next(u));
+    assert_int_equal(ravel_updates_sequence(u), 11);
+    ravel_updates_free(u);
     assert_int_equal(s11, 11);
     expect_expired(db, 1, 11);
     expect_expired(db, 10, 11);

@@ -256,6 +256,25 @@ static int feed_expired(const struct ravel_updates *u, uint64_t first)
                     (unsigned long long)o->wal_size_limit_mb);
 }
 
+/* U starts at segment OLDEST, the oldest left, which does not start the
+** log: RAVEL_EXPIRED if its first record comes after U->from, or, when it
+** has none yet, if U->from is at or below the last sequence the handle
+** knows of (written before, so in a segment that is gone). */
+static int feed_check_gap(struct ravel_updates *u, uint64_t oldest)
+{
+    uint64_t first;
+    int rc = feed_first_seq(u->db, oldest, &first);
+    if (rc == RAVEL_OK)
+        return first > u->from ? feed_expired(u, first) : RAVEL_OK;
+    if (rc != RAVEL_NOTFOUND)
+        return rc;
+    /* relaxed: any value the handle has seen proves those batches were
+    ** written; a newer one only narrows the window */
+    uint64_t last = atomic_load_explicit(&u->db->write.last_seq,
+                                         memory_order_relaxed);
+    return u->from <= last ? feed_expired(u, last + 1) : RAVEL_OK;
+}
+
 /* Opens U's tail at the segment to start from (updates.h): RAVEL_OK,
 ** RAVEL_NOTFOUND when there is no segment yet, RAVEL_EXPIRED. */
 static int feed_position(struct ravel_updates *u)
@@ -265,7 +284,6 @@ static int feed_position(struct ravel_updates *u)
     if (rc)
         return rc;
     int start = -1;
-    uint64_t first = 0;
     for (int i = n - 1; i >= 0 && start < 0; i--) {
         uint64_t seq;
         rc = feed_first_seq(u->db, list[i], &seq);
@@ -273,7 +291,6 @@ static int feed_position(struct ravel_updates *u)
             continue;
         if (rc)
             break;
-        first = seq;
         if (seq <= u->from)
             start = i;
     }
@@ -289,9 +306,8 @@ static int feed_position(struct ravel_updates *u)
         /* every segment's first record comes after FROM: the oldest one
         ** must start the log, or what came before it is gone */
         u->check_gap = start < 0 && u->tail.prev_end != 0;
-        if (u->check_gap && first > u->from &&
-            feed_first_seq(u->db, list[0], &first) == RAVEL_OK)
-            rc = feed_expired(u, first);
+        if (u->check_gap)
+            rc = feed_check_gap(u, list[0]);
     }
     free(list);
     return rc;
