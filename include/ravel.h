@@ -1146,7 +1146,8 @@ RAVEL_API uint64_t ravel_batch_sequence(const ravel_batch *b);
 ** A database opened read_only can be followed as well (the feed reads the
 ** directory's files); it reads what the writer has written, whichever
 ** process that is.  An iterator is used by one thread at a time and freed
-** before its database is closed. */
+** before its database is closed (ravel_close refuses to close while one
+** is open, as for ravel_iter). */
 typedef struct ravel_updates ravel_updates;
 
 /* A new iterator over the batches from sequence SEQ on: the first batch

@@ -263,6 +263,9 @@ static void test_resume(void **state)
     TU_EXPECT_INVALID(ravel_updates_since(db, 1, 0x40, &u));
     TU_EXPECT_INVALID(ravel_updates_since(db, 1, 0, NULL));
     TU_EXPECT_INVALID(ravel_updates_next(NULL));
+    TU_OK(ravel_updates_since(db, 1, 0, &u));
+    TU_EXPECT_INVALID(ravel_close(db)); /* an iterator is open */
+    ravel_updates_free(u);
     TU_OK(ravel_close(db));
     for (int i = 0; i < N + 2; i++)
         free(w[i].ops);

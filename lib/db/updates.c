@@ -256,6 +256,26 @@ static int feed_expired(const struct ravel_updates *u, uint64_t first)
                     (unsigned long long)o->wal_size_limit_mb);
 }
 
+/* The last sequence U's handle knows was written: relaxed, since any
+** value it has seen proves those batches were written, and a newer one
+** only narrows what is judged gone. */
+static uint64_t feed_last_written(const struct ravel_updates *u)
+{
+    return atomic_load_explicit(&u->db->write.last_seq,
+                                memory_order_relaxed);
+}
+
+/* No segment holds a record yet and the oldest has not even been started
+** (wal_io=direct writes a segment's header with its first record): the
+** batches up to the handle's last sequence are in no segment left.
+** RAVEL_EXPIRED if U->from is among them, else RAVEL_NOTFOUND (U is
+** positioned by a later call). */
+static int feed_check_unstarted(struct ravel_updates *u)
+{
+    uint64_t last = feed_last_written(u);
+    return u->from <= last ? feed_expired(u, last + 1) : RAVEL_NOTFOUND;
+}
+
 /* U starts at segment OLDEST, the oldest left, which does not start the
 ** log: RAVEL_EXPIRED if its first record comes after U->from, or, when it
 ** has none yet, if U->from is at or below the last sequence the handle
@@ -268,10 +288,7 @@ static int feed_check_gap(struct ravel_updates *u, uint64_t oldest)
         return first > u->from ? feed_expired(u, first) : RAVEL_OK;
     if (rc != RAVEL_NOTFOUND)
         return rc;
-    /* relaxed: any value the handle has seen proves those batches were
-    ** written; a newer one only narrows the window */
-    uint64_t last = atomic_load_explicit(&u->db->write.last_seq,
-                                         memory_order_relaxed);
+    uint64_t last = feed_last_written(u);
     return u->from <= last ? feed_expired(u, last + 1) : RAVEL_OK;
 }
 
@@ -301,6 +318,8 @@ static int feed_position(struct ravel_updates *u)
     if (rc == RAVEL_OK)
         rc = rv_wal_tail_open(&u->tail, u->db->dir,
                               list[start < 0 ? 0 : start]);
+    if (rc == RAVEL_NOTFOUND && start < 0)
+        rc = feed_check_unstarted(u);
     if (rc == RAVEL_OK) {
         u->open = 1;
         /* every segment's first record comes after FROM: the oldest one
@@ -481,6 +500,10 @@ int ravel_updates_since(ravel_db *db, uint64_t seq, int flags,
     u->from = seq ? seq : 1;
     rv_wal_tail_init(&u->tail);
     rv_batch_init(&u->batch);
+    /* relaxed: close reads it only after the gate, which orders it; it
+    ** refuses to close while a feed iterator is open, as for others */
+    atomic_fetch_add_explicit(&db->read.live_iterators, 1,
+                              memory_order_relaxed);
     /* positioned now, so that an expired sequence fails here */
     rc = feed_position(u);
     rv_db_leave(db);
@@ -525,7 +548,12 @@ void ravel_updates_free(ravel_updates *u)
 {
     if (!u)
         return;
+    ravel_db *db = u->db;
     rv_wal_tail_release(&u->tail);
     rv_batch_release(&u->batch);
     free(u);
+    /* release: the iterator's last use happens before close sees 0 (this
+    ** call is not inside the gate) */
+    atomic_fetch_sub_explicit(&db->read.live_iterators, 1,
+                              memory_order_release);
 }
