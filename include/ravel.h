@@ -561,7 +561,8 @@ RAVEL_API int ravel_close(ravel_db *db);
 ** its LOCK (RAVEL_LOCKED if the database is open, in this process or
 ** another, and then nothing is deleted), removes the files a database
 ** holds (CURRENT, IDENTITY, LOG, LOG.old, MANIFEST-*, wal-*.log, *.sst,
-** their .tmp files, lost/ and what it holds) and the LOCK, then DIR itself
+** their .tmp files, lost/ and archive/ and what they hold) and the LOCK,
+** then DIR itself
 ** if nothing else is left in it: files of other names stay where they
 ** are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
 ** file that could not be removed (those before it are gone). */

@@ -275,6 +275,10 @@ static void test_resume(void **state)
     TU_EXPECT_INVALID(ravel_close(db)); /* an iterator is open */
     ravel_updates_free(u);
     TU_OK(ravel_close(db));
+    /* ravel_destroy takes archive/ with it */
+    TU_OK(ravel_destroy(dir));
+    struct stat st;
+    assert_int_not_equal(stat(dir, &st), 0);
     for (int i = 0; i < N + 2; i++)
         free(w[i].ops);
     ravel_batch_free(b);
