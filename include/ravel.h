@@ -562,9 +562,8 @@ RAVEL_API int ravel_close(ravel_db *db);
 ** another, and then nothing is deleted), removes the files a database
 ** holds (CURRENT, IDENTITY, LOG, LOG.old, MANIFEST-*, wal-*.log, *.sst,
 ** their .tmp files, lost/ and archive/ and what they hold) and the LOCK,
-** then DIR itself
-** if nothing else is left in it: files of other names stay where they
-** are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
+** then DIR itself if nothing else is left in it: files of other names
+** stay where they are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
 ** file that could not be removed (those before it are gone). */
 RAVEL_API int ravel_destroy(const char *dir);
 
