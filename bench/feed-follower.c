@@ -2,7 +2,8 @@
 ** feed-follower.c -- what a continuous change-feed follower costs the
 ** writers: the seed workload (db_bench's fillrandom --threads=32
 ** --batch_size=8 --writes=30000, 16-byte keys, 100-byte values, WAL on,
-** no sync) run in rounds without and with a follower thread that tails
+** no sync; --writes keys per thread, as db_bench counts them, in batches
+** of --batch) run in rounds without and with a follower thread that tails
 ** the database with ravel_updates_since / ravel_updates_next (pausing
 ** --poll_us when it is at the end), alternating, each round on a fresh
 ** database.  Prints each round's ops/s, the medians and their ratio, and
@@ -57,7 +58,7 @@ static void *fb_writer(void *arg)
     memset(val, 'v', sizeof val);
     if (ravel_batch_new(&b))
         fb_die("batch", RAVEL_NOMEM);
-    for (long i = 0; i < fb_args.writes; i++) {
+    for (long i = 0; i < fb_args.writes / fb_args.batch; i++) {
         ravel_batch_clear(b);
         for (long j = 0; j < fb_args.batch; j++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -136,7 +137,8 @@ static double fb_round(int follow, uint64_t *followed)
     free(th);
     if ((rc = ravel_close(fb_db)))
         fb_die("close", rc);
-    return (double)(fb_args.threads * fb_args.writes * fb_args.batch) / took;
+    return (double)(fb_args.threads * (fb_args.writes / fb_args.batch) *
+                    fb_args.batch) / took;
 }
 
 static int fb_cmp(const void *a, const void *b)
@@ -179,14 +181,17 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (fb_args.threads < 1 || fb_args.batch < 1 || fb_args.writes < 1 ||
+    if (fb_args.threads < 1 || fb_args.batch < 1 ||
+        fb_args.writes < fb_args.batch ||
         fb_args.num < 1 || fb_args.rounds < 1) {
-        fprintf(stderr, "feed-follower: counts must be at least 1\n");
+        fprintf(stderr, "feed-follower: counts must be at least 1, and "
+                "--writes at least --batch\n");
         return 2;
     }
     double *off = calloc((size_t)fb_args.rounds, sizeof *off);
     double *on = calloc((size_t)fb_args.rounds, sizeof *on);
-    uint64_t want = (uint64_t)(fb_args.threads * fb_args.writes);
+    uint64_t want = (uint64_t)(fb_args.threads *
+                               (fb_args.writes / fb_args.batch));
     for (long r = 0; r < fb_args.rounds; r++) {
         uint64_t followed;
         off[r] = fb_round(0, &followed);
