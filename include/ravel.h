@@ -1166,7 +1166,10 @@ RAVEL_API int ravel_updates_since(ravel_db *db, uint64_t seq, int flags,
 ** of what the WAL holds now -- call again later; RAVEL_EXPIRED if what
 ** comes next was deleted before it was read (a follower too far behind:
 ** the message says where it stopped); RAVEL_CORRUPT for a record that
-** verifies but is malformed or out of order; RAVEL_IOERR. */
+** verifies but is malformed or out of order; RAVEL_IOERR.  After
+** RAVEL_EXPIRED or RAVEL_CORRUPT the iterator is stopped: every later
+** call returns the same code and message, and it never reads past the
+** gap or the damage. */
 RAVEL_API int ravel_updates_next(ravel_updates *u);
 
 /* The current batch's sequence (0 when there is none). */

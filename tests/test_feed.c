@@ -411,6 +411,9 @@ static void test_expired(void **state)
     while ((rc = ravel_updates_next(u)) == RAVEL_OK)
         assert_true(ravel_updates_sequence(u) <= 5);
     assert_int_equal(rc, RAVEL_EXPIRED);
+    /* stopped there: never on past the gap */
+    TU_EXPECT_RC(RAVEL_EXPIRED, ravel_updates_next(u));
+    TU_EXPECT_RC(RAVEL_EXPIRED, ravel_updates_next(u));
     ravel_updates_free(u);
     TU_EXPECT_RC(RAVEL_EXPIRED, ravel_updates_since(db, 1, 0, &u));
     TU_OK(ravel_close(db));

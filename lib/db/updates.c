@@ -71,6 +71,10 @@ struct ravel_updates {
     struct rv_wal_tail tail;
     struct ravel_batch batch;/* the current batch */
     int valid;               /* BATCH holds one */
+    int stopped;             /* the error that stopped U (RAVEL_EXPIRED,
+                             ** RAVEL_CORRUPT), returned by every later
+                             ** call with ... */
+    char *stopped_why;       /* ... its message (malloc'd; NULL: none) */
 };
 
 /* ------------------------------------------------------ the index */
@@ -392,10 +396,19 @@ static int feed_advance(struct ravel_updates *u)
                         (unsigned long long)prev_end,
                         (unsigned long long)u->tail.off);
     }
-    rc = rv_wal_tail_open(&u->tail, u->db->dir, next);
-    if (rc == RAVEL_OK)
-        u->mismatches = 0;
-    return rc;
+    /* opened aside: if it fails (purged meanwhile), U stays where it was
+    ** and the next call looks again */
+    struct rv_wal_tail t;
+    rv_wal_tail_init(&t);
+    rc = rv_wal_tail_open(&t, u->db->dir, next);
+    if (rc) {
+        rv_wal_tail_release(&t);
+        return rc;
+    }
+    rv_wal_tail_release(&u->tail);
+    u->tail = t;
+    u->mismatches = 0;
+    return RAVEL_OK;
 }
 
 /* ---------------------------------------------------------- records */
@@ -523,7 +536,17 @@ int ravel_updates_next(ravel_updates *u)
     if (rc)
         return rc;
     u->valid = 0;
-    rc = feed_next(u);
+    if (u->stopped) {
+        rc = rv_error(u->stopped, "%s", u->stopped_why ? u->stopped_why
+                                       : ravel_errstr(u->stopped));
+    } else {
+        rc = feed_next(u);
+        if (rc == RAVEL_EXPIRED || rc == RAVEL_CORRUPT) {
+            /* never read on past a gap or damage */
+            u->stopped = rc;
+            u->stopped_why = strdup(rv_errmsg_get());
+        }
+    }
     u->valid = rc == RAVEL_OK;
     rv_db_leave(u->db);
     return rc;
@@ -549,6 +572,7 @@ void ravel_updates_free(ravel_updates *u)
     if (!u)
         return;
     ravel_db *db = u->db;
+    free(u->stopped_why);
     rv_wal_tail_release(&u->tail);
     rv_batch_release(&u->batch);
     free(u);
