@@ -23,7 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TAIL_WINDOW (64u << 10)  /* bytes read ahead at once */
+#define TAIL_WINDOW (64u << 10) /* bytes read ahead at once ... */
+#define TAIL_FRESH_WINDOW 4096  /* ... and when reading again at the end of
+                                ** the data: a follower polls there */
 
 void rv_wal_tail_init(struct rv_wal_tail *t)
 {
@@ -74,7 +76,8 @@ static int tail_read(struct rv_wal_tail *t, uint64_t at, size_t n,
         *got = n;
         return RAVEL_OK;
     }
-    size_t want = n > TAIL_WINDOW ? n : TAIL_WINDOW;
+    size_t window = fresh ? TAIL_FRESH_WINDOW : TAIL_WINDOW;
+    size_t want = n > window ? n : window;
     if (t->buf_cap < want) {
         char *b = realloc(t->buf, want);
         if (!b)
@@ -202,12 +205,26 @@ static int tail_tag_ok(const struct rv_wal_tail *t, const char *h)
     return rv_wal_record_tag(h) == want;
 }
 
+/* Whether the file has a non-zero record header at T->off now: one
+** 16-byte read, leaving the window as it is. */
+static int tail_header_written(const struct rv_wal_tail *t)
+{
+    char h[RV_WAL_RECORD_HEADER_SIZE];
+    ssize_t r;
+    do
+        r = pread(t->fd, h, sizeof h, (off_t)t->off);
+    while (r < 0 && errno == EINTR);
+    return r == (ssize_t)sizeof h && !tail_zero(h, sizeof h);
+}
+
 /* The record at T->off: 1 and *REC (header + payload), *LEN (payload) if
 ** it verifies; 0 if it does not (for now). */
 static int tail_record(struct rv_wal_tail *t, int fresh, const char **rec,
                        uint32_t *len)
 {
     size_t got;
+    if (fresh && !tail_header_written(t))
+        return 0; /* the cheap answer a polling follower mostly gets */
     if (tail_read(t, t->off, RV_WAL_RECORD_HEADER_SIZE, fresh, &got) ||
         got < RV_WAL_RECORD_HEADER_SIZE)
         return 0;
