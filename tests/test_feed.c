@@ -18,6 +18,10 @@
 **                  wal_ttl_seconds segments aged past it (their mtime set
 **                  back) are purged; a follower whose next segment is
 **                  purged under it gets RAVEL_EXPIRED, never a silent gap.
+**   recycled       wal_io=direct with recycle_log_file_num, no retention: a
+**                  follower that falls behind while the segments it holds
+**                  are reused reads only what was written, in order, then
+**                  RAVEL_EXPIRED.
 **   txn            two-phase commits appear once, at their commit, with
 **                  their ops and the database's sequences; prepares and
 **                  rollbacks never; across a flush that spilled a prepare
@@ -280,6 +284,69 @@ static void test_resume(void **state)
     struct stat st;
     assert_int_not_equal(stat(dir, &st), 0);
     for (int i = 0; i < N + 2; i++)
+        free(w[i].ops);
+    ravel_batch_free(b);
+    free(dir);
+}
+
+/* ------------------------------------------------------------- recycled */
+
+/* wal_io=direct with recycle_log_file_num and no retention: the segments a
+** slow follower holds open are reused under it.  Whatever it reads is what
+** was written at that sequence, in order, until RAVEL_EXPIRED stops it
+** (or it read everything). */
+static void test_recycled(void **state)
+{
+    (void)state;
+    const char *io = tu_wal_io();
+    if (!io || strcmp(io, "direct") != 0) {
+        printf("note: recycled segments exist only with wal_io=direct: not "
+               "run in this variant\n");
+        return;
+    }
+    char *dir = new_dir("recycled");
+    ravel_db *db = tu_open_ok(dir, "recycle_log_file_num=4;"
+                                   "write_buffer_size=64K");
+    enum { N = 600 };
+    static struct written w[N];
+    uint64_t rng = tu_seed() | 1;
+    int k = 0;
+    ravel_batch *b;
+    TU_OK(ravel_batch_new(&b));
+    ravel_updates *u;
+    TU_OK(ravel_updates_since(db, 1, 0, &u));
+    int read = 0, rc = RAVEL_OK;
+    char big[300];
+    memset(big, 'x', sizeof big);
+    for (int i = 0; i < N; i++) {
+        fill_batch(b, &rng, &k);
+        TU_OK(ravel_batch_put(b, "pad", 3, big, sizeof big));
+        written_set(&w[i], write_batch(db, b), b);
+        if (i % 25 == 24)
+            TU_OK(ravel_flush(db, 0));
+        if (i < 5) { /* the follower starts, then falls behind */
+            TU_OK(ravel_updates_next(u));
+            assert_true(written_is(&w[read], ravel_updates_batch(u),
+                                   ravel_updates_sequence(u)));
+            read++;
+        }
+    }
+    while ((rc = ravel_updates_next(u)) == RAVEL_OK) {
+        if (read >= N || !written_is(&w[read], ravel_updates_batch(u),
+                                     ravel_updates_sequence(u)))
+            fail_msg("batch %d from the feed (sequence %llu) is not the one "
+                     "written", read,
+                     (unsigned long long)ravel_updates_sequence(u));
+        read++;
+    }
+    printf("the follower read %d of %d batches, then: %s\n", read, N,
+           rc == RAVEL_EXPIRED ? ravel_errmsg() : ravel_errstr(rc));
+    if (rc != RAVEL_EXPIRED && !(rc == RAVEL_NOTFOUND && read == N))
+        fail_msg("the follower stopped at batch %d with %s: %s", read,
+                 ravel_errstr(rc), ravel_errmsg());
+    ravel_updates_free(u);
+    TU_OK(ravel_close(db));
+    for (int i = 0; i < N; i++)
         free(w[i].ops);
     ravel_batch_free(b);
     free(dir);
@@ -830,6 +897,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_batch_api),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_expired),
+        cmocka_unit_test(test_recycled),
         cmocka_unit_test(test_txn),
         cmocka_unit_test(test_replication),
         cmocka_unit_test(test_other_process),
