@@ -163,6 +163,7 @@ static void test_batch_api(void **state)
     const char *cdata = ravel_batch_data(c, &clen);
     assert_int_equal(clen, len);
     assert_memory_equal(cdata, data, len);
+    ravel_batch_free(c);
 
     /* damaged: every cut, a byte too many, a wrong count, a marker */
     char *buf = malloc(len + 1);
@@ -504,12 +505,14 @@ static void test_txn(void **state)
     TU_OK(ravel_txn_prepare(t1));
     tu_put(db, 0, "b", "2");
     TU_OK(ravel_txn_commit(t1));
+    ravel_txn_free(t1);
     uint64_t t1_end = tu_prop_u64(db, "ravel.last-sequence");
     TU_OK(ravel_txn_begin(db, 0, &t2));
     TU_OK(ravel_txn_put(t2, "z", 1, "Z", 1));
     TU_OK(ravel_txn_set_name(t2, "t2"));
     TU_OK(ravel_txn_prepare(t2));
     TU_OK(ravel_txn_rollback(t2));
+    ravel_txn_free(t2);
     TU_OK(ravel_txn_begin(db, 0, &t3));
     TU_OK(ravel_txn_put(t3, "w", 1, "W", 1));
     TU_OK(ravel_txn_set_name(t3, "t3"));
@@ -520,6 +523,7 @@ static void test_txn(void **state)
     db = tu_open_ok(dir, opts);
     TU_OK(ravel_txn_recover(db, "t3", &t3));
     TU_OK(ravel_txn_commit(t3));
+    ravel_txn_free(t3);
     uint64_t t3_end = tu_prop_u64(db, "ravel.last-sequence");
     tu_put(db, 0, "c", "3");
 
