@@ -25,7 +25,11 @@
 ** When is FROM no longer available (RAVEL_EXPIRED)?  When the oldest
 ** segment left does not start the log (its header's prev_end names a
 ** predecessor: flushed and deleted, or purged from archive/) and its first
-** record comes after FROM.  A sequence consumed without a record just
+** record comes after FROM -- or, while it has no record yet (or, with
+** wal_io=direct, no header yet), when FROM is at or below the last
+** sequence the handle knows was written.  The log is the run of
+** consecutive segment numbers that ends with the newest: older segments
+** before a gap in the numbering do not count.  A sequence consumed without a record just
 ** before that record is then reported expired too, since nothing says
 ** what the deleted segments held.  Also when a segment the iterator was
 ** reading was recycled under it before it got to its end (wal_io=direct
