@@ -1074,6 +1074,81 @@ RAVEL_API int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn,
 ** name is RAVEL_NOTFOUND, with a message listing the known names. */
 RAVEL_API int ravel_property(ravel_db *db, const char *name, char **text);
 
+/* ------------------------------------------- bulk ingest (ops: ingest) */
+
+/* A table-file writer: builds, outside any database, a file that
+** ravel_ingest can add to one.  Keys are added in strictly increasing
+** bytewise order (the only order ravel has), each at most once: a put or
+** a delete (a delete hides the key's older values once ingested).  The
+** file is written to PATH, which must not exist; ravel_sst_writer_finish
+** completes it and makes it durable (the file and its directory entry
+** fdatasynced).  Its blocks are laid out as OPTS says (block_size,
+** block_restart_interval, bloom_bits_per_key, compression; NULL: the
+** defaults); ravel_ingest rewrites it in the database's own layout
+** anyway.  A writer that failed keeps failing with its first error.
+** One thread at a time per writer. */
+typedef struct ravel_sst_writer ravel_sst_writer;
+
+/* Creates PATH (RAVEL_INVALID if it exists, RAVEL_IOERR if it cannot be
+** created) and a writer for it in *OUT. */
+RAVEL_API int ravel_sst_writer_open(const char *path,
+                                    const ravel_options *opts,
+                                    ravel_sst_writer **out);
+/* Adds a put of KEY (KLEN bytes, 1 .. RAVEL_MAX_KEY_SIZE) with value VAL.
+** RAVEL_INVALID if KEY is not greater than the key added before it: the
+** message names both keys' positions (the first key added is position
+** 0), and nothing is added. */
+RAVEL_API int ravel_sst_writer_put(ravel_sst_writer *w, const void *key,
+                                   size_t klen, const void *val, size_t vlen);
+/* Adds a delete of KEY, in the same order as puts. */
+RAVEL_API int ravel_sst_writer_delete(ravel_sst_writer *w, const void *key,
+                                      size_t klen);
+/* Writes the rest of the file and makes it durable.  RAVEL_INVALID if no
+** key was added (an empty file could only be refused by ravel_ingest):
+** the file is removed then.  *ENTRIES (if not NULL) receives the number
+** of keys added. */
+RAVEL_API int ravel_sst_writer_finish(ravel_sst_writer *w, uint64_t *entries);
+/* Frees the writer; a file it did not finish is removed.  NULL is a
+** no-op. */
+RAVEL_API void ravel_sst_writer_free(ravel_sst_writer *w);
+
+/* Flags for ravel_ingest. */
+#define RAVEL_INGEST_MOVE 0x1 /* remove the source files once the ingest is
+                              ** durable, and hard-link them where they can
+                              ** go in as they are (without it they are
+                              ** copied and kept) */
+
+/* Adds the N table files PATHS (written by ravel_sst_writer) to DB,
+** atomically: every reader, snapshot and iterator sees all of them or
+** none; a snapshot taken before the call sees none of it.  Their keys
+** replace every value written before the call, and every write that
+** returns after it (or waits behind it) replaces them.  Every file is
+** read and checked first (every block's checksum, the keys' order).
+** When nothing in the database overlaps the files' key ranges and no
+** snapshot or transaction is live, the files go in as they are, at the
+** last level: hard-linked with RAVEL_INGEST_MOVE (copied where a link
+** cannot be made, e.g. from another file system), else copied byte for
+** byte.  Otherwise each is copied into the database with its keys under
+** one new sequence number, at the deepest level where it overlaps
+** nothing above it, memtables holding keys of its range flushed first.
+** Writes wait while the files are placed or copied; reads do not.  One
+** manifest edit adds every file: after a crash the database holds all of
+** them or none (files placed but not yet named are removed by the next
+** open).
+** Refused, with nothing ingested and a message naming the file:
+** RAVEL_NOTFOUND for a missing file, RAVEL_INVALID for files whose key
+** ranges overlap each other (naming both), an empty file, N == 0 or
+** unknown FLAGS, a database opened with unordered_write or
+** write_prepared; RAVEL_READONLY on a database opened read_only or once
+** writes are stopped; RAVEL_CORRUPT for a file that is not a ravel table
+** written by ravel_sst_writer (another format, a database's own table
+** file), fails a checksum, or holds keys out of order; RAVEL_IOERR for a
+** failed read or write.  A failure after the manifest edit was attempted
+** stops writes (as a failed flush does); the next open finds the
+** database with all of the files or none. */
+RAVEL_API int ravel_ingest(ravel_db *db, const char *const *paths, size_t n,
+                           int flags);
+
 /* ------------------------------------ change feed (operations: feed) */
 
 /* Reading a batch back, and a batch as bytes: what the change feed hands

@@ -175,7 +175,7 @@ const struct shell_command shell_commands[] = {
      NULL, 0, 1, shell_cmd_sync},
     {".options", "", "the options the database was opened with", NULL, 0, 0,
      shell_cmd_options},
-    {".import", "[--csv|--tsv|--json] FILE",
+    {".import", "[--csv|--tsv|--json] [--sst OUT] FILE",
      "load pairs from CSV, tab-separated or JSON lines",
      "Reads FILE and puts every pair, in batched writes.  The format is\n"
      "the option's; else the extension's (.csv; .tsv or .tab; .json, .jsonl\n"
@@ -185,8 +185,20 @@ const struct shell_command shell_commands[] = {
      "KEY<tab>VALUE per line, both taken literally (a trailing CR is\n"
      "dropped).  FILE is checked whole first: a bad line imports nothing,\n"
      "and the error names its line.  Inside a batch, the pairs join the\n"
-     "batch.  Long imports show progress.",
+     "batch.  Long imports show progress.\n"
+     "--sst OUT writes the pairs to a new table file OUT instead of the\n"
+     "database (no database is needed), for .ingest: the keys must be in\n"
+     "strictly increasing bytewise order, and a key out of order is an\n"
+     "error naming its line (OUT is then removed).",
      -1, -1, shell_cmd_import},
+    {".ingest", "[--move] FILE...", "add table files (.import --sst) at once",
+     "Adds the table files, written by ravel_sst_writer or .import --sst,\n"
+     "to the database in one step (ravel_ingest): every reader sees all of\n"
+     "them or none, and their keys replace older values.  Files whose key\n"
+     "ranges overlap each other, a missing, damaged or foreign file: the\n"
+     "error names it and nothing is added.  The files are copied; --move\n"
+     "removes them once the ingest is durable.",
+     -1, -1, shell_cmd_ingest},
     {".dump", "[FILE]", "write every pair as JSON lines (.import reads it)",
      "Writes the database (or the snapshot) to FILE, or to the output, one\n"
      "{\"key\":..,\"value\":..} line per key.  .import reads it back\n"

@@ -357,6 +357,7 @@ void shell_cmd_read(struct shell *s, struct shell_line *l);
 void shell_cmd_output(struct shell *s, struct shell_line *l);
 void shell_cmd_import(struct shell *s, struct shell_line *l);
 void shell_cmd_dump(struct shell *s, struct shell_line *l);
+void shell_cmd_ingest(struct shell *s, struct shell_line *l);
 void shell_cmd_open(struct shell *s, struct shell_line *l);
 void shell_cmd_once(struct shell *s, struct shell_line *l);
 void shell_cmd_shell(struct shell *s, struct shell_line *l);

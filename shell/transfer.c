@@ -24,6 +24,11 @@
 ** commit.  In an
 ** interactive session an import that runs longer than a second shows a
 ** progress line on stderr.
+**
+** .import --sst OUT writes the pairs to a new table file OUT with
+** ravel_sst_writer instead (for .ingest): no database is needed, the keys
+** must come in strictly increasing order (the writer's refusal names the
+** line), and OUT is removed unless the whole input went in.
 */
 #include <errno.h>
 #include <stdarg.h>
@@ -58,6 +63,8 @@ struct import_ctx {
                                   ** NULL in a transaction */
     const char *joined;           /* "batch", "transaction": the pairs join
                                   ** the session's open one; NULL if not */
+    ravel_sst_writer *sst;        /* .import --sst: the pairs go here */
+    const char *sst_path;         /* ... the table file's name */
     size_t pending_bytes;
     long long size;               /* of the file, 0 if unknown */
     long long bytes_read;
@@ -79,7 +86,7 @@ static void import_error(struct import_ctx *c, const char *fmt, ...)
 
 static void import_error(struct import_ctx *c, const char *fmt, ...)
 {
-    char msg[256];
+    char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -87,7 +94,10 @@ static void import_error(struct import_ctx *c, const char *fmt, ...)
     if (c->progress_shown)
         fputc('\n', stderr);
     c->progress_shown = 0;
-    if (c->joined && !c->check && c->records)
+    if (c->sst_path)
+        shell_error(c->s, ".import: %s: line %ld: %s; %s not written",
+                    c->name, c->line, msg, c->sst_path);
+    else if (c->joined && !c->check && c->records)
         shell_error(c->s, ".import: %s: line %ld: %s; the %llu pairs before "
                     "it were added to the open %s", c->name, c->line, msg,
                     c->records, c->joined);
@@ -120,7 +130,7 @@ static void import_progress(struct import_ctx *c)
 /* Writes our own batch (not the session's open batch). */
 static int import_flush(struct import_ctx *c)
 {
-    if (c->check || c->joined) {
+    if (c->check || c->joined || c->sst) {
         c->written = c->records;
         return 0;
     }
@@ -168,6 +178,13 @@ static int import_parse(struct import_ctx *c, const char *line, size_t len,
 static int import_put(struct import_ctx *c)
 {
     int rc;
+    if (c->sst) {
+        rc = ravel_sst_writer_put(c->sst, c->key.p, c->key.len, c->val.p,
+                                  c->val.len);
+        if (rc)
+            import_error(c, "%s", shell_api_message(rc));
+        return rc ? -1 : 0;
+    }
     if (c->s->txn) {
         rc = ravel_txn_put(c->s->txn, c->key.p, c->key.len, c->val.p,
                            c->val.len);
@@ -318,16 +335,24 @@ static enum import_format import_by_extension(const char *name)
     return IMPORT_GUESS;
 }
 
-/* .import [--csv|--tsv|--json] FILE: the file name and the format given;
-** NULL after reporting a usage error. */
+/* .import [--csv|--tsv|--json] [--sst OUT] FILE: the file name and the
+** format given (and *SST, OUT or NULL); NULL after reporting a usage
+** error. */
 static const char *import_args(struct shell *s, struct shell_line *l,
-                               enum import_format *fmt)
+                               enum import_format *fmt, const char **sst)
 {
     static const char *const flags[] = {NULL, "--tsv", "--json", "--csv"};
     const char *name = NULL;
     *fmt = IMPORT_GUESS;
+    *sst = NULL;
     for (int i = 1; i < l->n; i++) {
         const struct shell_token *t = &l->tok[i];
+        if (!t->quoted && strcmp(t->p, "--sst") == 0 && !*sst &&
+            i + 1 < l->n && l->tok[i + 1].len &&
+            strlen(l->tok[i + 1].p) == l->tok[i + 1].len) {
+            *sst = l->tok[++i].p;
+            continue;
+        }
         int flag = 0;
         for (int k = 1; k < 4 && !t->quoted; k++)
             if (strcmp(t->p, flags[k]) == 0)
@@ -355,10 +380,12 @@ static const char *import_args(struct shell *s, struct shell_line *l,
 void shell_cmd_import(struct shell *s, struct shell_line *l)
 {
     enum import_format given;
-    const char *name = import_args(s, l, &given);
-    if (!name || (s->txn && shell_txn_writable(s, ".import")))
+    const char *sst = NULL;
+    const char *name = import_args(s, l, &given, &sst);
+    if (!name || (!sst && s->txn && shell_txn_writable(s, ".import")))
         return;
-    struct import_ctx c = {.s = s, .name = name, .given = given};
+    struct import_ctx c = {.s = s, .name = name, .given = given,
+                           .sst_path = sst};
     c.f = fopen(name, "r");
     if (!c.f) {
         shell_error(s, ".import: cannot open '%s': %s", name, strerror(errno));
@@ -367,7 +394,13 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
     struct stat st;
     int seekable = fstat(fileno(c.f), &st) == 0 && S_ISREG(st.st_mode);
     c.size = seekable ? (long long)st.st_size : 0;
-    if (s->txn) {
+    if (sst) {
+        int rc = ravel_sst_writer_open(sst, NULL, &c.sst);
+        if (rc) {
+            shell_api_error(s, ".import --sst", rc);
+            goto out;
+        }
+    } else if (s->txn) {
         c.joined = "transaction";
     } else if (s->batch) {
         c.batch = s->batch;
@@ -384,7 +417,18 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
         c.check = 0;
         rewind(c.f);
     }
-    if (import_pass(&c) == 0) {
+    int rc = import_pass(&c);
+    if (rc == 0 && c.sst) {
+        rc = ravel_sst_writer_finish(c.sst, NULL);
+        if (rc)
+            shell_api_error(s, ".import --sst", rc);
+        else
+            shell_note(s, "wrote %llu pairs from %s (%s) to table file %s "
+                       "in %.2f s", c.records, name,
+                       import_format_names[c.fmt == IMPORT_GUESS ? IMPORT_TSV
+                                                                 : c.fmt],
+                       sst, transfer_since(&c.start));
+    } else if (rc == 0) {
         if (c.progress_shown)
             fputc('\n', stderr);
         shell_note(s, "%s %llu pairs from %s (%s) in %.2f s",
@@ -394,6 +438,7 @@ void shell_cmd_import(struct shell *s, struct shell_line *l)
                    transfer_since(&c.start));
     }
 out:
+    ravel_sst_writer_free(c.sst); /* removes OUT unless finished */
     if (c.batch && c.batch != s->batch)
         ravel_batch_free(c.batch);
     shell_buf_free(&c.key);

@@ -420,6 +420,13 @@ static void write_lead_group(ravel_db *db, struct rv_writer *leader)
     rv_write_group_form(&db->write.queue, leader, &g,
                         db->options.max_write_batch_group_size_bytes,
                         max_seqs, rv_write_unordered_max_group(db));
+    if (leader->exclusive) {
+        /* alone, the previous group complete: nobody else writes */
+        leader->status = leader->exclusive(leader->exclusive_ctx,
+                                           leader);
+        rv_write_group_complete(&db->write.queue, &g, leader);
+        return;
+    }
     int rc = write_prepare_group(db, &g);
     write_leave_inbound(db, &g);
     if (rc != RAVEL_OK) {
@@ -664,4 +671,31 @@ int rv_write_switch_memtable(ravel_db *db, uint64_t *segment)
         return rv_stop_error(&db->stop, w.status, "ravel_flush failed");
     *segment = w.wal_end;
     return RAVEL_OK;
+}
+
+/* ------------------------------------------------- exclusive writers */
+
+int rv_write_exclusive(ravel_db *db,
+                       int (*fn)(void *ctx, struct rv_writer *self),
+                       void *ctx)
+{
+    if (rv_stop_code(&db->stop))
+        return rv_write_refusal(db);
+    struct ravel_batch b;
+    rv_batch_init(&b);
+    struct rv_writer w;
+    memset(&w, 0, sizeof w);
+    w.batch = &b;
+    w.flags = RAVEL_NO_WAL;
+    w.status = RAVEL_OK;
+    w.exclusive = fn;
+    w.exclusive_ctx = ctx;
+    write_join(db, &w);
+    return w.status; /* FN's, its message set in this thread */
+}
+
+int rv_write_switch_memtable_exclusive(ravel_db *db,
+                                       struct rv_writer *self)
+{
+    return write_switch_memtable(db, 0, self);
 }

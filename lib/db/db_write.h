@@ -74,6 +74,24 @@ struct rv_db_write {
 ** begins below it.  The refusal if writes are stopped. */
 RAVEL_PRIVATE int rv_write_switch_memtable(ravel_db *db, uint64_t *segment);
 
+/* Runs the function given, with CTX and its writer, as the leader of a
+** write group of its own (an exclusive writer, write_group.h): every
+** write acknowledged before the call is published and none is in
+** progress, and writes queued meanwhile wait until it returns.  Returns
+** its result (the refusal if writes are stopped, without calling it).
+** Ordered mode only: the unordered modes publish groups after their
+** leader has moved on. */
+RAVEL_PRIVATE int rv_write_exclusive(ravel_db *db,
+                                     int (*fn)(void *ctx,
+                                               struct rv_writer *self),
+                                     void *ctx);
+
+/* Inside an exclusive writer's FN, SELF being its writer: switches the
+** active memtable out (waiting for room as a write does), so that it gets
+** flushed. */
+RAVEL_PRIVATE int rv_write_switch_memtable_exclusive(ravel_db *db,
+                                                     struct rv_writer *self);
+
 /* Internal flags of a writer (struct rv_writer's flags, beside the public
 ** RAVEL_SYNC, RAVEL_NO_WAL, RAVEL_NO_SLOWDOWN):
 **   RV_WRITE_ATOMIC    a transaction's commit: with unordered_write alone

@@ -557,10 +557,10 @@ static void recovery_keep_doubtful(ravel_db *db,
 }
 
 /* Deletes what the new manifest does not need: older manifests, table
-** files it does not name (a flush or compaction that crashed before its
-** record; after a dropped record recovery_keep_doubtful moved them away
-** first), WAL segments below the log number (archived instead with WAL
-** retention, and the archive purged), and the spares the replay
+** files it does not name (a flush, compaction or ingest that crashed
+** before its record; after a dropped record recovery_keep_doubtful moved
+** them away first), WAL segments below the log number (archived instead
+** with WAL retention, and the archive purged), and the spares the replay
 ** found after the log's end (the new segment takes the first one's
 ** number).  Best effort: what is left is deleted by the next open. */
 static void recovery_delete_obsolete(ravel_db *db,
@@ -579,8 +579,8 @@ static void recovery_delete_obsolete(ravel_db *db,
         if (recovery_names_table(st, l->tables[i]))
             continue;
         rv_table_file_name(name, sizeof name, l->tables[i]);
-        recovery_unlink(db, name, "no manifest names it: a flush that "
-                        "did not finish");
+        recovery_unlink(db, name, "no manifest names it: a flush, "
+                        "compaction or ingest that did not finish");
     }
     for (int i = 0; i < l->n_wal; i++) {
         rv_wal_segment_name(name, sizeof name, l->wal[i]);

@@ -124,7 +124,11 @@ void rv_write_group_form(struct rv_write_queue *q, struct rv_writer *leader,
     atomic_init(&g->failed, 0);
 
     rv_mutex_lock(&q->mu);
-    for (struct rv_writer *w = leader->next; w; w = w->next) {
+    /* an exclusive writer is alone in its group */
+    for (struct rv_writer *w = leader->exclusive ? NULL : leader->next; w;
+         w = w->next) {
+        if (w->exclusive)
+            break;
         /* RocksDB's rule: the write controller decides once per group,
         ** so writers that must not be slowed down do not share a group
         ** with those that may be */

@@ -62,6 +62,12 @@ struct rv_writer {
     ** and the batch's position in the database's order ring. */
     void *memtable;
     uint64_t order_pos;
+    /* An exclusive writer (ravel_ingest, db/ingest.c): instead of a
+    ** batch, its leader runs exclusive(exclusive_ctx, itself) in a group
+    ** of its own, no other group in progress, and the result is its
+    ** status.  NULL for a batch.  Set by the writer before it queues. */
+    int (*exclusive)(void *ctx, struct rv_writer *self);
+    void *exclusive_ctx;
     _Atomic uint32_t state;     /* enum rv_writer_state; futex word */
     struct rv_writer *next;     /* next queued writer; queue mutex */
 };

@@ -26,7 +26,8 @@
 ** seeded with file_number ^ (type << 56): a block copied from another
 ** file, or with its type byte damaged, never verifies.  The footer's
 ** checksum is XXH3_64bits_withSeed of its first 64 bytes, seeded with the
-** file number.  The file number is the one in the file's name.  Values
+** file number.  The file number is the one in the file's name, or 0 for
+** an external table (sst_writer.h) that an ingest linked in as it is.  Values
 ** marked on disk here: DO NOT CHANGE THEM.
 */
 #ifndef RAVEL_TABLE_FORMAT_H

@@ -63,6 +63,13 @@ enum rv_pause_point {
     RV_PAUSE_COMPACTION_LOGGED = 9, /* the manifest names a compaction's
                               ** outputs; the version is not installed
                               ** and the inputs are not deleted yet */
+    RV_PAUSE_INGEST_FILE_COPIED = 10, /* an ingest has copied one of its
+                              ** files (db/ingest.c); writes wait */
+    RV_PAUSE_INGEST_BEFORE_EDIT = 11, /* an ingest's files are durable
+                              ** and placed, its manifest edit not
+                              ** written yet */
+    RV_PAUSE_INGEST_LOGGED = 12, /* the manifest names an ingest's files;
+                              ** the version is not installed yet */
     RV_PAUSE_POINTS
 };
 
