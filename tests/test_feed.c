@@ -26,6 +26,8 @@
 **                  their ops and the database's sequences; prepares and
 **                  rollbacks never; across a flush that spilled a prepare
 **                  and a reopen that recovered it.
+**   ingest_gap     a bulk ingest's sequence (no WAL record) is a gap the
+**                  feed passes over; asked for, it starts after it.
 **   replication    8 writer threads on a primary with small memtables
 **                  (flushes, archived segments); the feed applied to a
 **                  second database with ravel_write; at a snapshot's
@@ -563,6 +565,51 @@ static void test_txn(void **state)
     free(dir);
 }
 
+/* --------------------------------------------------------------- ingest */
+
+/* A bulk ingest takes a sequence with no WAL record: a gap in the feed,
+** passed over, and a sequence asked for inside it starts at the next
+** batch, never RAVEL_EXPIRED. */
+static void test_ingest_gap(void **state)
+{
+    (void)state;
+    char *dir = new_dir("ingest");
+    char *sst = tu_path("feed-ingest-%d.sst", dirs++);
+    ravel_db *db = tu_open_ok(dir, "wal_size_limit_mb=64");
+    tu_put(db, 0, "a", "1");
+    uint64_t before = tu_prop_u64(db, "ravel.last-sequence");
+    ravel_sst_writer *w;
+    TU_OK(ravel_sst_writer_open(sst, NULL, &w));
+    /* over "a": the ingest gets a sequence above every write */
+    TU_OK(ravel_sst_writer_put(w, "a", 1, "A", 1));
+    TU_OK(ravel_sst_writer_put(w, "x", 1, "X", 1));
+    TU_OK(ravel_sst_writer_finish(w, NULL));
+    ravel_sst_writer_free(w);
+    const char *paths[] = {sst};
+    TU_OK(ravel_ingest(db, paths, 1, 0));
+    uint64_t ingested = tu_prop_u64(db, "ravel.last-sequence");
+    assert_true(ingested > before);
+    tu_put(db, 0, "b", "2");
+    tu_expect(db, NULL, "a", "A");
+    tu_expect(db, NULL, "x", "X");
+
+    ravel_updates *u;
+    TU_OK(ravel_updates_since(db, 1, 0, &u));
+    TU_OK(ravel_updates_next(u));
+    assert_int_equal(ravel_updates_sequence(u), before);
+    TU_OK(ravel_updates_next(u));
+    assert_int_equal(ravel_updates_sequence(u), ingested + 1);
+    assert_int_equal(ravel_updates_next(u), RAVEL_NOTFOUND);
+    ravel_updates_free(u);
+    TU_OK(ravel_updates_since(db, ingested, 0, &u)); /* inside the gap */
+    TU_OK(ravel_updates_next(u));
+    assert_int_equal(ravel_updates_sequence(u), ingested + 1);
+    ravel_updates_free(u);
+    TU_OK(ravel_close(db));
+    free(sst);
+    free(dir);
+}
+
 /* ---------------------------------------------------------- replication */
 
 enum { WRITERS = 8 };
@@ -911,6 +958,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_expired),
         cmocka_unit_test(test_recycled),
         cmocka_unit_test(test_txn),
+        cmocka_unit_test(test_ingest_gap),
         cmocka_unit_test(test_replication),
         cmocka_unit_test(test_other_process),
         cmocka_unit_test(test_powerloss),
