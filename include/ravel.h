@@ -1060,7 +1060,8 @@ RAVEL_API int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn,
 **                                 per line ("" if none)
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
-** deleted, and for the ordering modes: inserts pending, memtable switches
+** deleted (and with WAL retention, the segments and bytes archive/
+** holds), and for the ordering modes: inserts pending, memtable switches
 ** that waited for them, writers that waited to be published, leaders that
 ** waited for room, the commit table's evictions and newest evicted prepare
 ** sequence, the commit watermark, and gets read again after meeting an

@@ -169,16 +169,16 @@ void shell_cmd_follow(struct shell *s, struct shell_line *l)
     }
     uint64_t printed = 0;
     while (!a.limit || printed < a.limit) {
+        if (shell_interrupted) { /* Ctrl-C: where to go on from */
+            shell_note(s, ".follow: stopped after %" PRIu64 " batches "
+                       "(next: .follow %" PRIu64 ")", printed,
+                       ravel_updates_last_sequence(u) + 1);
+            break;
+        }
         rc = ravel_updates_next(u);
         if (rc == RAVEL_NOTFOUND) {
             if (a.no_wait)
                 break;
-            if (shell_interrupted) {
-                shell_note(s, ".follow: stopped after %" PRIu64
-                           " batches (next: .follow %" PRIu64 ")", printed,
-                           ravel_updates_last_sequence(u) + 1);
-                break;
-            }
             usleep(FOLLOW_POLL_US);
             continue;
         }
