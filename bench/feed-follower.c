@@ -6,11 +6,12 @@
 ** of --batch) run in rounds without and with a follower thread that tails
 ** the database with ravel_updates_since / ravel_updates_next (pausing
 ** --poll_us when it is at the end), alternating, each round on a fresh
-** database.  Prints each round's ops/s, the medians and their ratio, and
-** checks that the follower read every batch the writers wrote.
+** database.  Prints each round's ops/s, the follower's CPU time, the
+** medians and their ratio, and checks that the follower read every batch
+** the writers wrote.
 **
 **   feed-follower [--dir=/dev/shm/feed-bench] [--threads=32] [--batch=8]
-**       [--writes=30000] [--num=10000000] [--rounds=5] [--poll_us=100]
+**       [--writes=30000] [--num=10000000] [--rounds=5] [--poll_us=1000]
 **       [--options="name=value;..."]
 **
 ** Both arms open with the same options: wal_size_limit_mb=4096 (flushed
@@ -31,10 +32,11 @@
 static struct {
     const char *dir, *options;
     long threads, batch, writes, num, rounds, poll_us;
-} fb_args = {"/dev/shm/feed-bench", "", 32, 8, 30000, 10000000, 5, 100};
+} fb_args = {"/dev/shm/feed-bench", "", 32, 8, 30000, 10000000, 5, 1000};
 
 static ravel_db *fb_db;
 static atomic_int fb_writers_done;
+static double fb_follower_cpu; /* the last round's follower CPU seconds */
 
 static double fb_now(void)
 {
@@ -102,6 +104,9 @@ static void *fb_follower(void *arg)
         usleep((useconds_t)fb_args.poll_us);
     }
     ravel_updates_free(u);
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    fb_follower_cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     return NULL;
 }
 
@@ -197,8 +202,10 @@ int main(int argc, char **argv)
         off[r] = fb_round(0, &followed);
         on[r] = fb_round(1, &followed);
         printf("round %ld: without follower %.0f ops/s, with %.0f ops/s "
-               "(follower read %" PRIu64 " of %" PRIu64 " batches)\n", r + 1,
-               off[r], on[r], followed, want);
+               "(follower read %" PRIu64 " of %" PRIu64 " batches, %.3f s "
+               "of CPU, %.2f us a batch)\n", r + 1, off[r], on[r], followed,
+               want, fb_follower_cpu,
+               followed ? fb_follower_cpu * 1e6 / (double)followed : 0.0);
         if (followed != want) {
             fprintf(stderr, "feed-follower: the follower read %" PRIu64
                     " batches, the writers wrote %" PRIu64 "\n", followed,
