@@ -197,8 +197,8 @@ int rv_wal_tail_prev_end(const char *dir, uint64_t number,
     return rc;
 }
 
-/* Whether the 16 bytes at H are a record header of T's segment: not
-** zero, and carrying its tag (version 3) or zero tag bytes. */
+/* Whether the record header H carries the tag of T's segment (version
+** 3) or zero tag bytes (versions 1 and 2). */
 static int tail_tag_ok(const struct rv_wal_tail *t, const char *h)
 {
     uint32_t want = t->version == 3 ? rv_wal_tag(t->number) : 0;
