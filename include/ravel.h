@@ -199,9 +199,12 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **
 **   create_if_missing=false     create the directory/database if absent
 **   error_if_exists=false       fail to open an existing database
-**   read_only=false             open for reads only: the WAL is replayed
-**                               but never modified, writes return
-**                               RAVEL_READONLY (the LOCK is still taken)
+**   read_only=false             open for reads only, beside a live writer
+**                               in another process or with none: takes no
+**                               lock (any number of readers), replays the
+**                               WAL without modifying it, follows the
+**                               writer with ravel_catch_up; writes return
+**                               RAVEL_READONLY
 **   write_buffer_size=64M       memtable size before it is switched for a
 **                               fresh one (4K .. 4G)
 **   max_write_batch_group_size_bytes=1M
@@ -368,6 +371,10 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               write past it is RAVEL_INVALID and
 **                               leaves the transaction open (RocksDB's
 **                               max_write_batch_size)
+**   catch_up_interval_ms=0      read_only: catch up with the writer every
+**                               this many milliseconds in a thread of its
+**                               own (0 .. 86400000; 0: only on
+**                               ravel_catch_up)
 **
 ** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
 **   level0_file_num_compaction_trigger=4
@@ -1058,6 +1065,12 @@ RAVEL_API int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn,
 **   ravel.prepared-transactions   the names of the prepared transactions
 **                                 not yet committed or rolled back, one
 **                                 per line ("" if none)
+**   ravel.reader-lag              read_only: the sequence read up to and
+**                                 how long ago the last catch-up
+**                                 succeeded, as lines name=value:
+**                                 sequence, ms_since_catch_up, catch_ups,
+**                                 rebuilds, retries, failures, interval_ms
+**                                 (a writer: "writer: sequence=N")
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
 ** deleted (and with WAL retention, the segments and bytes archive/
@@ -1150,6 +1163,235 @@ RAVEL_API void ravel_sst_writer_free(ravel_sst_writer *w);
 RAVEL_API int ravel_ingest(ravel_db *db, const char *const *paths, size_t n,
                            int flags);
 
+/* ------------------------------------------------------------ repair
+** (issue 22, part 5: repair)
+**
+** ravel_repair salvages a damaged database directory: one whose manifest
+** or CURRENT is lost or damaged, whose WAL is damaged in the middle, or
+** whose table files are partly damaged.  It reads every entry it can
+** verify -- each data block of each table file whose checksum holds (found
+** through the table's index, or by walking the blocks from the file's
+** start when the index or footer is damaged, searching for the next
+** block after a damaged one), each WAL record whose
+** checksum holds (skipping damage and resynchronising after it), and the
+** files of prepared transactions the WAL does not show resolved -- merges
+** them by key, keeps the newest version of each key (deletions too: a key
+** whose newest surviving version is a deletion stays deleted) and writes
+** the result as fresh table files at one level (below), with a fresh
+** manifest whose last sequence is the largest one seen.  Entries at
+** sequence 0 (a file an ingest placed as it is, its checksums seeded with
+** file number 0: nothing else held its keys then) lose to every other
+** version of their key; among several at sequence 0, the one in the
+** highest-numbered file wins, and the report counts them.
+**
+** A database that needs nothing -- IDENTITY whole, the manifest CURRENT
+** names read whole and naming exactly the table files there, every block
+** verifying, the WAL whole -- is left as it is (the report says "nothing
+** to repair"), so a second repair of a repaired database changes nothing.
+**
+** It never runs on an open database: it takes the LOCK, and returns
+** RAVEL_LOCKED (changing nothing) if the database is open for writing, in
+** this process or another.  (Stop read-only users too: a reader that
+** takes no lock cannot be seen.)  It never deletes an original file: before the new manifest
+** is installed, CURRENT, the manifests, the WAL segments, the table files
+** and the prepared transactions' files are moved (renamed) into
+** DIR/lost-repair-YYYYmmddTHHMMSS/ (UTC; ".N" appended if that exists),
+** byte for byte as they were.  A table file a manifest that could be read
+** records as deleted (a compaction's input) is not merged, since it could
+** bring back keys deleted after it, and is moved aside too.  If repair is
+** interrupted, run it again: the new tables are durable before any
+** original is moved, and a second run salvages from them.
+**
+** The report says exactly what was kept and what was lost: per table file,
+** the entries kept, and each damaged block with its byte offset and the
+** range of keys it covered (and, where the file's properties could be
+** read, how many entries were lost); per WAL segment the records replayed
+** and dropped; entries kept inside a lost range at a sequence below what
+** the lost part may have held (a newer version, or a deletion, may have
+** been lost: check those keys); and totals.  Each line is given to FN (if
+** not NULL) with CTX and its kind, as it is made, and the whole text is
+** returned in *REPORT (if REPORT is not NULL; free with ravel_free).
+**
+** OPTS (NULL: the defaults) gives the new table files' block size, filter,
+** compression and file size (target_file_size_base).  The files go to
+** the last level OPTS's num_levels allows, but no deeper than the deepest
+** level a readable manifest used (which the database's own num_levels
+** allowed); with no manifest, open the repaired database with a
+** num_levels at least as large as OPTS's.
+** Returns RAVEL_OK once the repaired database is installed (whatever was
+** lost: the report says), RAVEL_LOCKED, RAVEL_INVALID if DIR is not a
+** database directory, RAVEL_IOERR / RAVEL_NOMEM naming what failed (the
+** original files are then all still in DIR or in the lost directory
+** named in the report). */
+
+/* The kinds of report lines. */
+#define RAVEL_REPAIR_NOTE 0 /* what was found and done */
+#define RAVEL_REPAIR_KEPT 1 /* what was recovered */
+#define RAVEL_REPAIR_LOST 2 /* what was lost */
+#define RAVEL_REPAIR_WARN 3 /* what was kept but may be stale or wrong */
+
+typedef void (*ravel_repair_fn)(void *ctx, int kind, const char *line);
+
+RAVEL_API int ravel_repair(const char *dir, const ravel_options *opts,
+                           ravel_repair_fn fn, void *ctx, char **report);
+/* ---------------------------------------------------------------------
+** Checkpoints and backups (issue 22, part 2: "backup")
+**
+** A checkpoint is a new directory that opens as a database holding the
+** state of DB at one moment during the call.  A backup root is a
+** directory of incremental backups that share their table files; a
+** one-file backup is a whole backup in a single file or stream.  Every
+** copy is checksummed (XXH3_64) and fsynced before the call returns, and
+** a copy cut short by a crash is never taken for a good one.
+** docs/operations.md ("Checkpoints and backups") is the guide,
+** docs/formats.md has the formats.
+** ------------------------------------------------------------------- */
+
+/* Makes DIR (which must not exist: RAVEL_INVALID) a database holding the
+** state of DB at one moment during the call: every write acknowledged
+** before the call began is in it, and no write begun after it returned.
+** Table files are hard-linked when DIR is on the database's file system
+** and copied when not (or where links are refused); the WAL that holds
+** the rest is copied.  Writers wait only for a memtable switch (the
+** current WAL segment's fdatasync); the copying runs beside them.  The
+** directory is built as DIR.partial and renamed to DIR once every file
+** and the directory are fsynced: after a crash DIR is whole or absent (a
+** DIR.partial left behind is removed by the next checkpoint to DIR).
+** The WAL of the memtables not yet flushed is copied (up to
+** write_buffer_size times max_write_buffer_number bytes: ravel_flush
+** first makes it small).
+** With RAVEL_NO_WAL writes taken since the open, the call also flushes
+** the memtables (those writes are in no WAL).  RAVEL_READONLY on a
+** read_only database or one whose writes were stopped; RAVEL_IOERR
+** naming the file that failed. */
+RAVEL_API int ravel_checkpoint(ravel_db *db, const char *dir);
+
+/* Takes a backup of DB into the backup root ROOT (created if missing)
+** and sets *ID to its number (1, 2, ...).  The state is a checkpoint's,
+** taken as ravel_checkpoint does.  Table files already in ROOT (from an
+** earlier backup of the same database) are shared, not copied again, so
+** a backup after 1% of the data changed copies about 1%
+** (RAVEL_BACKUP_COPIED says how much).  The backup exists only once its
+** meta file, written last, is durable; what a crashed or failed backup
+** left is removed by the next create or purge.  RAVEL_LOCKED if another
+** backup or purge of ROOT is running. */
+RAVEL_API int ravel_backup_create(ravel_db *db, const char *root,
+                                  uint64_t *id);
+
+/* Called by ravel_backup_list with the id of each complete backup, oldest
+** first; non-zero stops the listing and is returned. */
+typedef int (*ravel_backup_fn)(void *ctx, uint64_t id);
+
+/* Lists the complete backups of ROOT (those whose meta file is whole and
+** verifies; it does not read their other files: ravel_backup_verify
+** does).  RAVEL_NOTFOUND if ROOT is not a backup root. */
+RAVEL_API int ravel_backup_list(const char *root, ravel_backup_fn fn,
+                                void *ctx);
+
+/* What ravel_backup_info reports. */
+#define RAVEL_BACKUP_TIME     1 /* when it was taken, seconds since 1970 */
+#define RAVEL_BACKUP_SEQUENCE 2 /* the last sequence number it holds */
+#define RAVEL_BACKUP_BYTES    3 /* bytes of all its files */
+#define RAVEL_BACKUP_COPIED   4 /* bytes it copied when taken (the rest it
+                                ** shares with older backups) */
+#define RAVEL_BACKUP_FILES    5 /* number of files */
+
+/* Sets *VALUE to WHAT (RAVEL_BACKUP_*) of backup ID in ROOT, from its
+** meta file.  RAVEL_NOTFOUND if there is no complete backup ID;
+** RAVEL_CORRUPT if its meta file is damaged or cut short. */
+RAVEL_API int ravel_backup_info(const char *root, uint64_t id, int what,
+                                uint64_t *value);
+
+/* Reads every file of backup ID and checks its size and checksum against
+** the meta file.  RAVEL_CORRUPT naming the first file that is missing,
+** short or damaged (or the meta file itself); RAVEL_NOTFOUND if there is
+** no backup ID. */
+RAVEL_API int ravel_backup_verify(const char *root, uint64_t id);
+
+/* Restores backup ID of ROOT into DIR, which must not exist: every file is
+** checked against its checksum as it is copied, built in DIR.partial,
+** fsynced and renamed to DIR, which then opens as the database.  A backup
+** that fails a check is refused (RAVEL_CORRUPT naming the file) and
+** leaves no DIR.  ID 0 restores the newest complete backup. */
+RAVEL_API int ravel_backup_restore(const char *root, uint64_t id,
+                                   const char *dir);
+
+/* Deletes all but the KEEP newest complete backups of ROOT (KEEP >= 1:
+** RAVEL_INVALID otherwise), then every shared file no remaining backup
+** names, and what a crashed backup left.  A backup whose meta file is
+** damaged is left in place, and while one exists no shared file is
+** deleted (what it names cannot be read).  RAVEL_LOCKED if another backup
+** or purge of ROOT is running. */
+RAVEL_API int ravel_backup_purge(const char *root, int keep);
+
+/* Writes a full backup of DB (the state of a checkpoint) as one file at
+** PATH, which must not exist: written to PATH.partial, fsynced, renamed.
+** The format (docs/formats.md, "One-file backups") is checksummed chunk
+** by chunk and as a whole, and written front to back, never seeking. */
+RAVEL_API int ravel_backup_write_file(ravel_db *db, const char *path);
+
+/* The same to the open file descriptor FD (a pipe, a socket, a file),
+** which is neither closed nor fsynced (the caller owns it).  A reader
+** that goes away is RAVEL_IOERR (EPIPE): SIGPIPE is blocked in the
+** calling thread while it writes, and one it raised is taken back.  Call
+** it from the process that opened DB, not from a child forked from it
+** (the child has none of the database's background threads). */
+RAVEL_API int ravel_backup_write_fd(ravel_db *db, int fd);
+
+/* Restores a one-file backup from PATH into DIR, which must not exist:
+** every chunk and the whole are checked before DIR is renamed into place;
+** a truncated or damaged backup is RAVEL_CORRUPT (naming the byte offset)
+** and leaves no DIR. */
+RAVEL_API int ravel_backup_restore_file(const char *path, const char *dir);
+
+/* The same reading the open file descriptor FD (a pipe too) to the
+** backup's end; FD is not closed. */
+RAVEL_API int ravel_backup_restore_fd(int fd, const char *dir);
+/* ----------------------------------- operating: readers in other processes */
+
+/*
+** A database opened with read_only=true is a reader.  It takes no lock: any
+** number of readers, in any processes, open a directory beside its one
+** writer (a second writer is still RAVEL_LOCKED), or with no writer at all,
+** and a writer can open while readers are open.  A reader sees the state it
+** built at open, then at each catch-up: always a state the writer had --
+** whole batches, in commit order, never part of a write group, never a
+** prepared transaction before its commit.  The writer never waits for a
+** reader and never deletes anything a reader uses: a reader holds every
+** table file of the versions it reads open (an open file survives its
+** deletion), and a reader that crashes holds nothing.  The cost: a
+** reader's table files count against the process's open-file limit beside
+** max_open_files, and a file the writer deleted keeps its disk space
+** until no reader's version holds it.
+**
+** Exceptions to "sees every acknowledged write after a catch-up": writes
+** still in the writer's buffer under manual_wal_flush=true (until
+** ravel_flush_wal), and RAVEL_NO_WAL writes (until a flush puts them in a
+** table file) -- a reader sees only what is in the WAL or the tables.
+**
+** Snapshots and iterators of a reader keep the state they were made on
+** across catch-ups, however the writer compacts meanwhile.
+**
+** Promotion: once the writer is gone (its LOCK free), the same process can
+** open the directory read-write with ravel_open while the reader handle is
+** still open; the reader's snapshots and iterators stay valid (they hold
+** their files open) and keep showing the state they were made on.  The
+** reader handle does not become the writer: write through the new handle,
+** and catch the reader up (or close it) to see its writes.
+*/
+
+/* Catches the reader DB up with the writer: when it returns RAVEL_OK, DB's
+** reads see every write the writer had acknowledged (and put in its WAL)
+** before the call began, and nothing of a write not yet whole.  Snapshots
+** and iterators taken before keep their state.  Catch-ups are serialized;
+** reads go on meanwhile, without waiting.  RAVEL_OK at once on a writer.
+** RAVEL_BUSY if the writer moved its log (flushes, a reopen) under 100
+** attempts in a row, RAVEL_CORRUPT / RAVEL_IOERR naming the file and
+** offset for damage the writer's moving does not explain; DB keeps its
+** previous state then.  RocksDB's TryCatchUpWithPrimary.  With option
+** catch_up_interval_ms, a thread of the handle's calls it at that
+** interval (its failures counted by ravel.reader-lag). */
+RAVEL_API int ravel_catch_up(ravel_db *db);
 /* ------------------------------------ change feed (operations: feed) */
 
 /* Reading a batch back, and a batch as bytes: what the change feed hands

@@ -160,6 +160,9 @@ static int main_open(struct shell *s, struct main_args *a)
     if (rc) {
         fprintf(stderr, "error: cannot open database '%s': %s\n", a->dir,
                 msg);
+        if (rc == RAVEL_CORRUPT)
+            fprintf(stderr, "hint: ravel-repair '%s' salvages what still "
+                    "verifies (the originals are kept)\n", a->dir);
         return -1;
     }
     return 0;

@@ -347,11 +347,13 @@ void shell_cmd_follow(struct shell *s, struct shell_line *l);
 void shell_cmd_compact(struct shell *s, struct shell_line *l);
 void shell_cmd_verify(struct shell *s, struct shell_line *l);
 void shell_cmd_sst(struct shell *s, struct shell_line *l);
+void shell_cmd_repair(struct shell *s, struct shell_line *l);
 void shell_cmd_help(struct shell *s, struct shell_line *l);
 void shell_cmd_quit(struct shell *s, struct shell_line *l);
 void shell_cmd_timer(struct shell *s, struct shell_line *l);
 void shell_cmd_mode(struct shell *s, struct shell_line *l);
 void shell_cmd_sync(struct shell *s, struct shell_line *l);
+void shell_cmd_catchup(struct shell *s, struct shell_line *l);
 void shell_cmd_options(struct shell *s, struct shell_line *l);
 void shell_cmd_read(struct shell *s, struct shell_line *l);
 void shell_cmd_output(struct shell *s, struct shell_line *l);
@@ -361,7 +363,10 @@ void shell_cmd_ingest(struct shell *s, struct shell_line *l);
 void shell_cmd_open(struct shell *s, struct shell_line *l);
 void shell_cmd_once(struct shell *s, struct shell_line *l);
 void shell_cmd_shell(struct shell *s, struct shell_line *l);
-void shell_cmd_reserved(struct shell *s, struct shell_line *l);
+void shell_cmd_checkpoint(struct shell *s, struct shell_line *l);
+void shell_cmd_backup(struct shell *s, struct shell_line *l);
+void shell_cmd_backups(struct shell *s, struct shell_line *l);
+void shell_cmd_restore(struct shell *s, struct shell_line *l);
 
 /* A write (put/del) either joins the open batch or goes straight to the
 ** database; returns 0 on success (errors reported). */

@@ -154,7 +154,8 @@ static const struct options_def options_table[] = {
     {OPTION(error_if_exists, BOOL), .def = 0,
      .doc = "fail to open an existing database"},
     {OPTION(read_only, BOOL), .def = 0,
-     .doc = "open for reads only: the WAL is replayed, never modified"},
+     .doc = "open for reads only, beside a live writer or none: takes no "
+            "lock, follows the writer with ravel_catch_up"},
     {OPTION(write_buffer_size, SIZE), .def = 64ull << 20,
      .min = 4ull << 10, .max = 4ull << 30,
      .doc = "memtable size before it is switched for a fresh one"},
@@ -326,6 +327,11 @@ static const struct options_def options_table[] = {
      .why = "a transaction commits as one batch, and a batch is at most "
             "RAVEL_MAX_BATCH_SIZE (1G) encoded",
      .doc = "bytes of writes one transaction may hold"},
+    {OPTION(catch_up_interval_ms, INT), .def = 0, .min = 0,
+     .max = 86400000,
+     .doc = "read_only: catch up with the writer every this many "
+            "milliseconds in a thread of its own (0: only on "
+            "ravel_catch_up)"},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])

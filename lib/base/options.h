@@ -68,6 +68,8 @@ struct ravel_options {
     int create_if_missing;
     int error_if_exists;
     int read_only;
+    int catch_up_interval_ms;            /* a reader's automatic catch-up
+                                         ** (db/reader.c); 0: on demand */
     uint64_t write_buffer_size;
     uint64_t max_write_batch_group_size_bytes;
     int allow_concurrent_memtable_write;

@@ -16,8 +16,9 @@
 **      file number, the last sequence;
 **   5. under db->mu.lock: installs a version in which the files replace the
 **      memtable, and wakes writers waiting for room;
-**   6. deletes the WAL segments below the new log number (with WAL
-**      retention, moves them to archive/ for the change feed instead).
+**   6. deletes the WAL segments below the new log number (unless a
+**      checkpoint is copying them: it deletes them when done; with WAL
+**      retention, both move them to archive/ for the change feed instead).
 ** A crash before 4 leaves table files no manifest names: the next open
 ** deletes them and replays the WAL.  A crash after 4 leaves WAL segments
 ** below the log number: the next open deletes them.
@@ -37,6 +38,7 @@
 */
 #include "db/db.h"
 #include "base/dbformat.h"
+#include "db/checkpoint.h"
 #include "db/keep.h"
 #include "db/table_output.h"
 #include "util/error.h"
@@ -162,18 +164,23 @@ void rv_flush_run_locked(ravel_db *db)
             rv_pause_here(RV_PAUSE_FLUSH_LOGGED);
     }
 
+    int wal_held = 0;
     rv_mutex_lock(&db->mu.lock);
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, mem, &edit);
-    if (rc == RAVEL_OK)
+    if (rc == RAVEL_OK) {
         db->mu.files.log_number = log_number;
+        wal_held = rv_checkpoint_defer_wal_locked(db, old_log_number,
+                                                  log_number);
+    }
     rv_mutex_unlock(&db->mu.lock);
     if (rc != RAVEL_OK) {
         /* The manifest may name the files (a failed install): they stay
         ** for the next open, which the stop makes the only way on. */
         flush_fail(db, rc);
     } else {
-        rv_db_delete_wal_segments(db, old_log_number, log_number);
+        if (!wal_held) /* else the checkpoint's release deletes them */
+            rv_db_delete_wal_segments(db, old_log_number, log_number);
         atomic_fetch_add_explicit(&db->stats.flushes, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&db->stats.flush_bytes, out.bytes,
                                   memory_order_relaxed);

@@ -527,6 +527,10 @@ static const struct properties_def {
                      "names of the prepared transactions not yet committed "
                      "or rolled back, one per line",
                      NULL, NULL, properties_prepared),
+    PROPERTIES_PLAIN("ravel.reader-lag",
+                     "read_only: the sequence read up to and how long ago "
+                     "the last catch-up succeeded",
+                     NULL, NULL, rv_reader_lag_property),
 };
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
@@ -558,7 +562,8 @@ static const struct properties_def *properties_find(const char *name)
 }
 
 /* RAVEL_NOTFOUND for NAME, with the known names in the message (which
-** must fit ravel_errmsg's 512 bytes: "ravel." is said once, and the
+** must fit ravel_errmsg's 512 bytes: "ravel." is said once, the names
+** are separated by bare commas, and the
 ** per-level names once as "num-files-at-level0..6"; the aliases are not
 ** listed, ravel.h lists them). */
 static int properties_unknown(const char *name)
@@ -570,7 +575,7 @@ static int properties_unknown(const char *name)
         const struct properties_def *d = &properties_table[i];
         if (d->level_text && d->arg > 0)
             continue;
-        int w = snprintf(known + n, sizeof known - n, "%s%s%s", i ? ", " : "",
+        int w = snprintf(known + n, sizeof known - n, "%s%s%s", i ? "," : "",
                          d->name + strlen("ravel."),
                          d->level_text ? "..6" : "");
         if (w < 0)

@@ -29,9 +29,9 @@
 ** wal_io=direct, no header yet), when FROM is at or below the last
 ** sequence the handle knows was written.  The log is the run of
 ** consecutive segment numbers that ends with the newest: older segments
-** before a gap in the numbering do not count.  A sequence consumed without a record just
-** before that record is then reported expired too, since nothing says
-** what the deleted segments held.  Also when a segment the iterator was
+** before a gap in the numbering do not count.  A sequence consumed
+** without a record just before that record is then reported expired too,
+** since nothing says what the deleted segments held.  Also when a segment the iterator was
 ** reading was recycled under it before it got to its end (wal_io=direct
 ** with recycle_log_file_num and no retention): the next segment says its
 ** predecessor ended further than what still verifies.
