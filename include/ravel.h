@@ -106,6 +106,11 @@ RAVEL_API int ravel_libversion_number(void);
 #define RAVEL_DEADLOCK 11  /* a transaction was the youngest in a cycle of
                            ** lock waits and was chosen to fail:
                            ** retriable */
+#define RAVEL_EXPIRED  12  /* the change feed: the sequence asked for is
+                           ** no longer in the WAL (flushed and deleted,
+                           ** or past wal_ttl_seconds/wal_size_limit_mb);
+                           ** the message names the oldest available.
+                           ** Start again from a checkpoint */
 
 /* A static English description of a result code ("not found", ...).
 ** Never NULL; unknown codes give "unknown result code". */
@@ -183,7 +188,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** RocksDB's and db_bench's names for an option ravel has under another
 ** name with the same meaning are taken as that option, by set and get:
 ** compression_type (compression), bloom_bits (bloom_bits_per_key),
-** cache_size (block_cache_size).  RocksDB's max_open_files=-1 (no limit)
+** cache_size (block_cache_size), WAL_ttl_seconds (wal_ttl_seconds),
+** WAL_size_limit_MB (wal_size_limit_mb).  RocksDB's max_open_files=-1 (no limit)
 ** is the most ravel keeps open, 1000000.
 ** RocksDB options for features ravel has not built yet
 ** (max_subcompactions, paranoid_checks, ...) are RAVEL_INVALID
@@ -264,6 +270,19 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               loss.  RAVEL_SYNC writes are still on
 **                               stable storage when they return, with
 **                               every write acknowledged before them
+**   wal_ttl_seconds=0           0 .. 2147483647, and
+**   wal_size_limit_mb=0         0 .. 2147483647: the change feed's WAL
+**                               retention (ravel_updates_since).  When
+**                               either is set, a flushed WAL segment is
+**                               moved into DIR/archive/ instead of being
+**                               deleted (and is never recycled), and is
+**                               deleted from there once its last write is
+**                               wal_ttl_seconds old, or, oldest first,
+**                               while archive/ holds more than
+**                               wal_size_limit_mb MiB; each 0: no limit of
+**                               that kind; both 0: nothing kept.  Checked
+**                               at every flush and at open.  RocksDB's
+**                               WAL_ttl_seconds and WAL_size_limit_MB
 **
 ** Ordering modes (docs/ordering.md): how a write group's memtable inserts
 ** are ordered against readers.  Default: all three guarantees (atomic
@@ -549,9 +568,9 @@ RAVEL_API int ravel_close(ravel_db *db);
 ** its LOCK (RAVEL_LOCKED if the database is open, in this process or
 ** another, and then nothing is deleted), removes the files a database
 ** holds (CURRENT, IDENTITY, LOG, LOG.old, MANIFEST-*, wal-*.log, *.sst,
-** their .tmp files, lost/ and what it holds) and the LOCK, then DIR itself
-** if nothing else is left in it: files of other names stay where they
-** are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
+** their .tmp files, lost/ and archive/ and what they hold) and the LOCK,
+** then DIR itself if nothing else is left in it: files of other names
+** stay where they are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
 ** file that could not be removed (those before it are gone). */
 RAVEL_API int ravel_destroy(const char *dir);
 
@@ -1054,7 +1073,8 @@ RAVEL_API int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn,
 **                                 (a writer: "writer: sequence=N")
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
-** deleted, and for the ordering modes: inserts pending, memtable switches
+** deleted (and with WAL retention, the segments and bytes archive/
+** holds), and for the ordering modes: inserts pending, memtable switches
 ** that waited for them, writers that waited to be published, leaders that
 ** waited for room, the commit table's evictions and newest evicted prepare
 ** sequence, the commit watermark, and gets read again after meeting an
@@ -1372,6 +1392,120 @@ RAVEL_API int ravel_backup_restore_fd(int fd, const char *dir);
 ** catch_up_interval_ms, a thread of the handle's calls it at that
 ** interval (its failures counted by ravel.reader-lag). */
 RAVEL_API int ravel_catch_up(ravel_db *db);
+/* ------------------------------------ change feed (operations: feed) */
+
+/* Reading a batch back, and a batch as bytes: what the change feed hands
+** out (ravel_updates_batch), what a replica applies with ravel_write, and
+** how a batch travels between processes.  The bytes are the batch's own
+** representation (docs/formats.md, "Batch"), the payload of its WAL
+** record: a sequence (0 in a batch never written; the feed's batches
+** carry theirs), a count and the operations. */
+#define RAVEL_OP_DELETE 0 /* an operation of a batch: a delete ... */
+#define RAVEL_OP_PUT    1 /* ... or a put */
+
+/* Reads the operation of B at *POS -- 0 for the first, then the value
+** the previous call left in *POS -- and moves *POS past it: RAVEL_OK with
+** *OP (RAVEL_OP_PUT or RAVEL_OP_DELETE), *KEY and *KLEN, and for a put
+** *VAL and *VLEN (a delete: NULL and 0), pointing into B (valid until B
+** changes or is freed); RAVEL_NOTFOUND (no message) after the last.
+** RAVEL_INVALID for a NULL argument; RAVEL_CORRUPT for a *POS that is
+** not where an operation starts. */
+RAVEL_API int ravel_batch_next_op(const ravel_batch *b, size_t *pos, int *op,
+                                  const void **key, size_t *klen,
+                                  const void **val, size_t *vlen);
+
+/* B's bytes, *LEN of them, pointing into B (valid until B changes or is
+** freed): give them to ravel_batch_from_data to make the same batch
+** again, in this process or another.  NULL with *LEN 0 for NULL. */
+RAVEL_API const void *ravel_batch_data(const ravel_batch *b, size_t *len);
+
+/* A new batch holding a copy of DATA (LEN bytes, from ravel_batch_data),
+** checked whole first: RAVEL_CORRUPT naming what is wrong and its byte
+** offset (shorter than the 12-byte header, an unknown operation, a
+** truncated length, key or value, a key or value above its limit,
+** trailing bytes, a count that differs from the operations, a
+** transaction's marker), and then nothing is made; RAVEL_INVALID for
+** NULL DATA with LEN > 0, a NULL OUT or LEN above RAVEL_MAX_BATCH_SIZE;
+** RAVEL_NOMEM.  Free with ravel_batch_free. */
+RAVEL_API int ravel_batch_from_data(const void *data, size_t len,
+                                    ravel_batch **out);
+
+/* The sequence in B's header: the sequence of its first operation for a
+** batch from the feed (operation i has sequence + i), 0 for a batch never
+** written (ravel_write does not change the caller's batch). */
+RAVEL_API uint64_t ravel_batch_sequence(const ravel_batch *b);
+
+/* The change feed: the batches committed to the database, in commit
+** order, each with its sequence and its operations, read back from the
+** write-ahead log (docs/operations/feed.md).  An iterator does not
+** rescan the log: it starts in the one segment holding the sequence asked
+** for (found from each segment's first record, read once per handle),
+** and from there reads each record once.  At the end of what has been
+** written it says so (RAVEL_NOTFOUND), and a later call goes on with the
+** batches written since: a follower tails the database by calling
+** ravel_updates_next in a loop, pausing when it returns RAVEL_NOTFOUND.
+**
+** What it shows: every batch written through the WAL (ravel_write,
+** ravel_put, ravel_delete, a transaction's commit) once it is in the WAL
+** file -- before ravel_write returns, or with manual_wal_flush once the
+** buffer is written -- and without RAVEL_SYNC possibly before it is
+** durable: a power loss may take such a batch from the database after the
+** feed showed it.  A prepared transaction appears once, when it commits
+** (its operations, at its commit's sequence), never at prepare, and a
+** rolled-back one never.  Not in the feed: RAVEL_NO_WAL writes, files
+** added by bulk ingest; their sequences are gaps, as are those of
+** prepares and rollbacks.
+**
+** How long it reaches back: the WAL segments not yet flushed, and with
+** the options wal_ttl_seconds / wal_size_limit_mb the flushed ones kept in
+** DIR/archive/.  A sequence older than that is RAVEL_EXPIRED: the
+** follower starts again from a checkpoint of the database.
+**
+** A database opened read_only can be followed as well (the feed reads the
+** directory's files); it reads what the writer has written, whichever
+** process that is.  An iterator is used by one thread at a time and freed
+** before its database is closed (ravel_close refuses to close while one
+** is open, as for ravel_iter). */
+typedef struct ravel_updates ravel_updates;
+
+/* A new iterator over the batches from sequence SEQ on: the first batch
+** shown is the one holding SEQ (a batch holds the sequences s .. s +
+** count - 1, s its sequence: it is shown whole even when SEQ is inside
+** it), or the first one after SEQ when none holds it; 0 means 1, the
+** first.  Not positioned: call ravel_updates_next.  FLAGS: 0.
+** RAVEL_EXPIRED (the message names the oldest sequence still available)
+** if batches at or after SEQ are no longer in the WAL; RAVEL_INVALID for
+** unknown flags or a NULL OUT; RAVEL_IOERR, RAVEL_NOMEM. */
+RAVEL_API int ravel_updates_since(ravel_db *db, uint64_t seq, int flags,
+                                  ravel_updates **out);
+
+/* Moves to the next batch: RAVEL_OK, and ravel_updates_batch and
+** ravel_updates_sequence give it; RAVEL_NOTFOUND (no message) at the end
+** of what the WAL holds now -- call again later; RAVEL_EXPIRED if what
+** comes next was deleted before it was read (a follower too far behind:
+** the message says where it stopped); RAVEL_CORRUPT for a record that
+** verifies but is malformed or out of order; RAVEL_IOERR.  After
+** RAVEL_EXPIRED or RAVEL_CORRUPT the iterator is stopped: every later
+** call returns the same code and message, and it never reads past the
+** gap or the damage. */
+RAVEL_API int ravel_updates_next(ravel_updates *u);
+
+/* The current batch's sequence (0 when there is none). */
+RAVEL_API uint64_t ravel_updates_sequence(const ravel_updates *u);
+
+/* The current batch (NULL when there is none): read it with
+** ravel_batch_next_op, apply it with ravel_write, send it with
+** ravel_batch_data.  Owned by the iterator, valid until its next call. */
+RAVEL_API const ravel_batch *ravel_updates_batch(const ravel_updates *u);
+
+/* The last sequence the iterator has passed: the current batch's last
+** one, or more when it passed records the feed does not show (a
+** prepare, a rollback); 0 before the first.  A follower that stops
+** resumes with ravel_updates_since(db, this + 1). */
+RAVEL_API uint64_t ravel_updates_last_sequence(const ravel_updates *u);
+
+/* Frees the iterator; NULL is a no-op. */
+RAVEL_API void ravel_updates_free(ravel_updates *u);
 
 #ifdef __cplusplus
 }

@@ -238,6 +238,18 @@ const struct shell_command shell_commands[] = {
      "at most N of them.  --verify reads and checks every block instead of\n"
      "printing the properties and the index.",
      -1, -1, shell_cmd_sst},
+    {".follow", "[SEQ] [--limit N] [--no-wait]",
+     "print changes as they commit (the change feed)",
+     "Prints the batches committed from sequence SEQ on (without SEQ: those\n"
+     "committed from now on), read back from the WAL (ravel_updates_since),\n"
+     "and waits for more until interrupted (Ctrl-C), N batches were\n"
+     "printed (--limit), or, with --no-wait, the end of what is written.\n"
+     "One line per operation: its sequence, put or del, the key and the\n"
+     "value, escaped as .mode says; in .mode json (or -json) one line per\n"
+     "batch, {\"seq\":N,\"ops\":[{\"op\":\"put\",\"key\":..,\"value\":..}]}.\n"
+     "A sequence no longer in the WAL is an error (RAVEL_EXPIRED): keep\n"
+     "flushed segments with -o wal_ttl_seconds=N or wal_size_limit_mb=N.",
+     -1, -1, shell_cmd_follow},
     {".repair", "[DIR]", "salvage a damaged database, as ravel-repair does",
      "Runs ravel_repair on DIR, or on this session's database (closed for\n"
      "it and opened again after): every block of every table file and\n"

@@ -184,6 +184,13 @@ static const struct options_def options_table[] = {
      .why = "ravel keeps at most 64 spare WAL segments",
      .conflicts = "wal_io",
      .doc = "flushed WAL segments kept and reused (wal_io=direct)"},
+    {OPTION(wal_ttl_seconds, INT), .def = 0, .min = 0, .max = INT_MAX,
+     .doc = "flushed WAL segments kept in archive/ for the change feed "
+            "this many seconds after their last write (0: no age limit)"},
+    {OPTION(wal_size_limit_mb, INT), .def = 0, .min = 0, .max = INT_MAX,
+     .doc = "flushed WAL segments kept in archive/ for the change feed up "
+            "to this many MiB in all, oldest deleted first (0: no size "
+            "limit)"},
     {OPTION(unordered_write, BOOL), .def = 0,
      .conflicts = "allow_concurrent_memtable_write write_policy "
                   "in_order_publication",
@@ -339,6 +346,8 @@ static const struct {
     {"compression_type", "compression"},
     {"bloom_bits", "bloom_bits_per_key"},
     {"cache_size", "block_cache_size"},
+    {"WAL_ttl_seconds", "wal_ttl_seconds"},
+    {"WAL_size_limit_MB", "wal_size_limit_mb"},
 };
 
 #define OPTIONS_ALIAS_COUNT (sizeof options_aliases / sizeof options_aliases[0])

@@ -80,6 +80,10 @@ struct ravel_options {
                                          ** segments kept for reuse */
     int manual_wal_flush;                /* records buffered in the WAL
                                          ** writer (wal_writer.h) */
+    int wal_ttl_seconds;                 /* the change feed's retention of */
+    int wal_size_limit_mb;               /* flushed segments in archive/
+                                         ** (wal/wal_archive.h); 0 and 0:
+                                         ** none kept */
 
     /* Ordering modes (rv_options_ordering; docs/ordering.md). */
     int unordered_write;

@@ -216,6 +216,7 @@ static void db_free(ravel_db *db)
     pthread_cond_destroy(&db->mu.compact.cv);
     rv_mutex_destroy(&db->manifest.lock);
     rv_prepared_destroy(&db->prepared);
+    rv_feed_destroy(&db->feed);
     rv_mutex_destroy(&db->txn.make);
     rv_mutex_destroy(&db->reader.catch_up);
     pthread_mutex_destroy(&db->reader.wake_mu);
@@ -263,6 +264,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     pthread_cond_init(&db->mu.compact.cv, NULL);
     rv_mutex_init(&db->manifest.lock);
     rv_prepared_init(&db->prepared);
+    rv_feed_init(&db->feed);
     rv_mutex_init(&db->txn.make);
     rv_mutex_init(&db->reader.catch_up);
     pthread_mutex_init(&db->reader.wake_mu, NULL);

@@ -28,6 +28,7 @@
 #include "db/db_dir.h"
 #include "db/db_read.h"
 #include "db/prepared.h"
+#include "db/updates.h"
 #include "db/db_stats.h"
 #include "db/db_write.h"
 #include "db/flush.h"
@@ -136,6 +137,9 @@ struct ravel_db {
     /* A read_only handle's following of the writer (reader.h; its own
     ** locks). */
     struct rv_db_reader reader;
+
+    /* The change feed's segment index (updates.h; its own lock). */
+    struct rv_db_feed feed;
 };
 
 /* The functions of the subsystems that run with db->mu.lock held are

@@ -17,7 +17,8 @@
 **   5. under db->mu.lock: installs a version in which the files replace the
 **      memtable, and wakes writers waiting for room;
 **   6. deletes the WAL segments below the new log number (unless a
-**      checkpoint is copying them: it deletes them when done).
+**      checkpoint is copying them: it deletes them when done; with WAL
+**      retention, both move them to archive/ for the change feed instead).
 ** A crash before 4 leaves table files no manifest names: the next open
 ** deletes them and replays the WAL.  A crash after 4 leaves WAL segments
 ** below the log number: the next open deletes them.
@@ -45,6 +46,7 @@
 #include "util/file.h"
 #include "util/filename.h"
 #include "util/clock.h"
+#include "wal/wal_archive.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -205,8 +207,46 @@ void rv_flush_run_locked(ravel_db *db)
 
 /* ------------------------------------------------ WAL segments let go */
 
+int rv_db_wal_retained(const ravel_db *db)
+{
+    return db->options.wal_ttl_seconds > 0 ||
+           db->options.wal_size_limit_mb > 0;
+}
+
+void rv_db_purge_wal_archive(ravel_db *db)
+{
+    uint64_t deleted = 0;
+    int rc = rv_wal_archive_purge(
+        db->dir, (uint64_t)db->options.wal_ttl_seconds,
+        (uint64_t)db->options.wal_size_limit_mb << 20, &deleted);
+    if (rc)
+        rv_db_log(db, "could not purge the WAL archive: %s",
+                  rv_errmsg_get());
+    if (deleted)
+        atomic_fetch_add_explicit(&db->stats.wal_deleted, deleted,
+                                  memory_order_relaxed);
+}
+
+/* Retention (wal_archive.h): flushed segments FROM .. TO - 1 moved to
+** archive/, never recycled, then the archive purged. */
+static void flush_archive_wal_segments(ravel_db *db, uint64_t from,
+                                       uint64_t to)
+{
+    for (uint64_t n = from; n < to; n++) {
+        int rc = rv_wal_archive_segment(db->dir, n);
+        if (rc && rc != RAVEL_NOTFOUND)
+            rv_db_log(db, "could not archive flushed WAL segment %llu: %s",
+                      (unsigned long long)n, rv_errmsg_get());
+    }
+    rv_db_purge_wal_archive(db);
+}
+
 void rv_db_delete_wal_segments(ravel_db *db, uint64_t from, uint64_t to)
 {
+    if (rv_db_wal_retained(db)) {
+        flush_archive_wal_segments(db, from, to);
+        return;
+    }
     for (uint64_t n = from; n < to; n++) {
         char path[RV_PATH_MAX];
         if (db->write.wal && rv_wal_recycle(db->write.wal, n))

@@ -11,6 +11,7 @@
 ** once.  Update ravel.h's list with it (tests/docs checks they agree).
 */
 #include "db/db.h"
+#include "wal/wal_archive.h"
 #include "util/error.h"
 #include "base/options.h"
 #include "util/text.h"
@@ -34,12 +35,22 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
     char *compaction = rv_compaction_stats_text(db);
     if (!compaction)
         return NULL;
+    /* WAL retention (wal/wal_archive.h): what archive/ holds, said only
+    ** where it is in use */
+    struct rv_wal_archive_stats archive;
+    char archived[96] = "";
+    if (rv_wal_archive_stat(db->dir, &archive) == RAVEL_OK &&
+        (archive.segments || rv_db_wal_retained(db)))
+        snprintf(archived, sizeof archived, "; in archive/ for the change "
+                 "feed: %llu, %llu bytes",
+                 (unsigned long long)archive.segments,
+                 (unsigned long long)archive.bytes);
     char *s = rv_text_format(
         "flush: %llu flushes, %llu bytes, %llu entries written, %llu "
         "versions dropped, %.3f s total, %.3f s mean\n"
         "stall: %llu write groups waited for a flush, %.3f s total\n"
         "tables: %d files, %llu bytes, %llu lookups saved by filters\n"
-        "wal segments deleted: %llu\n"
+        "wal segments deleted: %llu%s\n"
         "background errors: %llu\n"
         "ordering: %s, %u inserts pending, %llu switches waited for "
         "inserts, %llu writers waited to be published, %llu leader waits "
@@ -57,6 +68,7 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         n_files, (unsigned long long)file_bytes,
         (unsigned long long)properties_stat(&db->stats.filter_useful),
         (unsigned long long)properties_stat(&db->stats.wal_deleted),
+        archived,
         (unsigned long long)properties_stat(&db->stats.bg_errors),
         rv_write_ordering_name(db->write.ordering),
         (unsigned)atomic_load_explicit(&db->write.pending_inserts,
