@@ -28,6 +28,15 @@
 **                     file (named by number, size and the hash of its last
 **                     4 KiB), verifies, and restores the other database's
 **                     values.
+**   repair_flushed_wal  a flushed WAL segment still in the directory (a
+**                     checkpoint or backup holds flushed segments there
+**                     until its copy is done: a kill -9 during a long
+**                     backup leaves them) holds put X; X was deleted,
+**                     flushed and compacted away meanwhile.  ravel_repair,
+**                     run for any damage (here a damaged IDENTITY), with
+**                     the manifest read whole, replays the flushed segment
+**                     as "a second copy of what the tables hold" and
+**                     brings X back.
 */
 #include "testutil.h"
 
@@ -275,6 +284,50 @@ static void test_backup_alias(void **state)
     }
 }
 
+/* ---------------------------------------------- repair_flushed_wal */
+
+static void test_repair_flushed_wal(void **state)
+{
+    (void)state;
+    if (!known_asked())
+        skip();
+    char *dir = new_dir("flushed-wal");
+    char *seg = join(dir, "wal-00000001.log");
+    char *identity = join(dir, "IDENTITY");
+    ravel_db *db = tu_open_ok(dir, "wal_io=sync");
+    tu_put(db, 0, "X", "old");
+    tu_put(db, 0, "Y", "1");
+    /* the segment as a checkpoint's hold keeps it past the flush */
+    char *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(tu_file_read(seg, &bytes, &len), 0);
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_delete(db, 0, "X", 1));
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    tu_expect(db, NULL, "X", NULL);
+    TU_OK(ravel_close(db));
+    /* what a kill -9 during that checkpoint leaves: the flushed segment,
+    ** byte for byte, below the manifest's log number */
+    assert_int_equal(tu_file_write(seg, bytes, len), 0);
+    assert_int_equal(tu_file_write(identity, "junk\n", 5), 0);
+    TU_OK(ravel_repair(dir, NULL, NULL, NULL, NULL));
+    db = tu_open_ok(dir, "wal_io=sync");
+    void *v = NULL;
+    size_t vl = 0;
+    int rc = ravel_get(db, NULL, "X", 1, &v, &vl);
+    ravel_free(v);
+    if (rc != RAVEL_NOTFOUND)
+        fail_msg("repair brought back X, deleted and compacted away before "
+                 "(ravel_get returned %d)", rc);
+    TU_OK(ravel_close(db));
+    tu_rm_rf(dir);
+    free(bytes);
+    free(seg);
+    free(identity);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -282,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_direct_retention),
         cmocka_unit_test(test_feed_restarted_log),
         cmocka_unit_test(test_backup_alias),
+        cmocka_unit_test(test_repair_flushed_wal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
