@@ -1290,7 +1290,11 @@ RAVEL_API int ravel_backup_list(const char *root, ravel_backup_fn fn,
 
 /* What ravel_backup_info reports. */
 #define RAVEL_BACKUP_TIME     1 /* when it was taken, seconds since 1970 */
-#define RAVEL_BACKUP_SEQUENCE 2 /* the last sequence number it holds */
+#define RAVEL_BACKUP_SEQUENCE 2 /* a sequence number it holds every
+                                ** batch up to (batches written while it
+                                ** was taken may follow it in the
+                                ** backup: the restored database's
+                                ** ravel.last-sequence is exact) */
 #define RAVEL_BACKUP_BYTES    3 /* bytes of all its files */
 #define RAVEL_BACKUP_COPIED   4 /* bytes it copied when taken (the rest it
                                 ** shares with older backups) */
