@@ -39,6 +39,16 @@
 **                     + 1 (docs/operations/feed.md) skipped them.  Now the
 **                     sequence is read before the switch; the opened
 **                     copy's ravel.last-sequence is exact.
+**   repair_flushed_wal  a flushed WAL segment still in the directory (a
+**                     checkpoint or backup holds flushed segments there
+**                     until its copy is done: a kill -9 during a long
+**                     backup leaves them) holds put X; X was deleted,
+**                     flushed and compacted away meanwhile.  ravel_repair,
+**                     run for any damage (here a damaged IDENTITY), with
+**                     the manifest read whole, replayed the flushed segment
+**                     as "a second copy of what the tables hold" and
+**                     brought X back.  Now their writes are not merged
+**                     (their markers and prepares are read).
 **
 ** Known, not fixed (run with RAVEL_HOSTILE_KNOWN=1; each fails today):
 **   backup_alias      two databases of one lineage (both restored from one
@@ -48,15 +58,6 @@
 **                     file (named by number, size and the hash of its last
 **                     4 KiB), verifies, and restores the other database's
 **                     values.
-**   repair_flushed_wal  a flushed WAL segment still in the directory (a
-**                     checkpoint or backup holds flushed segments there
-**                     until its copy is done: a kill -9 during a long
-**                     backup leaves them) holds put X; X was deleted,
-**                     flushed and compacted away meanwhile.  ravel_repair,
-**                     run for any damage (here a damaged IDENTITY), with
-**                     the manifest read whole, replays the flushed segment
-**                     as "a second copy of what the tables hold" and
-**                     brings X back.
 */
 #include "testutil.h"
 #include "util/fault.h"
@@ -326,8 +327,6 @@ static void test_backup_alias(void **state)
 static void test_repair_flushed_wal(void **state)
 {
     (void)state;
-    if (!known_asked())
-        skip();
     char *dir = new_dir("flushed-wal");
     char *seg = join(dir, "wal-00000001.log");
     char *identity = join(dir, "IDENTITY");
