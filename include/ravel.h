@@ -1390,7 +1390,8 @@ RAVEL_API int ravel_backup_restore_fd(int fd, const char *dir);
 ** and iterators taken before keep their state.  Catch-ups are serialized;
 ** reads go on meanwhile, without waiting.  RAVEL_OK at once on a writer.
 ** RAVEL_BUSY if the writer moved its log (flushes, a reopen) under 100
-** attempts in a row, RAVEL_CORRUPT / RAVEL_IOERR naming the file and
+** attempts in a row, or if CURRENT is gone from the directory (a repair,
+** a restore or a deletion in progress), RAVEL_CORRUPT / RAVEL_IOERR naming the file and
 ** offset for damage the writer's moving does not explain; DB keeps its
 ** previous state then.  RocksDB's TryCatchUpWithPrimary.  With option
 ** catch_up_interval_ms, a thread of the handle's calls it at that
