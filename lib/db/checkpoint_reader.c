@@ -179,6 +179,8 @@ static uint64_t cpr_max_table_number(const struct rv_files *fs)
 
 /* After the catch-up, no other one running: the plan of the state. */
 static int cpr_then(ravel_db *db, void *arg)
+    RV_REQUIRES(db->reader.catch_up);
+static int cpr_then(ravel_db *db, void *arg)
 {
     struct cpr_ctx *c = arg;
     struct rv_cp_plan *p = c->p;

@@ -597,8 +597,9 @@ static void reader_release_replaced(ravel_db *db)
     }
 }
 
-/* A catch-up; then, when it succeeded and THEN is not NULL, THEN(DB, CTX)
-** before another catch-up can run (its result is returned). */
+/* A catch-up; then, when it succeeded and THEN is not NULL, calls THEN
+** with DB and CTX before another catch-up can run (its result is
+** returned). */
 static int reader_catch_up_then(ravel_db *db,
                                 int (*then)(ravel_db *db, void *ctx),
                                 void *ctx)
