@@ -158,6 +158,7 @@ int main(int argc, char **argv)
     snprintf(src, sizeof src, "%s/db", top);
     ravel_options *o;
     RBB_CHECK("options", ravel_options_new(&o));
+    RBB_CHECK("options", ravel_options_set(o, "create_if_missing", "true"));
     ravel_db *db;
     RBB_CHECK("open", ravel_open(src, o, &db));
     char k[32], *v = malloc((size_t)value_size);
@@ -168,6 +169,8 @@ int main(int argc, char **argv)
                                     (size_t)value_size));
     }
     RBB_CHECK("flush", ravel_flush(db, 0));
+    RBB_CHECK("reader options", ravel_options_set(o, "create_if_missing",
+                                                  "false"));
     RBB_CHECK("reader options", ravel_options_set(o, "read_only", "true"));
     ravel_db *reader;
     RBB_CHECK("open the reader", ravel_open(src, o, &reader));
