@@ -91,6 +91,8 @@ static int cpr_fill(rv_table_builder *tb, rv_memtable *mem, uint64_t seq,
         return rv_error(RAVEL_NOMEM, "out of memory for a memtable "
                         "iterator");
     int rc = RAVEL_OK;
+    const char *last = NULL; /* in the memtable's arena, which MEM keeps */
+    size_t last_len = 0;
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
          it->ops->next(it)) {
         size_t klen, vlen;
@@ -105,11 +107,13 @@ static int cpr_fill(rv_table_builder *tb, rv_memtable *mem, uint64_t seq,
             rc = cpr_key_copy(&m->smallest, &m->smallest_len, k, klen);
         if (rc == RAVEL_OK)
             rc = rv_table_builder_add(tb, k, klen, v, vlen);
-        if (rc == RAVEL_OK)
-            rc = cpr_key_copy(&m->largest, &m->largest_len, k, klen);
+        last = k;
+        last_len = klen;
     }
     if (rc == RAVEL_OK)
         rc = it->ops->status(it);
+    if (rc == RAVEL_OK && last)
+        rc = cpr_key_copy(&m->largest, &m->largest_len, last, last_len);
     it->ops->destroy(it);
     return rc;
 }
