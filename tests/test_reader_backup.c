@@ -26,6 +26,7 @@
 ** RAVEL_TEST_READER_BACKUP_ROUNDS sets the rounds under load (2).
 */
 #include "crash_harness.h"
+#include "powerloss.h"
 #include "db/checkpoint.h"
 #include "util/copy.h"
 #include "util/fault.h"
@@ -57,6 +58,7 @@ struct rb_args {
     int kind;
     int pause;              /* park at RV_PAUSE_CHECKPOINT_ITEM */
     int threads;            /* the checker: writer threads to check */
+    char journal[PATH_MAX]; /* the sync journal to write ("": none) */
     uint64_t lo[RB_THREADS], hi[RB_THREADS];
 };
 
@@ -128,6 +130,27 @@ static int copier_main(const void *arg)
     if (ravel_close(db))
         crash_child_fail("close: %s", ravel_errmsg());
     return 0;
+}
+
+/* With the sync journal on: checkpoints into TARGET/cp-0, cp-1, ... from
+** a reader until killed, each reported once complete. */
+static int loop_copier_main(const void *arg)
+{
+    const struct rb_args *a = arg;
+    tu_sync_journal_start(a->journal);
+    ravel_db *db;
+    if (tu_open(a->dir, "read_only=true", &db))
+        crash_child_fail("open a reader on %s: %s", a->dir, ravel_errmsg());
+    mkdir(a->target, 0755);
+    crash_child_opened(db);
+    for (uint64_t n = 0;; n++) {
+        char cp[PATH_MAX + 32];
+        snprintf(cp, sizeof cp, "%s/cp-%" PRIu64, a->target, n);
+        if (ravel_checkpoint(db, cp))
+            crash_child_fail("checkpoint %s: %s", cp, ravel_errmsg());
+        struct rb_msg m = {.sequence = n + 1};
+        crash_send(&m, sizeof m);
+    }
 }
 
 struct rb_record {
@@ -424,6 +447,8 @@ static void test_deleted_during_copy(void **state)
 static int dead_writer_main(const void *arg)
 {
     const struct rb_args *a = arg;
+    if (a->journal[0])
+        tu_sync_journal_start(a->journal);
     ravel_db *db;
     if (tu_open(a->dir, RB_OPTIONS, &db))
         crash_child_fail("open %s: %s", a->dir, ravel_errmsg());
@@ -473,12 +498,15 @@ static char *rb_listing(const char *dir)
     return out;
 }
 
-/* A source directory whose writer was killed after writing RB_KEYS keys. */
-static char *rb_dead_source(const char *name)
+/* A source directory whose writer was killed after writing RB_KEYS keys
+** (its syncs recorded in the sync journal JOURNAL unless NULL). */
+static char *rb_dead_source(const char *name, const char *journal)
 {
     char *src = tu_path("%s", name);
     struct rb_args a = {0};
     snprintf(a.dir, sizeof a.dir, "%s", src);
+    if (journal)
+        snprintf(a.journal, sizeof a.journal, "%s", journal);
     struct crash_child c = {.on_msg = NULL};
     snprintf(c.label, sizeof c.label, "writer of %s", name);
     crash_spawn(&c, "dead_writer", &a, sizeof a);
@@ -499,7 +527,7 @@ static void rb_expect_dead_keys(const char *dir)
 static void test_no_writer(void **state)
 {
     (void)state;
-    char *src = rb_dead_source("nw-src");
+    char *src = rb_dead_source("nw-src", NULL);
     char *before = rb_listing(src);
     assert_non_null(strstr(before, "wal-")); /* data only in the WAL too */
     char *cp = tu_path("nw-cp"), *root = tu_path("nw-root");
@@ -545,7 +573,7 @@ static void test_no_writer(void **state)
 static void test_kill_mid_checkpoint(void **state)
 {
     (void)state;
-    char *src = rb_dead_source("kill-src");
+    char *src = rb_dead_source("kill-src", NULL);
     char *before = rb_listing(src);
     char *cp = tu_path("kill-cp");
     struct rb_args a = {.kind = RB_CHECKPOINT, .pause = 1};
@@ -582,10 +610,132 @@ static void test_kill_mid_checkpoint(void **state)
     free(src);
 }
 
+/* ------------------------------------- power loss mid-checkpoint */
+
+/* The journal JOURNAL with the directory fsyncs of DIR.partial named
+** DIR, into a new file (returned, malloc'd): a directory's entries belong
+** to it, not to its name (as test_backup.c's). */
+static char *rb_journal_renamed(const char *journal, const char *dir)
+{
+    char *text;
+    size_t len;
+    char *out = malloc(strlen(journal) + 16);
+    sprintf(out, "%s.renamed", journal);
+    assert_int_equal(tu_file_read(journal, &text, &len), 0);
+    char from[PATH_MAX + 16], to[PATH_MAX + 16];
+    snprintf(from, sizeof from, "D %s.partial ", dir);
+    snprintf(to, sizeof to, "D %s ", dir);
+    size_t n = 0;
+    char *res = malloc(len * 2 + 1);
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t ll = nl ? (size_t)(nl - line + 1) : strlen(line);
+        if (strncmp(line, from, strlen(from)) == 0) {
+            memcpy(res + n, to, strlen(to));
+            n += strlen(to);
+            memcpy(res + n, line + strlen(from), ll - strlen(from));
+            n += ll - strlen(from);
+        } else {
+            memcpy(res + n, line, ll);
+            n += ll;
+        }
+        line += ll;
+    }
+    assert_int_equal(tu_file_write(out, res, n), 0);
+    free(res);
+    free(text);
+    return out;
+}
+
+static void test_power_loss_mid_checkpoint(void **state)
+{
+    (void)state;
+    char *journal = tu_path("pl-src.journal");
+    char *src = rb_dead_source("pl-src", journal);
+    char *before = rb_listing(src);
+    int rounds = (int)tu_env_u64("RAVEL_TEST_READER_BACKUP_POWER_ROUNDS", 4);
+    uint64_t rng = tu_seed();
+    for (int r = 0; r < rounds; r++) {
+        /* the source's syncs, then the copier's */
+        char *j = tu_path("pl-%d.journal", r);
+        char *text;
+        size_t len;
+        assert_int_equal(tu_file_read(journal, &text, &len), 0);
+        assert_int_equal(tu_file_write(j, text, len), 0);
+        free(text);
+        char *target = tu_path("pl-%d-target", r);
+        struct rb_args a = {.kind = RB_CHECKPOINT};
+        snprintf(a.dir, sizeof a.dir, "%s", src);
+        snprintf(a.target, sizeof a.target, "%s", target);
+        snprintf(a.journal, sizeof a.journal, "%s", j);
+        struct rb_record rec = {0};
+        struct crash_child c = {.on_msg = rb_on_msg,
+                                .msg_size = sizeof(struct rb_msg),
+                                .ctx = &rec};
+        snprintf(c.label, sizeof c.label, "power-loss round %d", r);
+        crash_spawn(&c, "loop_copier", &a, sizeof a);
+        crash_kill_after(&c, CRASH_FROM_OPEN, 20 + tu_rand(&rng) % 300);
+        enum tu_power_loss_pattern pat = (enum tu_power_loss_pattern)
+            (r % TU_PL_PATTERNS);
+        /* the target's entries, then each checkpoint directory's, the
+        ** fsyncs of X.partial counted for X once renamed */
+        char *renamed = rb_journal_renamed(j, target);
+        tu_power_loss(target, renamed, pat, &rng);
+        unlink(renamed);
+        free(renamed);
+        int complete = 0, partial = 0;
+        DIR *d = opendir(target);
+        assert_non_null(d);
+        for (struct dirent *e; (e = readdir(d)) != NULL;) {
+            if (e->d_name[0] == '.')
+                continue;
+            char sub[PATH_MAX + 300];
+            snprintf(sub, sizeof sub, "%s/%s", target, e->d_name);
+            renamed = rb_journal_renamed(j, sub);
+            tu_power_loss(sub, renamed, pat, &rng);
+            unlink(renamed);
+            free(renamed);
+        }
+        rewinddir(d);
+        for (struct dirent *e; (e = readdir(d)) != NULL;) {
+            if (e->d_name[0] == '.')
+                continue;
+            size_t nl = strlen(e->d_name);
+            if (nl > 8 && strcmp(e->d_name + nl - 8, ".partial") == 0) {
+                partial++; /* never opened: not named cp-N */
+                continue;
+            }
+            char sub[PATH_MAX + 300];
+            snprintf(sub, sizeof sub, "%s/%s", target, e->d_name);
+            rb_expect_dead_keys(sub);
+            complete++;
+        }
+        closedir(d);
+        for (int i = 0; i < rec.n; i++) { /* every one reported is there */
+            char *cp = tu_path("pl-%d-target/cp-%d", r, i);
+            struct stat st;
+            assert_int_equal(stat(cp, &st), 0);
+            free(cp);
+        }
+        /* the reader wrote nothing into the source */
+        char *after = rb_listing(src);
+        assert_string_equal(before, after);
+        free(after);
+        printf("# round %d (%s): %d reported, %d complete, %d partial\n", r,
+               tu_power_loss_name(pat), rec.n, complete, partial);
+        free(target);
+        free(j);
+    }
+    free(before);
+    free(src);
+    free(journal);
+}
+
 static const struct crash_role roles[] = {
     {"copier", copier_main, sizeof(struct rb_args)},
     {"checker", checker_main, sizeof(struct rb_args)},
     {"dead_writer", dead_writer_main, sizeof(struct rb_args)},
+    {"loop_copier", loop_copier_main, sizeof(struct rb_args)},
     {NULL, NULL, 0},
 };
 
@@ -595,6 +745,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_deleted_during_copy),
         cmocka_unit_test(test_no_writer),
         cmocka_unit_test(test_kill_mid_checkpoint),
+        cmocka_unit_test(test_power_loss_mid_checkpoint),
         cmocka_unit_test(test_under_load),
     };
     return CRASH_MAIN(argc, argv, roles, tests);
