@@ -21,9 +21,14 @@
 ** (its data partly only in the WAL): every copy holds every write, and
 ** the source's listing and every file's bytes are unchanged; kill -9 of a
 ** reader in the middle of a checkpoint: DIR.partial (with its marker),
-** no DIR, the source unchanged, and the next checkpoint succeeds.
+** no DIR, the source unchanged, and the next checkpoint succeeds; a
+** simulated power loss (powerloss.h, each pattern in turn) after a reader
+** taking checkpoints in a loop is killed at a random point: every
+** checkpoint it reported is there and whole, any other is DIR.partial,
+** the source unchanged.
 **
-** RAVEL_TEST_READER_BACKUP_ROUNDS sets the rounds under load (2).
+** RAVEL_TEST_READER_BACKUP_ROUNDS sets the rounds under load (2),
+** RAVEL_TEST_READER_BACKUP_POWER_ROUNDS the power-loss rounds (4).
 */
 #include "crash_harness.h"
 #include "powerloss.h"
