@@ -1457,7 +1457,7 @@ RAVEL_API uint64_t ravel_batch_sequence(const ravel_batch *b);
 
 /* The change feed: the batches committed to the database, in commit
 ** order, each with its sequence and its operations, read back from the
-** write-ahead log (docs/operations/feed.md).  An iterator does not
+** write-ahead log (docs/operations.md).  An iterator does not
 ** rescan the log: it starts in the one segment holding the sequence asked
 ** for (found from each segment's first record, read once per handle),
 ** and from there reads each record once.  At the end of what has been
