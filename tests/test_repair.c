@@ -1248,7 +1248,8 @@ static void test_flushed_wal_left_behind(void **state)
     TU_OK(ravel_flush(db, 0));
     tu_put(db, 0, "b", "2");
     TU_OK(ravel_close(db));
-    assert_int_not_equal(access(p, F_OK), 0); /* the flush deleted it */
+    /* The flush deleted the segment (or, with wal_io=direct, kept it
+    ** under its name for reuse); either way it is written back below. */
     assert_true(len > 8);
     data[len / 2] ^= 0x5a;
     assert_int_equal(tu_file_write(p, data, len), 0);
