@@ -106,6 +106,11 @@ RAVEL_API int ravel_libversion_number(void);
 #define RAVEL_DEADLOCK 11  /* a transaction was the youngest in a cycle of
                            ** lock waits and was chosen to fail:
                            ** retriable */
+#define RAVEL_EXPIRED  12  /* the change feed: the sequence asked for is
+                           ** no longer in the WAL (flushed and deleted,
+                           ** or past wal_ttl_seconds/wal_size_limit_mb);
+                           ** the message names the oldest available.
+                           ** Start again from a checkpoint */
 
 /* A static English description of a result code ("not found", ...).
 ** Never NULL; unknown codes give "unknown result code". */
@@ -183,7 +188,8 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 ** RocksDB's and db_bench's names for an option ravel has under another
 ** name with the same meaning are taken as that option, by set and get:
 ** compression_type (compression), bloom_bits (bloom_bits_per_key),
-** cache_size (block_cache_size).  RocksDB's max_open_files=-1 (no limit)
+** cache_size (block_cache_size), WAL_ttl_seconds (wal_ttl_seconds),
+** WAL_size_limit_MB (wal_size_limit_mb).  RocksDB's max_open_files=-1 (no limit)
 ** is the most ravel keeps open, 1000000.
 ** RocksDB options for features ravel has not built yet
 ** (max_subcompactions, paranoid_checks, ...) are RAVEL_INVALID
@@ -193,9 +199,12 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **
 **   create_if_missing=false     create the directory/database if absent
 **   error_if_exists=false       fail to open an existing database
-**   read_only=false             open for reads only: the WAL is replayed
-**                               but never modified, writes return
-**                               RAVEL_READONLY (the LOCK is still taken)
+**   read_only=false             open for reads only, beside a live writer
+**                               in another process or with none: takes no
+**                               lock (any number of readers), replays the
+**                               WAL without modifying it, follows the
+**                               writer with ravel_catch_up; writes return
+**                               RAVEL_READONLY
 **   write_buffer_size=64M       memtable size before it is switched for a
 **                               fresh one (4K .. 4G)
 **   max_write_batch_group_size_bytes=1M
@@ -261,6 +270,19 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               loss.  RAVEL_SYNC writes are still on
 **                               stable storage when they return, with
 **                               every write acknowledged before them
+**   wal_ttl_seconds=0           0 .. 2147483647, and
+**   wal_size_limit_mb=0         0 .. 2147483647: the change feed's WAL
+**                               retention (ravel_updates_since).  When
+**                               either is set, a flushed WAL segment is
+**                               moved into DIR/archive/ instead of being
+**                               deleted (and is never recycled), and is
+**                               deleted from there once its last write is
+**                               wal_ttl_seconds old, or, oldest first,
+**                               while archive/ holds more than
+**                               wal_size_limit_mb MiB; each 0: no limit of
+**                               that kind; both 0: nothing kept.  Checked
+**                               at every flush and at open.  RocksDB's
+**                               WAL_ttl_seconds and WAL_size_limit_MB
 **
 ** Ordering modes (docs/ordering.md): how a write group's memtable inserts
 ** are ordered against readers.  Default: all three guarantees (atomic
@@ -349,6 +371,10 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               write past it is RAVEL_INVALID and
 **                               leaves the transaction open (RocksDB's
 **                               max_write_batch_size)
+**   catch_up_interval_ms=0      read_only: catch up with the writer every
+**                               this many milliseconds in a thread of its
+**                               own (0 .. 86400000; 0: only on
+**                               ravel_catch_up)
 **
 ** Leveled compaction (docs/compaction.md), RocksDB's names and meanings:
 **   level0_file_num_compaction_trigger=4
@@ -542,9 +568,9 @@ RAVEL_API int ravel_close(ravel_db *db);
 ** its LOCK (RAVEL_LOCKED if the database is open, in this process or
 ** another, and then nothing is deleted), removes the files a database
 ** holds (CURRENT, IDENTITY, LOG, LOG.old, MANIFEST-*, wal-*.log, *.sst,
-** their .tmp files, lost/ and what it holds) and the LOCK, then DIR itself
-** if nothing else is left in it: files of other names stay where they
-** are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
+** their .tmp files, lost/ and archive/ and what they hold) and the LOCK,
+** then DIR itself if nothing else is left in it: files of other names
+** stay where they are.  A DIR that does not exist is RAVEL_OK.  RAVEL_IOERR naming the
 ** file that could not be removed (those before it are gone). */
 RAVEL_API int ravel_destroy(const char *dir);
 
@@ -1039,9 +1065,16 @@ RAVEL_API int ravel_txn_run(ravel_db *db, int flags, ravel_txn_fn fn,
 **   ravel.prepared-transactions   the names of the prepared transactions
 **                                 not yet committed or rolled back, one
 **                                 per line ("" if none)
+**   ravel.reader-lag              read_only: the sequence read up to and
+**                                 how long ago the last catch-up
+**                                 succeeded, as lines name=value:
+**                                 sequence, ms_since_catch_up, catch_ups,
+**                                 rebuilds, retries, failures, interval_ms
+**                                 (a writer: "writer: sequence=N")
 ** ravel.stats also counts flushes (bytes, entries, time), write groups that
 ** waited for a flush and for how long, table files and WAL segments
-** deleted, and for the ordering modes: inserts pending, memtable switches
+** deleted (and with WAL retention, the segments and bytes archive/
+** holds), and for the ordering modes: inserts pending, memtable switches
 ** that waited for them, writers that waited to be published, leaders that
 ** waited for room, the commit table's evictions and newest evicted prepare
 ** sequence, the commit watermark, and gets read again after meeting an
@@ -1201,6 +1234,278 @@ typedef void (*ravel_repair_fn)(void *ctx, int kind, const char *line);
 
 RAVEL_API int ravel_repair(const char *dir, const ravel_options *opts,
                            ravel_repair_fn fn, void *ctx, char **report);
+/* ---------------------------------------------------------------------
+** Checkpoints and backups (issue 22, part 2: "backup")
+**
+** A checkpoint is a new directory that opens as a database holding the
+** state of DB at one moment during the call.  A backup root is a
+** directory of incremental backups that share their table files; a
+** one-file backup is a whole backup in a single file or stream.  Every
+** copy is checksummed (XXH3_64) and fsynced before the call returns, and
+** a copy cut short by a crash is never taken for a good one.
+** docs/operations.md ("Checkpoints and backups") is the guide,
+** docs/formats.md has the formats.
+** ------------------------------------------------------------------- */
+
+/* Makes DIR (which must not exist: RAVEL_INVALID) a database holding the
+** state of DB at one moment during the call: every write acknowledged
+** before the call began is in it, and no write begun after it returned.
+** Table files are hard-linked when DIR is on the database's file system
+** and copied when not (or where links are refused); the WAL that holds
+** the rest is copied.  Writers wait only for a memtable switch (the
+** current WAL segment's fdatasync); the copying runs beside them.  The
+** directory is built as DIR.partial and renamed to DIR once every file
+** and the directory are fsynced: after a crash DIR is whole or absent (a
+** DIR.partial left behind is removed by the next checkpoint to DIR).
+** The WAL of the memtables not yet flushed is copied (up to
+** write_buffer_size times max_write_buffer_number bytes: ravel_flush
+** first makes it small).
+** With RAVEL_NO_WAL writes taken since the open, the call also flushes
+** the memtables (those writes are in no WAL).  RAVEL_READONLY on a
+** read_only database or one whose writes were stopped; RAVEL_IOERR
+** naming the file that failed. */
+RAVEL_API int ravel_checkpoint(ravel_db *db, const char *dir);
+
+/* Takes a backup of DB into the backup root ROOT (created if missing)
+** and sets *ID to its number (1, 2, ...).  The state is a checkpoint's,
+** taken as ravel_checkpoint does.  Table files already in ROOT (from an
+** earlier backup of the same database) are shared, not copied again, so
+** a backup after 1% of the data changed copies about 1%
+** (RAVEL_BACKUP_COPIED says how much).  The backup exists only once its
+** meta file, written last, is durable; what a crashed or failed backup
+** left is removed by the next create or purge.  RAVEL_LOCKED if another
+** backup or purge of ROOT is running. */
+RAVEL_API int ravel_backup_create(ravel_db *db, const char *root,
+                                  uint64_t *id);
+
+/* Called by ravel_backup_list with the id of each complete backup, oldest
+** first; non-zero stops the listing and is returned. */
+typedef int (*ravel_backup_fn)(void *ctx, uint64_t id);
+
+/* Lists the complete backups of ROOT (those whose meta file is whole and
+** verifies; it does not read their other files: ravel_backup_verify
+** does).  RAVEL_NOTFOUND if ROOT is not a backup root. */
+RAVEL_API int ravel_backup_list(const char *root, ravel_backup_fn fn,
+                                void *ctx);
+
+/* What ravel_backup_info reports. */
+#define RAVEL_BACKUP_TIME     1 /* when it was taken, seconds since 1970 */
+#define RAVEL_BACKUP_SEQUENCE 2 /* the last sequence number it holds */
+#define RAVEL_BACKUP_BYTES    3 /* bytes of all its files */
+#define RAVEL_BACKUP_COPIED   4 /* bytes it copied when taken (the rest it
+                                ** shares with older backups) */
+#define RAVEL_BACKUP_FILES    5 /* number of files */
+
+/* Sets *VALUE to WHAT (RAVEL_BACKUP_*) of backup ID in ROOT, from its
+** meta file.  RAVEL_NOTFOUND if there is no complete backup ID;
+** RAVEL_CORRUPT if its meta file is damaged or cut short. */
+RAVEL_API int ravel_backup_info(const char *root, uint64_t id, int what,
+                                uint64_t *value);
+
+/* Reads every file of backup ID and checks its size and checksum against
+** the meta file.  RAVEL_CORRUPT naming the first file that is missing,
+** short or damaged (or the meta file itself); RAVEL_NOTFOUND if there is
+** no backup ID. */
+RAVEL_API int ravel_backup_verify(const char *root, uint64_t id);
+
+/* Restores backup ID of ROOT into DIR, which must not exist: every file is
+** checked against its checksum as it is copied, built in DIR.partial,
+** fsynced and renamed to DIR, which then opens as the database.  A backup
+** that fails a check is refused (RAVEL_CORRUPT naming the file) and
+** leaves no DIR.  ID 0 restores the newest complete backup. */
+RAVEL_API int ravel_backup_restore(const char *root, uint64_t id,
+                                   const char *dir);
+
+/* Deletes all but the KEEP newest complete backups of ROOT (KEEP >= 1:
+** RAVEL_INVALID otherwise), then every shared file no remaining backup
+** names, and what a crashed backup left.  A backup whose meta file is
+** damaged is left in place, and while one exists no shared file is
+** deleted (what it names cannot be read).  RAVEL_LOCKED if another backup
+** or purge of ROOT is running. */
+RAVEL_API int ravel_backup_purge(const char *root, int keep);
+
+/* Writes a full backup of DB (the state of a checkpoint) as one file at
+** PATH, which must not exist: written to PATH.partial, fsynced, renamed.
+** The format (docs/formats.md, "One-file backups") is checksummed chunk
+** by chunk and as a whole, and written front to back, never seeking. */
+RAVEL_API int ravel_backup_write_file(ravel_db *db, const char *path);
+
+/* The same to the open file descriptor FD (a pipe, a socket, a file),
+** which is neither closed nor fsynced (the caller owns it).  A reader
+** that goes away is RAVEL_IOERR (EPIPE): SIGPIPE is blocked in the
+** calling thread while it writes, and one it raised is taken back.  Call
+** it from the process that opened DB, not from a child forked from it
+** (the child has none of the database's background threads). */
+RAVEL_API int ravel_backup_write_fd(ravel_db *db, int fd);
+
+/* Restores a one-file backup from PATH into DIR, which must not exist:
+** every chunk and the whole are checked before DIR is renamed into place;
+** a truncated or damaged backup is RAVEL_CORRUPT (naming the byte offset)
+** and leaves no DIR. */
+RAVEL_API int ravel_backup_restore_file(const char *path, const char *dir);
+
+/* The same reading the open file descriptor FD (a pipe too) to the
+** backup's end; FD is not closed. */
+RAVEL_API int ravel_backup_restore_fd(int fd, const char *dir);
+/* ----------------------------------- operating: readers in other processes */
+
+/*
+** A database opened with read_only=true is a reader.  It takes no lock: any
+** number of readers, in any processes, open a directory beside its one
+** writer (a second writer is still RAVEL_LOCKED), or with no writer at all,
+** and a writer can open while readers are open.  A reader sees the state it
+** built at open, then at each catch-up: always a state the writer had --
+** whole batches, in commit order, never part of a write group, never a
+** prepared transaction before its commit.  The writer never waits for a
+** reader and never deletes anything a reader uses: a reader holds every
+** table file of the versions it reads open (an open file survives its
+** deletion), and a reader that crashes holds nothing.  The cost: a
+** reader's table files count against the process's open-file limit beside
+** max_open_files, and a file the writer deleted keeps its disk space
+** until no reader's version holds it.
+**
+** Exceptions to "sees every acknowledged write after a catch-up": writes
+** still in the writer's buffer under manual_wal_flush=true (until
+** ravel_flush_wal), and RAVEL_NO_WAL writes (until a flush puts them in a
+** table file) -- a reader sees only what is in the WAL or the tables.
+**
+** Snapshots and iterators of a reader keep the state they were made on
+** across catch-ups, however the writer compacts meanwhile.
+**
+** Promotion: once the writer is gone (its LOCK free), the same process can
+** open the directory read-write with ravel_open while the reader handle is
+** still open; the reader's snapshots and iterators stay valid (they hold
+** their files open) and keep showing the state they were made on.  The
+** reader handle does not become the writer: write through the new handle,
+** and catch the reader up (or close it) to see its writes.
+*/
+
+/* Catches the reader DB up with the writer: when it returns RAVEL_OK, DB's
+** reads see every write the writer had acknowledged (and put in its WAL)
+** before the call began, and nothing of a write not yet whole.  Snapshots
+** and iterators taken before keep their state.  Catch-ups are serialized;
+** reads go on meanwhile, without waiting.  RAVEL_OK at once on a writer.
+** RAVEL_BUSY if the writer moved its log (flushes, a reopen) under 100
+** attempts in a row, RAVEL_CORRUPT / RAVEL_IOERR naming the file and
+** offset for damage the writer's moving does not explain; DB keeps its
+** previous state then.  RocksDB's TryCatchUpWithPrimary.  With option
+** catch_up_interval_ms, a thread of the handle's calls it at that
+** interval (its failures counted by ravel.reader-lag). */
+RAVEL_API int ravel_catch_up(ravel_db *db);
+/* ------------------------------------ change feed (operations: feed) */
+
+/* Reading a batch back, and a batch as bytes: what the change feed hands
+** out (ravel_updates_batch), what a replica applies with ravel_write, and
+** how a batch travels between processes.  The bytes are the batch's own
+** representation (docs/formats.md, "Batch"), the payload of its WAL
+** record: a sequence (0 in a batch never written; the feed's batches
+** carry theirs), a count and the operations. */
+#define RAVEL_OP_DELETE 0 /* an operation of a batch: a delete ... */
+#define RAVEL_OP_PUT    1 /* ... or a put */
+
+/* Reads the operation of B at *POS -- 0 for the first, then the value
+** the previous call left in *POS -- and moves *POS past it: RAVEL_OK with
+** *OP (RAVEL_OP_PUT or RAVEL_OP_DELETE), *KEY and *KLEN, and for a put
+** *VAL and *VLEN (a delete: NULL and 0), pointing into B (valid until B
+** changes or is freed); RAVEL_NOTFOUND (no message) after the last.
+** RAVEL_INVALID for a NULL argument; RAVEL_CORRUPT for a *POS that is
+** not where an operation starts. */
+RAVEL_API int ravel_batch_next_op(const ravel_batch *b, size_t *pos, int *op,
+                                  const void **key, size_t *klen,
+                                  const void **val, size_t *vlen);
+
+/* B's bytes, *LEN of them, pointing into B (valid until B changes or is
+** freed): give them to ravel_batch_from_data to make the same batch
+** again, in this process or another.  NULL with *LEN 0 for NULL. */
+RAVEL_API const void *ravel_batch_data(const ravel_batch *b, size_t *len);
+
+/* A new batch holding a copy of DATA (LEN bytes, from ravel_batch_data),
+** checked whole first: RAVEL_CORRUPT naming what is wrong and its byte
+** offset (shorter than the 12-byte header, an unknown operation, a
+** truncated length, key or value, a key or value above its limit,
+** trailing bytes, a count that differs from the operations, a
+** transaction's marker), and then nothing is made; RAVEL_INVALID for
+** NULL DATA with LEN > 0, a NULL OUT or LEN above RAVEL_MAX_BATCH_SIZE;
+** RAVEL_NOMEM.  Free with ravel_batch_free. */
+RAVEL_API int ravel_batch_from_data(const void *data, size_t len,
+                                    ravel_batch **out);
+
+/* The sequence in B's header: the sequence of its first operation for a
+** batch from the feed (operation i has sequence + i), 0 for a batch never
+** written (ravel_write does not change the caller's batch). */
+RAVEL_API uint64_t ravel_batch_sequence(const ravel_batch *b);
+
+/* The change feed: the batches committed to the database, in commit
+** order, each with its sequence and its operations, read back from the
+** write-ahead log (docs/operations/feed.md).  An iterator does not
+** rescan the log: it starts in the one segment holding the sequence asked
+** for (found from each segment's first record, read once per handle),
+** and from there reads each record once.  At the end of what has been
+** written it says so (RAVEL_NOTFOUND), and a later call goes on with the
+** batches written since: a follower tails the database by calling
+** ravel_updates_next in a loop, pausing when it returns RAVEL_NOTFOUND.
+**
+** What it shows: every batch written through the WAL (ravel_write,
+** ravel_put, ravel_delete, a transaction's commit) once it is in the WAL
+** file -- before ravel_write returns, or with manual_wal_flush once the
+** buffer is written -- and without RAVEL_SYNC possibly before it is
+** durable: a power loss may take such a batch from the database after the
+** feed showed it.  A prepared transaction appears once, when it commits
+** (its operations, at its commit's sequence), never at prepare, and a
+** rolled-back one never.  Not in the feed: RAVEL_NO_WAL writes, files
+** added by bulk ingest; their sequences are gaps, as are those of
+** prepares and rollbacks.
+**
+** How long it reaches back: the WAL segments not yet flushed, and with
+** the options wal_ttl_seconds / wal_size_limit_mb the flushed ones kept in
+** DIR/archive/.  A sequence older than that is RAVEL_EXPIRED: the
+** follower starts again from a checkpoint of the database.
+**
+** A database opened read_only can be followed as well (the feed reads the
+** directory's files); it reads what the writer has written, whichever
+** process that is.  An iterator is used by one thread at a time and freed
+** before its database is closed (ravel_close refuses to close while one
+** is open, as for ravel_iter). */
+typedef struct ravel_updates ravel_updates;
+
+/* A new iterator over the batches from sequence SEQ on: the first batch
+** shown is the one holding SEQ (a batch holds the sequences s .. s +
+** count - 1, s its sequence: it is shown whole even when SEQ is inside
+** it), or the first one after SEQ when none holds it; 0 means 1, the
+** first.  Not positioned: call ravel_updates_next.  FLAGS: 0.
+** RAVEL_EXPIRED (the message names the oldest sequence still available)
+** if batches at or after SEQ are no longer in the WAL; RAVEL_INVALID for
+** unknown flags or a NULL OUT; RAVEL_IOERR, RAVEL_NOMEM. */
+RAVEL_API int ravel_updates_since(ravel_db *db, uint64_t seq, int flags,
+                                  ravel_updates **out);
+
+/* Moves to the next batch: RAVEL_OK, and ravel_updates_batch and
+** ravel_updates_sequence give it; RAVEL_NOTFOUND (no message) at the end
+** of what the WAL holds now -- call again later; RAVEL_EXPIRED if what
+** comes next was deleted before it was read (a follower too far behind:
+** the message says where it stopped); RAVEL_CORRUPT for a record that
+** verifies but is malformed or out of order; RAVEL_IOERR.  After
+** RAVEL_EXPIRED or RAVEL_CORRUPT the iterator is stopped: every later
+** call returns the same code and message, and it never reads past the
+** gap or the damage. */
+RAVEL_API int ravel_updates_next(ravel_updates *u);
+
+/* The current batch's sequence (0 when there is none). */
+RAVEL_API uint64_t ravel_updates_sequence(const ravel_updates *u);
+
+/* The current batch (NULL when there is none): read it with
+** ravel_batch_next_op, apply it with ravel_write, send it with
+** ravel_batch_data.  Owned by the iterator, valid until its next call. */
+RAVEL_API const ravel_batch *ravel_updates_batch(const ravel_updates *u);
+
+/* The last sequence the iterator has passed: the current batch's last
+** one, or more when it passed records the feed does not show (a
+** prepare, a rollback); 0 before the first.  A follower that stops
+** resumes with ravel_updates_since(db, this + 1). */
+RAVEL_API uint64_t ravel_updates_last_sequence(const ravel_updates *u);
+
+/* Frees the iterator; NULL is a no-op. */
+RAVEL_API void ravel_updates_free(ravel_updates *u);
 
 #ifdef __cplusplus
 }

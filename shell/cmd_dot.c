@@ -1,8 +1,8 @@
 /*
 ** cmd_dot.c -- the dot commands that shape the session rather than the
 ** data: .help, .quit, .timer, .mode, .sync, .options, .read, .output,
-** .once, .shell, and the reserved names.  (.import and .dump live in
-** transfer.c, .open in open.c.)
+** .once and .shell.  (.import and .dump live in
+** transfer.c, .open in open.c, .backup and .restore in cmd_backup.c.)
 **
 ** Output goes to s->out: stdout, a file (.output FILE), or a command's
 ** standard input (.output |COMMAND, through popen), as sqlite3 does.
@@ -284,12 +284,4 @@ void shell_cmd_shell(struct shell *s, struct shell_line *l)
         shell_error(s, ".shell: '%s' exited with status %d", cmd,
                     WEXITSTATUS(status));
     free(cmd);
-}
-
-/* Names kept for commands to come, so that no script or alias takes them
-** meanwhile: .backup and .restore arrive with online backups. */
-void shell_cmd_reserved(struct shell *s, struct shell_line *l)
-{
-    shell_error(s, "not built yet: %s comes with online backups (issue 22)",
-                shell_command_find(l->tok[0].p)->name);
 }

@@ -238,6 +238,18 @@ const struct shell_command shell_commands[] = {
      "at most N of them.  --verify reads and checks every block instead of\n"
      "printing the properties and the index.",
      -1, -1, shell_cmd_sst},
+    {".follow", "[SEQ] [--limit N] [--no-wait]",
+     "print changes as they commit (the change feed)",
+     "Prints the batches committed from sequence SEQ on (without SEQ: those\n"
+     "committed from now on), read back from the WAL (ravel_updates_since),\n"
+     "and waits for more until interrupted (Ctrl-C), N batches were\n"
+     "printed (--limit), or, with --no-wait, the end of what is written.\n"
+     "One line per operation: its sequence, put or del, the key and the\n"
+     "value, escaped as .mode says; in .mode json (or -json) one line per\n"
+     "batch, {\"seq\":N,\"ops\":[{\"op\":\"put\",\"key\":..,\"value\":..}]}.\n"
+     "A sequence no longer in the WAL is an error (RAVEL_EXPIRED): keep\n"
+     "flushed segments with -o wal_ttl_seconds=N or wal_size_limit_mb=N.",
+     -1, -1, shell_cmd_follow},
     {".repair", "[DIR]", "salvage a damaged database, as ravel-repair does",
      "Runs ravel_repair on DIR, or on this session's database (closed for\n"
      "it and opened again after): every block of every table file and\n"
@@ -248,10 +260,48 @@ const struct shell_command shell_commands[] = {
      "each (note, kept, lost, warn): what was kept and what was lost, with\n"
      "the key ranges.  A database another process has open is refused.",
      0, 1, shell_cmd_repair},
-    {".backup", "FILE", "reserved: online backups (issue 22), not built yet",
-     NULL, -1, -1, shell_cmd_reserved},
-    {".restore", "FILE", "reserved: online backups (issue 22), not built yet",
-     NULL, -1, -1, shell_cmd_reserved},
+    {".checkpoint", "DIR", "copy the database, as of now, into a new DIR",
+     "Makes DIR (which must not exist) a database holding the state of this\n"
+     "one at one moment during the command: every write made before it is\n"
+     "there (ravel_checkpoint).  Table files are hard-linked when DIR is on\n"
+     "the same file system and copied when not; writers pause only for a\n"
+     "memtable switch.  Open the copy with .open DIR or ravel DIR.",
+     1, 1, shell_cmd_checkpoint},
+    {".backup", "DIR/|FILE", "back up into a backup root, or into one file",
+     "With a directory (one that exists, or a path ending in /): takes an\n"
+     "incremental backup into that backup root, sharing the table files\n"
+     "earlier backups copied, and prints its number, its size and the bytes\n"
+     "it copied (ravel_backup_create).  Otherwise writes a full backup into\n"
+     "the new file FILE, checksummed throughout (ravel_backup_write_file);\n"
+     "- writes it to standard output, for a pipe (ssh, object storage).\n"
+     ".backups lists, verifies and purges a root; .restore restores.",
+     1, 1, shell_cmd_backup},
+    {".backups", "ROOT [--verify] [--keep N]",
+     "list the backups of a backup root",
+     "One line per complete backup of ROOT, oldest first: its number, when\n"
+     "it was taken (UTC, and seconds since 1970), its last sequence number, its size, the bytes it copied\n"
+     "and its files.  --verify reads every file of each and checks its\n"
+     "checksum (ravel_backup_verify).  --keep N first deletes all but the N\n"
+     "newest backups and the files only they used (ravel_backup_purge).",
+     -1, -1, shell_cmd_backups},
+    {".restore", "FROM DIR [ID]", "restore a backup into a new DIR",
+     "FROM is a backup root (restores backup ID, or the newest) or a\n"
+     "one-file backup (- reads one from standard input).  Every file is checked against its checksum; DIR\n"
+     "(which must not exist) appears only once all is there and synced.\n"
+     "The session's database is not changed: .open DIR to use the copy.",
+     2, 3, shell_cmd_restore},
+    {".catchup", "[auto MS | auto | off]",
+     "-readonly: see the writer's latest writes",
+     "With -readonly, the shell is a reader beside the application that\n"
+     "writes the database (in another process, or none).  .catchup catches\n"
+     "up once and prints the sequence now seen: every write the writer had\n"
+     "acknowledged before is visible (not those still in its buffer with\n"
+     "manual_wal_flush, nor RAVEL_NO_WAL ones until flushed).  .catchup auto\n"
+     "MS reopens the database with catch_up_interval_ms=MS, so it catches\n"
+     "up by itself every MS milliseconds; .catchup off stops that; .catchup\n"
+     "auto prints the interval in force.  Reopening releases the snapshot.\n"
+     "A snapshot taken before a catch-up keeps showing its state.",
+     0, 2, shell_cmd_catchup},
     {NULL, NULL, NULL, NULL, 0, 0, NULL},
 };
 
@@ -350,7 +400,8 @@ const struct shell_option shell_options[] = {
     {"-bail", "", "stop at the first error"},
     {"-batch", "", "no prompts or banner, even on a terminal"},
     {"-interactive", "", "prompts and banner, even from a pipe"},
-    {"-readonly", "", "open the database read-only (it must exist)"},
+    {"-readonly", "", "open the database read-only (it must exist), beside\n"
+     "the application writing it: .catchup follows it"},
     {"-cmd", "COMMAND", "run COMMAND before the others (or before\n"
                         "the interactive session); repeatable"},
     {"-init", "FILE", "run FILE first instead of ~/.ravelrc"},

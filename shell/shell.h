@@ -28,6 +28,7 @@
 **   cmd_dot.c    the dot commands that set up the session (.mode,
 **                .output, .once, .shell, ...)
 **   cmd_files.c  the files on disk: flush, compact, files, .verify, .sst
+**   cmd_follow.c .follow: the change feed, printed as batches commit
 **   sst_dump.c   dumping one table file: .sst, and ravel-sst (sst_main.c)
 **   transfer.c   .import and .dump (tab-separated, CSV and JSON lines)
 **   jsonl.c      reading one JSON line of the .dump format
@@ -36,10 +37,10 @@
 ** Names: every function shared between these files starts with shell_;
 ** static helpers start with their module (session_, token_, data_ in
 ** cmd_data.c, txncmd_ in cmd_txn.c, dot_ in cmd_dot.c, files_ in
-** cmd_files.c, sst_ in sst_dump.c, sstmain_ in sst_main.c,
-** import_/transfer_ in transfer.c, open_ in open.c, csv_ in csv.c), so
-** none collides with lib/ (or with the amalgamation, when the shell is
-** built against it).
+** cmd_files.c, follow_ in cmd_follow.c, sst_ in sst_dump.c, sstmain_ in
+** sst_main.c, import_/transfer_ in transfer.c, open_ in open.c, csv_ in
+** csv.c), so none collides with lib/ (or with the amalgamation, when the
+** shell is built against it).
 */
 #ifndef RAVEL_SHELL_H
 #define RAVEL_SHELL_H
@@ -341,6 +342,8 @@ void shell_cmd_property(struct shell *s, struct shell_line *l);
 void shell_cmd_flush_wal(struct shell *s, struct shell_line *l);
 void shell_cmd_flush(struct shell *s, struct shell_line *l);
 void shell_cmd_files(struct shell *s, struct shell_line *l);
+/* .follow (cmd_follow.c) */
+void shell_cmd_follow(struct shell *s, struct shell_line *l);
 void shell_cmd_compact(struct shell *s, struct shell_line *l);
 void shell_cmd_verify(struct shell *s, struct shell_line *l);
 void shell_cmd_sst(struct shell *s, struct shell_line *l);
@@ -350,6 +353,7 @@ void shell_cmd_quit(struct shell *s, struct shell_line *l);
 void shell_cmd_timer(struct shell *s, struct shell_line *l);
 void shell_cmd_mode(struct shell *s, struct shell_line *l);
 void shell_cmd_sync(struct shell *s, struct shell_line *l);
+void shell_cmd_catchup(struct shell *s, struct shell_line *l);
 void shell_cmd_options(struct shell *s, struct shell_line *l);
 void shell_cmd_read(struct shell *s, struct shell_line *l);
 void shell_cmd_output(struct shell *s, struct shell_line *l);
@@ -359,7 +363,10 @@ void shell_cmd_ingest(struct shell *s, struct shell_line *l);
 void shell_cmd_open(struct shell *s, struct shell_line *l);
 void shell_cmd_once(struct shell *s, struct shell_line *l);
 void shell_cmd_shell(struct shell *s, struct shell_line *l);
-void shell_cmd_reserved(struct shell *s, struct shell_line *l);
+void shell_cmd_checkpoint(struct shell *s, struct shell_line *l);
+void shell_cmd_backup(struct shell *s, struct shell_line *l);
+void shell_cmd_backups(struct shell *s, struct shell_line *l);
+void shell_cmd_restore(struct shell *s, struct shell_line *l);
 
 /* A write (put/del) either joins the open batch or goes straight to the
 ** database; returns 0 on success (errors reported). */

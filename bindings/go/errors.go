@@ -50,6 +50,9 @@ const (
 	// waits and was chosen to fail; the message names the cycle.
 	// Retriable.
 	ErrDeadlock Code = C.RAVEL_DEADLOCK
+	// ErrExpired: the change feed's sequence is no longer in the WAL; the
+	// message names the oldest available.  Start again from a checkpoint.
+	ErrExpired Code = C.RAVEL_EXPIRED
 )
 
 // Retriable reports whether a transaction that failed with the code may

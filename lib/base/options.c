@@ -154,7 +154,8 @@ static const struct options_def options_table[] = {
     {OPTION(error_if_exists, BOOL), .def = 0,
      .doc = "fail to open an existing database"},
     {OPTION(read_only, BOOL), .def = 0,
-     .doc = "open for reads only: the WAL is replayed, never modified"},
+     .doc = "open for reads only, beside a live writer or none: takes no "
+            "lock, follows the writer with ravel_catch_up"},
     {OPTION(write_buffer_size, SIZE), .def = 64ull << 20,
      .min = 4ull << 10, .max = 4ull << 30,
      .doc = "memtable size before it is switched for a fresh one"},
@@ -183,6 +184,13 @@ static const struct options_def options_table[] = {
      .why = "ravel keeps at most 64 spare WAL segments",
      .conflicts = "wal_io",
      .doc = "flushed WAL segments kept and reused (wal_io=direct)"},
+    {OPTION(wal_ttl_seconds, INT), .def = 0, .min = 0, .max = INT_MAX,
+     .doc = "flushed WAL segments kept in archive/ for the change feed "
+            "this many seconds after their last write (0: no age limit)"},
+    {OPTION(wal_size_limit_mb, INT), .def = 0, .min = 0, .max = INT_MAX,
+     .doc = "flushed WAL segments kept in archive/ for the change feed up "
+            "to this many MiB in all, oldest deleted first (0: no size "
+            "limit)"},
     {OPTION(unordered_write, BOOL), .def = 0,
      .conflicts = "allow_concurrent_memtable_write write_policy "
                   "in_order_publication",
@@ -319,6 +327,11 @@ static const struct options_def options_table[] = {
      .why = "a transaction commits as one batch, and a batch is at most "
             "RAVEL_MAX_BATCH_SIZE (1G) encoded",
      .doc = "bytes of writes one transaction may hold"},
+    {OPTION(catch_up_interval_ms, INT), .def = 0, .min = 0,
+     .max = 86400000,
+     .doc = "read_only: catch up with the writer every this many "
+            "milliseconds in a thread of its own (0: only on "
+            "ravel_catch_up)"},
 };
 
 #define OPTIONS_COUNT (sizeof options_table / sizeof options_table[0])
@@ -333,6 +346,8 @@ static const struct {
     {"compression_type", "compression"},
     {"bloom_bits", "bloom_bits_per_key"},
     {"cache_size", "block_cache_size"},
+    {"WAL_ttl_seconds", "wal_ttl_seconds"},
+    {"WAL_size_limit_MB", "wal_size_limit_mb"},
 };
 
 #define OPTIONS_ALIAS_COUNT (sizeof options_aliases / sizeof options_aliases[0])

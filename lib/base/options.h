@@ -68,6 +68,8 @@ struct ravel_options {
     int create_if_missing;
     int error_if_exists;
     int read_only;
+    int catch_up_interval_ms;            /* a reader's automatic catch-up
+                                         ** (db/reader.c); 0: on demand */
     uint64_t write_buffer_size;
     uint64_t max_write_batch_group_size_bytes;
     int allow_concurrent_memtable_write;
@@ -78,6 +80,10 @@ struct ravel_options {
                                          ** segments kept for reuse */
     int manual_wal_flush;                /* records buffered in the WAL
                                          ** writer (wal_writer.h) */
+    int wal_ttl_seconds;                 /* the change feed's retention of */
+    int wal_size_limit_mb;               /* flushed segments in archive/
+                                         ** (wal/wal_archive.h); 0 and 0:
+                                         ** none kept */
 
     /* Ordering modes (rv_options_ordering; docs/ordering.md). */
     int unordered_write;

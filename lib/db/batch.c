@@ -175,3 +175,104 @@ uint32_t ravel_batch_count(const ravel_batch *b)
 {
     return b ? b->count : 0;
 }
+
+/* -------------------------------------- reading back and serializing */
+
+int rv_batch_assign(struct ravel_batch *b, const char *rep, size_t len,
+                    uint32_t count)
+{
+    b->len = RV_BATCH_HEADER_SIZE;
+    int rc = batch_reserve(b, len - RV_BATCH_HEADER_SIZE);
+    if (rc)
+        return rc;
+    memcpy(b->rep, rep, len);
+    b->len = len;
+    b->count = count;
+    rv_put_fixed32(b->rep + 8, count);
+    return RAVEL_OK;
+}
+
+int ravel_batch_next_op(const ravel_batch *b, size_t *pos, int *op,
+                        const void **key, size_t *klen, const void **val,
+                        size_t *vlen)
+{
+    if (!b || !pos || !op || !key || !klen || !val || !vlen)
+        return rv_error(RAVEL_INVALID, "ravel_batch_next_op: NULL argument");
+    size_t at = *pos < RV_BATCH_HEADER_SIZE ? RV_BATCH_HEADER_SIZE : *pos;
+    if (at >= b->len)
+        return RAVEL_NOTFOUND;
+    struct rv_batch_op o;
+    int rc = rv_batch_decode_op(b->rep, b->len, &at, 0, &o);
+    if (rc)
+        return rc; /* a position not at an op's start */
+    if (rv_type_is_txn_marker(o.type))
+        return rv_error(RAVEL_CORRUPT, "ravel_batch_next_op: a transaction "
+                        "marker (type 0x%02x) at byte offset %zu", o.type,
+                        *pos);
+    *pos = at;
+    *op = o.type == RV_TYPE_PUT ? RAVEL_OP_PUT : RAVEL_OP_DELETE;
+    *key = o.key;
+    *klen = o.klen;
+    *val = o.type == RV_TYPE_PUT ? o.val : NULL;
+    *vlen = o.vlen;
+    return RAVEL_OK;
+}
+
+const void *ravel_batch_data(const ravel_batch *b, size_t *len)
+{
+    if (len)
+        *len = b ? b->len : 0;
+    return b ? b->rep : NULL;
+}
+
+uint64_t ravel_batch_sequence(const ravel_batch *b)
+{
+    return b ? rv_batch_rep_sequence(b->rep) : 0;
+}
+
+/* Refuses the transaction markers only ravel's WAL may hold. */
+static int batch_refuse_marker(void *ctx, uint64_t seq, int type,
+                               const char *key, size_t klen, const char *val,
+                               size_t vlen)
+{
+    (void)key, (void)klen, (void)val, (void)vlen;
+    uint32_t *index = ctx;
+    if (rv_type_is_txn_marker(type))
+        return rv_error(RAVEL_CORRUPT, "ravel_batch_from_data: op %llu is a "
+                        "transaction marker (type 0x%02x), which only "
+                        "ravel's own WAL records hold",
+                        (unsigned long long)seq, type);
+    (*index)++;
+    return RAVEL_OK;
+}
+
+int ravel_batch_from_data(const void *data, size_t len, ravel_batch **out)
+{
+    if (!out)
+        return rv_error(RAVEL_INVALID, "ravel_batch_from_data: NULL out "
+                        "pointer");
+    *out = NULL;
+    if (!data && len)
+        return rv_error(RAVEL_INVALID, "ravel_batch_from_data: NULL data "
+                        "with length %zu", len);
+    if (len > RAVEL_MAX_BATCH_SIZE)
+        return rv_error(RAVEL_INVALID, "ravel_batch_from_data: %zu bytes "
+                        "exceed RAVEL_MAX_BATCH_SIZE (%u bytes)", len,
+                        RAVEL_MAX_BATCH_SIZE);
+    int rc = rv_batch_validate(data, len);
+    uint32_t ops = 0;
+    if (rc == RAVEL_OK)
+        rc = rv_batch_apply(data, len, 0, batch_refuse_marker, &ops);
+    if (rc)
+        return rc;
+    ravel_batch *b;
+    rc = ravel_batch_new(&b);
+    if (rc == RAVEL_OK)
+        rc = rv_batch_assign(b, data, len, rv_batch_rep_count(data));
+    if (rc) {
+        ravel_batch_free(b);
+        return rc;
+    }
+    *out = b;
+    return RAVEL_OK;
+}

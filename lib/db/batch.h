@@ -34,4 +34,10 @@ RAVEL_PRIVATE int rv_batch_add(struct ravel_batch *b, int type,
 RAVEL_PRIVATE void rv_batch_truncate(struct ravel_batch *b, size_t len,
                                      uint32_t count);
 
+/* Makes B hold a copy of REP (LEN bytes, a rep already validated) with
+** its header's count set to COUNT: the first COUNT ops of REP must end at
+** LEN.  RAVEL_NOMEM (B is then empty). */
+RAVEL_PRIVATE int rv_batch_assign(struct ravel_batch *b, const char *rep,
+                                  size_t len, uint32_t count);
+
 #endif /* RAVEL_BATCH_H */

@@ -5,7 +5,8 @@
 **
 ** Files in a database directory (docs/formats.md has their bytes):
 **   IDENTITY            "ravel-db 1\n": marks the directory as a database
-**   LOCK                held with an OFD lock while open (util/lockfile.c)
+**   LOCK                held with an OFD lock while open for writing
+**                       (util/lockfile.c); readers take none (reader.c)
 **   LOG                 human-readable events (util/log.c)
 **   wal-NNNNNNNN.log    WAL segments (wal/wal_format.h); each open starts a
 **                       new one, and so does each memtable switch
@@ -188,6 +189,7 @@ void rv_db_stop_writes(ravel_db *db, int rc, const char *reason)
 
 static void db_free(ravel_db *db)
 {
+    rv_reader_close(db); /* its thread, if open got that far */
     /* a stall this database caused must not outlive it */
     rv_wc_detach(&db->wc_member);
     void *txn_state = atomic_load_explicit(&db->txn.state,
@@ -214,7 +216,11 @@ static void db_free(ravel_db *db)
     pthread_cond_destroy(&db->mu.compact.cv);
     rv_mutex_destroy(&db->manifest.lock);
     rv_prepared_destroy(&db->prepared);
+    rv_feed_destroy(&db->feed);
     rv_mutex_destroy(&db->txn.make);
+    rv_mutex_destroy(&db->reader.catch_up);
+    pthread_mutex_destroy(&db->reader.wake_mu);
+    pthread_cond_destroy(&db->reader.wake);
     rv_mutex_destroy(&db->mu.lock);
     for (int l = 0; l < RV_NUM_LEVELS; l++)
         free(db->mu.compact.pointer[l].key);
@@ -258,7 +264,11 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     pthread_cond_init(&db->mu.compact.cv, NULL);
     rv_mutex_init(&db->manifest.lock);
     rv_prepared_init(&db->prepared);
+    rv_feed_init(&db->feed);
     rv_mutex_init(&db->txn.make);
+    rv_mutex_init(&db->reader.catch_up);
+    pthread_mutex_init(&db->reader.wake_mu, NULL);
+    pthread_cond_init(&db->reader.wake, NULL);
     rv_stop_init(&db->stop);
     rv_write_queue_init(&db->write.queue);
     rv_write_queue_init(&db->write.commit_queue);
@@ -268,11 +278,16 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
 /* ------------------------------------------------------------ files */
 
 /* The last reference to table file F is gone: unpin its open table, and
-** if it is obsolete, close and delete it. */
+** if it is obsolete (or F is a reader's: reader.c), close it, and if it
+** is obsolete delete it. */
 static void db_file_release(void *ctx, struct rv_file *f)
 {
     ravel_db *db = ctx;
     rv_table_cache_unpin(db->tables, f);
+    /* A reader's table may be a file the writer deleted: its descriptor
+    ** (a dup of the one F held) must not keep the space in the cache. */
+    if (f->hold_fd >= 0)
+        rv_table_cache_evict(db->tables, f->meta.number);
     if (!atomic_load_explicit(&f->obsolete, memory_order_acquire))
         return;
     rv_table_cache_evict(db->tables, f->meta.number);
@@ -378,7 +393,7 @@ int ravel_open(const char *dir, const ravel_options *opts, ravel_db **out)
         db->log_fd = rv_log_open(db->dir);
     rc = db_open_caches(db);
     if (rc == RAVEL_OK)
-        rc = rv_db_recover(db);
+        rc = db->options.read_only ? rv_reader_open(db) : rv_db_recover(db);
     if (rc == RAVEL_OK)
         rc = rv_write_ordering_init(db);
     db->write.active_mem = db->read.current->mem;
@@ -492,6 +507,7 @@ int ravel_close(ravel_db *db)
     /* A running flush finishes; memtables not yet flushed stay in their
     ** WAL segments for the next open. */
     rv_bg_stop(db);
+    rv_reader_close(db);
     uint64_t segment = db->write.wal ? rv_wal_segment_number(db->write.wal) : 0;
     rc = rv_wal_close(db->write.wal);
     if (rc == RAVEL_OK && segment && db->manifest.log &&

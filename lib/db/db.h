@@ -28,10 +28,12 @@
 #include "db/db_dir.h"
 #include "db/db_read.h"
 #include "db/prepared.h"
+#include "db/updates.h"
 #include "db/db_stats.h"
 #include "db/db_write.h"
 #include "db/flush.h"
 #include "db/manifest.h"
+#include "db/reader.h"
 #include "db/recovery.h"
 #include "db/table_cache.h"
 #include "db/version.h"
@@ -59,7 +61,8 @@ struct ravel_db {
     uint64_t magic;                 /* RV_DB_MAGIC while open */
     char *dir;
     struct ravel_options options;
-    struct rv_lockfile lock;        /* DIR/LOCK, held while open */
+    struct rv_lockfile lock;        /* DIR/LOCK, held while open for
+                                    ** writing (fd -1 in a reader) */
     int log_fd;                     /* LOG file, -1 if it could not open */
     rv_table_cache *tables;         /* has its own locks (table_cache.h) */
     struct rv_cache *block_cache;   /* NULL when block_cache_size is 0;
@@ -130,6 +133,13 @@ struct ravel_db {
 
     /* Prepared transactions' files and list (prepared.h; its own lock). */
     struct rv_db_prepared prepared;
+
+    /* A read_only handle's following of the writer (reader.h; its own
+    ** locks). */
+    struct rv_db_reader reader;
+
+    /* The change feed's segment index (updates.h; its own lock). */
+    struct rv_db_feed feed;
 };
 
 /* The functions of the subsystems that run with db->mu.lock held are
@@ -163,6 +173,12 @@ struct ravel_snapshot {
     ravel_db *db;
     struct rv_read_view view;
     struct rv_seq_range *hidden;
+    /* A reader's (read_only, db/reader.c): the version current when it
+    ** was taken, referenced, which its reads use -- a catch-up installs
+    ** versions whose files the writer compacted without knowing of this
+    ** snapshot.  NULL in a writer, whose flushes keep what snapshots see.
+    ** Set at acquire, fixed. */
+    struct rv_version *version;
     struct ravel_snapshot *prev, *next;
 };
 
@@ -201,6 +217,13 @@ RAVEL_PRIVATE int rv_db_writers_queued(ravel_db *db);
 RAVEL_PRIVATE int rv_db_install_edit_locked(ravel_db *db,
                                             rv_memtable *flushed,
                                             const struct rv_version_edit *e)
+    RV_REQUIRES(db->mu.lock);
+
+/* Under db->mu.lock: makes V (a reference handed over) the current
+** version, retiring the old one until no read holds it (a reader's
+** catch-up, reader.c; version.c). */
+RAVEL_PRIVATE void rv_db_install_version_locked(ravel_db *db,
+                                                struct rv_version *v)
     RV_REQUIRES(db->mu.lock);
 
 /* Makes a version-edit file of META and the callbacks that delete its

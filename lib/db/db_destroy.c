@@ -6,7 +6,7 @@
 ** process or another -- is never deleted under its owner (RAVEL_LOCKED,
 ** nothing removed).  Then the files ravel makes (rv_is_database_file_name:
 ** CURRENT, IDENTITY, LOG, manifests, WAL segments, table files, their
-** .tmp files, lost/ and what it holds) are removed, the LOCK last, while
+** .tmp files, lost/ and archive/ and what they hold) are removed, the LOCK last, while
 ** still held; files of other names stay, and so does the directory if any
 ** is left.
 */
@@ -21,15 +21,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Removes the file or the directory lost/ (with what it holds) NAME of
-** DIR. */
+/* Removes the file or the directory lost/ or archive/ (with what it
+** holds) NAME of DIR. */
 static int destroy_entry(const char *dir, const char *name)
 {
     char path[RV_PATH_MAX];
     int rc = rv_path_join(path, dir, name);
     if (rc)
         return rc;
-    if (strcmp(name, RV_DIR_LOST) == 0) {
+    if (strcmp(name, RV_DIR_LOST) == 0 ||
+        strcmp(name, RV_DIR_ARCHIVE) == 0) {
         DIR *d = opendir(path);
         if (!d && errno != ENOTDIR)
             return rv_error_errno(RAVEL_IOERR, errno, "ravel_destroy: "

@@ -123,7 +123,9 @@ int rv_db_prepare_dir(ravel_db *db)
 {
     const struct ravel_options *o = &db->options;
     int rc = db_dir_ensure(db);
-    if (rc == RAVEL_OK)
+    /* A reader takes no lock: any number of them open beside the one
+    ** writer (db/reader.c says why nothing of theirs can be deleted). */
+    if (rc == RAVEL_OK && !o->read_only)
         rc = rv_lockfile_acquire(db->dir, &db->lock);
     int exists = 0;
     if (rc == RAVEL_OK)

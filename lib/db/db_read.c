@@ -82,6 +82,30 @@ static int read_flags(ravel_db *db, const ravel_readoptions *ro)
     return flags;
 }
 
+/* The version a read as of SNAP uses, referenced: a reader's snapshot's
+** own (db.h), else the current one. */
+static struct rv_version *read_ref_version(ravel_db *db,
+                                           const ravel_snapshot *snap)
+{
+    if (!snap || !snap->version)
+        return rv_db_ref_version(db);
+    atomic_fetch_add_explicit(&snap->version->refs, 1, memory_order_relaxed);
+    return snap->version;
+}
+
+/* The latest view, for a read of version V (taken first): a reader's is
+** V's own sequence (db/reader.c: version and sequence change as one). */
+static int read_capture_latest(ravel_db *db, const struct rv_version *v,
+                               struct rv_read_view *view,
+                               struct rv_seq_range **hidden)
+{
+    if (!db->options.read_only)
+        return rv_db_capture_view(db, view, hidden);
+    *view = rv_read_view_at(v->visible_seq);
+    *hidden = NULL;
+    return RAVEL_OK;
+}
+
 /* ------------------------------------------------------------ snapshots */
 
 static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
@@ -94,7 +118,11 @@ static int read_snapshot_acquire(ravel_db *db, ravel_snapshot **out)
     s->db = db;
     s->prev = NULL;
     rv_mutex_lock(&db->mu.lock);
-    int rc = rv_db_capture_view(db, &s->view, &s->hidden);
+    /* a reader's: the version current now, read at its own sequence */
+    s->version = db->options.read_only ? rv_db_ref_version(db) : NULL;
+    int rc = s->version ? read_capture_latest(db, s->version, &s->view,
+                                              &s->hidden)
+                        : rv_db_capture_view(db, &s->view, &s->hidden);
     if (rc) {
         rv_mutex_unlock(&db->mu.lock);
         free(s);
@@ -137,6 +165,8 @@ static int read_snapshot_release(ravel_db *db, ravel_snapshot *snap)
         snap->next->prev = snap->prev;
     db->mu.snapshots.live--;
     rv_mutex_unlock(&db->mu.lock);
+    if (snap->version)
+        rv_version_unref(snap->version);
     free(snap->hidden);
     free(snap);
     return RAVEL_OK;
@@ -410,13 +440,18 @@ static int read_get(ravel_db *db, const ravel_snapshot *snap, int flags,
     struct read_probe p;
     int rc;
     for (;;) {
-        unsigned token;
-        struct rv_version *v = rv_db_pin_version(db, &token);
+        unsigned token = 0;
+        /* a reader's snapshot reads the version it holds (db.h) */
+        struct rv_version *v = snap && snap->version
+                                   ? snap->version
+                                   : rv_db_pin_version(db, &token);
         /* after the version (whose load has acquire semantics): see the
         ** top of this file */
         int stale = 0;
         struct rv_read_view view =
-            snap ? snap->view : rv_db_current_view(db, &stale);
+            snap ? snap->view
+                 : db->options.read_only ? rv_read_view_at(v->visible_seq)
+                                         : rv_db_current_view(db, &stale);
         memset(&p, 0, sizeof p);
         p.ukey = key ? key : "";
         p.ulen = klen;
@@ -424,7 +459,8 @@ static int read_get(ravel_db *db, const ravel_snapshot *snap, int flags,
         p.flags = flags;
         p.sink = sink;
         rc = read_lookup(db, v, &p);
-        rv_db_unpin_version(db, token);
+        if (!(snap && snap->version))
+            rv_db_unpin_version(db, token);
         if (!stale)
             break;
         /* write_prepared: the commit table forgot an entry this read
@@ -561,11 +597,12 @@ static int read_multi_at_one_view(ravel_db *db, const ravel_snapshot *snap,
                                   const size_t *klens, void **vals,
                                   size_t *vlens, int *rcs)
 {
-    struct rv_version *v = rv_db_ref_version(db);
+    struct rv_version *v = read_ref_version(db, snap);
     /* after the version: see the top of this file */
     struct rv_read_view captured;
     struct rv_seq_range *hidden = NULL;
-    int rc = snap ? RAVEL_OK : rv_db_capture_view(db, &captured, &hidden);
+    int rc = snap ? RAVEL_OK
+                  : read_capture_latest(db, v, &captured, &hidden);
     const struct rv_read_view *view = snap ? &snap->view : &captured;
     for (size_t i = 0; i < n && rc == RAVEL_OK; i++) {
         char *copy = NULL;
@@ -730,12 +767,12 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     if (rc)
         return rc;
 
-    struct rv_version *v = rv_db_ref_version(db);
+    struct rv_version *v = read_ref_version(db, snap);
     /* after the version: see the top of this file */
     struct rv_read_view view;
     struct rv_seq_range *hidden = NULL;
     rc = snap ? read_copy_view(&snap->view, &view, &hidden)
-              : rv_db_capture_view(db, &view, &hidden);
+              : read_capture_latest(db, v, &view, &hidden);
     struct rv_iter *merged =
         rc ? NULL : read_version_iter(db, v, read_flags(db, ro), &rc);
     ravel_iter *it = merged ? malloc(sizeof *it) : NULL;

@@ -18,9 +18,10 @@ struct rv_db_read {
     ** (read_epoch.h: striped reader counters; its retired list under
     ** db->mu.lock). */
     struct rv_read_epoch epoch;
-    /* Iterators not yet freed: added by ravel_iter_new inside the gate,
-    ** released by ravel_iter_free (outside it); close reads it after the
-    ** gate closed.  Atomic. */
+    /* Iterators not yet freed: added by ravel_iter_new (and the change
+    ** feed's ravel_updates_since, db/updates.c) inside the gate, released
+    ** by ravel_iter_free (ravel_updates_free) outside it; close reads it
+    ** after the gate closed.  Atomic. */
     _Atomic int live_iterators;
 };
 

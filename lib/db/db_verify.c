@@ -9,8 +9,7 @@
 static int verify_file(ravel_db *db, const struct rv_file *f)
 {
     rv_cache_handle *h;
-    int rc = rv_table_cache_find(db->tables, f->meta.number, f->meta.size,
-                                 &h);
+    int rc = rv_table_cache_find(db->tables, f, &h);
     if (rc)
         return rc;
     rc = rv_table_verify(rv_table_cache_table(h));

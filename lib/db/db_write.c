@@ -63,6 +63,11 @@
 ** refuses unknown flags): an empty batch asking its group's leader to
 ** switch the active memtable out so it is flushed. */
 #define RV_WRITE_FLUSH 0x100
+/* With RV_WRITE_FLUSH, a checkpoint's (rv_write_switch_for_checkpoint):
+** also switch when the memtable is empty but the WAL segment is not (it
+** holds prepare or rollback records, which go to no memtable), so that
+** every record written before the request is in a closed segment. */
+#define RV_WRITE_CHECKPOINT 0x1000 /* beside db_write.h's flags */
 
 /* ------------------------------------------------------ leader's work */
 
@@ -234,6 +239,30 @@ static int write_group_wants_flush(const struct rv_write_group *g)
     }
 }
 
+/* 1 if a member of G is a checkpoint's switch request. */
+static int write_group_wants_checkpoint(const struct rv_write_group *g)
+{
+    for (struct rv_writer *w = g->leader;; w = w->next) {
+        if (w->flags & RV_WRITE_CHECKPOINT)
+            return 1;
+        if (w == g->last)
+            return 0;
+    }
+}
+
+/* 1 if G asks for the active memtable MEM to be switched out. */
+static int write_group_wants_switch(ravel_db *db,
+                                    const struct rv_write_group *g,
+                                    rv_memtable *mem)
+{
+    if (!write_group_wants_flush(g))
+        return 0;
+    if (!rv_memtable_is_empty(mem))
+        return 1;
+    return write_group_wants_checkpoint(g) && db->write.wal &&
+           rv_wal_segment_has_records(db->write.wal);
+}
+
 /* 1 if a member of G has an entry to write. */
 static int write_group_has_entries(const struct rv_write_group *g)
 {
@@ -275,7 +304,7 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     rv_memtable *mem = rv_db_active_memtable(db);
     if (rc == RAVEL_OK &&
         (rv_memtable_memory_usage(mem) >= db->options.write_buffer_size ||
-         (write_group_wants_flush(g) && !rv_memtable_is_empty(mem))))
+         write_group_wants_switch(db, g, mem)))
         rc = write_switch_memtable(db, no_slowdown, g->last);
     if (rc == RAVEL_BUSY)
         return rc; /* nothing of the group is written; writes go on */
@@ -309,7 +338,8 @@ static int write_prepare_group(ravel_db *db, struct rv_write_group *g)
     if (rc != RAVEL_OK)
         goto out;
     for (struct rv_writer *w = g->leader;; w = w->next) {
-        w->wal_end = end;
+        if (!(w->flags & RV_WRITE_FLUSH)) /* it keeps its segment */
+            w->wal_end = end;
         w->wal_segment = segment;
         if (w == g->last)
             break;
@@ -652,7 +682,8 @@ int ravel_flush_wal(ravel_db *db, int sync)
 
 /* ------------------------------------------------- switching for a flush */
 
-int rv_write_switch_memtable(ravel_db *db, uint64_t *segment)
+/* rv_write_switch_memtable with the request's FLAGS. */
+static int write_request_switch(ravel_db *db, int flags, uint64_t *segment)
 {
     /* An empty batch through the write queue: its leader, the only one
     ** who may switch memtables, switches the active one out. */
@@ -661,7 +692,7 @@ int rv_write_switch_memtable(ravel_db *db, uint64_t *segment)
     struct rv_writer w;
     memset(&w, 0, sizeof w);
     w.batch = &b;
-    w.flags = RAVEL_NO_WAL | RV_WRITE_FLUSH;
+    w.flags = RAVEL_NO_WAL | RV_WRITE_FLUSH | flags;
     w.size = b.len;
     w.status = RAVEL_OK;
     write_join(db, &w);
@@ -698,4 +729,15 @@ int rv_write_switch_memtable_exclusive(ravel_db *db,
                                        struct rv_writer *self)
 {
     return write_switch_memtable(db, 0, self);
+}
+
+int rv_write_switch_memtable(ravel_db *db, uint64_t *segment)
+{
+    return write_request_switch(db, 0, segment);
+}
+
+int rv_write_switch_for_checkpoint(ravel_db *db)
+{
+    uint64_t segment;
+    return write_request_switch(db, RV_WRITE_CHECKPOINT, &segment);
 }

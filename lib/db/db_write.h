@@ -91,6 +91,10 @@ RAVEL_PRIVATE int rv_write_exclusive(ravel_db *db,
 ** flushed. */
 RAVEL_PRIVATE int rv_write_switch_memtable_exclusive(ravel_db *db,
                                                      struct rv_writer *self);
+/* The same for a checkpoint (checkpoint.c): switches also when the
+** memtable is empty but the WAL segment holds records, so that every
+** record written before the call is in a closed segment. */
+RAVEL_PRIVATE int rv_write_switch_for_checkpoint(ravel_db *db);
 
 /* Internal flags of a writer (struct rv_writer's flags, beside the public
 ** RAVEL_SYNC, RAVEL_NO_WAL, RAVEL_NO_SLOWDOWN):

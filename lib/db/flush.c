@@ -16,7 +16,9 @@
 **      file number, the last sequence;
 **   5. under db->mu.lock: installs a version in which the files replace the
 **      memtable, and wakes writers waiting for room;
-**   6. deletes the WAL segments below the new log number.
+**   6. deletes the WAL segments below the new log number (unless a
+**      checkpoint is copying them: it deletes them when done; with WAL
+**      retention, both move them to archive/ for the change feed instead).
 ** A crash before 4 leaves table files no manifest names: the next open
 ** deletes them and replays the WAL.  A crash after 4 leaves WAL segments
 ** below the log number: the next open deletes them.
@@ -36,6 +38,7 @@
 */
 #include "db/db.h"
 #include "base/dbformat.h"
+#include "db/checkpoint.h"
 #include "db/keep.h"
 #include "db/table_output.h"
 #include "util/error.h"
@@ -43,6 +46,7 @@
 #include "util/file.h"
 #include "util/filename.h"
 #include "util/clock.h"
+#include "wal/wal_archive.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -160,18 +164,23 @@ void rv_flush_run_locked(ravel_db *db)
             rv_pause_here(RV_PAUSE_FLUSH_LOGGED);
     }
 
+    int wal_held = 0;
     rv_mutex_lock(&db->mu.lock);
     if (rc == RAVEL_OK)
         rc = rv_db_install_edit_locked(db, mem, &edit);
-    if (rc == RAVEL_OK)
+    if (rc == RAVEL_OK) {
         db->mu.files.log_number = log_number;
+        wal_held = rv_checkpoint_defer_wal_locked(db, old_log_number,
+                                                  log_number);
+    }
     rv_mutex_unlock(&db->mu.lock);
     if (rc != RAVEL_OK) {
         /* The manifest may name the files (a failed install): they stay
         ** for the next open, which the stop makes the only way on. */
         flush_fail(db, rc);
     } else {
-        rv_db_delete_wal_segments(db, old_log_number, log_number);
+        if (!wal_held) /* else the checkpoint's release deletes them */
+            rv_db_delete_wal_segments(db, old_log_number, log_number);
         atomic_fetch_add_explicit(&db->stats.flushes, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&db->stats.flush_bytes, out.bytes,
                                   memory_order_relaxed);
@@ -198,8 +207,46 @@ void rv_flush_run_locked(ravel_db *db)
 
 /* ------------------------------------------------ WAL segments let go */
 
+int rv_db_wal_retained(const ravel_db *db)
+{
+    return db->options.wal_ttl_seconds > 0 ||
+           db->options.wal_size_limit_mb > 0;
+}
+
+void rv_db_purge_wal_archive(ravel_db *db)
+{
+    uint64_t deleted = 0;
+    int rc = rv_wal_archive_purge(
+        db->dir, (uint64_t)db->options.wal_ttl_seconds,
+        (uint64_t)db->options.wal_size_limit_mb << 20, &deleted);
+    if (rc)
+        rv_db_log(db, "could not purge the WAL archive: %s",
+                  rv_errmsg_get());
+    if (deleted)
+        atomic_fetch_add_explicit(&db->stats.wal_deleted, deleted,
+                                  memory_order_relaxed);
+}
+
+/* Retention (wal_archive.h): flushed segments FROM .. TO - 1 moved to
+** archive/, never recycled, then the archive purged. */
+static void flush_archive_wal_segments(ravel_db *db, uint64_t from,
+                                       uint64_t to)
+{
+    for (uint64_t n = from; n < to; n++) {
+        int rc = rv_wal_archive_segment(db->dir, n);
+        if (rc && rc != RAVEL_NOTFOUND)
+            rv_db_log(db, "could not archive flushed WAL segment %llu: %s",
+                      (unsigned long long)n, rv_errmsg_get());
+    }
+    rv_db_purge_wal_archive(db);
+}
+
 void rv_db_delete_wal_segments(ravel_db *db, uint64_t from, uint64_t to)
 {
+    if (rv_db_wal_retained(db)) {
+        flush_archive_wal_segments(db, from, to);
+        return;
+    }
     for (uint64_t n = from; n < to; n++) {
         char path[RV_PATH_MAX];
         if (db->write.wal && rv_wal_recycle(db->write.wal, n))

@@ -85,6 +85,42 @@ int rv_manifest_append(rv_manifest *m, const struct rv_version_edit *e)
     return RAVEL_OK;
 }
 
+/* The header of manifest NUMBER into H (RV_MANIFEST_HEADER_SIZE bytes). */
+static void manifest_encode_header(char *h, uint64_t number)
+{
+    rv_put_fixed64(h, RV_MANIFEST_MAGIC);
+    rv_put_fixed32(h + 8, RV_MANIFEST_VERSION);
+    rv_put_fixed32(h + 12, RV_MANIFEST_HEADER_SIZE);
+    rv_put_fixed64(h + 16, number);
+    rv_put_fixed64(h + 24, XXH3_64bits(h, 24));
+}
+
+int rv_manifest_image(uint64_t number, const struct rv_version_edit *e,
+                      char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    char *payload = NULL;
+    size_t plen = 0;
+    int rc = rv_version_edit_encode(e, &payload, &plen);
+    if (rc)
+        return rc;
+    size_t size = RV_MANIFEST_HEADER_SIZE + rv_wal_record_size(plen);
+    char *buf = malloc(size);
+    if (!buf) {
+        free(payload);
+        return rv_error(RAVEL_NOMEM, "out of memory encoding a manifest");
+    }
+    manifest_encode_header(buf, number);
+    char *rec = buf + RV_MANIFEST_HEADER_SIZE;
+    memcpy(rec + RV_WAL_RECORD_HEADER_SIZE, payload, plen);
+    free(payload);
+    rv_wal_seal_record(rec, number, RV_MANIFEST_RECORD_EDIT, plen);
+    *out = buf;
+    *len = size;
+    return RAVEL_OK;
+}
+
 /* Points CURRENT at manifest NUMBER: temp file, fsync, rename, dir fsync. */
 static int manifest_set_current(const char *dir, uint64_t number)
 {
@@ -116,11 +152,7 @@ int rv_manifest_create(const char *dir, uint64_t number,
         return rc;
     }
     char h[RV_MANIFEST_HEADER_SIZE];
-    rv_put_fixed64(h, RV_MANIFEST_MAGIC);
-    rv_put_fixed32(h + 8, RV_MANIFEST_VERSION);
-    rv_put_fixed32(h + 12, RV_MANIFEST_HEADER_SIZE);
-    rv_put_fixed64(h + 16, number);
-    rv_put_fixed64(h + 24, XXH3_64bits(h, 24));
+    manifest_encode_header(h, number);
     rc = manifest_write_all(m->fd, h, sizeof h, 0, m->path);
     m->size = sizeof h;
     if (!rc)

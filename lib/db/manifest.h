@@ -53,6 +53,13 @@ RAVEL_PRIVATE int rv_manifest_create(const char *dir, uint64_t number,
 RAVEL_PRIVATE int rv_manifest_append(rv_manifest *m,
                                      const struct rv_version_edit *e);
 
+/* The bytes of a whole manifest NUMBER holding the one edit E, as
+** rv_manifest_create would write it, into *OUT (malloc'd, *LEN bytes):
+** for a copy of the database made elsewhere (checkpoint.c). */
+RAVEL_PRIVATE int rv_manifest_image(uint64_t number,
+                                    const struct rv_version_edit *e,
+                                    char **out, size_t *len);
+
 RAVEL_PRIVATE uint64_t rv_manifest_number(const rv_manifest *m);
 RAVEL_PRIVATE void rv_manifest_close(rv_manifest *m);
 

@@ -627,6 +627,18 @@ int rv_prepared_release_flushed(struct rv_db_prepared *p, const char *dir,
 
 /* ------------------------------------------------------------- lookups */
 
+int rv_prepared_each_spilled(struct rv_db_prepared *p, uint64_t before,
+                             int (*fn)(void *ctx, uint64_t number), void *ctx)
+{
+    int rc = 0;
+    rv_mutex_lock(&p->lock);
+    for (struct rv_prepared_txn *e = p->list; e && rc == 0; e = e->next)
+        if (e->spilled && e->wal_segment < before)
+            rc = fn(ctx, e->number);
+    rv_mutex_unlock(&p->lock);
+    return rc;
+}
+
 int rv_prepared_name_taken(struct rv_db_prepared *p, const char *name)
 {
     rv_mutex_lock(&p->lock);

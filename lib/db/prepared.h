@@ -192,6 +192,16 @@ RAVEL_PRIVATE int rv_prepared_release_flushed(struct rv_db_prepared *p,
 
 /* ------------------------------------------------------------- lookups */
 
+/* Calls fn(ctx, number) under P's lock for each transaction whose file
+** exists and whose prepare record may lie before WAL segment BEFORE: a
+** checkpoint reads those files there, while no spill, commit release or
+** rollback can change them.  A non-zero return stops and is returned. */
+RAVEL_PRIVATE int rv_prepared_each_spilled(struct rv_db_prepared *p,
+                                           uint64_t before,
+                                           int (*fn)(void *ctx,
+                                                     uint64_t number),
+                                           void *ctx);
+
 /* 1 if a transaction waiting (prepared, not resolved) is named NAME. */
 RAVEL_PRIVATE int rv_prepared_name_taken(struct rv_db_prepared *p,
                                          const char *name);

@@ -11,6 +11,7 @@
 ** once.  Update ravel.h's list with it (tests/docs checks they agree).
 */
 #include "db/db.h"
+#include "wal/wal_archive.h"
 #include "util/error.h"
 #include "base/options.h"
 #include "util/text.h"
@@ -34,12 +35,22 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
     char *compaction = rv_compaction_stats_text(db);
     if (!compaction)
         return NULL;
+    /* WAL retention (wal/wal_archive.h): what archive/ holds, said only
+    ** where it is in use */
+    struct rv_wal_archive_stats archive;
+    char archived[96] = "";
+    if (rv_wal_archive_stat(db->dir, &archive) == RAVEL_OK &&
+        (archive.segments || rv_db_wal_retained(db)))
+        snprintf(archived, sizeof archived, "; in archive/ for the change "
+                 "feed: %llu, %llu bytes",
+                 (unsigned long long)archive.segments,
+                 (unsigned long long)archive.bytes);
     char *s = rv_text_format(
         "flush: %llu flushes, %llu bytes, %llu entries written, %llu "
         "versions dropped, %.3f s total, %.3f s mean\n"
         "stall: %llu write groups waited for a flush, %.3f s total\n"
         "tables: %d files, %llu bytes, %llu lookups saved by filters\n"
-        "wal segments deleted: %llu\n"
+        "wal segments deleted: %llu%s\n"
         "background errors: %llu\n"
         "ordering: %s, %u inserts pending, %llu switches waited for "
         "inserts, %llu writers waited to be published, %llu leader waits "
@@ -57,6 +68,7 @@ static char *properties_flush_stats(ravel_db *db, int n_files,
         n_files, (unsigned long long)file_bytes,
         (unsigned long long)properties_stat(&db->stats.filter_useful),
         (unsigned long long)properties_stat(&db->stats.wal_deleted),
+        archived,
         (unsigned long long)properties_stat(&db->stats.bg_errors),
         rv_write_ordering_name(db->write.ordering),
         (unsigned)atomic_load_explicit(&db->write.pending_inserts,
@@ -515,6 +527,10 @@ static const struct properties_def {
                      "names of the prepared transactions not yet committed "
                      "or rolled back, one per line",
                      NULL, NULL, properties_prepared),
+    PROPERTIES_PLAIN("ravel.reader-lag",
+                     "read_only: the sequence read up to and how long ago "
+                     "the last catch-up succeeded",
+                     NULL, NULL, rv_reader_lag_property),
 };
 
 #define PROPERTIES_COUNT (sizeof properties_table / sizeof properties_table[0])
@@ -546,7 +562,8 @@ static const struct properties_def *properties_find(const char *name)
 }
 
 /* RAVEL_NOTFOUND for NAME, with the known names in the message (which
-** must fit ravel_errmsg's 512 bytes: "ravel." is said once, and the
+** must fit ravel_errmsg's 512 bytes: "ravel." is said once, the names
+** are separated by bare commas, and the
 ** per-level names once as "num-files-at-level0..6"; the aliases are not
 ** listed, ravel.h lists them). */
 static int properties_unknown(const char *name)
@@ -558,7 +575,7 @@ static int properties_unknown(const char *name)
         const struct properties_def *d = &properties_table[i];
         if (d->level_text && d->arg > 0)
             continue;
-        int w = snprintf(known + n, sizeof known - n, "%s%s%s", i ? ", " : "",
+        int w = snprintf(known + n, sizeof known - n, "%s%s%s", i ? "," : "",
                          d->name + strlen("ravel."),
                          d->level_text ? "..6" : "");
         if (w < 0)

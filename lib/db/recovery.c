@@ -47,6 +47,7 @@
 #include "util/file.h"
 #include "util/filename.h"
 #include "util/sync_journal.h"
+#include "wal/wal_archive.h"
 #include "wal/wal_reader.h"
 
 #include <dirent.h>
@@ -464,6 +465,19 @@ static void recovery_unlink(ravel_db *db, const char *name, const char *why)
                   strerror(errno));
 }
 
+/* Flushed WAL segment NUMBER, left behind by a flush that did not get
+** to step 6, goes to archive/ for the change feed (WAL retention). */
+static void recovery_archive(ravel_db *db, uint64_t number)
+{
+    int rc = rv_wal_archive_segment(db->dir, number);
+    if (rc == RAVEL_OK)
+        rv_db_log(db, "archived flushed WAL segment %llu",
+                  (unsigned long long)number);
+    else if (rc != RAVEL_NOTFOUND)
+        rv_db_log(db, "could not archive flushed WAL segment %llu: %s",
+                  (unsigned long long)number, rv_errmsg_get());
+}
+
 /* 1 if the state ST names table file NUMBER. */
 static int recovery_names_table(const struct recovery_state *st,
                                 uint64_t number)
@@ -545,10 +559,10 @@ static void recovery_keep_doubtful(ravel_db *db,
 /* Deletes what the new manifest does not need: older manifests, table
 ** files it does not name (a flush, compaction or ingest that crashed
 ** before its record; after a dropped record recovery_keep_doubtful moved
-** them away first), WAL segments below the log number, and the spares
-** the replay found after the log's end (the new segment takes the first
-** one's number).  Best effort: what is left is deleted by the next
-** open. */
+** them away first), WAL segments below the log number (archived instead
+** with WAL retention, and the archive purged), and the spares the replay
+** found after the log's end (the new segment takes the first one's
+** number).  Best effort: what is left is deleted by the next open. */
 static void recovery_delete_obsolete(ravel_db *db,
                                      const struct recovery_listing *l,
                                      const struct recovery_state *st,
@@ -571,13 +585,18 @@ static void recovery_delete_obsolete(ravel_db *db,
     for (int i = 0; i < l->n_wal; i++) {
         rv_wal_segment_name(name, sizeof name, l->wal[i]);
         if (l->wal[i] < db->mu.files.log_number &&
-            (!r->spare_from || l->wal[i] < r->spare_from))
+            (!r->spare_from || l->wal[i] < r->spare_from) &&
+            rv_db_wal_retained(db))
+            recovery_archive(db, l->wal[i]);
+        else if (l->wal[i] < db->mu.files.log_number &&
+                 (!r->spare_from || l->wal[i] < r->spare_from))
             recovery_unlink(db, name, "flushed WAL segment");
         else if (r->spare_from && l->wal[i] >= r->spare_from)
             recovery_unlink(db, name, "a spare segment never started");
     }
     if (r->spare_from)
         rv_sync_dir(db->dir);
+    rv_db_purge_wal_archive(db); /* retention off: archive/ emptied */
 }
 
 /* ------------------------------------------ the end of a cleanly closed log */

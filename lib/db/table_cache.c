@@ -70,14 +70,21 @@ static void table_cache_close_entry(const void *key, size_t klen, void *value)
     rv_table_close(value);
 }
 
+/* Opens table NUMBER: from a dup of HOLD_FD, a reader's descriptor that
+** outlives the file's name (version.h), or by its path when HOLD_FD is
+** -1. */
 static int table_cache_open(rv_table_cache *tc, uint64_t number,
-                            uint64_t file_size, rv_table **out)
+                            uint64_t file_size, int hold_fd, rv_table **out)
 {
     char path[RV_PATH_MAX];
     int rc = rv_table_file_path(path, tc->dir, number);
     if (rc)
         return rc;
-    int fd = rv_open(path, O_RDONLY, 0);
+    int fd = hold_fd >= 0 ? fcntl(hold_fd, F_DUPFD_CLOEXEC, 0)
+                          : rv_open(path, O_RDONLY, 0);
+    if (fd < 0 && hold_fd >= 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "dup the descriptor of "
+                              "table file %s", path);
     if (fd < 0)
         return rv_error_errno(errno == ENOENT ? RAVEL_CORRUPT : RAVEL_IOERR,
                               errno, "open table file %s%s", path,
@@ -86,8 +93,11 @@ static int table_cache_open(rv_table_cache *tc, uint64_t number,
     return rv_table_open(fd, path, number, file_size, &tc->ro, out);
 }
 
-int rv_table_cache_find(rv_table_cache *tc, uint64_t number,
-                        uint64_t file_size, rv_cache_handle **h)
+/* The open table NUMBER of FILE_SIZE bytes, opened from HOLD_FD if not
+** -1 (rv_table_cache_find). */
+static int table_cache_find_fd(rv_table_cache *tc, uint64_t number,
+                               uint64_t file_size, int hold_fd,
+                               rv_cache_handle **h)
 {
     char key[8];
     rv_put_fixed64(key, number);
@@ -95,7 +105,7 @@ int rv_table_cache_find(rv_table_cache *tc, uint64_t number,
     if (*h)
         return RAVEL_OK;
     rv_table *t = NULL;
-    int rc = table_cache_open(tc, number, file_size, &t);
+    int rc = table_cache_open(tc, number, file_size, hold_fd, &t);
     if (rc)
         return rc;
     *h = rv_cache_insert(tc->cache, key, sizeof key, t, 1,
@@ -105,6 +115,13 @@ int rv_table_cache_find(rv_table_cache *tc, uint64_t number,
         return rv_error(RAVEL_NOMEM, "out of memory caching an open table");
     }
     return RAVEL_OK;
+}
+
+int rv_table_cache_find(rv_table_cache *tc, const struct rv_file *f,
+                        rv_cache_handle **h)
+{
+    return table_cache_find_fd(tc, f->meta.number, f->meta.size, f->hold_fd,
+                               h);
 }
 
 rv_table *rv_table_cache_table(rv_cache_handle *h)
@@ -138,7 +155,8 @@ static int table_cache_table_of(rv_table_cache *tc, struct rv_file *f,
         return RAVEL_OK;
     }
     rv_cache_handle *mine;
-    int rc = rv_table_cache_find(tc, f->meta.number, f->meta.size, &mine);
+    int rc = table_cache_find_fd(tc, f->meta.number, f->meta.size,
+                                 f->hold_fd, &mine);
     if (rc)
         return rc;
     *t = rv_cache_value(mine);

@@ -28,10 +28,12 @@ RAVEL_PRIVATE int rv_table_cache_new(const char *dir, int max_open,
                                      rv_table_cache **out);
 RAVEL_PRIVATE void rv_table_cache_free(rv_table_cache *tc);
 
-/* The open table NUMBER of FILE_SIZE bytes (opening it if needed): *H
-** pins it until rv_table_cache_release. */
-RAVEL_PRIVATE int rv_table_cache_find(rv_table_cache *tc, uint64_t number,
-                                      uint64_t file_size, rv_cache_handle **h);
+/* The open table of file F (opening it if needed, from the descriptor a
+** reader holds when it has one: version.h): *H pins it until
+** rv_table_cache_release. */
+RAVEL_PRIVATE int rv_table_cache_find(rv_table_cache *tc,
+                                      const struct rv_file *f,
+                                      rv_cache_handle **h);
 RAVEL_PRIVATE rv_table *rv_table_cache_table(rv_cache_handle *h);
 RAVEL_PRIVATE void rv_table_cache_release(rv_table_cache *tc,
                                           rv_cache_handle *h);

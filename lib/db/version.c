@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* --------------------------------------------------------------- files */
 
@@ -35,6 +36,7 @@ struct rv_file *rv_file_new(const struct rv_file_meta *meta,
     atomic_init(&f->table, NULL);
     f->release = release;
     f->release_ctx = release_ctx;
+    f->hold_fd = -1;
     return f;
 }
 
@@ -50,6 +52,8 @@ void rv_file_unref(struct rv_file *f)
         return;
     if (f->release)
         f->release(f->release_ctx, f);
+    if (f->hold_fd >= 0)
+        close(f->hold_fd);
     free(f->meta.smallest);
     free(f->meta.largest);
     free(f);
@@ -275,6 +279,11 @@ static void version_install_locked(ravel_db *db, struct rv_version *v)
     struct rv_version *old = db->read.current;
     atomic_store(&db->read.current, v); /* seq_cst: see read_epoch.h */
     rv_read_epoch_release(rv_read_epoch_retire_locked(&db->read.epoch, old));
+}
+
+void rv_db_install_version_locked(ravel_db *db, struct rv_version *v)
+{
+    version_install_locked(db, v);
 }
 
 int rv_db_install_memtable(ravel_db *db, rv_memtable *mem,

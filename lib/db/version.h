@@ -34,6 +34,12 @@ struct rv_db_files {
     uint64_t log_number;            /* WAL segments below it hold only
                                     ** flushed data (the manifest says so) */
     uint64_t next_file_number;      /* the next table or manifest number */
+    /* Checkpoints and backups copying WAL segments (checkpoint.c): while
+    ** wal_holds > 0 a flush deletes no segment and widens
+    ** [wal_held_from, wal_held_to) instead; the last hold to go deletes
+    ** that range (a crash meanwhile leaves it to the next open). */
+    int wal_holds;
+    uint64_t wal_held_from, wal_held_to;
 };
 
 struct rv_file;
@@ -54,6 +60,11 @@ struct rv_file {
     struct rv_cache_handle *_Atomic table;
     rv_file_release_fn release;
     void *release_ctx;
+    /* A reader's descriptor of the file (db/reader.c), -1 in a writer: set
+    ** before the file is shared, closed when the file is freed, so the
+    ** file's data stays readable through it after the writer deletes it;
+    ** the table cache opens the table from a dup of it. */
+    int hold_fd;
     int compacting;             /* an input of a running compaction
                                 ** (db->mu.lock) */
 };
@@ -75,6 +86,9 @@ struct rv_version {
                             ** once imm[i] is flushed, the segments before
                             ** imm_wal[i-1] (or mem_wal) are obsolete */
     struct rv_files *files; /* never NULL */
+    uint64_t visible_seq;   /* a reader's (db/reader.c): the sequence reads
+                            ** of this version use, so that version and
+                            ** sequence change as one; 0 in a writer */
     struct rv_version *retired_next; /* read_epoch.h's lists, under
                                      ** db->mu.lock */
 };

@@ -52,7 +52,9 @@ struct rv_writer {
     size_t size;                /* batch bytes, for the group cap */
     uint64_t seqs;              /* sequences the batch takes (its ops) */
     uint64_t first_seq;         /* set by the leader */
-    uint64_t wal_end;           /* logical WAL offset after the record */
+    uint64_t wal_end;           /* logical WAL offset after the record;
+                                ** for ravel_flush's request, the new
+                                ** active memtable's segment instead */
     uint64_t wal_segment;       /* the WAL segment the record went to */
     int status;                 /* set by the leader or the completer
                                 ** before DONE (release), final at DONE */

@@ -31,6 +31,7 @@ const char *ravel_errstr(int rc)
     case RAVEL_CONFLICT: return "transaction conflict";
     case RAVEL_TIMEDOUT: return "lock wait timed out";
     case RAVEL_DEADLOCK: return "deadlock";
+    case RAVEL_EXPIRED:  return "sequence no longer available";
     default:             return "unknown result code";
     }
 }

@@ -21,6 +21,8 @@
 #define RV_FILE_LOG "LOG"
 #define RV_FILE_LOG_OLD "LOG.old" /* the LOG before the last rotation */
 #define RV_DIR_LOST "lost"        /* files recovery could not vouch for */
+#define RV_DIR_ARCHIVE "archive"  /* flushed WAL segments kept for the change
+                                  ** feed (wal/wal_archive.h) */
 /* The WAL probe's scratch file (wal_probe.c); rv_wal_open deletes one a
 ** crash left behind. */
 #define RV_WAL_PROBE_FILE "wal-probe.tmp"
@@ -76,7 +78,8 @@ RAVEL_PRIVATE int rv_parse_prepared_file_name(const char *name,
 
 /* Whether NAME is a file (or lost/) that ravel makes in a database
 ** directory: one of the names above, a WAL segment, a manifest, a table
-** file, a prepared transaction's file, or one of their ".tmp" files.  What ravel_destroy removes. */
+** file, a prepared transaction's file, or one of their ".tmp" files (and
+** the directories lost/ and archive/).  What ravel_destroy removes. */
 RAVEL_PRIVATE int rv_is_database_file_name(const char *name);
 
 #endif /* RAVEL_FILENAME_H */

@@ -80,6 +80,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -118,6 +119,9 @@ struct wal_segment {
     size_t data_end;   /* where the walk found the clean end */
     size_t cut;        /* truncate here once unmapped (< header size:
                        ** delete the file); WAL_NO_CUT to keep it */
+    int copied;        /* DATA is a malloc'd copy, not a mapping ... */
+    int partial;       /* ... of the file's first SIZE bytes only: the
+                       ** copy stopped at a chunk of zeros */
 };
 
 struct wal_replay {
@@ -130,6 +134,8 @@ struct wal_replay {
     rv_wal_replay_fn fn;
     void *ctx;
     struct rv_wal_replay_result *result;
+    uint64_t start_offset; /* where the walk of numbers[0] begins (0: after
+                           ** its header): a reader's tail */
     uint64_t max_seq;  /* last sequence number replayed */
     int stop;          /* replay ends after the current segment */
     int have_prev;     /* a segment was replayed before the current one */
@@ -163,7 +169,84 @@ static int wal_reader_zero(const char *p, size_t n)
 
 /* ---------------------------------------------------------- segment files */
 
-static int wal_reader_map(struct wal_segment *s)
+/* A read-only replay reads a segment in chunks of this many bytes, and
+** stops after one that is all zero (wal_reader_copy). */
+#define WAL_READER_CHUNK (256u << 10)
+
+/* Reads bytes [LO, HI) of FD into BUF + LO; *END receives where the file
+** ended if before HI (trimmed meanwhile), else HI. */
+static int wal_reader_pread(struct wal_segment *s, int fd, char *buf,
+                            size_t lo, size_t hi, size_t *end)
+{
+    size_t off = lo;
+    while (off < hi) {
+        ssize_t n = pread(fd, buf + off, hi - off, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return rv_error_errno(RAVEL_IOERR, errno, "read %s", s->path);
+        if (n == 0)
+            break;
+        off += (size_t)n;
+    }
+    *end = off;
+    return RAVEL_OK;
+}
+
+/* Reads S's file (FD, s->size bytes) into a malloc'd copy instead of
+** mapping it: what a read-only replay does, since the file may belong to
+** a live writer, which trims a finished segment's preallocated tail (a
+** mapping would fault on the pages cut off) and writes its tail while it
+** is read (a copy is a fixed picture; a record caught half-written fails
+** its checksum and ends the walk there, as a torn tail).  With FROM > 0
+** only the header and the bytes from FROM on are read; the rest stays
+** zero and is never walked.  Unless WHOLE, reading stops after a chunk of
+** zeros (a live segment's preallocated rest: a reader catching up often
+** must not read it all each time), s->partial set: a walk that needs
+** more than was read asks for the whole file (wal_reader_step). */
+static int wal_reader_copy(struct wal_segment *s, int fd, uint64_t from,
+                           int whole)
+{
+    size_t file_size = s->size, end;
+    char *buf = calloc(1, file_size ? file_size : 1);
+    if (!buf)
+        return rv_error(RAVEL_NOMEM, "out of memory reading %s (%zu bytes)",
+                        s->path, file_size);
+    size_t head = RV_WAL_V3_HEADER_SIZE < file_size ? RV_WAL_V3_HEADER_SIZE
+                                                     : file_size;
+    int rc = wal_reader_pread(s, fd, buf, 0, head, &end);
+    size_t off = end;
+    int more = rc == RAVEL_OK && end == head; /* not trimmed meanwhile */
+    if (more)
+        off = from > head && from < file_size ? (size_t)from : head;
+    s->partial = 0;
+    while (more && off < file_size) {
+        size_t hi = file_size - off > WAL_READER_CHUNK
+                        ? off + WAL_READER_CHUNK : file_size;
+        rc = wal_reader_pread(s, fd, buf, off, hi, &end);
+        if (rc || end < hi) {
+            off = end; /* trimmed meanwhile: the file ends there */
+            break;
+        }
+        int zeros = !whole && hi < file_size &&
+                    wal_reader_zero(buf + off, hi - off);
+        off = hi;
+        if (zeros)
+            s->partial = 1;
+        if (zeros)
+            break;
+    }
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    s->size = off;
+    s->data = buf;
+    s->copied = 1;
+    return RAVEL_OK;
+}
+
+static int wal_reader_map(struct wal_segment *s, int read_only, uint64_t from)
 {
     int fd = rv_open(s->path, O_RDONLY, 0);
     if (fd < 0)
@@ -176,7 +259,9 @@ static int wal_reader_map(struct wal_segment *s)
     }
     s->size = (size_t)st.st_size;
     s->data = NULL;
-    if (s->size) {
+    if (read_only) {
+        rc = wal_reader_copy(s, fd, from, 0);
+    } else if (s->size) {
         void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
             rc = rv_error_errno(RAVEL_IOERR, errno, "mmap %s", s->path);
@@ -209,7 +294,9 @@ static void wal_reader_quiesce(const char *path)
 
 static void wal_reader_unmap(struct wal_segment *s)
 {
-    if (s->data)
+    if (s->copied)
+        free((void *)s->data);
+    else if (s->data)
         munmap((void *)s->data, s->size);
     s->data = NULL;
 }
@@ -531,8 +618,9 @@ static int wal_reader_v3_end(const struct wal_segment *s, size_t at,
 
 /* Reads the record at *OFF.  On a good record: delivers it, advances *OFF
 ** and sets *STATUS to 1.  At a clean end: *STATUS = 0.  On a bad record:
-** *STATUS = -1 and *pb says what and where.  Returns only a callback's
-** non-zero result. */
+** *STATUS = -1 and *pb says what and where.  A record that runs past a
+** partial copy (wal_reader_copy): *STATUS = 2, the whole file is needed.
+** Returns only a callback's non-zero result. */
 static int wal_reader_step(struct wal_replay *r, struct wal_segment *s,
                            size_t *off, int *status, struct wal_problem *pb)
 {
@@ -575,6 +663,10 @@ static int wal_reader_step(struct wal_replay *r, struct wal_segment *s,
     } else {
         uint32_t len = rv_get_fixed32(h + 8);
         const char *p = h + RV_WAL_RECORD_HEADER_SIZE;
+        if (len > avail - RV_WAL_RECORD_HEADER_SIZE && s->partial) {
+            *status = 2; /* a long record: read the whole file */
+            return 0;
+        }
         if (len > avail - RV_WAL_RECORD_HEADER_SIZE) {
             wal_reader_why(pb, at, SIZE_MAX, "record of %u payload bytes "
                            "runs past the end of the file (%zu bytes)", len,
@@ -753,6 +845,28 @@ static int wal_reader_check_chain(struct wal_replay *r,
                            prev, r->prev_data_end);
 }
 
+/* A partial copy of S (wal_reader_copy) met a record longer than it
+** holds: reads the whole file again. */
+static int wal_reader_reread_whole(struct wal_segment *s)
+{
+    int fd = rv_open(s->path, O_RDONLY, 0);
+    if (fd < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "open %s", s->path);
+    struct stat st;
+    int rc = fstat(fd, &st) == 0
+                 ? RAVEL_OK
+                 : rv_error_errno(RAVEL_IOERR, errno, "stat %s", s->path);
+    if (rc == RAVEL_OK) {
+        wal_reader_unmap(s);
+        s->size = (size_t)st.st_size;
+        rc = wal_reader_copy(s, fd, 0, 1);
+    }
+    close(fd);
+    if (rc == RAVEL_OK)
+        s->sealed = wal_reader_is_sealed(s);
+    return rc;
+}
+
 static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)
 {
     struct wal_problem pb;
@@ -764,6 +878,9 @@ static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)
         if (rc)
             return rc;
         off = s->header_size;
+        if (!r->have_prev && r->start_offset > off &&
+            s->number == r->numbers[0])
+            off = (size_t)r->start_offset; /* a reader's tail: go on */
         s->sealed = wal_reader_is_sealed(s);
     } else {
         rc = wal_reader_problem(r, s, &pb, &off);
@@ -775,6 +892,12 @@ static int wal_reader_segment(struct wal_replay *r, struct wal_segment *s)
         rc = wal_reader_step(r, s, &off, &status, &pb);
         if (rc)
             return rc;
+        if (status == 2) {
+            rc = wal_reader_reread_whole(s);
+            if (rc)
+                return rc;
+            continue;
+        }
         if (status == 0)
             break;
         if (status < 0) {
@@ -862,11 +985,15 @@ static int wal_reader_drop_spares(struct wal_replay *r, int *n)
     return RAVEL_OK;
 }
 
-int rv_wal_replay(const char *dir, uint64_t first_number,
-                  const uint64_t *numbers, int n,
-                  enum rv_recovery_mode mode, int read_only,
-                  rv_wal_replay_fn fn, void *ctx,
-                  struct rv_wal_replay_result *result)
+/* rv_wal_replay and rv_wal_replay_tail: the walk of numbers[0] begins at
+** START_OFFSET (0: after its header), the sequences replayed must follow
+** START_SEQ. */
+static int wal_reader_run(const char *dir, uint64_t first_number,
+                          const uint64_t *numbers, int n,
+                          enum rv_recovery_mode mode, int read_only,
+                          uint64_t start_offset, uint64_t start_seq,
+                          rv_wal_replay_fn fn, void *ctx,
+                          struct rv_wal_replay_result *result)
 {
     if (!dir || !result || n < 0 || (n > 0 && !numbers))
         return rv_error(RAVEL_INVALID, "rv_wal_replay: bad arguments");
@@ -884,7 +1011,9 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
         .dir = dir, .first_number = first_number, .numbers = numbers,
         .n = n, .mode = mode,
         .read_only = read_only, .fn = fn, .ctx = ctx, .result = result,
+        .start_offset = start_offset, .max_seq = start_seq,
     };
+    result->max_sequence = start_seq;
     int listed = n;
     int rc = wal_reader_drop_spares(&r, &n);
     r.n = n;
@@ -899,7 +1028,8 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
         if (!rc && !read_only)
             wal_reader_quiesce(s.path);
         if (!rc)
-            rc = wal_reader_map(&s);
+            rc = wal_reader_map(&s, read_only,
+                                i == 0 ? r.start_offset : 0);
         if (rc)
             return rc;
         rc = wal_reader_segment(&r, &s);
@@ -924,4 +1054,23 @@ int rv_wal_replay(const char *dir, uint64_t first_number,
     if (listed > n)
         result->spare_from = numbers[n];
     return rc;
+}
+
+int rv_wal_replay(const char *dir, uint64_t first_number,
+                  const uint64_t *numbers, int n,
+                  enum rv_recovery_mode mode, int read_only,
+                  rv_wal_replay_fn fn, void *ctx,
+                  struct rv_wal_replay_result *result)
+{
+    return wal_reader_run(dir, first_number, numbers, n, mode, read_only, 0,
+                          0, fn, ctx, result);
+}
+
+int rv_wal_replay_tail(const char *dir, const uint64_t *numbers, int n,
+                       enum rv_recovery_mode mode, uint64_t offset,
+                       uint64_t last_seq, rv_wal_replay_fn fn, void *ctx,
+                       struct rv_wal_replay_result *result)
+{
+    return wal_reader_run(dir, n > 0 ? numbers[0] : 0, numbers, n, mode, 1,
+                          offset, last_seq, fn, ctx, result);
 }

@@ -65,11 +65,25 @@ struct rv_wal_replay_result {
 ** directory DIR.  FIRST_NUMBER, when not 0, is the segment the log starts
 ** at because the ones before it were flushed and deleted (the manifest's
 ** log number): the list must begin there, and its header may name a
-** predecessor.  READ_ONLY: never modify files.  Fills *result. */
+** predecessor.  READ_ONLY: never modify files (and read them into a copy
+** rather than map them: a live writer may trim them).  Fills *result. */
 RAVEL_PRIVATE int rv_wal_replay(const char *dir, uint64_t first_number,
                                 const uint64_t *numbers,
                                 int n, enum rv_recovery_mode mode,
                                 int read_only, rv_wal_replay_fn fn,
                                 void *ctx, struct rv_wal_replay_result *result);
+
+/* A reader's tail (db/reader.c): replays, read-only, the segments
+** NUMBERS (ascending, N of them) of DIR, the first from byte OFFSET on --
+** where an earlier replay of it ended, its data before OFFSET already
+** replayed, up to sequence LAST_SEQ, which the sequences replayed now
+** must follow.  The segments may belong to a live writer: they are read
+** into a copy, never mapped (a writer trims a finished segment), and a
+** record being written ends the walk as a torn tail does. */
+RAVEL_PRIVATE int rv_wal_replay_tail(const char *dir, const uint64_t *numbers,
+                                     int n, enum rv_recovery_mode mode,
+                                     uint64_t offset, uint64_t last_seq,
+                                     rv_wal_replay_fn fn, void *ctx,
+                                     struct rv_wal_replay_result *result);
 
 #endif /* RAVEL_WAL_READER_H */

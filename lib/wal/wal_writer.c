@@ -288,6 +288,11 @@ uint64_t rv_wal_segment_number(const rv_wal *w)
     return w->number;
 }
 
+int rv_wal_segment_has_records(const rv_wal *w)
+{
+    return w->logical_end != w->seg_start;
+}
+
 uint32_t rv_wal_segment_tag(const rv_wal *w)
 {
     return w->ops->tagged ? rv_wal_tag(w->number) : 0;

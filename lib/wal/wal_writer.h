@@ -90,6 +90,11 @@ RAVEL_PRIVATE char *rv_wal_reserve(rv_wal *w, size_t len);
 /* The segment number records must be sealed with (rv_wal_seal_record). */
 RAVEL_PRIVATE uint64_t rv_wal_segment_number(const rv_wal *w);
 
+/* Leader only.  1 if a record was appended to the current segment (a
+** checkpoint then switches segments even when the memtable is empty: a
+** prepare or rollback record is in no memtable). */
+RAVEL_PRIVATE int rv_wal_segment_has_records(const rv_wal *w);
+
 /* The tag records of the current segment carry (rv_wal_seal_tagged):
 ** 0, or the segment number's low 24 bits in version 3 (wal_io=direct). */
 RAVEL_PRIVATE uint32_t rv_wal_segment_tag(const rv_wal *w);

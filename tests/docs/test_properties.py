@@ -90,7 +90,7 @@ def main():
             fail('reading every name and alias failed:\n%s' % r.stderr)
         r = subprocess.run([ravel, db, 'property rocksdb.num-snapshots'],
                            capture_output=True, text=True, timeout=60)
-        if r.returncode == 0 or 'known: ravel.{stats, ' not in r.stderr:
+        if r.returncode == 0 or 'known: ravel.{stats,' not in r.stderr:
             fail('an unknown name: exit %d, %s' % (r.returncode, r.stderr))
     sys.exit(1 if FAILURES else 0)
 

@@ -185,6 +185,16 @@ def basic(ravel, tmp):
     check("the pairs before ^C are in",
           m and f"\n{m.group(2)}\n" in out, out)
 
+    # .follow waits for changes until ^C, then says where to go on from.
+    os.write(t.fd, b".follow 1\r")
+    out = t.read(r"\n1\tput\tgreeting\thello world\r?\n")
+    check(".follow prints the feed from sequence 1",
+          "1\tput\tgreeting\thello world" in out, out)
+    out = t.type(b"\x03", until="ravel> $", at_prompt=False)
+    check("^C stops .follow, naming where to go on",
+          re.search(r"\.follow: stopped after \d+ batches \(next: \.follow "
+                    r"\d+\)", out), out)
+
     out = t.type(b".quit\r", until=None)
     code = t.wait()
     check(".quit exits 1 after errors", code == 1, f"exit {code}\n{t.screen}")

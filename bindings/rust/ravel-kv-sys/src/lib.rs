@@ -71,6 +71,8 @@ pub const RAVEL_CONFLICT: c_int = 9;
 pub const RAVEL_TIMEDOUT: c_int = 10;
 /// A transaction was the youngest in a cycle of lock waits (retriable).
 pub const RAVEL_DEADLOCK: c_int = 11;
+/// The change feed's sequence is no longer in the WAL (ravel_updates_since).
+pub const RAVEL_EXPIRED: c_int = 12;
 
 extern "C" {
     /// A static English description of a result code; never NULL.
