@@ -16,13 +16,6 @@ import (
 	"unsafe"
 )
 
-// ErrExpired (RAVEL_EXPIRED) is the change feed's "too late": the
-// sequence asked for is no longer in the WAL (flushed and deleted, or past
-// the retention options wal_ttl_seconds and wal_size_limit_mb).  The
-// message names the oldest sequence still available.  Start the follower
-// again from a checkpoint: errors.Is(err, ravel.ErrExpired).
-const ErrExpired Code = C.RAVEL_EXPIRED
-
 // OpKind is what an operation of a batch does.
 type OpKind int
 

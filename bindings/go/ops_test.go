@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	ravel "github.com/ravel-kv/ravel/bindings/go"
 )
@@ -155,6 +156,26 @@ func TestReaderInAnotherProcessCatchesUp(t *testing.T) {
 	}
 	if err := db.CatchUp(); err != nil { // a writer: nothing to do
 		t.Fatal(err)
+	}
+}
+
+func TestReaderCatchesUpByItself(t *testing.T) {
+	db, dir := openFresh(t, "")
+	reader := openAt(t, dir, "read_only=true;catch_up_interval_ms=5")
+	mustPut(t, db, "k", "v")
+	deadline := time.Now().Add(2 * time.Minute) // a bound, not a timing claim
+	for {
+		if _, err := reader.Get([]byte("k")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reader never caught up")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	lag, err := reader.Property("ravel.reader-lag")
+	if err != nil || !strings.Contains(lag, "interval_ms=5") {
+		t.Fatalf("reader-lag: %q, %v", lag, err)
 	}
 }
 

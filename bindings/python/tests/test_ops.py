@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -74,6 +75,20 @@ def test_second_writer_is_locked_but_a_reader_opens(tmp_path):
             reader.catch_up()
             assert reader[b"k2"] == b"v2"
         db.catch_up()   # a writer: nothing to do
+
+
+def test_reader_catches_up_by_itself(tmp_path):
+    path = str(tmp_path / "db")
+    with ravel.open(path, create_if_missing=True) as db, \
+         ravel.open(path, read_only=True, catch_up_interval_ms=5) as reader:
+        db.put(b"k", b"v")
+        deadline = time.monotonic() + 120     # a bound, not a timing claim
+        while reader.get(b"k") is None:
+            assert time.monotonic() < deadline, "the reader never caught up"
+            time.sleep(0.005)
+        lag = dict(line.split("=") for line in
+                   reader.property("ravel.reader-lag").split())
+        assert lag["interval_ms"] == "5" and int(lag["catch_ups"]) >= 1
 
 
 # -------------------------------------------------------- checkpoints

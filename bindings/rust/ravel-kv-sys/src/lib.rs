@@ -613,8 +613,6 @@ extern "C" {
 
 // ---------------------------------------------- change feed (issue 22)
 
-/// The change feed: the sequence asked for is no longer in the WAL.
-pub const RAVEL_EXPIRED: c_int = 12;
 /// An operation of a batch: a delete.
 pub const RAVEL_OP_DELETE: c_int = 0;
 /// An operation of a batch: a put.

@@ -87,6 +87,21 @@ fn reader_in_another_process_catches_up() {
 }
 
 #[test]
+fn reader_catches_up_by_itself() {
+    let (dir, db) = open_new("auto");
+    let opts =
+        Options::new().unwrap().with("read_only", true).unwrap().with("catch_up_interval_ms", 5).unwrap();
+    let reader = Db::open(dir.join("db"), &opts).unwrap();
+    db.put("k", "v").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120); // a bound, not a timing claim
+    while reader.get("k").unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "the reader never caught up");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(reader.property("ravel.reader-lag").unwrap().contains("interval_ms=5"));
+}
+
+#[test]
 fn checkpoint_opens_with_the_state() {
     let dir = TempDir::new("checkpoint");
     let db = Db::open(dir.join("db"), &options().with("write_buffer_size", "64K").unwrap()).unwrap();
