@@ -554,3 +554,52 @@ func TestRepair(t *testing.T) {
 		t.Fatal("repair lost data")
 	}
 }
+
+// failingWriter accepts n bytes, then fails every write.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, errors.New("the destination is full")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// failingReader yields n bytes of r, then fails.
+type failingReader struct {
+	r io.Reader
+	n int
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errors.New("the source broke")
+	}
+	if len(p) > f.n {
+		p = p[:f.n]
+	}
+	n, err := f.r.Read(p)
+	f.n -= n
+	return n, err
+}
+
+// A writer or reader that fails midway fails the backup or the restore
+// (never a hang, never a restored directory).
+func TestOneFileBackupThroughFailingStreams(t *testing.T) {
+	db, dir := openFresh(t, "")
+	fill(t, db, 3000)
+	err := db.WriteBackup(&failingWriter{n: 4096})
+	wantError(t, err, ravel.ErrIO)
+
+	var buf bytes.Buffer
+	if err := db.WriteBackup(&buf); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(filepath.Dir(dir), "broken")
+	err = ravel.RestoreBackup(&failingReader{r: bytes.NewReader(buf.Bytes()), n: buf.Len() / 2}, target)
+	wantError(t, err, ravel.ErrIO, "the source broke")
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatal("a failed restore left its directory")
+	}
+}

@@ -77,6 +77,51 @@ def test_second_writer_is_locked_but_a_reader_opens(tmp_path):
         db.catch_up()   # a writer: nothing to do
 
 
+WRITER = textwrap.dedent("""
+    import sys, ravel
+    db = ravel.open(sys.argv[1], create_if_missing=True,
+                    write_buffer_size="64K")
+    i = 0
+    while True:
+        db.put(b"n%08d" % i, b"x" * 100, sync=True)
+        print(i, flush=True)              # acknowledged
+        i += 1
+""")
+
+
+def test_writer_killed_readers_serve_and_one_becomes_the_writer(tmp_path):
+    import signal
+    path = str(tmp_path / "db")
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, path],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        for _ in range(2000):             # flushes happen meanwhile
+            acknowledged = int(writer.stdout.readline())
+        reader = ravel.open(path, read_only=True)
+        with pytest.raises(ravel.LockedError):
+            ravel.open(path)              # the writer holds the LOCK
+        snap = reader.snapshot()
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    for line in writer.stdout:            # what it acknowledged before
+        acknowledged = int(line)
+    writer.stdout.close()
+    # the reader keeps serving what it had
+    assert reader.get(b"n%08d" % 0) == b"x" * 100
+    reader.catch_up()
+    assert reader.get(b"n%08d" % acknowledged) == b"x" * 100
+    # the same process opens it read-write, the reader still open
+    with ravel.open(path) as db:
+        assert db.get(b"n%08d" % acknowledged) == b"x" * 100
+        db.put(b"after", b"the writer")
+        assert snap.get(b"after") is None     # a snapshot keeps its state
+        reader.catch_up()
+        assert reader.get(b"after") == b"the writer"
+        snap.release()
+        reader.close()
+
+
 def test_reader_catches_up_by_itself(tmp_path):
     path = str(tmp_path / "db")
     with ravel.open(path, create_if_missing=True) as db, \
