@@ -80,7 +80,7 @@ func (db *DB) Backup(root string) (uint64, error) {
 	if err := callError("backup", v.rc, v.msg); err != nil {
 		return 0, err
 	}
-	return uint64(v.len), nil
+	return uint64(v.value), nil
 }
 
 // BackupInfo is what a backup's meta file says of it.
@@ -132,7 +132,7 @@ func backupInfo(croot *C.char, id uint64) (BackupInfo, error) {
 		if err := callError("backup info", v.rc, v.msg); err != nil {
 			return BackupInfo{}, err
 		}
-		fields[i] = uint64(v.len)
+		fields[i] = uint64(v.value)
 	}
 	info.Time = time.Unix(int64(fields[0]), 0)
 	info.Sequence, info.Bytes, info.Copied = fields[1], fields[2], fields[3]

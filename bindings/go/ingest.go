@@ -86,7 +86,7 @@ func (w *SSTWriter) Finish() (uint64, error) {
 		return 0, err
 	}
 	w.free()
-	return uint64(v.len), nil
+	return uint64(v.value), nil
 }
 
 // Close frees the writer; a file it did not finish is removed.  Close

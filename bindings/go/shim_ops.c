@@ -31,9 +31,9 @@ static shim_handle ops_handle(int rc, void *handle)
     return h;
 }
 
-static shim_value ops_number(int rc, uint64_t n)
+static shim_u64 ops_number(int rc, uint64_t n)
 {
-    shim_value v = {rc, NULL, NULL, rc == RAVEL_OK ? (size_t)n : 0};
+    shim_u64 v = {rc, NULL, rc == RAVEL_OK ? n : 0};
     if (rc != RAVEL_OK)
         v.msg = ops_message();
     return v;
@@ -51,7 +51,7 @@ shim_status shim_checkpoint(ravel_db *db, const char *dir)
     return ops_status(ravel_checkpoint(db, dir));
 }
 
-shim_value shim_backup_create(ravel_db *db, const char *root)
+shim_u64 shim_backup_create(ravel_db *db, const char *root)
 {
     uint64_t id = 0;
     int rc = ravel_backup_create(db, root, &id);
@@ -98,7 +98,7 @@ shim_value shim_backup_list(const char *root)
     return v;
 }
 
-shim_value shim_backup_info(const char *root, uint64_t id, int what)
+shim_u64 shim_backup_info(const char *root, uint64_t id, int what)
 {
     uint64_t value = 0;
     int rc = ravel_backup_info(root, id, what, &value);
@@ -204,7 +204,7 @@ shim_status shim_sst_writer_delete(ravel_sst_writer *w, const void *key,
     return ops_status(ravel_sst_writer_delete(w, key ? key : empty, klen));
 }
 
-shim_value shim_sst_writer_finish(ravel_sst_writer *w)
+shim_u64 shim_sst_writer_finish(ravel_sst_writer *w)
 {
     uint64_t entries = 0;
     int rc = ravel_sst_writer_finish(w, &entries);

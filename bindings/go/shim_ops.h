@@ -11,15 +11,21 @@
 
 #include "shim.h"
 
+/* The outcome of a call that returns a number. */
+typedef struct shim_u64 {
+    int rc;
+    char *msg;
+    uint64_t value;
+} shim_u64;
+
 /* readers, checkpoints, backups */
 shim_status shim_catch_up(ravel_db *db);
 shim_status shim_checkpoint(ravel_db *db, const char *dir);
-/* DATA unused, LEN the new backup's id */
-shim_value shim_backup_create(ravel_db *db, const char *root);
+/* VALUE the new backup's id */
+shim_u64 shim_backup_create(ravel_db *db, const char *root);
 /* DATA a malloc'd array of LEN uint64_t ids (free with ravel_free) */
 shim_value shim_backup_list(const char *root);
-/* DATA unused, LEN the value (a uint64_t as size_t is 64 bits here) */
-shim_value shim_backup_info(const char *root, uint64_t id, int what);
+shim_u64 shim_backup_info(const char *root, uint64_t id, int what);
 shim_status shim_backup_verify(const char *root, uint64_t id);
 shim_status shim_backup_restore(const char *root, uint64_t id,
                                 const char *dir);
@@ -53,8 +59,8 @@ shim_status shim_sst_writer_put(ravel_sst_writer *w, const void *key,
                                 size_t klen, const void *val, size_t vlen);
 shim_status shim_sst_writer_delete(ravel_sst_writer *w, const void *key,
                                    size_t klen);
-/* LEN the number of keys added */
-shim_value shim_sst_writer_finish(ravel_sst_writer *w);
+/* VALUE the number of keys added */
+shim_u64 shim_sst_writer_finish(ravel_sst_writer *w);
 shim_status shim_ingest(ravel_db *db, const char *const *paths, size_t n,
                         int flags);
 
