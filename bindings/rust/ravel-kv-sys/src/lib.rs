@@ -557,13 +557,6 @@ extern "C" {
     ) -> c_int;
 }
 
-// ------------------------------- readers in other processes (issue 22)
-
-extern "C" {
-    /// Catches the reader (read_only) DB up with the writer; RAVEL_OK at once on a writer.
-    pub fn ravel_catch_up(db: *mut ravel_db) -> c_int;
-}
-
 // ------------------------------------ checkpoints and backups (issue 22)
 
 extern "C" {
@@ -609,6 +602,13 @@ extern "C" {
     pub fn ravel_backup_restore_file(path: *const c_char, dir: *const c_char) -> c_int;
     /// Restores a one-file backup read from FD into DIR, which must not exist.
     pub fn ravel_backup_restore_fd(fd: c_int, dir: *const c_char) -> c_int;
+}
+
+// ------------------------------- readers in other processes (issue 22)
+
+extern "C" {
+    /// Catches the reader (read_only) DB up with the writer; RAVEL_OK at once on a writer.
+    pub fn ravel_catch_up(db: *mut ravel_db) -> c_int;
 }
 
 // ---------------------------------------------- change feed (issue 22)
