@@ -48,7 +48,10 @@ func (db *DB) CatchUp() error {
 // of db at one moment during the call: table files are hard-linked where
 // dir is on the same file system and copied where not, and everything is
 // fsynced before it returns.  Writers go on meanwhile.  Open dir with
-// Open to read it.
+// Open to read it.  On a reader (read_only=true, beside a writer in
+// another process) it catches up first, then copies what the reader
+// reads, writing nothing into the database's directory; so do Backup,
+// WriteBackup and WriteBackupFile.
 func (db *DB) Checkpoint(dir string) error {
 	cdir, err := cPath("checkpoint", dir)
 	if err != nil {

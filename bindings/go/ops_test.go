@@ -252,6 +252,36 @@ func TestIncrementalBackups(t *testing.T) {
 	wantError(t, err, ravel.ErrNotFound)
 }
 
+func TestBackupsFromAReaderHandle(t *testing.T) {
+	db, dir := openFresh(t, "write_buffer_size=64K")
+	fill(t, db, 3000)
+	mustPut(t, db, "last", "acknowledged")
+	reader := openAt(t, dir, "read_only=true")
+	base := filepath.Dir(dir)
+	if err := reader.Checkpoint(filepath.Join(base, "cp")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Backup(filepath.Join(base, "root")); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := reader.WriteBackup(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := ravel.RestoreBackup(&buf, filepath.Join(base, "piped")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ravel.BackupRestore(filepath.Join(base, "root"), 1, filepath.Join(base, "restored")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cp", "restored", "piped"} {
+		c := openAt(t, filepath.Join(base, name), "")
+		if mustGet(t, c, "last") != "acknowledged" || countKeys(c) != 3001 {
+			t.Fatalf("%s lacks acknowledged writes", name)
+		}
+	}
+}
+
 func TestDamagedBackupIsRefused(t *testing.T) {
 	db, dir := openFresh(t, "")
 	root := filepath.Join(t.TempDir(), "backups")

@@ -186,6 +186,37 @@ def test_incremental_backups_round_trip(tmp_path):
         ravel.backup_purge(root, 0)
 
 
+BACKUP_FROM_READER = textwrap.dedent("""
+    import sys, ravel
+    with ravel.open(sys.argv[1], read_only=True) as reader:
+        reader.checkpoint(sys.argv[2])
+        print(reader.backup(sys.argv[3]), file=sys.stderr, flush=True)
+        reader.write_backup(sys.stdout.buffer)   # ravel writes the fd
+""")
+
+
+def test_backups_from_a_reader_in_another_process(tmp_path):
+    path = str(tmp_path / "db")
+    with ravel.open(path, create_if_missing=True,
+                    write_buffer_size="64K") as db:
+        fill(db, 3000)                     # table files and a memtable
+        db.put(b"last", b"acknowledged", sync=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", BACKUP_FROM_READER, path,
+             str(tmp_path / "cp"), str(tmp_path / "root")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ravel.restore_backup(child.stdout, tmp_path / "piped")
+        assert child.wait(timeout=120) == 0
+        assert child.stderr.read().strip() == b"1"
+        db.put(b"after", b"not in them")
+    ravel.backup_restore(tmp_path / "root", 1, tmp_path / "restored")
+    for copy in ("cp", "restored", "piped"):
+        with ravel.open(str(tmp_path / copy)) as c:
+            assert c[b"last"] == b"acknowledged", copy
+            assert c.get(b"after") is None, copy
+            assert len(list(c.keys())) == 3001, copy
+
+
 def test_damaged_backup_is_refused(tmp_path):
     root = tmp_path / "backups"
     with ravel.open(str(tmp_path / "db"), create_if_missing=True) as db:

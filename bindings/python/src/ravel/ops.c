@@ -107,7 +107,10 @@ const char rvpy_checkpoint_doc[] =
 "Makes PATH (which must not exist) a database holding this one's state\n"
 "at one moment during the call: table files hard-linked where PATH is\n"
 "on the same file system, copied where not; everything fsynced before\n"
-"it returns.  PATH opens as a database (ravel.open(path)).";
+"it returns.  PATH opens as a database (ravel.open(path)).  On a\n"
+"reader (read_only=True, beside a writer in another process) it catches\n"
+"up first, then copies what the reader reads, writing nothing into the\n"
+"database's directory (so does backup() and write_backup()).";
 
 PyObject *rvpy_db_checkpoint(rvpy_db *self, PyObject *path)
 {

@@ -35,7 +35,11 @@ impl Db {
     /// Makes DIR (which must not exist) a database holding this one's
     /// state at one moment during the call: table files hard-linked where
     /// DIR is on the same file system, copied where not, everything
-    /// fsynced before it returns.  Writers go on meanwhile.
+    /// fsynced before it returns.  Writers go on meanwhile.  On a reader
+    /// (`read_only=true`, beside a writer in another process) it catches
+    /// up first, then copies what the reader reads, writing nothing into
+    /// the database's directory; so do [`Db::backup`],
+    /// [`Db::write_backup_file`] and [`Db::write_backup_to`].
     pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = c_path(dir.as_ref())?;
         // SAFETY: the handle is live; DIR is NUL-terminated.

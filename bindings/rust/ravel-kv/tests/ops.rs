@@ -143,6 +143,25 @@ fn incremental_backups_round_trip() {
     assert_eq!(backup::list(dir.join("none")).unwrap_err().code(), Code::NotFound);
 }
 
+#[test]
+fn backups_from_a_reader_handle() {
+    let dir = TempDir::new("from-reader");
+    let db = Db::open(dir.join("db"), &options().with("write_buffer_size", "64K").unwrap()).unwrap();
+    fill(&db, 3000);
+    db.put("last", "acknowledged").unwrap();
+    let reader = Db::open(dir.join("db"), &Options::new().unwrap().with("read_only", true).unwrap()).unwrap();
+    reader.checkpoint(dir.join("cp")).unwrap();
+    assert_eq!(reader.backup(dir.join("root")).unwrap(), 1);
+    reader.write_backup_file(dir.join("one.backup")).unwrap();
+    backup::restore(dir.join("root"), 1, dir.join("restored")).unwrap();
+    backup::restore_file(dir.join("one.backup"), dir.join("from-file")).unwrap();
+    for name in ["cp", "restored", "from-file"] {
+        let c = Db::open(dir.join(name), &Options::new().unwrap()).unwrap();
+        assert_eq!(c.get("last").unwrap().as_deref(), Some(&b"acknowledged"[..]), "{name}");
+        assert_eq!(all(&c).len(), 3001, "{name}");
+    }
+}
+
 /// The restoring process: a one-file backup on stdin into RAVEL_RS_DIR.
 #[test]
 fn helper_restore() {
