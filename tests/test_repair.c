@@ -1278,6 +1278,43 @@ static void test_flushed_wal_left_behind(void **state)
     free(dir);
 }
 
+/* The log of a cleanly closed database cut short (the manifest records
+** that it ended in a segment, sealed): with only the seal cut off, the
+** report says so and nothing is lost; with that segment gone, the writes
+** it held are reported lost (a "WAL:" loss), the others kept. */
+static void test_closed_log_cut(void **state)
+{
+    (void)state;
+    for (int gone = 0; gone < 2; gone++) {
+        struct model m;
+        char *dir = build_db(&m);
+        char name[64];
+        find_file(dir, "wal-", ".log", 1, name, sizeof name);
+        char *p = path_in(dir, name);
+        if (gone)
+            assert_int_equal(unlink(p), 0);
+        else /* the seal, 24 bytes, ends the file (docs/formats.md) */
+            assert_int_equal(truncate(p, (off_t)(size_of(p) - 24)), 0);
+        free(p);
+        struct losses l;
+        repair_ok(dir, &l);
+        if (!strstr(l.text, gone ? "is missing, though MANIFEST-"
+                                 : "no longer ends with its seal"))
+            fail_msg("the report does not say the log was cut:\n%s",
+                     l.text);
+        if (gone != l.wal_lost || (!gone && l.lost_lines))
+            fail_msg("%s, the report says:\n%s", gone ? "the WAL's writes "
+                     "are lost" : "nothing is lost", l.text);
+        int differ = check_db(dir, &m, &l, !gone);
+        if (gone && differ != (KEYS - 1) / WAL_EVERY + 1)
+            fail_msg("%d keys differ, not the WAL's %d writes:\n%s", differ,
+                     (KEYS - 1) / WAL_EVERY + 1, l.text);
+        check_second_repair_noop(dir, &m);
+        losses_free(&l);
+        free(dir);
+    }
+}
+
 /* A table file renamed (its name's number no longer seeds its checksums)
 ** is read under the number its footer records. */
 static void test_renamed_table(void **state)
@@ -1353,6 +1390,7 @@ int main(void)
         cmocka_unit_test(test_other_damage),
         cmocka_unit_test(test_levels_kept_openable),
         cmocka_unit_test(test_flushed_wal_left_behind),
+        cmocka_unit_test(test_closed_log_cut),
         cmocka_unit_test(test_renamed_table),
         cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_power_loss),
