@@ -1242,7 +1242,9 @@ RAVEL_API int ravel_repair(const char *dir, const ravel_options *opts,
 ** directory of incremental backups that share their table files; a
 ** one-file backup is a whole backup in a single file or stream.  Every
 ** copy is checksummed (XXH3_64) and fsynced before the call returns, and
-** a copy cut short by a crash is never taken for a good one.
+** a copy cut short by a crash is never taken for a good one.  Each call
+** works on a reader handle too (read_only=true, in another process than
+** the writer's, or with no writer): see "From a reader" below.
 ** docs/operations.md ("Checkpoints and backups") is the guide,
 ** docs/formats.md has the formats.
 ** ------------------------------------------------------------------- */
@@ -1262,8 +1264,23 @@ RAVEL_API int ravel_repair(const char *dir, const ravel_options *opts,
 ** first makes it small).
 ** With RAVEL_NO_WAL writes taken since the open, the call also flushes
 ** the memtables (those writes are in no WAL).  RAVEL_READONLY on a
-** read_only database or one whose writes were stopped; RAVEL_IOERR
-** naming the file that failed. */
+** writer whose writes were stopped; RAVEL_IOERR naming the file that
+** failed.
+**
+** From a reader (read_only=true), this call, ravel_backup_create and
+** ravel_backup_write_file/_fd first catch up (as ravel_catch_up: every
+** write the writer had acknowledged to its WAL before the call is then
+** in the copy; RAVEL_BUSY as there), then copy the state the reader then
+** reads, at its sequence: its table files through the descriptors it
+** holds (hard-linked while the name in the database directory is still
+** that file; copied from the descriptor where the writer deleted it or
+** across file systems), and its memtable, written as one new level-0
+** table file of the copy; a new manifest; no WAL.  Nothing is written
+** into the database's directory, and the writer is neither paused nor
+** told.  Not in such a copy: prepared, uncommitted transactions (a
+** reader sees a transaction at its commit), and what a reader does not
+** see yet (a writer's unflushed manual_wal_flush buffer, RAVEL_NO_WAL
+** writes not yet in a table file). */
 RAVEL_API int ravel_checkpoint(ravel_db *db, const char *dir);
 
 /* Takes a backup of DB into the backup root ROOT (created if missing)
@@ -1274,7 +1291,9 @@ RAVEL_API int ravel_checkpoint(ravel_db *db, const char *dir);
 ** (RAVEL_BACKUP_COPIED says how much).  The backup exists only once its
 ** meta file, written last, is durable; what a crashed or failed backup
 ** left is removed by the next create or purge.  RAVEL_LOCKED if another
-** backup or purge of ROOT is running. */
+** backup or purge of ROOT is running.  From a reader handle: as
+** ravel_checkpoint says (its table files are shared with backups the
+** writer took; its memtable's table file is the backup's own). */
 RAVEL_API int ravel_backup_create(ravel_db *db, const char *root,
                                   uint64_t *id);
 
@@ -1331,7 +1350,8 @@ RAVEL_API int ravel_backup_purge(const char *root, int keep);
 /* Writes a full backup of DB (the state of a checkpoint) as one file at
 ** PATH, which must not exist: written to PATH.partial, fsynced, renamed.
 ** The format (docs/formats.md, "One-file backups") is checksummed chunk
-** by chunk and as a whole, and written front to back, never seeking. */
+** by chunk and as a whole, and written front to back, never seeking.
+** From a reader handle: as ravel_checkpoint says. */
 RAVEL_API int ravel_backup_write_file(ravel_db *db, const char *path);
 
 /* The same to the open file descriptor FD (a pipe, a socket, a file),
@@ -1442,7 +1462,7 @@ RAVEL_API uint64_t ravel_batch_sequence(const ravel_batch *b);
 
 /* The change feed: the batches committed to the database, in commit
 ** order, each with its sequence and its operations, read back from the
-** write-ahead log (docs/operations/feed.md).  An iterator does not
+** write-ahead log (docs/operations.md).  An iterator does not
 ** rescan the log: it starts in the one segment holding the sequence asked
 ** for (found from each segment's first record, read once per handle),
 ** and from there reads each record once.  At the end of what has been

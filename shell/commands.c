@@ -265,7 +265,10 @@ const struct shell_command shell_commands[] = {
      "one at one moment during the command: every write made before it is\n"
      "there (ravel_checkpoint).  Table files are hard-linked when DIR is on\n"
      "the same file system and copied when not; writers pause only for a\n"
-     "memtable switch.  Open the copy with .open DIR or ravel DIR.",
+     "memtable switch.  Open the copy with .open DIR or ravel DIR.  With\n"
+     "-readonly (beside the application that writes the database) it\n"
+     "catches up first and copies the state it then reads, writing nothing\n"
+     "into the database's directory.",
      1, 1, shell_cmd_checkpoint},
     {".backup", "DIR/|FILE", "back up into a backup root, or into one file",
      "With a directory (one that exists, or a path ending in /): takes an\n"
@@ -274,7 +277,9 @@ const struct shell_command shell_commands[] = {
      "it copied (ravel_backup_create).  Otherwise writes a full backup into\n"
      "the new file FILE, checksummed throughout (ravel_backup_write_file);\n"
      "- writes it to standard output, for a pipe (ssh, object storage).\n"
-     ".backups lists, verifies and purges a root; .restore restores.",
+     "With -readonly it backs up a database another process has open, as\n"
+     ".checkpoint does.  .backups lists, verifies and purges a root;\n"
+     ".restore restores.",
      1, 1, shell_cmd_backup},
     {".backups", "ROOT [--verify] [--keep N]",
      "list the backups of a backup root",

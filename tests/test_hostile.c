@@ -36,7 +36,7 @@
 **                     the switch, so it covered batches written after the
 **                     moment, which the copy does not hold: a follower
 **                     re-seeded from the copy and resuming at its sequence
-**                     + 1 (docs/operations/feed.md) skipped them.  Now the
+**                     + 1 (docs/operations.md) skipped them.  Now the
 **                     sequence is read before the switch; the opened
 **                     copy's ravel.last-sequence is exact.
 **   repair_flushed_wal  a flushed WAL segment still in the directory (a

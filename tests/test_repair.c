@@ -1232,17 +1232,18 @@ static void test_random_damage(void **state)
 
 /* A WAL segment a flush let go but a crash left behind (below the
 ** manifest's log number), even damaged, is no reason to repair: the
-** tables hold its writes. */
+** tables hold its writes.  The segment is the one "a" went to: the
+** lowest-numbered of a new database -- with wal_io=direct a spare for
+** the next one is already there, which "b" will go to after the flush.
+** recycle_log_file_num=0 (the default): the flush deletes the segment
+** in every WAL mode rather than keeping it for reuse. */
 static void test_flushed_wal_left_behind(void **state)
 {
     (void)state;
     char *dir = tu_path("repair-%d", db_counter++);
-    ravel_db *db = tu_open_ok(dir, OPTS);
+    ravel_db *db = tu_open_ok(dir, OPTS ";recycle_log_file_num=0");
     tu_put(db, 0, "a", "1");
     char name[64];
-    /* the first segment, which holds "a" (not the last: with
-    ** wal_io=direct that is the spare made ahead, which the flush makes
-    ** the active segment) */
     find_file(dir, "wal-", ".log", 0, name, sizeof name);
     char *p = path_in(dir, name), *data;
     size_t len;
@@ -1251,15 +1252,23 @@ static void test_flushed_wal_left_behind(void **state)
     TU_OK(ravel_flush(db, 0));
     tu_put(db, 0, "b", "2");
     TU_OK(ravel_close(db));
-    assert_int_not_equal(access(p, F_OK), 0); /* the flush deleted it */
-    assert_true(len > 8);
-    data[len / 2] ^= 0x5a;
+    /* the flush deleted it: what is written back below is not the live
+    ** segment "b" is in */
+    assert_int_not_equal(access(p, F_OK), 0);
+    /* damage its record, not the preallocated zeros after it */
+    size_t end = len;
+    while (end > 0 && data[end - 1] == 0)
+        end--;
+    assert_true(end > 8);
+    data[end - 1] ^= 0x5a;
     assert_int_equal(tu_file_write(p, data, len), 0);
     free(data);
     char *text = NULL;
     TU_OK(ravel_repair(dir, NULL, NULL, NULL, &text));
     if (!strstr(text, "nothing to repair") || !strstr(text, "flushed"))
         fail_msg("a flushed segment left behind made repair act:\n%s", text);
+    if (!strstr(text, "the tables hold): 0 batches")) /* damage seen */
+        fail_msg("the damaged record was read:\n%s", text);
     ravel_free(text);
     db = tu_open_ok(dir, OPTS);
     tu_expect_at(__FILE__, __LINE__, db, NULL, "a", "1");
@@ -1267,6 +1276,43 @@ static void test_flushed_wal_left_behind(void **state)
     TU_OK(ravel_close(db));
     free(p);
     free(dir);
+}
+
+/* The log of a cleanly closed database cut short (the manifest records
+** that it ended in a segment, sealed): with only the seal cut off, the
+** report says so and nothing is lost; with that segment gone, the writes
+** it held are reported lost (a "WAL:" loss), the others kept. */
+static void test_closed_log_cut(void **state)
+{
+    (void)state;
+    for (int gone = 0; gone < 2; gone++) {
+        struct model m;
+        char *dir = build_db(&m);
+        char name[64];
+        find_file(dir, "wal-", ".log", 1, name, sizeof name);
+        char *p = path_in(dir, name);
+        if (gone)
+            assert_int_equal(unlink(p), 0);
+        else /* the seal, 24 bytes, ends the file (docs/formats.md) */
+            assert_int_equal(truncate(p, (off_t)(size_of(p) - 24)), 0);
+        free(p);
+        struct losses l;
+        repair_ok(dir, &l);
+        if (!strstr(l.text, gone ? "is missing, though MANIFEST-"
+                                 : "no longer ends with its seal"))
+            fail_msg("the report does not say the log was cut:\n%s",
+                     l.text);
+        if (gone != l.wal_lost || (!gone && l.lost_lines))
+            fail_msg("%s, the report says:\n%s", gone ? "the WAL's writes "
+                     "are lost" : "nothing is lost", l.text);
+        int differ = check_db(dir, &m, &l, !gone);
+        if (gone && differ != (KEYS - 1) / WAL_EVERY + 1)
+            fail_msg("%d keys differ, not the WAL's %d writes:\n%s", differ,
+                     (KEYS - 1) / WAL_EVERY + 1, l.text);
+        check_second_repair_noop(dir, &m);
+        losses_free(&l);
+        free(dir);
+    }
 }
 
 /* A table file renamed (its name's number no longer seeds its checksums)
@@ -1344,6 +1390,7 @@ int main(void)
         cmocka_unit_test(test_other_damage),
         cmocka_unit_test(test_levels_kept_openable),
         cmocka_unit_test(test_flushed_wal_left_behind),
+        cmocka_unit_test(test_closed_log_cut),
         cmocka_unit_test(test_renamed_table),
         cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_power_loss),

@@ -50,8 +50,10 @@ const (
 	// waits and was chosen to fail; the message names the cycle.
 	// Retriable.
 	ErrDeadlock Code = C.RAVEL_DEADLOCK
-	// ErrExpired: the change feed's sequence is no longer in the WAL; the
-	// message names the oldest available.  Start again from a checkpoint.
+	// ErrExpired: the change feed's sequence is no longer in the WAL
+	// (flushed and deleted, or past the retention options
+	// wal_ttl_seconds and wal_size_limit_mb); the message names the
+	// oldest available.  Start the follower again from a checkpoint.
 	ErrExpired Code = C.RAVEL_EXPIRED
 )
 

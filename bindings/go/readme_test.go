@@ -56,6 +56,24 @@ func TestReadmeTxnExample(t *testing.T) {
 	}
 }
 
+// The README's operations example is example_ops_test.go, character for
+// character.
+func TestReadmeOpsExample(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("example_ops_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := fencedBlock(t, string(readme), "<!-- example: example_ops_test.go -->\n```go\n")
+	if block != string(example) {
+		t.Fatalf("README.md's operations example differs from example_ops_test.go:\n"+
+			"--- README.md\n%s\n--- example_ops_test.go\n%s", block, example)
+	}
+}
+
 // The README's recipe for using the binding from a new module (its ```sh
 // block) works as written: run with sh in an empty directory, with
 // /path/to/ravel replaced by this checkout, without network (GOPROXY=off)

@@ -61,6 +61,7 @@ echo "ci.sh: ravel-kv $("$py" -c 'import ravel; print(ravel.__version__, "on lib
 # the benchmarks must keep working; tiny runs, no figures checked
 "$py" "$here/bench/fillrandom.py" --num 20000 >/dev/null
 "$py" "$here/bench/overhead.py" --calls 2000 --repeat 1 >/dev/null
+"$py" "$here/bench/ops.py" --num 500 >/dev/null
 
 # the wheel a user without libravel could install (not published)
 "$here/wheel.sh" "$work/wheelhouse"

@@ -556,18 +556,22 @@ static int backup_collect_garbage(const char *root, const struct backup_set *s,
 
 /* ------------------------------------------------------------- create */
 
-/* The shared name of table file SRC (SIZE bytes, number NUMBER). */
-static int backup_shared_name(char *rel, size_t cap, const char *src,
-                              uint64_t number, uint64_t size)
+/* The shared name of table item IT (SIZE bytes, number NUMBER): its tail
+** read through its descriptor if it has one (a reader's), else by path. */
+static int backup_shared_name(char *rel, size_t cap,
+                              const struct rv_cp_item *it, uint64_t number,
+                              uint64_t size)
 {
     char tail[BACKUP_TAIL];
+    const char *src = it->src ? it->src : it->name;
     size_t want = size < BACKUP_TAIL ? (size_t)size : BACKUP_TAIL;
-    int fd = rv_open(src, O_RDONLY, 0);
+    int fd = it->fd >= 0 ? it->fd : rv_open(src, O_RDONLY, 0);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", src);
     ssize_t got = pread(fd, tail, want, (off_t)(size - want));
     int err = errno;
-    close(fd);
+    if (fd != it->fd)
+        close(fd);
     if (got < 0)
         return rv_error_errno(RAVEL_IOERR, err, "read %s", src);
     if ((size_t)got != want)
@@ -585,7 +589,7 @@ static int backup_put_table(const char *root, const struct backup_set *s,
     uint64_t number = 0;
     rv_parse_table_file_name(it->name, &number);
     char rel[300], path[RV_PATH_MAX], tmp[RV_PATH_MAX];
-    int rc = backup_shared_name(rel, sizeof rel, it->src, number, it->size);
+    int rc = backup_shared_name(rel, sizeof rel, it, number, it->size);
     if (rc == RAVEL_OK)
         rc = rv_path_join(path, root, rel);
     if (rc)
@@ -603,7 +607,7 @@ static int backup_put_table(const char *root, const struct backup_set *s,
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
         return rv_error(RAVEL_INVALID, "path too long: %s", path);
     unlink(tmp);
-    rc = rv_copy_file(it->src, tmp, it->size, &checksum);
+    rc = rv_checkpoint_copy_item(it, tmp, &checksum);
     if (rc == RAVEL_OK && rename(tmp, path) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "rename %s", tmp);
     if (rc) {

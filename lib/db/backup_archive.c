@@ -110,9 +110,10 @@ static int archive_emit_item(struct archive_out *o,
         }
         return rc;
     }
-    int fd = rv_open(it->src, O_RDONLY, 0);
+    const char *src = it->src ? it->src : it->name;
+    int fd = it->fd >= 0 ? it->fd : rv_open(src, O_RDONLY, 0);
     if (fd < 0)
-        return rv_error_errno(RAVEL_IOERR, errno, "open %s", it->src);
+        return rv_error_errno(RAVEL_IOERR, errno, "open %s", src);
     for (uint64_t off = 0; rc == RAVEL_OK && off < it->size;) {
         uint64_t left = it->size - off;
         size_t want = left < ARCHIVE_CHUNK ? (size_t)left : ARCHIVE_CHUNK;
@@ -123,9 +124,9 @@ static int archive_emit_item(struct archive_out *o,
                 continue;
             if (n <= 0) {
                 rc = n < 0 ? rv_error_errno(RAVEL_IOERR, errno, "read %s",
-                                            it->src)
+                                            src)
                            : rv_error(RAVEL_CORRUPT, "%s: shorter than the "
-                                      "%" PRIu64 " bytes expected", it->src,
+                                      "%" PRIu64 " bytes expected", src,
                                       it->size);
                 break;
             }
@@ -135,7 +136,8 @@ static int archive_emit_item(struct archive_out *o,
             rc = archive_emit_chunk(o, buf, want);
         off += want;
     }
-    close(fd);
+    if (fd != it->fd)
+        close(fd);
     return rc;
 }
 

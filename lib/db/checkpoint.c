@@ -11,6 +11,12 @@
 ** files.  The files of the prepared transactions (prepared.h) prepared
 ** before the moment are copied with the WAL segments, read under the
 ** prepared list's lock.
+**
+** A reader's plan (checkpoint_reader.c) names table files whose names
+** the writer may delete while they are copied: each comes with the
+** descriptor the reader holds.  Such a file is linked by name only when
+** the name still is that file (the same inode as the descriptor), and
+** copied from the descriptor otherwise.
 */
 #include "db/checkpoint.h"
 #include "db/db_write.h"
@@ -18,6 +24,7 @@
 #include "util/copy.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/fault.h"
 #include "util/filename.h"
 
 #include <errno.h>
@@ -36,10 +43,21 @@ void rv_test_checkpoint_no_links(int on)
 }
 #endif
 
+/* Table files copied from a reader's descriptor because their name was
+** gone: counted for tests and the log (relaxed: a statistic). */
+static _Atomic uint64_t checkpoint_deleted_copies;
+#ifdef RAVEL_TEST_HOOKS
+uint64_t rv_test_checkpoint_deleted_copies(void)
+{
+    return atomic_load_explicit(&checkpoint_deleted_copies,
+                                memory_order_relaxed);
+}
+#endif
+
 /* ------------------------------------------------------------ the plan */
 
-static struct rv_cp_item *checkpoint_add(struct rv_cp_plan *p, int kind,
-                                         const char *name)
+struct rv_cp_item *rv_checkpoint_add(struct rv_cp_plan *p, int kind,
+                                     const char *name)
 {
     if (p->n == p->cap) {
         int cap = p->cap ? p->cap * 2 : 32;
@@ -53,20 +71,23 @@ static struct rv_cp_item *checkpoint_add(struct rv_cp_plan *p, int kind,
     struct rv_cp_item *it = &p->items[p->n++];
     memset(it, 0, sizeof *it);
     it->kind = kind;
+    it->fd = -1;
     snprintf(it->name, sizeof it->name, "%s", name);
     return it;
 }
 
-/* Adds the file NAME of the database directory (kind KIND, SIZE bytes). */
+/* Adds the file NAME of the database directory (kind KIND, SIZE bytes,
+** readable through FD too unless it is -1). */
 static int checkpoint_add_file(struct rv_cp_plan *p, int kind,
-                               const char *name, uint64_t size)
+                               const char *name, uint64_t size, int fd)
 {
-    struct rv_cp_item *it = checkpoint_add(p, kind, name);
+    struct rv_cp_item *it = rv_checkpoint_add(p, kind, name);
     char path[RV_PATH_MAX];
     if (!it || rv_path_join(path, p->db->dir, name) != 0 ||
         !(it->src = strdup(path)))
         return rv_error(RAVEL_NOMEM, "out of memory planning a checkpoint");
     it->size = size;
+    it->fd = fd;
     return RAVEL_OK;
 }
 
@@ -74,7 +95,7 @@ static int checkpoint_add_file(struct rv_cp_plan *p, int kind,
 static int checkpoint_add_data(struct rv_cp_plan *p, const char *name,
                                char *data, size_t len)
 {
-    struct rv_cp_item *it = checkpoint_add(p, RV_CP_DATA, name);
+    struct rv_cp_item *it = rv_checkpoint_add(p, RV_CP_DATA, name);
     if (!it) {
         free(data);
         return rv_error(RAVEL_NOMEM, "out of memory planning a checkpoint");
@@ -84,14 +105,15 @@ static int checkpoint_add_data(struct rv_cp_plan *p, const char *name,
     return RAVEL_OK;
 }
 
-static int checkpoint_add_tables(struct rv_cp_plan *p)
+int rv_checkpoint_add_tables(struct rv_cp_plan *p)
 {
     for (int l = 0; l < RV_NUM_LEVELS; l++)
         for (int i = 0; i < p->files->n[l]; i++) {
-            const struct rv_file_meta *m = &p->files->level[l][i]->meta;
+            const struct rv_file *f = p->files->level[l][i];
             char name[32];
-            rv_table_file_name(name, sizeof name, m->number);
-            int rc = checkpoint_add_file(p, RV_CP_TABLE, name, m->size);
+            rv_table_file_name(name, sizeof name, f->meta.number);
+            int rc = checkpoint_add_file(p, RV_CP_TABLE, name, f->meta.size,
+                                         f->hold_fd);
             if (rc)
                 return rc;
         }
@@ -112,17 +134,14 @@ static int checkpoint_add_wal(struct rv_cp_plan *p, uint64_t from,
                                 path);
         if (rc == RAVEL_OK)
             rc = checkpoint_add_file(p, RV_CP_FILE, name,
-                                     (uint64_t)st.st_size);
+                                     (uint64_t)st.st_size, -1);
         if (rc)
             return rc;
     }
     return RAVEL_OK;
 }
 
-/* Reads the database file NAME into the plan; a missing one is skipped
-** when OPTIONAL. */
-static int checkpoint_add_copy_of(struct rv_cp_plan *p, const char *name,
-                                  int optional)
+int rv_checkpoint_add_copy_of(struct rv_cp_plan *p, const char *name)
 {
     char path[RV_PATH_MAX];
     int rc = rv_path_join(path, p->db->dir, name);
@@ -131,8 +150,6 @@ static int checkpoint_add_copy_of(struct rv_cp_plan *p, const char *name,
     int open_errno = 0;
     if (rc == RAVEL_OK)
         rc = rv_read_file(path, &data, &len, &open_errno);
-    if (rc && optional && open_errno == ENOENT)
-        return RAVEL_OK;
     return rc ? rc : checkpoint_add_data(p, name, data, len);
 }
 
@@ -140,7 +157,7 @@ static int checkpoint_add_prepared_one(void *ctx, uint64_t number)
 {
     char name[32];
     rv_prepared_file_name(name, sizeof name, number);
-    return checkpoint_add_copy_of(ctx, name, 0);
+    return rv_checkpoint_add_copy_of(ctx, name);
 }
 
 /* The files of the prepared transactions prepared before WAL segment
@@ -152,10 +169,9 @@ static int checkpoint_add_prepared(struct rv_cp_plan *p, uint64_t segment)
                                     checkpoint_add_prepared_one, p);
 }
 
-/* The manifest of the state (one edit: every table file, log number
-** LOG_NUMBER) as manifest NUMBER, and CURRENT naming it. */
-static int checkpoint_add_manifest(struct rv_cp_plan *p, uint64_t number,
-                                   uint64_t log_number)
+int rv_checkpoint_add_manifest(struct rv_cp_plan *p, uint64_t number,
+                               uint64_t log_number,
+                               const struct rv_file_meta *extra)
 {
     struct rv_version_edit e;
     rv_version_edit_init(&e);
@@ -166,10 +182,12 @@ static int checkpoint_add_manifest(struct rv_cp_plan *p, uint64_t number,
             m.level = l;
             rc = rv_version_edit_add_file(&e, &m);
         }
+    if (rc == RAVEL_OK && extra)
+        rc = rv_version_edit_add_file(&e, extra);
     e.has_log_number = 1;
     e.log_number = log_number;
     e.has_next_file_number = 1;
-    e.next_file_number = number + 1;
+    e.next_file_number = (log_number > number ? log_number : number) + 1;
     e.has_last_sequence = 1;
     e.last_sequence = p->sequence;
     char *image = NULL;
@@ -207,11 +225,10 @@ static int checkpoint_switch(ravel_db *db)
 
 int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
 {
+    if (db->options.read_only)
+        return rv_checkpoint_plan_reader(db, p);
     memset(p, 0, sizeof *p);
     p->db = db;
-    if (db->options.read_only)
-        return rv_error(RAVEL_READONLY, "checkpoint: database %s was opened "
-                        "with read_only=true", db->dir);
     if (rv_stop_code(&db->stop))
         return rv_write_refusal(db);
     /* The state's sequence: the last one given out before the switch is
@@ -245,16 +262,17 @@ int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
     p->wal_held = 1;
     rv_mutex_unlock(&db->mu.lock);
 
-    rc = checkpoint_add_tables(p);
+    rc = rv_checkpoint_add_tables(p);
     if (rc == RAVEL_OK)
         rc = checkpoint_add_wal(p, log_number,
                                 segment > log_number ? segment : log_number);
     if (rc == RAVEL_OK)
         rc = checkpoint_add_prepared(p, segment);
     if (rc == RAVEL_OK)
-        rc = checkpoint_add_copy_of(p, RV_FILE_IDENTITY, 0);
+        rc = rv_checkpoint_add_copy_of(p, RV_FILE_IDENTITY);
     if (rc == RAVEL_OK)
-        rc = checkpoint_add_manifest(p, manifest_number, log_number);
+        rc = rv_checkpoint_add_manifest(p, manifest_number, log_number,
+                                        NULL);
     if (rc)
         rv_checkpoint_plan_free(p);
     return rc;
@@ -281,6 +299,8 @@ void rv_checkpoint_plan_free(struct rv_cp_plan *p)
     for (int i = 0; i < p->n; i++) {
         free(p->items[i].src);
         free(p->items[i].data);
+        if (p->items[i].own_fd && p->items[i].fd >= 0)
+            close(p->items[i].fd);
     }
     free(p->items);
     memset(p, 0, sizeof *p);
@@ -306,10 +326,24 @@ int rv_checkpoint_defer_wal_locked(ravel_db *db, uint64_t from, uint64_t to)
 
 /* ------------------------------------------------- into a directory */
 
+/* A link made at DST of a name whose file may have been replaced: 1 if
+** DST is the file FD holds, else 0 (DST removed: the caller copies). */
+static int checkpoint_link_is(const char *dst, int fd)
+{
+    struct stat a, b;
+    if (stat(dst, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return 1;
+    unlink(dst);
+    return 0;
+}
+
 /* A hard link of SRC at DST: *LINKED = 1 if made, 0 if the caller must
-** copy (another file system, or links refused there); RAVEL_IOERR for
-** any other failure. */
-static int checkpoint_link(const char *src, const char *dst, int *linked)
+** copy (another file system, or links refused there; for an item with a
+** descriptor FD, also a name the writer deleted or that is no longer its
+** file); RAVEL_IOERR for any other failure. */
+static int checkpoint_link(const char *src, const char *dst, int fd,
+                           int *linked)
 {
     *linked = 0;
 #ifdef RAVEL_TEST_HOOKS
@@ -317,13 +351,28 @@ static int checkpoint_link(const char *src, const char *dst, int *linked)
         return RAVEL_OK;
 #endif
     if (link(src, dst) == 0) {
-        *linked = 1;
+        *linked = fd < 0 || checkpoint_link_is(dst, fd);
         return RAVEL_OK;
+    }
+    if (errno == ENOENT && fd >= 0) {
+        /* relaxed: a statistic */
+        atomic_fetch_add_explicit(&checkpoint_deleted_copies, 1,
+                                  memory_order_relaxed);
+        return RAVEL_OK; /* the writer deleted it: copy what we hold */
     }
     if (errno == EXDEV || errno == EPERM || errno == EMLINK ||
         errno == ENOTSUP || errno == EOPNOTSUPP)
         return RAVEL_OK; /* copy instead */
     return rv_error_errno(RAVEL_IOERR, errno, "link %s to %s", src, dst);
+}
+
+int rv_checkpoint_copy_item(const struct rv_cp_item *it, const char *dst,
+                            uint64_t *checksum)
+{
+    if (it->fd >= 0)
+        return rv_copy_fd(it->fd, it->src ? it->src : it->name, dst,
+                          it->size, checksum);
+    return rv_copy_file(it->src, dst, it->size, checksum);
 }
 
 static int checkpoint_write_item(const struct rv_cp_item *it,
@@ -340,14 +389,14 @@ static int checkpoint_write_item(const struct rv_cp_item *it,
         return rc;
     }
     int was_linked = 0;
-    if (it->kind == RV_CP_TABLE)
-        rc = checkpoint_link(it->src, dst, &was_linked);
+    if (it->kind == RV_CP_TABLE && it->src)
+        rc = checkpoint_link(it->src, dst, it->fd, &was_linked);
     if (rc == RAVEL_OK && was_linked) {
         *linked += it->size;
         return RAVEL_OK;
     }
     if (rc == RAVEL_OK)
-        rc = rv_copy_file(it->src, dst, it->size, NULL);
+        rc = rv_checkpoint_copy_item(it, dst, NULL);
     *copied += rc ? 0 : it->size;
     return rc;
 }
@@ -360,8 +409,10 @@ int rv_checkpoint_write_dir(const struct rv_cp_plan *p, const char *dir,
     int rc = rv_copy_dir_begin(dir, partial);
     if (rc)
         return rc;
-    for (int i = 0; i < p->n && rc == RAVEL_OK; i++)
+    for (int i = 0; i < p->n && rc == RAVEL_OK; i++) {
         rc = checkpoint_write_item(&p->items[i], partial, &l, &c);
+        rv_pause_here(RV_PAUSE_CHECKPOINT_ITEM);
+    }
     if (rc == RAVEL_OK)
         rc = rv_copy_dir_commit(partial, dir);
     if (rc)

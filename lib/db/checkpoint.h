@@ -17,6 +17,11 @@
 ** write up to the switch to A, a moment during the call (flushes install
 ** their files and move L in one step under the same lock, so the files
 ** and L always agree).
+**
+** A reader handle (read_only=true) makes its plan in checkpoint_reader.c:
+** the state it holds after a catch-up, its table files read through the
+** descriptors it holds, its memtable written out as a table file, and
+** nothing of the source directory written.
 */
 #ifndef RAVEL_CHECKPOINT_H
 #define RAVEL_CHECKPOINT_H
@@ -33,9 +38,15 @@ enum rv_cp_kind {
 struct rv_cp_item {
     int kind;
     char name[48];      /* its name in a database directory */
-    char *src;          /* RV_CP_TABLE, RV_CP_FILE: the source path */
+    char *src;          /* RV_CP_TABLE, RV_CP_FILE: the source path
+                        ** (NULL for a table made by the plan) */
     char *data;         /* RV_CP_DATA: the bytes (malloc'd) */
     uint64_t size;      /* bytes (RV_CP_FILE: stat'ed at the moment) */
+    int fd;             /* RV_CP_TABLE of a reader's plan: a descriptor of
+                        ** the file, read instead of SRC (the writer may
+                        ** have deleted SRC); -1: read SRC */
+    int own_fd;         /* FD is the plan's to close (a table it made);
+                        ** else the reader's file, held by FILES */
 };
 
 /* The files of a database's state at one moment, in the order a copy
@@ -52,9 +63,34 @@ struct rv_cp_plan {
     uint64_t pause_micros;   /* the memtable switch writers waited for */
 };
 
-/* Takes the moment and makes the plan of DB's state (see above).
-** RAVEL_READONLY for a read-only handle or stopped writes. */
+/* Takes the moment and makes the plan of DB's state (see above); a
+** reader's plan is checkpoint_reader.c's.  RAVEL_READONLY for stopped
+** writes. */
 RAVEL_PRIVATE int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p);
+
+/* rv_checkpoint_plan of a reader handle (checkpoint_reader.c). */
+RAVEL_PRIVATE int rv_checkpoint_plan_reader(ravel_db *db,
+                                            struct rv_cp_plan *p);
+
+/* The pieces of a plan, for both kinds (checkpoint.c).  A new item of
+** KIND named NAME (NULL when out of memory); its fd is -1. */
+RAVEL_PRIVATE struct rv_cp_item *rv_checkpoint_add(struct rv_cp_plan *p,
+                                                   int kind,
+                                                   const char *name);
+/* The table files of P->files, each with its reader's descriptor if it
+** has one (rv_file.hold_fd). */
+RAVEL_PRIVATE int rv_checkpoint_add_tables(struct rv_cp_plan *p);
+/* The database file NAME read into the plan whole. */
+RAVEL_PRIVATE int rv_checkpoint_add_copy_of(struct rv_cp_plan *p,
+                                            const char *name);
+/* The manifest of the state as manifest NUMBER (one edit: every table
+** file of P->files, and EXTRA when not NULL; log number LOG_NUMBER; the
+** last sequence P->sequence), and CURRENT naming it. */
+RAVEL_PRIVATE int rv_checkpoint_add_manifest(struct rv_cp_plan *p,
+                                             uint64_t number,
+                                             uint64_t log_number,
+                                             const struct rv_file_meta
+                                             *extra);
 
 /* Releases what the plan holds (the files, the WAL hold: the segments a
 ** flush let go meanwhile are deleted now). */
@@ -75,9 +111,19 @@ RAVEL_PRIVATE int rv_checkpoint_write_dir(const struct rv_cp_plan *p,
                                           const char *dir, uint64_t *linked,
                                           uint64_t *copied);
 
+/* Copies table item IT into the new file DST: from its descriptor when
+** it has one, else from its path.  *CHECKSUM as rv_copy_file. */
+RAVEL_PRIVATE int rv_checkpoint_copy_item(const struct rv_cp_item *it,
+                                          const char *dst,
+                                          uint64_t *checksum);
+
 #ifdef RAVEL_TEST_HOOKS
 /* For tests: when ON, hard links fail as across file systems (EXDEV). */
 RAVEL_PRIVATE void rv_test_checkpoint_no_links(int on);
+/* For tests: how many table files a reader's checkpoint copied from its
+** descriptor because the writer had deleted the name (ENOENT at the
+** link), since the process started. */
+RAVEL_PRIVATE uint64_t rv_test_checkpoint_deleted_copies(void);
 #endif
 
 #endif /* RAVEL_CHECKPOINT_H */

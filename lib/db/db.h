@@ -226,6 +226,13 @@ RAVEL_PRIVATE void rv_db_install_version_locked(ravel_db *db,
                                                 struct rv_version *v)
     RV_REQUIRES(db->mu.lock);
 
+/* Under db->reader.catch_up (a reader's, from the callback of
+** rv_reader_catch_up_then): the highest file number the reader knows of
+** besides its table files' (its manifest's, its log number, the last WAL
+** segment it read) (reader.c). */
+RAVEL_PRIVATE uint64_t rv_reader_top_number_locked(ravel_db *db)
+    RV_REQUIRES(db->reader.catch_up);
+
 /* Makes a version-edit file of META and the callbacks that delete its
 ** file once obsolete and unused (db.c; used by recovery, flushes and
 ** compactions). */

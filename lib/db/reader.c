@@ -604,7 +604,12 @@ static void reader_release_replaced(ravel_db *db)
     }
 }
 
-static int reader_catch_up(ravel_db *db)
+/* A catch-up; then, when it succeeded and THEN is not NULL, calls THEN
+** with DB and CTX before another catch-up can run (its result is
+** returned). */
+static int reader_catch_up_then(ravel_db *db,
+                                int (*then)(ravel_db *db, void *ctx),
+                                void *ctx)
 {
     struct rv_db_reader *st = &db->reader;
     int rc = READER_RETRY;
@@ -617,6 +622,9 @@ static int reader_catch_up(ravel_db *db)
         }
         rc = reader_attempt(db);
     }
+    int then_rc = RAVEL_OK;
+    if (rc == RAVEL_OK && then)
+        then_rc = then(db, ctx);
     rv_mutex_unlock(&db->reader.catch_up);
     reader_release_replaced(db);
     if (rc == READER_RETRY)
@@ -630,7 +638,30 @@ static int reader_catch_up(ravel_db *db)
     } else {
         atomic_fetch_add_explicit(&st->failures, 1, memory_order_relaxed);
     }
-    return rc;
+    return rc ? rc : then_rc;
+}
+
+static int reader_catch_up(ravel_db *db)
+{
+    return reader_catch_up_then(db, NULL, NULL);
+}
+
+int rv_reader_catch_up_then(ravel_db *db, int (*then)(ravel_db *db,
+                                                      void *ctx),
+                            void *ctx)
+{
+    return reader_catch_up_then(db, then, ctx);
+}
+
+uint64_t rv_reader_top_number_locked(ravel_db *db)
+{
+    struct rv_db_reader *st = &db->reader;
+    uint64_t top = st->manifest_number;
+    if (st->log_number > top)
+        top = st->log_number;
+    if (st->tail_segment > top)
+        top = st->tail_segment;
+    return top;
 }
 
 int ravel_catch_up(ravel_db *db)

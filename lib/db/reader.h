@@ -55,6 +55,19 @@ RAVEL_PRIVATE int rv_reader_open(ravel_db *db);
 /* ravel_close of a read_only database: stops the thread. */
 RAVEL_PRIVATE void rv_reader_close(ravel_db *db);
 
+/* Catches up (as ravel_catch_up); then, if that succeeded, calls THEN
+** with DB and CTX while no other catch-up can run, so the state THEN
+** sees is the one the catch-up made (a checkpoint's plan:
+** checkpoint_reader.c).
+** Returns the catch-up's error, else THEN's result. */
+RAVEL_PRIVATE int rv_reader_catch_up_then(ravel_db *db,
+                                          int (*then)(ravel_db *db,
+                                                      void *ctx),
+                                          void *ctx);
+
+/* rv_reader_top_number_locked: declared in db.h (its lock is a field of
+** ravel_db). */
+
 /* The value of property ravel.reader-lag (malloc'd), NULL when out of
 ** memory. */
 RAVEL_PRIVATE char *rv_reader_lag_property(ravel_db *db);

@@ -369,11 +369,13 @@ static void repair_summary(struct rv_repair *rp)
     rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "summary: %llu keys "
                   "written; %llu older versions and %llu deletions "
                   "dropped (nothing older left under them); %d lost key "
-                  "ranges; %llu WAL records lost",
+                  "ranges; %llu WAL records lost%s",
                   (unsigned long long)rp->written,
                   (unsigned long long)rp->older,
                   (unsigned long long)rp->tombstones, rp->lost.n,
-                  (unsigned long long)rp->wal_dropped);
+                  (unsigned long long)rp->wal_dropped,
+                  rp->wal_cut_seqs ? ", and the log's end (its cleanly "
+                                     "closed last segment)" : "");
 }
 
 /* ------------------------------------------------------------ the whole */

@@ -216,7 +216,8 @@ struct rv_repair {
     int deepest_level;      /* the deepest level they put a file at (-1:
                             ** none read) */
     uint64_t current_log;   /* CURRENT's manifest's log number ... */
-    uint64_t current_closed;/* ... and closed segment (0: none) */
+    uint64_t current_closed;/* ... and closed segment (0: none) ... */
+    uint64_t current_last_seq; /* ... and last sequence given out */
     /* what was read */
     struct rv_repair_table *read; /* the table files merged */
     int n_read;
@@ -230,6 +231,10 @@ struct rv_repair {
                             ** prepares are read) */
     uint64_t wal_last;      /* the last segment the replay kept */
     int wal_last_sealed;    /* ... ends with its seal */
+    int wal_damaged;        /* that replay lost records (reported) */
+    uint64_t wal_cut_seqs;  /* sequences lost with the log's end */
+    uint64_t seen_seq;      /* the largest sequence in a table file or a
+                            ** WAL record read (not a manifest's) */
     uint64_t wal_next_seq;  /* the sequence after the last record read */
     uint64_t wal_gap_from[8], wal_gap_to[8]; /* sequences missing */
     int wal_gaps;

@@ -139,6 +139,7 @@ static int repair_read_manifest(struct rv_repair *rp, uint64_t number)
         rp->current_clean = whole;
         rp->current_log = m.log_number;
         rp->current_closed = m.closed_segment;
+        rp->current_last_seq = m.last_sequence;
         for (int i = 0; i < m.live.n && !rc; i++)
             rc = rv_repair_numbers_add(&rp->live, m.live.v[i]);
         rv_repair_ranges_free(&rp->live_ranges);
@@ -273,6 +274,8 @@ int rv_repair_read_tables(struct rv_repair *rp)
             repair_table_summary(rp, t);
             if (t->max_seq > rp->max_seq)
                 rp->max_seq = t->max_seq;
+            if (t->max_seq > rp->seen_seq)
+                rp->seen_seq = t->max_seq;
             if (t->zero_seq)
                 rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "%06llu.sst: "
                               "%llu entries at sequence 0 (an ingested "

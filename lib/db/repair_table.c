@@ -96,7 +96,7 @@ int rv_repair_decode(const struct rv_repair_table *t, uint64_t off,
         if (rc) {
             free(d->owned);
             d->owned = NULL;
-            snprintf(why, whylen, "it does not decompress (%s)",
+            snprintf(why, whylen, "it does not decompress (%.160s)",
                      rv_errmsg_get());
             return 0;
         }
@@ -106,7 +106,7 @@ int rv_repair_decode(const struct rv_repair_table *t, uint64_t off,
     if (rv_block_check(d->data, d->len)) {
         free(d->owned);
         d->owned = NULL;
-        snprintf(why, whylen, "malformed block (%s)", rv_errmsg_get());
+        snprintf(why, whylen, "malformed block (%.160s)", rv_errmsg_get());
         return 0;
     }
     return 1;
@@ -158,7 +158,7 @@ static int repair_check_entries(const struct rv_repair_decoded *d,
         }
     }
     if (ok > 0 && c.status) {
-        snprintf(why, whylen, "malformed entries (%s)", rv_errmsg_get());
+        snprintf(why, whylen, "malformed entries (%.160s)", rv_errmsg_get());
         ok = 0;
     }
     if (ok > 0 && s->entries == 0) {

@@ -7,7 +7,9 @@
 ** prepare record's writes are not data: they go to the prepared
 ** transactions' list (db/prepared.c), as at an open, and a commit record
 ** carries its transaction's writes itself.  The report names the
-** sequence numbers missing between the records kept.
+** sequence numbers missing between the records kept, and those missing
+** at the end of a log that a clean close sealed but that no longer ends
+** with its seal (cut, or its last segment gone).
 */
 #include "db/repair.h"
 #include "base/batchrepr.h"
@@ -109,13 +111,16 @@ static int repair_replay_segments(struct rv_repair *rp,
         return rc;
     if (r.max_sequence > rp->max_seq)
         rp->max_seq = r.max_sequence;
+    if (r.max_sequence > rp->seen_seq)
+        rp->seen_seq = r.max_sequence;
     char segments[96];
     repair_segments_name(segments, sizeof segments, numbers, n);
     rp->wal_flushed = 0;
     if (flushed)
         rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "WAL (%s, flushed: "
-                      "the tables hold its writes, or what replaced them): "
-                      "%llu batch%s read for its transactions, not merged",
+                      "its writes, or what replaced them, are what the "
+                      "tables hold): %llu batch%s read for their "
+                      "transactions, their writes not merged",
                       segments, (unsigned long long)r.records,
                       r.records == 1 ? "" : "es");
     else
@@ -126,15 +131,16 @@ static int repair_replay_segments(struct rv_repair *rp,
                       (unsigned long long)(rp->wal_entries - entries),
                       rp->wal_entries - entries == 1 ? "y" : "ies");
     int damaged = r.records_dropped || r.holes || r.bytes_truncated;
+    if (!flushed) {
+        rp->wal_last = r.last_segment;
+        rp->wal_last_sealed = r.last_sealed;
+    }
     if (flushed || !damaged) {
         rp->wal_gaps = 0;
-        if (!flushed) {
-            rp->wal_last = r.last_segment;
-            rp->wal_last_sealed = r.last_sealed;
-        }
         return RAVEL_OK;
     }
     rp->damage = 1;
+    rp->wal_damaged = 1;
     rp->wal_dropped += r.records_dropped;
     rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "WAL: %llu damaged "
                   "records skipped, %llu bytes of torn tail, %llu missing "
@@ -149,6 +155,57 @@ static int repair_replay_segments(struct rv_repair *rp,
                       (unsigned long long)rp->wal_gap_from[i],
                       (unsigned long long)rp->wal_gap_to[i]);
     return RAVEL_OK;
+}
+
+/* WHAT became of segment N, the one the log ended in at a clean close. */
+static void repair_closed_segment_fate(const struct rv_repair *rp,
+                                       uint64_t n, char *what, size_t size)
+{
+    char name[32];
+    rv_wal_segment_name(name, sizeof name, n);
+    if (!rv_repair_numbers_has(&rp->wal, n))
+        snprintf(what, size, "%s is missing", name);
+    else
+        snprintf(what, size, "%s no longer ends with its seal (the replay "
+                 "ended in segment %llu)", name,
+                 (unsigned long long)rp->wal_last);
+}
+
+/* CURRENT's manifest, read whole, says the database was closed cleanly
+** with its log ending in segment current_closed, sealed (db.c,
+** db_record_clean_close; an open refuses the log otherwise, recovery.c).
+** If the replay, undamaged, did not end there sealed, the log was cut or
+** lost that segment: the sequences the manifest gave out above every one
+** found in a table file or a WAL record are lost writes, reported as
+** such; with none missing only the seal is lost. */
+static void repair_check_closed_log(struct rv_repair *rp)
+{
+    uint64_t n = rp->current_closed;
+    if (!rp->current_clean || !n || n < rp->current_log || rp->wal_damaged ||
+        (rp->wal_last == n && rp->wal_last_sealed))
+        return;
+    char what[128];
+    repair_closed_segment_fate(rp, n, what, sizeof what);
+    if (rp->current_last_seq <= rp->seen_seq) {
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "WAL: %s, though "
+                      "MANIFEST-%06llu says the database was closed cleanly "
+                      "with its log ending there, sealed; every sequence it "
+                      "gave out (to %llu) is in the files read: only the "
+                      "seal is lost", what, (unsigned long long)rp->current,
+                      (unsigned long long)rp->current_last_seq);
+        return;
+    }
+    rp->damage = 1;
+    rp->wal_cut_seqs = rp->current_last_seq - rp->seen_seq;
+    rv_repair_say(&rp->report, RAVEL_REPAIR_LOST, "WAL: %s, though "
+                  "MANIFEST-%06llu says the database was closed cleanly "
+                  "with its log ending there, sealed: sequences %llu to "
+                  "%llu, which it gave out, are in no table file or WAL "
+                  "record read -- the writes that had them are lost (or "
+                  "were deletions a compaction dropped)", what,
+                  (unsigned long long)rp->current,
+                  (unsigned long long)rp->seen_seq + 1,
+                  (unsigned long long)rp->current_last_seq);
 }
 
 int rv_repair_read_wal(struct rv_repair *rp)
@@ -177,5 +234,7 @@ int rv_repair_read_wal(struct rv_repair *rp)
     if (!rc && rp->wal.n > flushed)
         rc = repair_replay_segments(rp, rp->wal.v + flushed,
                                     rp->wal.n - flushed, 0);
+    if (!rc)
+        repair_check_closed_log(rp);
     return rc;
 }

@@ -63,18 +63,33 @@ static int copy_finish(int fd, const char *path, uint64_t size, int rc)
     return rc;
 }
 
+/* pread(2) of up to LEN bytes at OFF, retried on EINTR. */
+static ssize_t copy_pread(int fd, char *buf, size_t len, uint64_t off)
+{
+    for (;;) {
+        ssize_t n = pread(fd, buf, len, (off_t)off);
+        if (n >= 0 || errno != EINTR)
+            return n;
+    }
+}
+
 int rv_copy_file(const char *src, const char *dst, uint64_t size,
                  uint64_t *checksum)
 {
     int in = rv_open(src, O_RDONLY, 0);
     if (in < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", src);
+    int rc = rv_copy_fd(in, src, dst, size, checksum);
+    close(in);
+    return rc;
+}
+
+int rv_copy_fd(int in, const char *src, const char *dst, uint64_t size,
+               uint64_t *checksum)
+{
     int out = rv_open(dst, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (out < 0) {
-        int rc = rv_error_errno(RAVEL_IOERR, errno, "create %s", dst);
-        close(in);
-        return rc;
-    }
+    if (out < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "create %s", dst);
     char *buf = malloc(COPY_BUF);
     XXH3_state_t *st = XXH3_createState();
     int rc = buf && st ? RAVEL_OK
@@ -85,7 +100,7 @@ int rv_copy_file(const char *src, const char *dst, uint64_t size,
     uint64_t left = size;
     while (rc == RAVEL_OK && left > 0) {
         size_t want = left < COPY_BUF ? (size_t)left : COPY_BUF;
-        ssize_t n = copy_read(in, buf, want);
+        ssize_t n = copy_pread(in, buf, want, size - left);
         if (n < 0) {
             rc = rv_error_errno(RAVEL_IOERR, errno, "read %s", src);
         } else if (n == 0) {
@@ -104,7 +119,6 @@ int rv_copy_file(const char *src, const char *dst, uint64_t size,
     free(buf);
     if (st)
         XXH3_freeState(st);
-    close(in);
     return copy_finish(out, dst, size, rc);
 }
 

@@ -23,6 +23,12 @@
 RAVEL_PRIVATE int rv_copy_file(const char *src, const char *dst,
                                uint64_t size, uint64_t *checksum);
 
+/* rv_copy_file from the open descriptor IN (read with pread from byte 0;
+** its offset is left alone, so a descriptor other threads read works);
+** SRC names it in messages. */
+RAVEL_PRIVATE int rv_copy_fd(int in, const char *src, const char *dst,
+                             uint64_t size, uint64_t *checksum);
+
 /* Writes LEN bytes of DATA into the new file PATH (created exclusively),
 ** fdatasynced. */
 RAVEL_PRIVATE int rv_copy_write_file(const char *path, const void *data,

@@ -74,6 +74,9 @@ enum rv_pause_point {
                               ** written yet */
     RV_PAUSE_INGEST_LOGGED = 12, /* the manifest names an ingest's files;
                               ** the version is not installed yet */
+    RV_PAUSE_CHECKPOINT_ITEM = 13, /* a checkpoint into a directory has
+                              ** written one file of its plan into
+                              ** DIR.partial (its table files held) */
     RV_PAUSE_POINTS
 };
 

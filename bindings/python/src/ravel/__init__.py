@@ -41,6 +41,16 @@ from ravel._ravel import (
     ConflictError,
     TimedOutError,
     DeadlockError,
+    ExpiredError,
+    Updates,
+    SstWriter,
+    backup_list,
+    backup_info,
+    backup_verify,
+    backup_restore,
+    backup_purge,
+    restore_backup,
+    repair,
     errstr,
     destroy,
     lib_version,
@@ -58,6 +68,7 @@ from ravel._ravel import (
     CONFLICT,
     TIMEDOUT,
     DEADLOCK,
+    EXPIRED,
 )
 
 #: The version of this binding (the distribution ravel-kv).
@@ -70,11 +81,14 @@ __all__ = [
     "Error", "NotFoundError", "InvalidArgumentError", "DiskIOError",
     "CorruptionError", "NoMemoryError", "BusyError", "LockedError",
     "ReadOnlyError", "DatabaseNotFoundError", "RetriableError",
-    "ConflictError", "TimedOutError", "DeadlockError", "errstr", "destroy",
+    "ConflictError", "TimedOutError", "DeadlockError", "ExpiredError",
+    "Updates", "SstWriter", "backup_list", "backup_info", "backup_verify",
+    "backup_restore", "backup_purge", "restore_backup", "repair",
+    "errstr", "destroy",
     "lib_version",
     "lib_version_number", "header_version",
     "OK", "NOTFOUND", "INVALID", "IOERR", "CORRUPT", "NOMEM", "BUSY",
-    "LOCKED", "READONLY", "CONFLICT", "TIMEDOUT", "DEADLOCK",
+    "LOCKED", "READONLY", "CONFLICT", "TIMEDOUT", "DEADLOCK", "EXPIRED",
 ]
 
 

@@ -316,4 +316,35 @@ PyObject *rvpy_option_text(PyObject *name, PyObject *value);
 ravel_options *rvpy_options_build(PyObject *base, PyObject *kwargs,
                                   PyObject *cache, PyObject *write_controller);
 
+/* ------------------------------ operating a live database (issue 22) */
+
+/* ops.c: a reader's catch-up, checkpoints, backups, ingest, repair */
+PyObject *rvpy_db_catch_up(rvpy_db *self, PyObject *unused);
+PyObject *rvpy_db_checkpoint(rvpy_db *self, PyObject *path);
+PyObject *rvpy_db_backup(rvpy_db *self, PyObject *root);
+PyObject *rvpy_db_write_backup(rvpy_db *self, PyObject *target);
+PyObject *rvpy_db_ingest(rvpy_db *self, PyObject *args, PyObject *kw);
+extern const char rvpy_catch_up_doc[], rvpy_checkpoint_doc[],
+    rvpy_backup_doc[], rvpy_write_backup_doc[], rvpy_ingest_doc[];
+PyObject *rvpy_backup_list(PyObject *module, PyObject *root);
+PyObject *rvpy_backup_info(PyObject *module, PyObject *args);
+PyObject *rvpy_backup_verify(PyObject *module, PyObject *args);
+PyObject *rvpy_backup_restore(PyObject *module, PyObject *args);
+PyObject *rvpy_backup_purge(PyObject *module, PyObject *args);
+PyObject *rvpy_restore_backup(PyObject *module, PyObject *args);
+PyObject *rvpy_repair(PyObject *module, PyObject *args, PyObject *kw);
+extern const char rvpy_backup_list_doc[], rvpy_backup_info_doc[],
+    rvpy_backup_verify_doc[], rvpy_backup_restore_doc[],
+    rvpy_backup_purge_doc[], rvpy_restore_backup_doc[], rvpy_repair_doc[];
+extern PyTypeObject rvpy_sst_writer_type;
+
+/* feed.c: the change feed and a batch's operations and bytes */
+extern PyTypeObject rvpy_updates_type;
+PyObject *rvpy_db_updates_since(rvpy_db *self, PyObject *args);
+extern const char rvpy_updates_since_doc[];
+PyObject *rvpy_batch_iter(rvpy_batch *self);
+PyObject *rvpy_batch_bytes(rvpy_batch *self, PyObject *unused);
+PyObject *rvpy_batch_sequence(rvpy_batch *self, void *unused);
+PyObject *rvpy_batch_from_bytes(PyObject *cls, PyObject *data);
+
 #endif /* RAVEL_PY_H */

@@ -235,6 +235,14 @@ static PyMethodDef batch_methods[] = {
      "delete($self, key, /)\n--\n\nAdds a delete."},
     {"clear", (PyCFunction)batch_clear, METH_NOARGS,
      "clear($self, /)\n--\n\nRemoves every operation."},
+    {"__bytes__", (PyCFunction)rvpy_batch_bytes, METH_NOARGS,
+     "__bytes__($self, /)\n--\n\n"
+     "The batch's bytes (its sequence, count and operations):\n"
+     "Batch.from_bytes() makes the same batch again, in any process."},
+    {"from_bytes", (PyCFunction)rvpy_batch_from_bytes, METH_O | METH_CLASS,
+     "from_bytes($type, data, /)\n--\n\n"
+     "A new Batch from the bytes of bytes(batch), checked whole first:\n"
+     "CorruptionError naming what is wrong and its offset."},
     {"__enter__", (PyCFunction)batch_enter_ctx, METH_NOARGS,
      RVPY_ENTER_DOC},
     {"__exit__", (PyCFunction)batch_exit_ctx, METH_VARARGS,
@@ -248,17 +256,28 @@ static PySequenceMethods batch_as_sequence = {
     .sq_length = (lenfunc)batch_len,
 };
 
+static PyGetSetDef batch_getset[] = {
+    {"sequence", (getter)rvpy_batch_sequence, NULL,
+     "The sequence of the batch's first operation for a batch from the\n"
+     "change feed (operation i has sequence + i); 0 for one never written.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 PyTypeObject rvpy_batch_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "ravel.Batch",
     .tp_basicsize = sizeof(rvpy_batch),
     .tp_dealloc = (destructor)batch_dealloc,
     .tp_as_sequence = &batch_as_sequence,
+    .tp_iter = (getiterfunc)rvpy_batch_iter,
+    .tp_getset = batch_getset,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Batch()\n--\n\n"
               "Puts and deletes applied atomically by DB.write().  "
               "len(batch) is the number of operations.  One thread at a "
-              "time.",
+              "time.  Iterating yields its operations: ('put', key, value) and "
+              "('delete', key, None).",
     .tp_methods = batch_methods,
     .tp_new = batch_new,
 };

@@ -12,7 +12,7 @@
 /* --------------------------------------------------------------- errors */
 
 /* The exception class of each result code; [0] is ravel.Error itself. */
-static PyObject *error_classes[RAVEL_DEADLOCK + 1];
+static PyObject *error_classes[RAVEL_EXPIRED + 1];
 
 /* RetriableError: the base of the classes of the retriable codes
 ** (RAVEL_CONFLICT, RAVEL_TIMEDOUT, RAVEL_DEADLOCK). */
@@ -64,6 +64,12 @@ static const struct error_spec error_specs[] = {
      "The transaction was the youngest in a cycle of lock waits and was "
      "chosen to fail (RAVEL_DEADLOCK); the message names the key and the "
      "other transaction.  A RetriableError."},
+    {RAVEL_EXPIRED, "ExpiredError",
+     "The change feed: the sequence asked for is no longer in the WAL "
+     "(flushed and deleted, or past the retention options "
+     "wal_ttl_seconds / wal_size_limit_mb); the message names the oldest "
+     "available (RAVEL_EXPIRED).  Start the follower again from a "
+     "checkpoint."},
 };
 
 /* 1 for the codes after which running the transaction again may
@@ -189,7 +195,7 @@ int rvpy_errors_init(PyObject *module)
 
 static PyObject *error_class(int rc)
 {
-    if (rc > 0 && rc <= RAVEL_DEADLOCK && error_classes[rc])
+    if (rc > 0 && rc <= RAVEL_EXPIRED && error_classes[rc])
         return error_classes[rc];
     return error_classes[0];
 }
@@ -394,6 +400,7 @@ static int add_result_codes(PyObject *module)
         {"BUSY", RAVEL_BUSY}, {"LOCKED", RAVEL_LOCKED},
         {"READONLY", RAVEL_READONLY}, {"CONFLICT", RAVEL_CONFLICT},
         {"TIMEDOUT", RAVEL_TIMEDOUT}, {"DEADLOCK", RAVEL_DEADLOCK},
+        {"EXPIRED", RAVEL_EXPIRED},
     };
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (PyModule_AddIntConstant(module, codes[i].name, codes[i].code) < 0)
@@ -430,6 +437,18 @@ static PyObject *module_errstr(PyObject *module, PyObject *arg)
 static PyMethodDef module_methods[] = {
     {"errstr", module_errstr, METH_O, errstr_doc},
     {"destroy", rvpy_destroy, METH_O, rvpy_destroy_doc},
+    /* operating a live database: ops.c */
+    {"backup_list", rvpy_backup_list, METH_O, rvpy_backup_list_doc},
+    {"backup_info", rvpy_backup_info, METH_VARARGS, rvpy_backup_info_doc},
+    {"backup_verify", rvpy_backup_verify, METH_VARARGS,
+     rvpy_backup_verify_doc},
+    {"backup_restore", rvpy_backup_restore, METH_VARARGS,
+     rvpy_backup_restore_doc},
+    {"backup_purge", rvpy_backup_purge, METH_VARARGS, rvpy_backup_purge_doc},
+    {"restore_backup", rvpy_restore_backup, METH_VARARGS,
+     rvpy_restore_backup_doc},
+    {"repair", (PyCFunction)(void (*)(void))rvpy_repair,
+     METH_VARARGS | METH_KEYWORDS, rvpy_repair_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -457,6 +476,8 @@ PyMODINIT_FUNC PyInit__ravel(void)
         || add_type(m, &rvpy_options_type, "Options") < 0
         || add_type(m, &rvpy_cache_type, "Cache") < 0
         || add_type(m, &rvpy_write_controller_type, "WriteController") < 0
+        || add_type(m, &rvpy_updates_type, "Updates") < 0
+        || add_type(m, &rvpy_sst_writer_type, "SstWriter") < 0
         || add_result_codes(m) < 0
         || add_versions(m) < 0) {
         Py_DECREF(m);

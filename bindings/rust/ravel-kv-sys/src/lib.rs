@@ -490,3 +490,173 @@ extern "C" {
     /// Text about the database for property NAME in `*text` (free with ravel_free).
     pub fn ravel_property(db: *mut ravel_db, name: *const c_char, text: *mut *mut c_char) -> c_int;
 }
+
+// -------------------------------------- bulk ingest (issue 22: ingest)
+
+/// Opaque table-file writer for bulk ingest (`ravel_sst_writer`).
+#[repr(C)]
+pub struct ravel_sst_writer {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// Creates PATH (RAVEL_INVALID if it exists) and a writer for it in `*out`.
+    pub fn ravel_sst_writer_open(
+        path: *const c_char,
+        opts: *const ravel_options,
+        out: *mut *mut ravel_sst_writer,
+    ) -> c_int;
+    /// Adds a put of KEY; keys in strictly increasing bytewise order.
+    pub fn ravel_sst_writer_put(
+        w: *mut ravel_sst_writer,
+        key: *const c_void,
+        klen: usize,
+        val: *const c_void,
+        vlen: usize,
+    ) -> c_int;
+    /// Adds a delete of KEY, in the same order as puts.
+    pub fn ravel_sst_writer_delete(w: *mut ravel_sst_writer, key: *const c_void, klen: usize) -> c_int;
+    /// Completes the file and makes it durable; `*entries` the keys added.
+    pub fn ravel_sst_writer_finish(w: *mut ravel_sst_writer, entries: *mut u64) -> c_int;
+    /// Frees the writer; a file it did not finish is removed (NULL: no-op).
+    pub fn ravel_sst_writer_free(w: *mut ravel_sst_writer);
+}
+
+/// Ingest flag: hard-link and remove the source files (else copy and keep).
+pub const RAVEL_INGEST_MOVE: c_int = 0x1;
+
+extern "C" {
+    /// Adds the N table files PATHS to DB atomically.
+    pub fn ravel_ingest(db: *mut ravel_db, paths: *const *const c_char, n: usize, flags: c_int) -> c_int;
+}
+
+// ------------------------------------------------ repair (issue 22: repair)
+
+/// A repair report line: what was found and done.
+pub const RAVEL_REPAIR_NOTE: c_int = 0;
+/// A repair report line: what was recovered.
+pub const RAVEL_REPAIR_KEPT: c_int = 1;
+/// A repair report line: what was lost.
+pub const RAVEL_REPAIR_LOST: c_int = 2;
+/// A repair report line: what was kept but may be stale or wrong.
+pub const RAVEL_REPAIR_WARN: c_int = 3;
+
+/// Called by ravel_repair with each report line and its kind.
+pub type ravel_repair_fn = Option<unsafe extern "C" fn(ctx: *mut c_void, kind: c_int, line: *const c_char)>;
+
+extern "C" {
+    /// Salvages the damaged database directory DIR; the report in `*report`
+    /// (free with ravel_free) and line by line to FN.
+    pub fn ravel_repair(
+        dir: *const c_char,
+        opts: *const ravel_options,
+        func: ravel_repair_fn,
+        ctx: *mut c_void,
+        report: *mut *mut c_char,
+    ) -> c_int;
+}
+
+// ------------------------------------ checkpoints and backups (issue 22)
+
+extern "C" {
+    /// Makes DIR (which must not exist) a database holding DB's state at one moment.
+    pub fn ravel_checkpoint(db: *mut ravel_db, dir: *const c_char) -> c_int;
+    /// Takes an incremental backup of DB into ROOT; its id in `*id`.
+    pub fn ravel_backup_create(db: *mut ravel_db, root: *const c_char, id: *mut u64) -> c_int;
+}
+
+/// Called by ravel_backup_list with each complete backup's id; non-zero stops it.
+pub type ravel_backup_fn = Option<unsafe extern "C" fn(ctx: *mut c_void, id: u64) -> c_int>;
+
+extern "C" {
+    /// Lists the complete backups of ROOT, oldest first.
+    pub fn ravel_backup_list(root: *const c_char, func: ravel_backup_fn, ctx: *mut c_void) -> c_int;
+}
+
+/// ravel_backup_info: when it was taken, seconds since 1970.
+pub const RAVEL_BACKUP_TIME: c_int = 1;
+/// ravel_backup_info: the last sequence number it holds.
+pub const RAVEL_BACKUP_SEQUENCE: c_int = 2;
+/// ravel_backup_info: bytes of all its files.
+pub const RAVEL_BACKUP_BYTES: c_int = 3;
+/// ravel_backup_info: bytes it copied when taken.
+pub const RAVEL_BACKUP_COPIED: c_int = 4;
+/// ravel_backup_info: number of files.
+pub const RAVEL_BACKUP_FILES: c_int = 5;
+
+extern "C" {
+    /// Sets `*value` to WHAT (RAVEL_BACKUP_*) of backup ID in ROOT.
+    pub fn ravel_backup_info(root: *const c_char, id: u64, what: c_int, value: *mut u64) -> c_int;
+    /// Checks every file of backup ID against its size and checksum.
+    pub fn ravel_backup_verify(root: *const c_char, id: u64) -> c_int;
+    /// Restores backup ID of ROOT (0: the newest) into DIR, which must not exist.
+    pub fn ravel_backup_restore(root: *const c_char, id: u64, dir: *const c_char) -> c_int;
+    /// Deletes all but the KEEP newest complete backups of ROOT.
+    pub fn ravel_backup_purge(root: *const c_char, keep: c_int) -> c_int;
+    /// Writes a full backup of DB as one file at PATH, which must not exist.
+    pub fn ravel_backup_write_file(db: *mut ravel_db, path: *const c_char) -> c_int;
+    /// Writes a full one-file backup of DB to the open descriptor FD.
+    pub fn ravel_backup_write_fd(db: *mut ravel_db, fd: c_int) -> c_int;
+    /// Restores a one-file backup from PATH into DIR, which must not exist.
+    pub fn ravel_backup_restore_file(path: *const c_char, dir: *const c_char) -> c_int;
+    /// Restores a one-file backup read from FD into DIR, which must not exist.
+    pub fn ravel_backup_restore_fd(fd: c_int, dir: *const c_char) -> c_int;
+}
+
+// ------------------------------- readers in other processes (issue 22)
+
+extern "C" {
+    /// Catches the reader (read_only) DB up with the writer; RAVEL_OK at once on a writer.
+    pub fn ravel_catch_up(db: *mut ravel_db) -> c_int;
+}
+
+// ---------------------------------------------- change feed (issue 22)
+
+/// An operation of a batch: a delete.
+pub const RAVEL_OP_DELETE: c_int = 0;
+/// An operation of a batch: a put.
+pub const RAVEL_OP_PUT: c_int = 1;
+
+/// Opaque change-feed iterator (`ravel_updates`).
+#[repr(C)]
+pub struct ravel_updates {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: PhantomData<(*mut u8, PhantomPinned)>,
+}
+
+extern "C" {
+    /// Reads the operation of B at `*pos` and moves `*pos` past it; RAVEL_NOTFOUND after the last.
+    pub fn ravel_batch_next_op(
+        b: *const ravel_batch,
+        pos: *mut usize,
+        op: *mut c_int,
+        key: *mut *const c_void,
+        klen: *mut usize,
+        val: *mut *const c_void,
+        vlen: *mut usize,
+    ) -> c_int;
+    /// B's bytes, `*len` of them, pointing into B.
+    pub fn ravel_batch_data(b: *const ravel_batch, len: *mut usize) -> *const c_void;
+    /// A new batch holding a copy of DATA (from ravel_batch_data), checked whole.
+    pub fn ravel_batch_from_data(data: *const c_void, len: usize, out: *mut *mut ravel_batch) -> c_int;
+    /// The sequence in B's header (0 for a batch never written).
+    pub fn ravel_batch_sequence(b: *const ravel_batch) -> u64;
+    /// A new change-feed iterator over the batches from SEQ on.
+    pub fn ravel_updates_since(
+        db: *mut ravel_db,
+        seq: u64,
+        flags: c_int,
+        out: *mut *mut ravel_updates,
+    ) -> c_int;
+    /// Moves to the next batch; RAVEL_NOTFOUND at the end of what the WAL holds now.
+    pub fn ravel_updates_next(u: *mut ravel_updates) -> c_int;
+    /// The current batch's sequence (0 when none).
+    pub fn ravel_updates_sequence(u: *const ravel_updates) -> u64;
+    /// The current batch (NULL when none), owned by the iterator.
+    pub fn ravel_updates_batch(u: *const ravel_updates) -> *const ravel_batch;
+    /// The last sequence the iterator has passed.
+    pub fn ravel_updates_last_sequence(u: *const ravel_updates) -> u64;
+    /// Frees the iterator (NULL: no-op).
+    pub fn ravel_updates_free(u: *mut ravel_updates);
+}

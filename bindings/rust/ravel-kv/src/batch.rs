@@ -82,6 +82,12 @@ impl Batch {
     pub(crate) fn as_ptr(&self) -> *mut sys::ravel_batch {
         self.raw.as_ptr()
     }
+
+    /// Wraps a batch ravel made (ravel_batch_from_data), which this
+    /// `Batch` now owns.
+    pub(crate) fn from_raw(raw: NonNull<sys::ravel_batch>) -> Batch {
+        Batch { raw }
+    }
 }
 
 impl Drop for Batch {

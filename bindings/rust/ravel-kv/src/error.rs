@@ -56,6 +56,11 @@ pub enum Code {
     /// lock waits and was chosen to fail (the message names the cycle).
     /// Retriable.
     Deadlock,
+    /// `RAVEL_EXPIRED`: the change feed's sequence is no longer in the WAL
+    /// (flushed and deleted, or past the retention options
+    /// `wal_ttl_seconds` / `wal_size_limit_mb`); the message names the
+    /// oldest available.  Start the follower again from a checkpoint.
+    Expired,
     /// A result code newer than this binding; [`Error::raw_code`] has it.
     Unknown,
 }
@@ -75,6 +80,7 @@ impl Code {
             sys::RAVEL_CONFLICT => Code::Conflict,
             sys::RAVEL_TIMEDOUT => Code::TimedOut,
             sys::RAVEL_DEADLOCK => Code::Deadlock,
+            sys::RAVEL_EXPIRED => Code::Expired,
             _ => Code::Unknown,
         }
     }
@@ -93,6 +99,7 @@ impl Code {
             Code::Conflict => Some(sys::RAVEL_CONFLICT),
             Code::TimedOut => Some(sys::RAVEL_TIMEDOUT),
             Code::Deadlock => Some(sys::RAVEL_DEADLOCK),
+            Code::Expired => Some(sys::RAVEL_EXPIRED),
             Code::Unknown => None,
         }
     }

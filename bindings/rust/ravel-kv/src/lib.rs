@@ -134,8 +134,12 @@
 mod batch;
 mod db;
 mod error;
+mod feed;
+mod ingest;
 mod iter;
+mod ops;
 mod options;
+mod repair;
 mod snapshot;
 mod text;
 mod txn;
@@ -145,8 +149,12 @@ use std::ffi::CStr;
 pub use batch::Batch;
 pub use db::{destroy, Db, WriteFlags};
 pub use error::{Code, Error, Result};
+pub use feed::{Op, Ops, Updates};
+pub use ingest::{IngestFlags, SstWriter};
 pub use iter::{Iter, RangeIter};
+pub use ops::backup;
 pub use options::{Cache, Options, WriteController};
+pub use repair::{repair, RepairKind, RepairReport};
 pub use snapshot::Snapshot;
 pub use txn::{Txn, TxnIter, TxnOptions, TxnRange};
 
@@ -185,4 +193,6 @@ const _: () = {
     send::<Options>();
     send::<Txn<'static>>();
     send_and_sync::<TxnOptions>();
+    send::<Updates<'static>>();
+    send::<SstWriter>();
 };

@@ -36,10 +36,8 @@ fn a_foreign_file_stays_and_keeps_the_directory() {
     let path = closed_db_with_data(&dir);
     std::fs::write(path.join("notes.txt"), "mine").unwrap();
     ravel::destroy(path.as_path()).unwrap();
-    let left: Vec<String> = std::fs::read_dir(&path)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let left: Vec<String> =
+        std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert_eq!(left, ["notes.txt"]);
     assert_eq!(std::fs::read_to_string(path.join("notes.txt")).unwrap(), "mine");
     // No database is left: opening without create_if_missing fails.

@@ -53,3 +53,21 @@ mod readme_example {
         main().unwrap();
     }
 }
+
+#[test]
+fn the_third_readme_block_is_the_operations_example() {
+    assert_eq!(
+        readme_block(2),
+        include_str!("../examples/operations.rs"),
+        "bindings/rust/README.md's operations example and ravel-kv/examples/operations.rs differ"
+    );
+}
+
+mod operations_example {
+    include!("../examples/operations.rs");
+
+    #[test]
+    fn the_example_runs() {
+        main().unwrap();
+    }
+}
