@@ -1309,7 +1309,11 @@ RAVEL_API int ravel_backup_list(const char *root, ravel_backup_fn fn,
 
 /* What ravel_backup_info reports. */
 #define RAVEL_BACKUP_TIME     1 /* when it was taken, seconds since 1970 */
-#define RAVEL_BACKUP_SEQUENCE 2 /* the last sequence number it holds */
+#define RAVEL_BACKUP_SEQUENCE 2 /* a sequence number it holds every
+                                ** batch up to (batches written while it
+                                ** was taken may follow it in the
+                                ** backup: the restored database's
+                                ** ravel.last-sequence is exact) */
 #define RAVEL_BACKUP_BYTES    3 /* bytes of all its files */
 #define RAVEL_BACKUP_COPIED   4 /* bytes it copied when taken (the rest it
                                 ** shares with older backups) */
@@ -1406,7 +1410,8 @@ RAVEL_API int ravel_backup_restore_fd(int fd, const char *dir);
 ** and iterators taken before keep their state.  Catch-ups are serialized;
 ** reads go on meanwhile, without waiting.  RAVEL_OK at once on a writer.
 ** RAVEL_BUSY if the writer moved its log (flushes, a reopen) under 100
-** attempts in a row, RAVEL_CORRUPT / RAVEL_IOERR naming the file and
+** attempts in a row, or if CURRENT is gone from the directory (a repair,
+** a restore or a deletion in progress), RAVEL_CORRUPT / RAVEL_IOERR naming the file and
 ** offset for damage the writer's moving does not explain; DB keeps its
 ** previous state then.  RocksDB's TryCatchUpWithPrimary.  With option
 ** catch_up_interval_ms, a thread of the handle's calls it at that

@@ -5,6 +5,7 @@
 */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +122,11 @@ void shell_cmd_backups(struct shell *s, struct shell_line *l)
         } else if (!l->tok[i].quoted && strcmp(t, "--keep") == 0 &&
                    i + 1 < l->n) {
             char *end;
+            errno = 0;
             keep = strtol(l->tok[++i].p, &end, 10);
-            if (*end || keep < 1) {
+            /* above INT_MAX would wrap in ravel_backup_purge's int: a
+            ** typo must not become "keep 1" and purge the rest */
+            if (*end || errno || keep < 1 || keep > INT_MAX) {
                 shell_error(s, ".backups: --keep takes a number of backups "
                             "of at least 1, not '%s'", l->tok[i].p);
                 return;
@@ -155,7 +159,8 @@ void shell_cmd_restore(struct shell *s, struct shell_line *l)
         char *end;
         errno = 0;
         unsigned long long v = strtoull(l->tok[3].p, &end, 10);
-        if (*end || errno || v == 0) {
+        /* strtoull takes "-1" as 2^64 - 1: a sign is not a number here */
+        if (*end || errno || v == 0 || l->tok[3].p[0] == '-') {
             shell_error(s, ".restore: ID is a backup's number (1, 2, ...), "
                         "not '%s'", l->tok[3].p);
             return;

@@ -38,7 +38,8 @@ static int follow_parse(struct shell *s, struct shell_line *l,
         if (!t->quoted && strcmp(t->p, "--limit") == 0 && i + 1 < l->n) {
             errno = 0;
             a->limit = strtoull(l->tok[++i].p, &end, 10);
-            if (errno || *end || !l->tok[i].len || !a->limit) {
+            if (errno || *end || !l->tok[i].len || !a->limit ||
+                l->tok[i].p[0] == '-') { /* strtoull takes "-1" */
                 shell_error(s, ".follow: --limit takes a number of batches "
                             "above 0, not '%s'", l->tok[i].p);
                 return -1;

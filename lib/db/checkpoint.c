@@ -231,6 +231,19 @@ int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
     p->db = db;
     if (rv_stop_code(&db->stop))
         return rv_write_refusal(db);
+    /* The state's sequence: the last one given out before the switch is
+    ** asked for.  Every sequence up to it is in the state: its group
+    ** wrote its WAL record before the switch's group was formed, so it is
+    ** in a segment before the moment's, or in a table file flushed from
+    ** one.  Not the value after the switch: writes acknowledged after the
+    ** moment (in the new segment, not copied) take sequences meanwhile, and
+    ** a follower re-seeded from the copy resumes after this sequence.
+    ** Batches just above it may be in the state too (written before the
+    ** switch, after this load): an open of the copy finds its last
+    ** sequence in its WAL and files anyway (recovery.c).  Relaxed: the
+    ** write queue the switch joins orders it after those groups. */
+    p->sequence = atomic_load_explicit(&db->write.last_seq,
+                                       memory_order_relaxed);
     uint64_t start = rv_now_micros();
     int rc = checkpoint_switch(db);
     p->pause_micros = rv_now_micros() - start;
@@ -248,10 +261,6 @@ int rv_checkpoint_plan(ravel_db *db, struct rv_cp_plan *p)
     db->mu.files.wal_holds++;
     p->wal_held = 1;
     rv_mutex_unlock(&db->mu.lock);
-    /* relaxed: every sequence of the state was assigned before the switch
-    ** this thread waited for */
-    p->sequence = atomic_load_explicit(&db->write.last_seq,
-                                       memory_order_relaxed);
 
     rc = rv_checkpoint_add_tables(p);
     if (rc == RAVEL_OK)

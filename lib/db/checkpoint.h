@@ -58,7 +58,8 @@ struct rv_cp_plan {
     int wal_held;            /* a WAL hold to release */
     struct rv_cp_item *items;
     int n, cap;
-    uint64_t sequence;       /* the last sequence number of the state */
+    uint64_t sequence;       /* every sequence up to it is in the state
+                             ** (a few just above it may be too) */
     uint64_t pause_micros;   /* the memtable switch writers waited for */
 };
 

@@ -572,6 +572,13 @@ static int reader_attempt(ravel_db *db)
     rc = reader_manifest_read(db, &m);
     if (rc)
         rc = READER_RETRY; /* replaced or appended to while read */
+    else if (m.number == 0 && st->manifest_number != 0)
+        /* CURRENT gone from a database that had one: a state built from
+        ** the WAL alone would lack every table file's data */
+        rc = rv_error(RAVEL_BUSY, "catching up with %s: its CURRENT is "
+                      "gone (the database is being repaired, restored or "
+                      "deleted?): the reader keeps the state it has; try "
+                      "again", db->dir);
     else if (st->have_state && m.number == st->manifest_number &&
              m.log_number == st->log_number)
         rc = reader_tail(db, &m);

@@ -11,14 +11,16 @@
 **   4. merge and write new table files, numbered above every file in the
 **      directory, each fdatasynced, then the directory fsynced
 **      (repair_output.c);
-**   5. move every original file (CURRENT first, so no open can use a
-**      manifest half moved away) into lost-repair-YYYYmmddTHHMMSS/, and
-**      fsync both directories;
+**   5. move every original file (the files a manifest proves obsolete
+**      first, so none outlives the manifest that says so; then CURRENT,
+**      so no open can use a manifest half moved away) into
+**      lost-repair-YYYYmmddTHHMMSS/, and fsync both directories;
 **   6. write the prepared transactions still waiting back as files, then
 **      a new manifest naming the new tables, and CURRENT (manifest.c:
 **      durable before CURRENT names it).
 ** A crash before 5 leaves the originals in place (and new tables no
-** manifest names, which an open deletes); during 5 or 6, a directory
+** manifest names, which an open deletes), as does one in 5 before
+** CURRENT is moved (but for obsolete files); after that, a directory
 ** without a usable CURRENT (an open refuses it) holding the new tables,
 ** which hold everything read: a second run merges them again.
 */
@@ -26,6 +28,7 @@
 #include "base/batchrepr.h"
 #include "db/manifest.h"
 #include "util/error.h"
+#include "util/fault.h"
 #include "util/file.h"
 #include "util/filename.h"
 #include "util/lockfile.h"
@@ -230,22 +233,50 @@ static int repair_move(struct rv_repair *rp, const char *lost,
     int rc = rv_path_join(from, rp->dir, name);
     if (!rc)
         rc = rv_path_join(to, lost, name);
+    int injected = rc ? 0 : rv_fault_check(RV_FAULT_REPAIR_MOVE);
+    if (injected)
+        rc = rv_error_errno(RAVEL_IOERR, -injected, "rename %s to %s "
+                            "(injected; repair stopped here: run it again)",
+                            from, to);
     if (!rc && rename(from, to) != 0)
         rc = rv_error_errno(RAVEL_IOERR, errno, "rename %s to %s (repair "
                             "stopped here: run it again)", from, to);
     return rc;
 }
 
-/* Moves every original file into a new lost directory, CURRENT first. */
+/* 1 for an original file a manifest proves obsolete: a table file it
+** records deleted, a WAL segment below the log number of CURRENT's
+** manifest read whole (its writes are in the tables, or were replaced
+** there since). */
+static int repair_proven_obsolete(const struct rv_repair *rp,
+                                  const char *name)
+{
+    uint64_t number;
+    if (rv_parse_table_file_name(name, &number))
+        return rv_repair_numbers_has(&rp->obsolete, number);
+    return rp->current_clean && rv_wal_parse_segment_name(name, &number) &&
+           number < rp->current_log;
+}
+
+/* Moves every original file into a new lost directory: first the files
+** a manifest proves obsolete (an open needs none of them), so a repair
+** stopped in the middle never leaves one without CURRENT and the manifest
+** that say so -- the next run, not knowing it, would merge it and bring
+** back what was deleted after it; then CURRENT (no open uses a manifest
+** half moved away); then the rest. */
 static int repair_move_aside(struct rv_repair *rp)
 {
     char lost[RV_PATH_MAX];
     int rc = repair_make_lost_dir(rp, lost);
     for (int i = 0; !rc && i < rp->n_aside; i++)
+        if (repair_proven_obsolete(rp, rp->aside[i]))
+            rc = repair_move(rp, lost, rp->aside[i]);
+    for (int i = 0; !rc && i < rp->n_aside; i++)
         if (strcmp(rp->aside[i], RV_FILE_CURRENT) == 0)
             rc = repair_move(rp, lost, rp->aside[i]);
     for (int i = 0; !rc && i < rp->n_aside; i++)
-        if (strcmp(rp->aside[i], RV_FILE_CURRENT) != 0)
+        if (strcmp(rp->aside[i], RV_FILE_CURRENT) != 0 &&
+            !repair_proven_obsolete(rp, rp->aside[i]))
             rc = repair_move(rp, lost, rp->aside[i]);
     if (!rc)
         rc = rv_sync_dir(lost);

@@ -225,6 +225,10 @@ struct rv_repair {
     rv_memtable *mem;       /* the WAL's entries */
     struct rv_db_prepared prepared;
     uint64_t wal_entries, wal_dropped;
+    int wal_flushed;        /* replaying segments below the log number of
+                            ** CURRENT's manifest read whole: their writes
+                            ** are not merged (only their markers and
+                            ** prepares are read) */
     uint64_t wal_last;      /* the last segment the replay kept */
     int wal_last_sealed;    /* ... ends with its seal */
     int wal_damaged;        /* that replay lost records (reported) */

@@ -33,6 +33,8 @@ static int repair_wal_op(void *ctx, uint64_t seq, int type, const char *key,
     }
     if (seq > rp->max_seq)
         rp->max_seq = seq;
+    if (rp->wal_flushed)
+        return RAVEL_OK; /* in the tables, or replaced there since */
     rp->wal_entries++;
     return rv_memtable_add(rp->mem, seq, type, key, klen, val, vlen);
 }
@@ -77,8 +79,11 @@ static void repair_segments_name(char *buf, size_t size,
 }
 
 /* Replays the N segments NUMBERS.  FLUSHED: they lie below the log number
-** of a manifest read whole, so the tables it names hold their writes:
-** read as a second copy, their damage loses nothing. */
+** of a manifest read whole, so the tables it names hold their writes --
+** or what replaced them since: a later deletion, compacted away with the
+** value under it.  So their writes are not merged (a second copy would
+** bring such a value back); their prepares and transaction markers are
+** read, as at an open, and their damage loses nothing. */
 static int repair_replay_segments(struct rv_repair *rp,
                                   const uint64_t *numbers, int n,
                                   int flushed)
@@ -86,6 +91,7 @@ static int repair_replay_segments(struct rv_repair *rp,
     struct rv_wal_replay_result r;
     memset(&r, 0, sizeof r);
     rp->wal_next_seq = 0; /* no gap between two replays */
+    rp->wal_flushed = flushed;
     uint64_t entries = rp->wal_entries;
     /* the first segment there may name a predecessor: one a flush let go */
     int rc = rv_wal_replay(rp->dir, numbers[0], numbers, n,
@@ -109,14 +115,21 @@ static int repair_replay_segments(struct rv_repair *rp,
         rp->seen_seq = r.max_sequence;
     char segments[96];
     repair_segments_name(segments, sizeof segments, numbers, n);
-    rv_repair_say(&rp->report, flushed ? RAVEL_REPAIR_NOTE
-                                       : RAVEL_REPAIR_KEPT,
-                  "WAL (%s%s): %llu batch%s kept (%llu entr%s)", segments,
-                  flushed ? ", flushed: a second copy of what the tables "
-                            "hold" : "",
-                  (unsigned long long)r.records, r.records == 1 ? "" : "es",
-                  (unsigned long long)(rp->wal_entries - entries),
-                  rp->wal_entries - entries == 1 ? "y" : "ies");
+    rp->wal_flushed = 0;
+    if (flushed)
+        rv_repair_say(&rp->report, RAVEL_REPAIR_NOTE, "WAL (%s, flushed: "
+                      "its writes, or what replaced them, are what the "
+                      "tables hold): %llu batch%s read for their "
+                      "transactions, their writes not merged",
+                      segments, (unsigned long long)r.records,
+                      r.records == 1 ? "" : "es");
+    else
+        rv_repair_say(&rp->report, RAVEL_REPAIR_KEPT,
+                      "WAL (%s): %llu batch%s kept (%llu entr%s)", segments,
+                      (unsigned long long)r.records,
+                      r.records == 1 ? "" : "es",
+                      (unsigned long long)(rp->wal_entries - entries),
+                      rp->wal_entries - entries == 1 ? "y" : "ies");
     int damaged = r.records_dropped || r.holes || r.bytes_truncated;
     if (!flushed) {
         rp->wal_last = r.last_segment;

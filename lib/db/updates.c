@@ -23,11 +23,16 @@
 ** shown as nothing, bulk ingest, RAVEL_NO_WAL writes).
 **
 ** When is FROM no longer available (RAVEL_EXPIRED)?  When the oldest
-** segment left does not start the log (its header's prev_end names a
-** predecessor: flushed and deleted, or purged from archive/) and its first
-** record comes after FROM -- or, while it has no record yet (or, with
-** wal_io=direct, no header yet), when FROM is at or below the last
-** sequence the handle knows was written.  The log is the run of
+** segment left comes after FROM: its first record comes after FROM -- or,
+** while it has no record yet (or, with wal_io=direct, no header yet),
+** FROM is at or below the last sequence the handle knows was written.
+** Whether or not it starts the log: one whose header's prev_end names a
+** predecessor lost it (flushed and deleted, or purged from archive/), and
+** one that starts the log (prev_end 0) may start it again after earlier
+** sequences -- the first segment of a repaired database (its segments
+** moved aside), of a checkpoint or restored backup whose state was all
+** in table files -- so only a log whose first record is sequence 1 (or
+** is still to come, nothing written) holds everything.  The log is the run of
 ** consecutive segment numbers that ends with the newest: older segments
 ** before a gap in the numbering do not count.  A sequence consumed
 ** without a record just before that record is then reported expired too,
@@ -330,9 +335,12 @@ static int feed_position(struct ravel_updates *u)
         rc = feed_check_unstarted(u);
     if (rc == RAVEL_OK) {
         u->open = 1;
-        /* every segment's first record comes after FROM: the oldest one
-        ** must start the log, or what came before it is gone */
-        u->check_gap = start < 0 && u->tail.prev_end != 0;
+        /* every segment's first record comes after FROM: what came
+        ** before the oldest is gone -- even where the oldest starts the
+        ** log (prev_end 0), as a repaired database's, a checkpoint's or a
+        ** restored backup's first segment does after sequences that are
+        ** now only in table files */
+        u->check_gap = start < 0;
         if (u->check_gap)
             rc = feed_check_gap(u, list[0]);
     }

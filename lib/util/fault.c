@@ -40,6 +40,7 @@ static struct fault_point fault_points[RV_FAULT_POINTS] = {
     [RV_FAULT_MANIFEST_WRITE] = {-1, 0},
     [RV_FAULT_MANIFEST_SYNC] = {-1, 0},
     [RV_FAULT_COMPACTION] = {-1, 0},
+    [RV_FAULT_REPAIR_MOVE] = {-1, 0},
 };
 
 void rv_fault_arm(enum rv_fault_point point, int skip, int err)

@@ -32,6 +32,10 @@ enum rv_fault_point {
     RV_FAULT_COMPACTION = 7,     /* a compaction's outputs, once written
                                  ** (before the directory fsync): fails
                                  ** the compaction alone, not flushes */
+    RV_FAULT_REPAIR_MOVE = 8,    /* a rename of ravel_repair moving an
+                                 ** original file aside (db/repair.c):
+                                 ** what it leaves is what a kill -9 there
+                                 ** leaves, since nothing is undone */
     RV_FAULT_POINTS
 };
 

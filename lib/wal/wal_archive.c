@@ -7,12 +7,14 @@
 ** below the log number), reading segments (db/updates.c).
 */
 #include "wal/wal_archive.h"
+#include "wal/wal_tail.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/filename.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,53 @@ int rv_wal_archive_path(char *buf, const char *dir, uint64_t number)
     return rv_path_join(buf, sub, name);
 }
 
+/* Where flushed segment NUMBER of DIR ends: the prev_end segment NUMBER +
+** 1 vouches for (it exists: the flush moved the log number to it), or,
+** while its header is not written yet (wal_io=direct writes it with its
+** first record), the end of NUMBER's verified records -- the segment is
+** complete (fdatasynced whole before its successor was made).  0: not
+** known. */
+static uint64_t archive_data_end(const char *dir, uint64_t number)
+{
+    uint64_t end = 0;
+    if (rv_wal_tail_prev_end(dir, number + 1, &end) == RAVEL_OK && end)
+        return end;
+    struct rv_wal_tail t;
+    rv_wal_tail_init(&t);
+    int rc = rv_wal_tail_open(&t, dir, number);
+    const char *rep;
+    size_t len;
+    while (rc == RAVEL_OK)
+        rc = rv_wal_tail_next(&t, &rep, &len);
+    end = rc == RAVEL_NOTFOUND && t.fd >= 0 ? t.off : 0;
+    rv_wal_tail_release(&t);
+    return end;
+}
+
+/* Cuts segment NUMBER (at FROM, in DIR) to its data: wal_io=direct does
+** not trim a segment it switches away from (its preallocated, zeroed
+** tail is what a recycled file reuses, wal_direct.c), and retention
+** never recycles, so an archived segment would keep the whole
+** preallocation (write_buffer_size and more, of disk) for a few records,
+** and count it against wal_size_limit_mb.  Nothing past the data end is
+** read by anyone (the feed stops there); the modification time, the
+** segment's age for wal_ttl_seconds, is kept.  Best effort: a segment
+** left long is only bigger. */
+static void archive_trim(const char *dir, const char *from, uint64_t number)
+{
+    uint64_t end = archive_data_end(dir, number);
+    struct stat st;
+    int fd = end ? rv_open(from, O_WRONLY, 0) : -1;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > end &&
+        ftruncate(fd, (off_t)end) == 0) {
+        struct timespec times[2] = {st.st_atim, st.st_mtim};
+        (void)futimens(fd, times);
+    }
+    close(fd);
+}
+
 int rv_wal_archive_segment(const char *dir, uint64_t number)
 {
     char from[RV_PATH_MAX], to[RV_PATH_MAX], sub[RV_PATH_MAX];
@@ -43,6 +92,7 @@ int rv_wal_archive_segment(const char *dir, uint64_t number)
         return rc;
     if (mkdir(sub, 0755) != 0 && errno != EEXIST)
         return rv_error_errno(RAVEL_IOERR, errno, "mkdir %s", sub);
+    archive_trim(dir, from, number);
     if (rename(from, to) != 0) {
         if (errno == ENOENT)
             return rv_error(RAVEL_NOTFOUND, "%s is not there to archive",

@@ -11,7 +11,9 @@
 ** segments are ever moved (by the flush that moved the log number past
 ** them, or by the open that finds them below it), so archive/ never holds
 ** a segment recovery needs, and purging it can never lose a write.
-** The files keep their names and bytes (wal_format.h); the feed
+** The files keep their names and their bytes up to the data's end
+** (wal_format.h; a wal_io=direct segment's preallocated tail is cut
+** off as it is moved, wal_archive.c); the feed
 ** (db/updates.c) reads a segment from DIR or from archive/, wherever it
 ** is found.
 **
