@@ -1288,7 +1288,10 @@ RAVEL_API int ravel_checkpoint(ravel_db *db, const char *dir);
 ** taken as ravel_checkpoint does.  Table files already in ROOT (from an
 ** earlier backup of the same database) are shared, not copied again, so
 ** a backup after 1% of the data changed copies about 1%
-** (RAVEL_BACKUP_COPIED says how much).  The backup exists only once its
+** (RAVEL_BACKUP_COPIED says how much).  A table file is known by its
+** number, its size and the random session id (table property
+** ravel.session_id) the handle that wrote it recorded in it, so two
+** databases backed up into one root never take each other's files.  The backup exists only once its
 ** meta file, written last, is durable; what a crashed or failed backup
 ** left is removed by the next create or purge.  RAVEL_LOCKED if another
 ** backup or purge of ROOT is running.  From a reader handle: as

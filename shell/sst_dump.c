@@ -419,6 +419,12 @@ static void sst_print_props(FILE *out, const struct sst_file *f,
     sst_put_ikey(out, mode, k, len);
     fputs("\n  creation time: ", out);
     sst_print_time(out, p->creation_time);
+    /* The writing handle's random id (ravel.session_id); backups name
+    ** shared files by it.  Files written before it existed lack it. */
+    if (p->session_id)
+        fprintf(out, "  session id: %016" PRIx64 "\n", p->session_id);
+    else
+        fputs("  session id: none (written before ravel.session_id)\n", out);
     sst_print_compressions(out, f);
 }
 

@@ -4,12 +4,20 @@
 **
 **   ROOT/BACKUP-ROOT        "ravel-backup-root 1\n": marks the directory
 **   ROOT/LOCK               held by a create or purge (util/lockfile.h)
-**   ROOT/shared/NNNNNN-SIZE-TAIL.sst
+**   ROOT/shared/NNNNNN-SIZE-sSESSION.sst
 **                           table files, shared by every backup naming
-**                           them: number, size, and the XXH3_64 of the
-**                           file's last 4 KiB (its footer) in hex, so the
-**                           same file of the same database is recognised
-**                           without reading it whole
+**                           them: number, size, and "s" and the file's
+**                           ravel.session_id property in hex (random for
+**                           each handle that writes tables,
+**                           table/table_format.h), so the same file of
+**                           the same database is recognised without
+**                           reading it whole, and files of two databases
+**                           (restored from one backup, say) never meet
+**   ROOT/shared/NNNNNN-SIZE-TAIL.sst
+**                           a table file without a session id (written
+**                           before the property existed, or whose footer
+**                           or properties fail their checks): TAIL is the
+**                           XXH3_64 of its last 4 KiB in hex
 **   ROOT/private/ID/        the backup's own files: WAL segments,
 **                           prepared transactions' files, IDENTITY, its
 **                           MANIFEST, CURRENT
@@ -37,6 +45,7 @@
 ** deleted, and while one exists no shared file is deleted either.
 */
 #include "db/checkpoint.h"
+#include "table/table.h"
 #include "util/copy.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -556,29 +565,52 @@ static int backup_collect_garbage(const char *root, const struct backup_set *s,
 
 /* ------------------------------------------------------------- create */
 
-/* The shared name of table item IT (SIZE bytes, number NUMBER): its tail
-** read through its descriptor if it has one (a reader's), else by path. */
+/* The XXH3_64 of the last 4 KiB of FD (SIZE bytes; SRC in messages):
+** the shared name's last part for a file without a session id. */
+static int backup_tail_hash(int fd, const char *src, uint64_t size,
+                            uint64_t *hash)
+{
+    char tail[BACKUP_TAIL];
+    size_t want = size < BACKUP_TAIL ? (size_t)size : BACKUP_TAIL;
+    ssize_t got = pread(fd, tail, want, (off_t)(size - want));
+    if (got < 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "read %s", src);
+    if ((size_t)got != want)
+        return rv_error(RAVEL_CORRUPT, "%s: shorter than the %" PRIu64
+                        " bytes the manifest says", src, size);
+    *hash = XXH3_64bits(tail, want);
+    return RAVEL_OK;
+}
+
+/* The shared name of table item IT (SIZE bytes, number NUMBER), read
+** through its descriptor if it has one (a reader's), else by path:
+** NNNNNN-SIZE-sSESSION.sst by its ravel.session_id, or, for a file
+** without one (older, or whose footer or properties fail their checks),
+** NNNNNN-SIZE-TAIL.sst by the hash of its last 4 KiB. */
 static int backup_shared_name(char *rel, size_t cap,
                               const struct rv_cp_item *it, uint64_t number,
                               uint64_t size)
 {
-    char tail[BACKUP_TAIL];
     const char *src = it->src ? it->src : it->name;
-    size_t want = size < BACKUP_TAIL ? (size_t)size : BACKUP_TAIL;
     int fd = it->fd >= 0 ? it->fd : rv_open(src, O_RDONLY, 0);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "open %s", src);
-    ssize_t got = pread(fd, tail, want, (off_t)(size - want));
-    int err = errno;
+    uint64_t session = 0, hash = 0;
+    int rc = rv_table_file_session_id(fd, src, number, size, &session);
+    if (rc == RAVEL_CORRUPT)
+        rc = RAVEL_OK; /* named by its tail, copied as it is */
+    if (rc == RAVEL_OK && session == 0)
+        rc = backup_tail_hash(fd, src, size, &hash);
     if (fd != it->fd)
         close(fd);
-    if (got < 0)
-        return rv_error_errno(RAVEL_IOERR, err, "read %s", src);
-    if ((size_t)got != want)
-        return rv_error(RAVEL_CORRUPT, "%s: shorter than the %" PRIu64
-                        " bytes the manifest says", src, size);
-    snprintf(rel, cap, "shared/%06" PRIu64 "-%" PRIu64 "-%016" PRIx64
-             ".sst", number, size, (uint64_t)XXH3_64bits(tail, want));
+    if (rc)
+        return rc;
+    if (session)
+        snprintf(rel, cap, "shared/%06" PRIu64 "-%" PRIu64 "-s%016" PRIx64
+                 ".sst", number, size, session);
+    else
+        snprintf(rel, cap, "shared/%06" PRIu64 "-%" PRIu64 "-%016" PRIx64
+                 ".sst", number, size, hash);
     return RAVEL_OK;
 }
 

@@ -135,6 +135,7 @@ static int cpr_add_memtable(struct cpr_ctx *c, rv_memtable *mem,
         .block_restart_interval = db->options.block_restart_interval,
         .bloom_bits_per_key = db->options.bloom_bits_per_key,
         .compression = db->options.compression,
+        .session_id = db->session_id,
     };
     struct rv_file_meta *m = &c->mem;
     rv_table_builder *tb = NULL;

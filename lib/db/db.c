@@ -28,6 +28,7 @@
 #include "util/filename.h"
 #include "util/lockfile.h"
 #include "util/log.h"
+#include "util/random.h"
 #include "util/futex.h"
 
 #include <errno.h>
@@ -258,6 +259,7 @@ static ravel_db *db_alloc(const char *dir, const ravel_options *opts)
     db->magic = RV_DB_MAGIC;
     db->lock.fd = -1;
     db->log_fd = -1;
+    db->session_id = rv_random_id();
     rv_mutex_init(&db->mu.lock);
     pthread_cond_init(&db->mu.bg.cv, NULL);
     pthread_cond_init(&db->mu.bg.flush_cv, NULL);

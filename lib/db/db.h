@@ -64,6 +64,9 @@ struct ravel_db {
     struct rv_lockfile lock;        /* DIR/LOCK, held while open for
                                     ** writing (fd -1 in a reader) */
     int log_fd;                     /* LOG file, -1 if it could not open */
+    uint64_t session_id;            /* random, drawn at each open: every
+                                    ** table file this handle writes holds
+                                    ** it (ravel.session_id, table_format.h) */
     rv_table_cache *tables;         /* has its own locks (table_cache.h) */
     struct rv_cache *block_cache;   /* NULL when block_cache_size is 0;
                                     ** its own locks (util/cache.h) */

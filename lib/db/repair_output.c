@@ -23,6 +23,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/filename.h"
+#include "util/random.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -250,6 +251,7 @@ int rv_repair_write_tables(struct rv_repair *rp)
     o.to.block_restart_interval = rp->o->block_restart_interval;
     o.to.bloom_bits_per_key = rp->o->bloom_bits_per_key;
     o.to.compression = rp->o->compression;
+    o.to.session_id = rv_random_id(); /* this repair's (table_format.h) */
     struct rv_iter *it = repair_merge_new(rp);
     if (!it)
         return rv_error(RAVEL_NOMEM, "out of memory starting the merge");

@@ -46,6 +46,7 @@ static int table_output_start(struct rv_table_output *o)
         .block_restart_interval = db->options.block_restart_interval,
         .bloom_bits_per_key = db->options.bloom_bits_per_key,
         .compression = db->options.compression,
+        .session_id = db->session_id,
     };
     o->smallest.len = 0;
     return rv_table_builder_new(o->fd, o->path, o->number, &to, &o->tb);

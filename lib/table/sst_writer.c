@@ -16,6 +16,7 @@
 #include "table/table_builder.h"
 #include "util/error.h"
 #include "util/file.h"
+#include "util/random.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +63,7 @@ int ravel_sst_writer_open(const char *path, const ravel_options *opts,
         .block_restart_interval = opts->block_restart_interval,
         .bloom_bits_per_key = opts->bloom_bits_per_key,
         .compression = opts->compression,
+        .session_id = rv_random_id(), /* this writer's (table_format.h) */
     };
     ravel_sst_writer *w = calloc(1, sizeof *w);
     if (!w || !(w->path = strdup(path))) {

@@ -382,7 +382,28 @@ static int table_prop_key(rv_table *t, struct rv_block_cursor *c,
     return RAVEL_OK;
 }
 
-/* Decodes the properties block: every known name must be there. */
+/* The optional property ravel.session_id at C into *ID: 0 when absent (a
+** file written before it existed). */
+static int table_prop_session_id(const rv_table *t, struct rv_block_cursor *c,
+                                 uint64_t *id)
+{
+    static const char name[] = "ravel.session_id";
+    *id = 0;
+    rv_block_cursor_seek(c, name, sizeof name - 1);
+    if (c->status)
+        return rv_table_block_error(t, "properties", &t->props_h, c->status);
+    if (!rv_block_cursor_valid(c) || c->key_len != sizeof name - 1 ||
+        memcmp(c->key, name, sizeof name - 1) != 0)
+        return RAVEL_OK;
+    if (c->val_len != 8)
+        return rv_error(RAVEL_CORRUPT, "%s: property %s holds %zu bytes, "
+                        "not 8", t->path, name, c->val_len);
+    *id = rv_get_fixed64(c->val);
+    return RAVEL_OK;
+}
+
+/* Decodes the properties block: every known name must be there, but for
+** ravel.session_id, which older files lack. */
 static int table_read_props(rv_table *t, const char *block, size_t len)
 {
     static const struct { const char *name; size_t off; } u64[] = {
@@ -412,6 +433,8 @@ static int table_read_props(rv_table *t, const char *block, size_t len)
             memcpy((char *)&t->props + u64[i].off,
                    &(uint64_t){rv_get_fixed64(v)}, 8);
     }
+    if (!rc)
+        rc = table_prop_session_id(t, &c, &t->props.session_id);
     if (!rc)
         rc = table_prop_key(t, &c, "ravel.largest_key", &t->largest,
                             &t->largest_len);
@@ -476,6 +499,31 @@ int rv_table_open(int fd, const char *path, uint64_t file_number,
     }
     *out = t;
     return RAVEL_OK;
+}
+
+int rv_table_file_session_id(int fd, const char *path, uint64_t file_number,
+                             uint64_t file_size, uint64_t *id)
+{
+    *id = 0;
+    rv_table t = {.fd = fd, .path = (char *)path, .file_number = file_number,
+                  .file_size = file_size, .read_flags = RV_TABLE_READ_VERIFY};
+    char *props = NULL;
+    int rc = table_read_footer(&t);
+    if (!rc)
+        rc = table_read_meta_block(&t, &t.props_h, &props);
+    struct rv_block_cursor c;
+    if (!rc) {
+        rc = rv_block_cursor_init(&c, props, t.props_h.size,
+                                  table_bytewise_compare, 0);
+        if (rc)
+            rc = rv_table_block_error(&t, "properties", &t.props_h, rc);
+        else {
+            rc = table_prop_session_id(&t, &c, id);
+            rv_block_cursor_destroy(&c);
+        }
+    }
+    free(props);
+    return rc;
 }
 
 /* Erases the blocks of T from the cache (every block the index names). */

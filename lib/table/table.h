@@ -42,6 +42,14 @@ RAVEL_PRIVATE int rv_table_open(int fd, const char *path,
                                 uint64_t file_number, uint64_t file_size,
                                 const struct rv_table_read_options *ro,
                                 rv_table **out);
+/* The ravel.session_id of the table of FILE_SIZE bytes on FD (not taken:
+** the caller closes it), numbered FILE_NUMBER, into *ID: 0 if the file
+** has none (written before the property existed).  Reads only the footer
+** and the properties block, both verified; RAVEL_CORRUPT if either is
+** damaged.  PATH names the file in messages. */
+RAVEL_PRIVATE int rv_table_file_session_id(int fd, const char *path,
+                                           uint64_t file_number,
+                                           uint64_t file_size, uint64_t *id);
 /* Closes the table, removing its blocks from the block cache (its id is
 ** never used again, so they could only take room).  NULL is a no-op. */
 RAVEL_PRIVATE void rv_table_close(rv_table *t);

@@ -18,6 +18,7 @@
 #include "util/coding.h"
 #include "util/error.h"
 #include "util/fault.h"
+#include "util/random.h"
 #include "util/sync_journal.h"
 
 #include <xxhash.h>
@@ -249,6 +250,7 @@ int rv_table_builder_new(int fd, const char *path, uint64_t file_number,
     tb->props.smallest_seq = UINT64_MAX;
     tb->props.bloom_bits_per_key = (uint64_t)(o->bloom_bits_per_key > 0
                                               ? o->bloom_bits_per_key : 0);
+    tb->props.session_id = o->session_id ? o->session_id : rv_random_id();
     *out = tb;
     return RAVEL_OK;
 }
@@ -333,6 +335,7 @@ static int table_write_props(rv_table_builder *tb, struct rv_table_handle *h)
                                        tb->last_key ? tb->last_key : empty,
                                        tb->last_len);
     if (!rc) rc = table_prop_u64(&b, "ravel.largest_seq", p->largest_seq);
+    if (!rc) rc = table_prop_u64(&b, "ravel.session_id", p->session_id);
     if (!rc) rc = rv_block_builder_add(&b, "ravel.smallest_key", 18,
                                        tb->first_key ? tb->first_key : empty,
                                        tb->first_len);

@@ -21,6 +21,8 @@ struct rv_table_options {
     int bloom_bits_per_key;     /* 10; 0: no filter */
     enum rv_compression compression; /* of data blocks (none); one this
                                      ** build lacks is RAVEL_INVALID */
+    uint64_t session_id;        /* ravel.session_id: the writing handle's
+                                ** (random.h); 0: the builder draws one */
 };
 
 typedef struct rv_table_builder rv_table_builder;

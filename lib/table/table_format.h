@@ -14,7 +14,11 @@
 ** Block contents are blocks as block_builder.h lays them out: data blocks
 ** map internal keys to values; the index block maps, for each data block,
 ** its last internal key to its handle; the properties block maps property
-** names (bytewise order) to values.  The filter block is a bloom filter
+** names (bytewise order) to values.  ravel.session_id is a random value
+** drawn by the handle that wrote the file (each ravel_open, each
+** ravel_sst_writer, each repair): with the file number it tells apart
+** files of different databases (backup.c names shared files by it);
+** files written before it existed lack it, and readers accept that.  The filter block is a bloom filter
 ** (bloom.h) over the user keys of the file; its handle has size 0 when
 ** the file has none.
 **
@@ -60,6 +64,9 @@ struct rv_table_props {
     uint64_t data_blocks;
     uint64_t creation_time;  /* seconds since the epoch */
     uint64_t bloom_bits_per_key;
+    uint64_t session_id;     /* random, of the handle that wrote the file
+                             ** (ravel.session_id); 0: a file written
+                             ** before the property existed */
 };
 
 /* The checksum of a block's CONTENTS (LEN bytes) of compression TYPE in

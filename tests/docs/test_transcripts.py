@@ -21,8 +21,8 @@ database, its banner not shown.  A `ravel` command followed by prompt
 lines is run with -interactive and the prompt lines as its input, so the
 prompts are printed as on a terminal; the output is then put together as
 a terminal shows it (each input after its prompt) and compared with the
-block, after replacing a table file's creation time (which changes on
-every run) with <time> on both sides.
+block, after replacing a table file's creation time and session id (which
+change on every run) with <time> and <id> on both sides.
 
 The programs are the build's: build/shell (ravel, ravel-sst) and
 build/bench (ravel-bench) come first in $PATH.
@@ -36,6 +36,7 @@ import tempfile
 
 PROMPT = re.compile(r'^(ravel[^\n>]*> |\s*\.\.\.> )')
 TIME = re.compile(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(\d+\)')
+SESSION = re.compile(r'(session id: )[0-9a-f]{16}')
 
 
 def blocks(path):
@@ -113,7 +114,8 @@ def run_step(cmd, inputs, cwd, env, banner_hidden):
 
 def norm(lines):
     text = '\n'.join(lines).rstrip('\n')
-    return TIME.sub('<time>', text).split('\n')
+    text = SESSION.sub(r'\1<id>', TIME.sub('<time>', text))
+    return text.split('\n')
 
 
 def main():

@@ -22,11 +22,14 @@
 
 #include "base/dbformat.h"
 #include "table/block.h"
+#include "table/block_builder.h"
 #include "table/table.h"
 #include "table/table_builder.h"
 #include "table/compress.h"
 #include "util/cache.h"
 #include "util/coding.h"
+
+#include <xxhash.h>
 
 #define MAXN 20000
 
@@ -77,6 +80,10 @@ static int make_entries(int n, uint64_t *rng)
     return n;
 }
 
+/* The session id write_table gives its builder (0: the builder draws
+** one). */
+static uint64_t g_session;
+
 static char *path_of(uint64_t number)
 {
     static char p[256];
@@ -93,7 +100,8 @@ static uint64_t write_table(uint64_t number, int n, int bloom_bits,
     struct rv_table_options o = {.block_size = 512,
                                  .block_restart_interval = 8,
                                  .bloom_bits_per_key = bloom_bits,
-                                 .compression = g_compression};
+                                 .compression = g_compression,
+                                 .session_id = g_session};
     rv_table_builder *tb;
     assert_int_equal(rv_table_builder_new(fd, path, number, &o, &tb),
                      RAVEL_OK);
@@ -1052,6 +1060,147 @@ static void test_compressed_length_mismatch(void **state)
         skip();
 }
 
+/* ------------------------------------------------------ session id */
+
+static int bytewise(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* The session id of table NUMBER as rv_table_file_session_id reads it. */
+static int file_session_id(uint64_t number, uint64_t *id)
+{
+    int fd = open(path_of(number), O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    int rc = rv_table_file_session_id(fd, path_of(number), number,
+                                      (uint64_t)st.st_size, id);
+    close(fd);
+    return rc;
+}
+
+/* Rewrites table NUMBER as a table written before ravel.session_id
+** existed: its properties block without that entry, the index block and
+** a footer after it, with their checksums. */
+static void strip_session_id(uint64_t number)
+{
+    const char *path = path_of(number);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    size_t size = (size_t)st.st_size;
+    char *f = malloc(size);
+    assert_non_null(f);
+    assert_int_equal(pread(fd, f, size, 0), (ssize_t)size);
+    const char *foot = f + size - RV_TABLE_FOOTER_SIZE;
+    uint64_t index_off = rv_get_fixed64(foot), index_len = rv_get_fixed64(foot + 8);
+    uint64_t props_off = rv_get_fixed64(foot + 32);
+    uint64_t props_len = rv_get_fixed64(foot + 40);
+    struct rv_block_cursor c;
+    assert_int_equal(rv_block_cursor_init(&c, f + props_off, props_len,
+                                          bytewise, 0), RAVEL_OK);
+    struct rv_block_builder b;
+    rv_block_builder_init(&b, 1);
+    int dropped = 0;
+    for (rv_block_cursor_seek_to_first(&c); rv_block_cursor_valid(&c);
+         rv_block_cursor_next(&c)) {
+        if (c.key_len == 16 && memcmp(c.key, "ravel.session_id", 16) == 0) {
+            dropped++;
+            continue;
+        }
+        assert_int_equal(rv_block_builder_add(&b, c.key, c.key_len, c.val,
+                                              c.val_len), RAVEL_OK);
+    }
+    rv_block_cursor_destroy(&c);
+    assert_int_equal(dropped, 1);
+    const char *props;
+    size_t plen;
+    assert_int_equal(rv_block_builder_finish(&b, &props, &plen), RAVEL_OK);
+    char trailer[RV_TABLE_BLOCK_TRAILER] = {RV_TABLE_NO_COMPRESSION};
+    rv_put_fixed64(trailer + 1, rv_table_block_checksum(props, plen, 0,
+                                                        number));
+    char footer[RV_TABLE_FOOTER_SIZE];
+    memcpy(footer, foot, sizeof footer);
+    uint64_t at = props_off + plen + RV_TABLE_BLOCK_TRAILER;
+    rv_put_fixed64(footer, at);
+    rv_put_fixed64(footer + 40, plen);
+    rv_put_fixed64(footer + 64, XXH3_64bits_withSeed(footer, 64, number));
+    assert_int_equal(pwrite(fd, props, plen, (off_t)props_off), (ssize_t)plen);
+    assert_int_equal(pwrite(fd, trailer, sizeof trailer,
+                            (off_t)(props_off + plen)),
+                     (ssize_t)sizeof trailer);
+    size_t ilen = (size_t)index_len + RV_TABLE_BLOCK_TRAILER;
+    assert_int_equal(pwrite(fd, f + index_off, ilen, (off_t)at),
+                     (ssize_t)ilen);
+    assert_int_equal(pwrite(fd, footer, sizeof footer, (off_t)(at + ilen)),
+                     (ssize_t)sizeof footer);
+    assert_int_equal(ftruncate(fd, (off_t)(at + ilen + sizeof footer)), 0);
+    rv_block_builder_destroy(&b);
+    close(fd);
+    free(f);
+}
+
+/* ravel.session_id: the builder writes the one it is given, or draws one
+** (never 0, a new one for each builder); readers read it, and accept a
+** file without it (written before it existed) as session id 0. */
+static void test_session_id(void **state)
+{
+    (void)state;
+    uint64_t rng = 11, id = 0, id2 = 0;
+    int n = make_entries(200, &rng);
+    struct rv_table_props p;
+    g_session = 0x1234567890abcdefull;
+    write_table(40, n, 10, &p);
+    g_session = 0;
+    assert_int_equal(p.session_id, 0x1234567890abcdefull);
+    rv_table *t;
+    assert_int_equal(open_table(40, 40, &t), RAVEL_OK);
+    assert_int_equal(rv_table_props(t)->session_id, 0x1234567890abcdefull);
+    rv_table_close(t);
+    assert_int_equal(file_session_id(40, &id), RAVEL_OK);
+    assert_int_equal(id, 0x1234567890abcdefull);
+
+    write_table(41, n, 10, &p);
+    write_table(42, n, 10, &p);
+    assert_int_equal(file_session_id(41, &id), RAVEL_OK);
+    assert_int_equal(file_session_id(42, &id2), RAVEL_OK);
+    assert_true(id != 0 && id2 != 0 && id != id2);
+
+    strip_session_id(41);
+    assert_int_equal(open_table(41, 41, &t), RAVEL_OK);
+    assert_int_equal(rv_table_props(t)->session_id, 0);
+    assert_int_equal(rv_table_props(t)->entries, (uint64_t)n);
+    struct rv_iter *it = rv_table_iter_new(t, rv_table_read_flags(t));
+    int seen = 0;
+    for (it->ops->seek_to_first(it); it->ops->valid(it); it->ops->next(it))
+        expect_at(it, &g_e[seen++]);
+    assert_int_equal(seen, n);
+    assert_int_equal(it->ops->status(it), RAVEL_OK);
+    it->ops->destroy(it);
+    assert_int_equal(rv_table_verify(t), RAVEL_OK);
+    rv_table_close(t);
+    assert_int_equal(file_session_id(41, &id), RAVEL_OK);
+    assert_int_equal(id, 0);
+
+    /* a damaged properties block: RAVEL_CORRUPT, not a wrong id */
+    int fd = open(path_of(42), O_RDWR);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    char foot[RV_TABLE_FOOTER_SIZE], byte;
+    assert_int_equal(pread(fd, foot, sizeof foot,
+                           st.st_size - RV_TABLE_FOOTER_SIZE),
+                     (ssize_t)sizeof foot);
+    off_t at = (off_t)rv_get_fixed64(foot + 32) + 3;
+    assert_int_equal(pread(fd, &byte, 1, at), 1);
+    byte ^= 0x40;
+    assert_int_equal(pwrite(fd, &byte, 1, at), 1);
+    close(fd);
+    assert_int_equal(file_session_id(42, &id), RAVEL_CORRUPT);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1085,6 +1234,7 @@ int main(void)
         cmocka_unit_test(test_wrong_file_number),
         cmocka_unit_test(test_every_damage_detected),
         cmocka_unit_test(test_undecodable_block_stops_iterator),
+        cmocka_unit_test(test_session_id),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
