@@ -121,14 +121,8 @@ static int write_wait_for_room(ravel_db *db, int no_slowdown,
         rv_write_stall_fail_no_slowdown(db, last);
         /* Timed: a failure recorded by the WAL writer's own thread does
         ** not broadcast flush_cv. */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 100 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        rv_cond_timedwait(&db->mu.bg.flush_cv, &db->mu.lock, &until);
+        rv_cond_wait_ms(&db->mu.bg.flush_cv, &db->mu.lock, CLOCK_REALTIME,
+                        100);
     }
     if (waited) {
         db->mu.stall.memtables_full = 0;

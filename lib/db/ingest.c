@@ -232,14 +232,8 @@ static int ingest_wait_flushed(ravel_db *db)
             stopped = 1;
             break;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 100 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        rv_cond_timedwait(&db->mu.bg.flush_cv, &db->mu.lock, &until);
+        rv_cond_wait_ms(&db->mu.bg.flush_cv, &db->mu.lock, CLOCK_REALTIME,
+                        100);
     }
     rv_mutex_unlock(&db->mu.lock);
     return stopped ? rv_write_refusal(db) : RAVEL_OK;

@@ -80,37 +80,13 @@ struct reader_manifest {
 
 /* --------------------------------------------------------- the manifest */
 
-static int reader_find_added(const struct rv_version_edit *files, int level,
-                             uint64_t number)
-{
-    for (int i = 0; i < files->n_added; i++)
-        if (files->added[i].level == level &&
-            files->added[i].number == number)
-            return i;
-    return -1;
-}
-
 /* Applies one manifest edit to the file list being read. */
 static int reader_apply_edit(void *ctx, struct rv_version_edit *e)
 {
     struct reader_manifest *m = ctx;
-    for (int i = 0; i < e->n_deleted; i++) {
-        int at = reader_find_added(&m->files, e->deleted[i].level,
-                                   e->deleted[i].number);
-        if (at < 0)
-            return rv_error(RAVEL_CORRUPT, "manifest: an edit deletes table "
-                            "file %llu at level %d, which is not there",
-                            (unsigned long long)e->deleted[i].number,
-                            e->deleted[i].level);
-        free(m->files.added[at].smallest);
-        free(m->files.added[at].largest);
-        m->files.added[at] = m->files.added[--m->files.n_added];
-    }
-    for (int i = 0; i < e->n_added; i++) {
-        int rc = rv_version_edit_add_file(&m->files, &e->added[i]);
-        if (rc)
-            return rc;
-    }
+    int rc = rv_version_edit_apply_files(&m->files, e);
+    if (rc)
+        return rc;
     if (e->has_log_number)
         m->log_number = e->log_number;
     return RAVEL_OK;

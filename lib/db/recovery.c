@@ -147,43 +147,13 @@ static int recovery_list(ravel_db *db, struct recovery_listing *l)
 
 /* ------------------------------------------------------------ manifest */
 
-static int recovery_find_file(const struct rv_version_edit *files, int level,
-                              uint64_t number)
-{
-    for (int i = 0; i < files->n_added; i++)
-        if (files->added[i].level == level &&
-            files->added[i].number == number)
-            return i;
-    return -1;
-}
-
 /* Applies one manifest edit to the state being rebuilt. */
 static int recovery_apply_edit(void *ctx, struct rv_version_edit *e)
 {
     struct recovery_state *st = ctx;
-    for (int i = 0; i < e->n_deleted; i++) {
-        int at = recovery_find_file(&st->files, e->deleted[i].level,
-                                    e->deleted[i].number);
-        if (at < 0)
-            return rv_error(RAVEL_CORRUPT, "manifest: an edit deletes table "
-                            "file %llu at level %d, which is not there",
-                            (unsigned long long)e->deleted[i].number,
-                            e->deleted[i].level);
-        free(st->files.added[at].smallest);
-        free(st->files.added[at].largest);
-        st->files.added[at] = st->files.added[--st->files.n_added];
-    }
-    for (int i = 0; i < e->n_added; i++) {
-        if (recovery_find_file(&st->files, e->added[i].level,
-                               e->added[i].number) >= 0)
-            return rv_error(RAVEL_CORRUPT, "manifest: an edit adds table "
-                            "file %llu at level %d twice",
-                            (unsigned long long)e->added[i].number,
-                            e->added[i].level);
-        int rc = rv_version_edit_add_file(&st->files, &e->added[i]);
-        if (rc)
-            return rc;
-    }
+    int rc = rv_version_edit_apply_files(&st->files, e);
+    if (rc)
+        return rc;
     if (e->has_log_number)
         st->log_number = e->log_number;
     if (e->has_next_file_number)

@@ -44,6 +44,46 @@ static char *edit_copy(const char *p, size_t n)
     return c;
 }
 
+/* The index in FILES (an edit used as a list) of the file NUMBER at LEVEL,
+** or -1. */
+static int edit_find_file(const struct rv_version_edit *files, int level,
+                          uint64_t number)
+{
+    for (int i = 0; i < files->n_added; i++)
+        if (files->added[i].level == level &&
+            files->added[i].number == number)
+            return i;
+    return -1;
+}
+
+int rv_version_edit_apply_files(struct rv_version_edit *files,
+                                const struct rv_version_edit *e)
+{
+    for (int i = 0; i < e->n_deleted; i++) {
+        int at = edit_find_file(files, e->deleted[i].level,
+                                e->deleted[i].number);
+        if (at < 0)
+            return rv_error(RAVEL_CORRUPT, "manifest: an edit deletes table "
+                            "file %llu at level %d, which is not there",
+                            (unsigned long long)e->deleted[i].number,
+                            e->deleted[i].level);
+        free(files->added[at].smallest);
+        free(files->added[at].largest);
+        files->added[at] = files->added[--files->n_added];
+    }
+    for (int i = 0; i < e->n_added; i++) {
+        if (edit_find_file(files, e->added[i].level, e->added[i].number) >= 0)
+            return rv_error(RAVEL_CORRUPT, "manifest: an edit adds table "
+                            "file %llu at level %d twice",
+                            (unsigned long long)e->added[i].number,
+                            e->added[i].level);
+        int rc = rv_version_edit_add_file(files, &e->added[i]);
+        if (rc)
+            return rc;
+    }
+    return RAVEL_OK;
+}
+
 int rv_version_edit_add_file(struct rv_version_edit *e,
                              const struct rv_file_meta *f)
 {

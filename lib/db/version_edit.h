@@ -67,6 +67,13 @@ RAVEL_PRIVATE int rv_version_edit_add_file(struct rv_version_edit *e,
 RAVEL_PRIVATE int rv_version_edit_delete_file(struct rv_version_edit *e,
                                               int level, uint64_t number);
 
+/* Applies the files E adds and deletes to the list of live files FILES
+** (an edit used as a list: its added files), as replaying a manifest
+** does.  RAVEL_CORRUPT if E deletes a file FILES lacks or adds one it
+** holds already; RAVEL_NOMEM. */
+RAVEL_PRIVATE int rv_version_edit_apply_files(struct rv_version_edit *files,
+                                              const struct rv_version_edit *e);
+
 /* Encodes E into a new buffer (*OUT, malloc'd, *LEN bytes). */
 RAVEL_PRIVATE int rv_version_edit_encode(const struct rv_version_edit *e,
                                          char **out, size_t *len);

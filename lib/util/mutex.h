@@ -85,4 +85,23 @@ static inline int rv_cond_timedwait(pthread_cond_t *cv, rv_mutex *mu,
     return pthread_cond_timedwait(cv, &mu->m, until);
 }
 
+/* Waits on CV for at most MS milliseconds, the deadline read from CLOCK
+** (the clock CV was made with): rv_cond_timedwait's result. */
+static inline int rv_cond_wait_ms(pthread_cond_t *cv, rv_mutex *mu,
+                                  clockid_t clock, long ms)
+    RV_REQUIRES(*mu);
+static inline int rv_cond_wait_ms(pthread_cond_t *cv, rv_mutex *mu,
+                                  clockid_t clock, long ms)
+{
+    struct timespec until;
+    clock_gettime(clock, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    return rv_cond_timedwait(cv, mu, &until);
+}
+
 #endif /* RAVEL_MUTEX_H */

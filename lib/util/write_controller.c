@@ -228,14 +228,7 @@ static void wc_wait_locked(struct ravel_write_controller *wc)
     RV_REQUIRES(wc->mu);
 static void wc_wait_locked(struct ravel_write_controller *wc)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += 100 * 1000 * 1000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    rv_cond_timedwait(&wc->cv, &wc->mu, &until);
+    rv_cond_wait_ms(&wc->cv, &wc->mu, CLOCK_MONOTONIC, 100);
 }
 
 static void wc_dequeue_locked(struct ravel_write_controller *wc,
