@@ -928,6 +928,59 @@ static void test_other_process(void **state)
 
 /* ------------------------------------------------------------ powerloss */
 
+/* A follower that starts while the first batches are being written:
+** a group's sequences are given out before its WAL write, so a segment
+** looked at in between has no record of them yet -- that is no reason to
+** call them gone.  Real threads, many rounds; never RAVEL_EXPIRED, and
+** every batch seen once. */
+#define EARLY_BATCHES 50
+
+static void *early_writer(void *arg)
+{
+    ravel_db *db = arg;
+    char k[32], v[100];
+    memset(v, 'x', sizeof v);
+    for (int n = 0; n < EARLY_BATCHES; n++) {
+        ravel_batch *b = NULL;
+        assert_int_equal(ravel_batch_new(&b), RAVEL_OK);
+        for (int i = 0; i < 10; i++) {
+            snprintf(k, sizeof k, "key%08d", n * 10 + i);
+            assert_int_equal(ravel_batch_put(b, k, strlen(k), v, sizeof v),
+                             RAVEL_OK);
+        }
+        assert_int_equal(ravel_write(db, 0, b), RAVEL_OK);
+        ravel_batch_free(b);
+    }
+    return NULL;
+}
+
+static void test_follower_starts_early(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 100; round++) {
+        char *dir = new_dir("early");
+        ravel_db *db = tu_open_ok(dir, NULL);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, early_writer, db), 0);
+        usleep((useconds_t)(round % 7) * 40);
+        ravel_updates *u = NULL;
+        int rc = ravel_updates_since(db, 0, 0, &u);
+        if (rc != RAVEL_OK)
+            fail_msg("round %d: ravel_updates_since(0) while the first "
+                     "batches are written: %s", round, ravel_errmsg());
+        assert_int_equal(pthread_join(th, NULL), 0);
+        int n = 0;
+        while ((rc = ravel_updates_next(u)) == RAVEL_OK)
+            n++;
+        if (rc != RAVEL_NOTFOUND)
+            fail_msg("round %d: %s", round, ravel_errmsg());
+        assert_int_equal(n, EARLY_BATCHES);
+        ravel_updates_free(u);
+        TU_OK(ravel_close(db));
+        free(dir);
+    }
+}
+
 /* One round: the child writes (every third write synced, flushes every
 ** 100), is killed, and a power loss of PATTERN takes what no sync
 ** covered.  After the reopen the feed from 1 is p0, p1, ... with no gap
@@ -996,6 +1049,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ingest_gap),
         cmocka_unit_test(test_replication),
         cmocka_unit_test(test_other_process),
+        cmocka_unit_test(test_follower_starts_early),
         cmocka_unit_test(test_powerloss),
     };
     return CRASH_MAIN(argc, argv, roles, tests);

@@ -269,13 +269,22 @@ static int feed_expired(const struct ravel_updates *u, uint64_t first)
                     (unsigned long long)o->wal_size_limit_mb);
 }
 
-/* The last sequence U's handle knows was written: relaxed, since any
-** value it has seen proves those batches were written, and a newer one
-** only narrows what is judged gone. */
+/* The last sequence U's handle knows is in its WAL files or its table
+** files: the last one published, since a batch is published only after
+** its WAL write returned (the last one assigned would not do: a group's
+** sequences are given out before its WAL write, and a segment looked at
+** in between has no record of them yet).  feed_position reads it BEFORE
+** it looks at any segment, so a segment with no record after that really
+** lacks those batches.  0 with manual_wal_flush on the writer's handle,
+** where a published batch may still be in its buffer: then nothing is
+** judged gone while the oldest segment has no record. */
 static uint64_t feed_last_written(const struct ravel_updates *u)
 {
-    return atomic_load_explicit(&u->db->write.last_seq,
-                                memory_order_relaxed);
+    if (u->db->options.manual_wal_flush && !u->db->options.read_only)
+        return 0;
+    /* acquire: pairs with the publisher's release */
+    return atomic_load_explicit(&u->db->write.last_visible_seq,
+                                memory_order_acquire);
 }
 
 /* No segment holds a record yet and the oldest has not even been started
@@ -283,9 +292,8 @@ static uint64_t feed_last_written(const struct ravel_updates *u)
 ** batches up to the handle's last sequence are in no segment left.
 ** RAVEL_EXPIRED if U->from is among them, else RAVEL_NOTFOUND (U is
 ** positioned by a later call). */
-static int feed_check_unstarted(struct ravel_updates *u)
+static int feed_check_unstarted(struct ravel_updates *u, uint64_t last)
 {
-    uint64_t last = feed_last_written(u);
     return u->from <= last ? feed_expired(u, last + 1) : RAVEL_NOTFOUND;
 }
 
@@ -293,7 +301,8 @@ static int feed_check_unstarted(struct ravel_updates *u)
 ** log: RAVEL_EXPIRED if its first record comes after U->from, or, when it
 ** has none yet, if U->from is at or below the last sequence the handle
 ** knows of (written before, so in a segment that is gone). */
-static int feed_check_gap(struct ravel_updates *u, uint64_t oldest)
+static int feed_check_gap(struct ravel_updates *u, uint64_t oldest,
+                          uint64_t last)
 {
     uint64_t first;
     int rc = feed_first_seq(u->db, oldest, &first);
@@ -301,7 +310,6 @@ static int feed_check_gap(struct ravel_updates *u, uint64_t oldest)
         return first > u->from ? feed_expired(u, first) : RAVEL_OK;
     if (rc != RAVEL_NOTFOUND)
         return rc;
-    uint64_t last = feed_last_written(u);
     return u->from <= last ? feed_expired(u, last + 1) : RAVEL_OK;
 }
 
@@ -309,6 +317,7 @@ static int feed_check_gap(struct ravel_updates *u, uint64_t oldest)
 ** RAVEL_NOTFOUND when there is no segment yet, RAVEL_EXPIRED. */
 static int feed_position(struct ravel_updates *u)
 {
+    uint64_t last = feed_last_written(u); /* before any segment is read */
     uint64_t *list;
     int n, rc = feed_list(u->db, &list, &n);
     if (rc)
@@ -332,7 +341,7 @@ static int feed_position(struct ravel_updates *u)
         rc = rv_wal_tail_open(&u->tail, u->db->dir,
                               list[start < 0 ? 0 : start]);
     if (rc == RAVEL_NOTFOUND && start < 0)
-        rc = feed_check_unstarted(u);
+        rc = feed_check_unstarted(u, last);
     if (rc == RAVEL_OK) {
         u->open = 1;
         /* every segment's first record comes after FROM: what came
@@ -342,7 +351,7 @@ static int feed_position(struct ravel_updates *u)
         ** now only in table files */
         u->check_gap = start < 0;
         if (u->check_gap)
-            rc = feed_check_gap(u, list[0]);
+            rc = feed_check_gap(u, list[0], last);
     }
     free(list);
     return rc;
