@@ -39,6 +39,7 @@
 #include "util/filename.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,8 @@ struct cpr_ctx {
 static int cpr_anonymous_file(void)
 {
 #ifdef MFD_CLOEXEC
-    int fd = memfd_create("ravel-checkpoint-memtable", MFD_CLOEXEC);
+    int fd = rv_fd_above_stdio(
+        memfd_create("ravel-checkpoint-memtable", MFD_CLOEXEC));
     if (fd >= 0)
         return fd;
 #endif
@@ -64,10 +66,10 @@ static int cpr_anonymous_file(void)
     char path[RV_PATH_MAX];
     snprintf(path, sizeof path, "%s/ravel-memtable-XXXXXX",
              dir && *dir ? dir : "/tmp");
-    int tmp = mkstemp(path);
+    int tmp = mkostemp(path, O_CLOEXEC);
     if (tmp >= 0)
         unlink(path);
-    return tmp;
+    return rv_fd_above_stdio(tmp);
 }
 
 static int cpr_key_copy(char **dst, size_t *dlen, const char *k, size_t klen)

@@ -13,9 +13,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-int rv_open(const char *path, int flags, int mode)
+int rv_fd_above_stdio(int fd)
 {
-    int fd = open(path, flags | O_CLOEXEC, mode);
     if (fd < 0 || fd > 2)
         return fd;
     int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -23,6 +22,11 @@ int rv_open(const char *path, int flags, int mode)
     close(fd);
     errno = err;
     return moved;
+}
+
+int rv_open(const char *path, int flags, int mode)
+{
+    return rv_fd_above_stdio(open(path, flags | O_CLOEXEC, mode));
 }
 
 int rv_sync_dir(const char *dir)

@@ -17,6 +17,13 @@
 ** on failure. */
 RAVEL_PRIVATE int rv_open(const char *path, int flags, int mode);
 
+/* Returns FD itself unless it is 0, 1 or 2; then a close-on-exec
+** duplicate above 2, with FD closed (-1 and errno if the duplicate could
+** not be made; FD is closed all the same).  A negative FD is returned as
+** it is, so a creating call's result can be passed straight in: for the
+** descriptors rv_open does not make (eventfd, memfd, io_uring). */
+RAVEL_PRIVATE int rv_fd_above_stdio(int fd);
+
 /* fsyncs directory DIR, making entries created or removed in it durable.
 ** RAVEL_IOERR with a message naming DIR on failure. */
 RAVEL_PRIVATE int rv_sync_dir(const char *dir);

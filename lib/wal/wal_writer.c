@@ -157,6 +157,22 @@ int rv_wal_uring_setup(rv_wal *w, unsigned entries, const char **why)
                               : "io_uring_setup failed";
         return r;
     }
+    /* A program started with stdin closed would otherwise have its ring on
+    ** descriptor 0 (see util/file.h).  liburing's struct io_uring declares
+    ** both fields, and io_uring_queue_exit closes ring_fd: moving the
+    ** descriptor is enough, the rings' mappings do not depend on it. */
+    if (w->ring.ring_fd <= 2) {
+        int fd = rv_fd_above_stdio(w->ring.ring_fd);
+        if (fd < 0) {
+            w->ring.ring_fd = -1;
+            io_uring_queue_exit(&w->ring);
+            *why = "io_uring: no descriptor above 2 for the ring";
+            return -EMFILE;
+        }
+        if (w->ring.enter_ring_fd == w->ring.ring_fd)
+            w->ring.enter_ring_fd = fd;
+        w->ring.ring_fd = fd;
+    }
     struct io_uring_probe *probe = io_uring_get_probe_ring(&w->ring);
     int ok = probe && io_uring_opcode_supported(probe, IORING_OP_WRITE) &&
              io_uring_opcode_supported(probe, IORING_OP_FSYNC);
@@ -167,7 +183,7 @@ int rv_wal_uring_setup(rv_wal *w, unsigned entries, const char **why)
         *why = "io_uring lacks IORING_OP_WRITE or IORING_OP_FSYNC";
         return -EOPNOTSUPP;
     }
-    w->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    w->event_fd = rv_fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (w->event_fd < 0 ||
         io_uring_register_eventfd_async(&w->ring, w->event_fd) < 0) {
         if (w->event_fd >= 0)
