@@ -26,6 +26,9 @@
 #                     the harness was built without are skipped, said so
 #   WORKLOADS         default get,get_into,seek,put,syncput,scan
 #   KEEP_LOG=FILE     keep every run's raw lines
+#   TABLE_FROM=FILE   run nothing: print the table from FILE, a KEEP_LOG
+#                     (or this script's output) of an earlier run, with
+#                     the engines and rounds it holds
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,58 +38,8 @@ ROUNDS=${ROUNDS:-5}
 ENGINES=${ENGINES:-"ravel leveldb rocksdb lmdb sqlite"}
 WORKLOADS=${WORKLOADS:-get,get_into,seek,put,syncput,scan}
 DB_ROOT=${DB_ROOT:-/var/tmp}
-if [ -z "${KV_BENCH:-}" ]; then
-    KV_BENCH=${KV_READBENCH:-}
-    for c in "$here/build-rel/bench/kv-bench" "$here/build/bench/kv-bench"; do
-        [ -n "$KV_BENCH" ] && break
-        [ -x "$c" ] && KV_BENCH=$c
-    done
-fi
-[ -n "$KV_BENCH" ] && [ -x "$KV_BENCH" ] ||
-    die "no kv-bench (build it: ninja -C build-rel bench/kv-bench; or set KV_BENCH)"
-
-built=$("$KV_BENCH" --help | sed -n 's/.*(built in: \(.*\)).*/\1/p')
-run_engines=""
-for e in $ENGINES; do
-    case ",$built," in
-    *",$e,"*) run_engines="$run_engines $e" ;;
-    *) echo "skipped: $e (kv-bench was built without it: install its -dev package and rebuild)" ;;
-    esac
-done
-[ -n "$run_engines" ] || die "no engine to run"
-
-mkdir -p "$DB_ROOT"
-fstype=$(df -T "$DB_ROOT" | awk 'NR == 2 { print $2 }')
-work=$(mktemp -d)
-db=$DB_ROOT/bench-kv-compare-$$
-trap 'rm -rf -- "$work" "$db" "$db-scan"' EXIT INT TERM
-
-version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null | sed 's/-[^-]*$//' || true; }
-
-echo "kv-bench: $KV_BENCH $*"
-echo "databases: $DB_ROOT ($fstype); rounds: $ROUNDS; engines:$run_engines"
-echo "workloads: $WORKLOADS"
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "versions: ravel $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')," \
-     "LevelDB $(version libleveldb-dev), RocksDB $(version librocksdb-dev)," \
-     "LMDB $(version liblmdb-dev), SQLite $(version libsqlite3-dev)"
-[ "$fstype" = tmpfs ] && echo "warning: $DB_ROOT is tmpfs: the synced puts measure nothing there"
-
-r=1
-while [ "$r" -le "$ROUNDS" ]; do
-    for e in $run_engines; do
-        rm -rf -- "$db" "$db-scan"
-        "$KV_BENCH" --engine="$e" --db="$db" --workloads="$WORKLOADS" "$@" \
-            >"$work/out" 2>&1 || { cat "$work/out" >&2; die "kv-bench --engine=$e failed"; }
-        sed "s/^/round=$r /" "$work/out" | tee -a "$work/all"
-    done
-    r=$((r + 1))
-done
-rm -rf -- "$db" "$db-scan"
-[ -n "${KEEP_LOG:-}" ] && cp "$work/all" "$KEEP_LOG"
-
-echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(date -u '+%H:%M UTC')"
-echo
+# The table, from the runs' lines in $work/all.
+print_table() {
 awk -v engines="$run_engines" -v rounds="$ROUNDS" '
 function median(list,    a, n, i, j, t) {
     n = split(list, a, " ")
@@ -188,3 +141,73 @@ END {
     lat("long scan, 1 thread", "scan", 1)
     printf "%s", lbody
 }' "$work/all"
+}
+
+if [ -n "${TABLE_FROM:-}" ]; then
+    [ -r "$TABLE_FROM" ] || die "TABLE_FROM=$TABLE_FROM: cannot read it"
+    work=$(mktemp -d)
+    trap 'rm -rf -- "$work"' EXIT INT TERM
+    grep '^round=[0-9]* ' "$TABLE_FROM" >"$work/all" || die "$TABLE_FROM: no round= lines"
+    run_engines=""
+    for e in ravel leveldb rocksdb lmdb sqlite; do
+        grep -q " engine=$e " "$work/all" && run_engines="$run_engines $e"
+    done
+    ROUNDS=$(sed 's/^round=\([0-9]*\) .*/\1/' "$work/all" | sort -n | tail -1)
+    echo "table from $TABLE_FROM: rounds 1 .. $ROUNDS; engines:$run_engines"
+    echo
+    print_table
+    exit 0
+fi
+if [ -z "${KV_BENCH:-}" ]; then
+    KV_BENCH=${KV_READBENCH:-}
+    for c in "$here/build-rel/bench/kv-bench" "$here/build/bench/kv-bench"; do
+        [ -n "$KV_BENCH" ] && break
+        [ -x "$c" ] && KV_BENCH=$c
+    done
+fi
+[ -n "$KV_BENCH" ] && [ -x "$KV_BENCH" ] ||
+    die "no kv-bench (build it: ninja -C build-rel bench/kv-bench; or set KV_BENCH)"
+
+built=$("$KV_BENCH" --help | sed -n 's/.*(built in: \(.*\)).*/\1/p')
+run_engines=""
+for e in $ENGINES; do
+    case ",$built," in
+    *",$e,"*) run_engines="$run_engines $e" ;;
+    *) echo "skipped: $e (kv-bench was built without it: install its -dev package and rebuild)" ;;
+    esac
+done
+[ -n "$run_engines" ] || die "no engine to run"
+
+mkdir -p "$DB_ROOT"
+fstype=$(df -T "$DB_ROOT" | awk 'NR == 2 { print $2 }')
+work=$(mktemp -d)
+db=$DB_ROOT/bench-kv-compare-$$
+trap 'rm -rf -- "$work" "$db" "$db-scan"' EXIT INT TERM
+
+version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null | sed 's/-[^-]*$//' || true; }
+
+echo "kv-bench: $KV_BENCH $*"
+echo "databases: $DB_ROOT ($fstype); rounds: $ROUNDS; engines:$run_engines"
+echo "workloads: $WORKLOADS"
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "versions: ravel $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')," \
+     "LevelDB $(version libleveldb-dev), RocksDB $(version librocksdb-dev)," \
+     "LMDB $(version liblmdb-dev), SQLite $(version libsqlite3-dev)"
+[ "$fstype" = tmpfs ] && echo "warning: $DB_ROOT is tmpfs: the synced puts measure nothing there"
+
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    for e in $run_engines; do
+        rm -rf -- "$db" "$db-scan"
+        "$KV_BENCH" --engine="$e" --db="$db" --workloads="$WORKLOADS" "$@" \
+            >"$work/out" 2>&1 || { cat "$work/out" >&2; die "kv-bench --engine=$e failed"; }
+        sed "s/^/round=$r /" "$work/out" | tee -a "$work/all"
+    done
+    r=$((r + 1))
+done
+rm -rf -- "$db" "$db-scan"
+[ -n "${KEEP_LOG:-}" ] && cp "$work/all" "$KEEP_LOG"
+
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(date -u '+%H:%M UTC')"
+echo
+print_table
