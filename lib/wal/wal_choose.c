@@ -56,9 +56,11 @@
 #include "wal/wal_writer_int.h"
 #include "util/error.h"
 #include "util/fault.h"
+#include "util/filename.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RAVEL_OMIT_IO_URING
@@ -112,6 +114,43 @@ static enum rv_wal_io choose_auto(rv_wal *w, const struct rv_wal_probe *p)
                    "(a kernel worker thread runs it where the file system "
                    "cannot complete it inline, as ext4)");
     return io;
+}
+
+/* Appends "; NOTE" to w->io_why. */
+static void choose_why_append(rv_wal *w, const char *note)
+{
+    size_t n = strlen(w->io_why);
+    snprintf(w->io_why + n, sizeof w->io_why - n, "; %s", note);
+}
+
+/* The probe's numbers: the cached ones (wal_probe_cache.c) when they
+** still hold for this file system and kernel, else measured now and
+** cached.  Where they came from goes into NOTE (SIZE bytes), for io_why. */
+static void choose_probe(rv_wal *w, struct rv_wal_probe *p, char *note,
+                         size_t size)
+{
+    int64_t when;
+    if (rv_wal_probe_cache_load(w->dir, p, &when)) {
+        time_t t = (time_t)when;
+        struct tm tm;
+        char stamp[32] = "?";
+        if (gmtime_r(&t, &tm))
+            strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(note, size, "probe result of %s reused (%s)", stamp,
+                 RV_WAL_PROBE_CACHE);
+        return;
+    }
+    rv_wal_probe_run(w, p);
+    if (!p->pwrite_sync_ns) { /* the probe could not run: not cached */
+        snprintf(note, size, "probe measured at this open");
+        return;
+    }
+    if (rv_wal_probe_cache_store(w->dir, p) != RAVEL_OK)
+        snprintf(note, size, "probe measured at this open, not cached: %s",
+                 rv_errmsg_get());
+    else
+        snprintf(note, size, "probe measured at this open, cached in %s",
+                 RV_WAL_PROBE_CACHE);
 }
 
 /* Whether RAVEL_SYNC groups should be written with RWF_DSYNC rather than
@@ -185,11 +224,14 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
         return RAVEL_OK;
     }
     struct rv_wal_probe p;
-    rv_wal_probe_run(w, &p);
+    char probed[200];
+    choose_probe(w, &p, probed, sizeof probed);
     setup->block = p.block;
     if (mode == RV_WAL_IO_DIRECT) {
         w->io = mode;
-        return choose_direct(w, &p, &setup->dsync);
+        int rc = choose_direct(w, &p, &setup->dsync);
+        choose_why_append(w, probed);
+        return rc;
     }
     w->io = o->manual_wal_flush && p.uring_pays ? RV_WAL_IO_URING
             : o->manual_wal_flush ? RV_WAL_IO_SYNC
@@ -207,6 +249,7 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
                  "recycle_log_file_num=%d has no effect without direct",
                  o->recycle_log_file_num);
     }
+    choose_why_append(w, probed);
     if (w->io == RV_WAL_IO_SYNC)
         choose_uring_teardown(w); /* io_why says why */
     return RAVEL_OK;

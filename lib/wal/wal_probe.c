@@ -182,6 +182,7 @@ static void probe_direct(rv_wal *w, const char *path, struct rv_wal_probe *p)
     }
     if (ok) {
         p->direct_ok = 1;
+        p->why_not_direct[0] = '\0';
         p->direct_sync_ns = probe_median(dsync, PROBE_ROUNDS);
         p->direct_ns = probe_median(plain, PROBE_ROUNDS);
         p->direct_fsync_ns = probe_median(fsynced, PROBE_ROUNDS);

@@ -299,4 +299,17 @@ RAVEL_PRIVATE uint32_t rv_wal_direct_block(int fd);
 ** directory (the ring must be set up), filling *P. */
 RAVEL_PRIVATE void rv_wal_probe_run(rv_wal *w, struct rv_wal_probe *p);
 
+/* ---- wal_probe_cache.c: the probe's result kept beside the database */
+
+/* 1 and *P (and *MEASURED, the Unix time it was measured) from DIR's
+** probe cache when it is whole, keyed by DIR's file system and kernel as
+** they are now and recent enough; 0 otherwise (measure again). */
+RAVEL_PRIVATE int rv_wal_probe_cache_load(const char *dir,
+                                          struct rv_wal_probe *p,
+                                          int64_t *measured);
+/* Writes *P as DIR's probe cache, crash-safely.  RAVEL_IOERR (message set)
+** when it could not; the caller goes on without it. */
+RAVEL_PRIVATE int rv_wal_probe_cache_store(const char *dir,
+                                           const struct rv_wal_probe *p);
+
 #endif /* RAVEL_WAL_WRITER_INT_H */
