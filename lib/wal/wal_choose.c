@@ -19,7 +19,10 @@
 **     the reason rather than quietly running another mode.  direct also
 **     needs O_DIRECT in the directory (the probe tries it: tmpfs before
 **     Linux 6.6 refuses it), else the open fails, naming the file system.
-**   - wal_io=auto (the default) runs the probe and picks, in this order:
+**   - wal_io=auto (the default) takes the probe's numbers (measured at
+**     the first open on a file system and kernel, then reused from
+**     wal-probe.cache: wal_probe_cache.c; choose_probe) and picks, in
+**     this order:
 **     1. direct if O_DIRECT works, a direct RWF_DSYNC write costs no more
 **        than pwrite + fdatasync (a RAVEL_SYNC write is then no slower),
 **        AND a plain direct write costs no more than WAL_AUTO_DIRECT_PLAIN

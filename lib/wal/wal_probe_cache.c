@@ -18,10 +18,16 @@
 **   probe_cache := "ravel-wal-probe 1\n" key measured result why checksum
 **   key := "key " st_dev:dec " " f_type:hex " " kernel_release "\n"
 **   measured := "measured " unix_seconds:dec "\n"
-**   result := "result " direct_ok uring_pays direct_sync_ns direct_ns direct_fsync_ns pwrite_sync_ns pwrite_ns block "\n"
+**   result := "result " direct_ok " " uring_pays " " timings " " block "\n"
+**   timings := direct_sync_ns direct_ns direct_fsync_ns pwrite_sync_ns
+**              pwrite_ns
 **   why := "why_not_direct " text "\n"
 **   checksum := "checksum " xxh3_64:hex16 "\n"
 **
+** Numbers are decimal, fields one space apart; the flags are 0 or 1, the
+** timings the probe's medians in nanoseconds (struct rv_wal_probe's
+** fields), block the direct I/O block size (0: none), text the reason
+** O_DIRECT was refused (empty when it works) up to the line's end.
 ** The checksum is XXH3_64 of every byte before the "checksum" line.  A
 ** cached result is used only when the key matches the directory's file
 ** system now (stat's st_dev, statfs's f_type, uname's release: another
