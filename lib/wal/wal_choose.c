@@ -119,6 +119,17 @@ static enum rv_wal_io choose_auto(rv_wal *w, const struct rv_wal_probe *p)
     return io;
 }
 
+/* wal_io=auto moves between a buffered mode and direct as the writes
+** say (wal_auto.c) where direct works and nothing pins the mode:
+** manual_wal_flush never runs direct, recycle_log_file_num keeps direct's
+** files for reuse. */
+static int choose_adapts(const struct ravel_options *o,
+                         const struct rv_wal_probe *p)
+{
+    return o->wal_io == RV_WAL_IO_AUTO && !o->manual_wal_flush &&
+           o->recycle_log_file_num == 0 && p->direct_ok && p->block;
+}
+
 /* Appends "; NOTE" to w->io_why. */
 static void choose_why_append(rv_wal *w, const char *note)
 {
@@ -252,6 +263,18 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
                  "recycle_log_file_num=%d has no effect without direct",
                  o->recycle_log_file_num);
     }
+    if (choose_adapts(o, &p)) {
+        setup->dsync = choose_dsync_pays(&p);
+        if (w->io == RV_WAL_IO_SYNC)
+            w->use_uring = 0; /* pwrite; the ring kept for direct */
+        choose_why_append(w, w->io == RV_WAL_IO_DIRECT
+            ? "adaptive: leaves direct for the buffered mode at a segment "
+              "switch when too few writes are synced"
+            : "adaptive: moves to direct at a segment switch when most "
+              "writes are synced (wal_auto.c)");
+        choose_why_append(w, probed);
+        return rv_wal_auto_init(w, o, &p, setup->dsync, w->io);
+    }
     choose_why_append(w, probed);
     if (w->io == RV_WAL_IO_SYNC)
         choose_uring_teardown(w); /* io_why says why */
@@ -268,6 +291,10 @@ int rv_wal_choose(rv_wal *w, const struct ravel_options *o,
     if (rv_test_wal_direct_fdatasync_forced())
         setup->dsync = 0;
 #ifndef RAVEL_OMIT_IO_URING
+    if (w->autos) {
+        w->ops = rv_wal_auto_ops();
+        return RAVEL_OK;
+    }
     if (w->io == RV_WAL_IO_DIRECT) {
         w->ops = rv_wal_direct_ops();
         return RAVEL_OK;
@@ -279,10 +306,17 @@ int rv_wal_choose(rv_wal *w, const struct ravel_options *o,
     return RAVEL_OK;
 }
 
-const char *rv_wal_io_mode(const rv_wal *w, const char **why)
+const char *rv_wal_io_mode(rv_wal *w, char *why, size_t size)
 {
-    if (why)
-        *why = w->io_why;
+#ifndef RAVEL_OMIT_IO_URING
+    if (w->autos) {
+        char now[RV_WAL_WHY_MAX];
+        const char *mode = rv_wal_auto_mode(w, now, sizeof now);
+        snprintf(why, size, "%s; now %s", w->io_why, now);
+        return mode;
+    }
+#endif
+    snprintf(why, size, "%s", w->io_why);
     return w->io == RV_WAL_IO_DIRECT ? "direct"
            : w->io == RV_WAL_IO_URING ? "uring" : "sync";
 }
