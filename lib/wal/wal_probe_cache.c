@@ -15,7 +15,7 @@
 ** fsynced, renamed, the directory fsynced), so it holds either the old
 ** result or the new one:
 **
-**   probe_cache := "ravel-wal-probe 1\n" key measured result why checksum
+**   probe := "ravel-wal-probe 1\n" key measured result why checksum
 **   key := "key " st_dev:dec " " f_type:hex " " kernel_release "\n"
 **   measured := "measured " unix_seconds:dec "\n"
 **   result := "result " direct_ok " " uring_pays " " timings " " block "\n"

@@ -276,8 +276,10 @@ RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_direct_ops(void);
 **   prepare     at open: the direct mode's state and its spares' thread,
 **               no segment (as the open operation, which also starts the
 **               completion thread and segment NUMBER).
-**   want_spare, spare_ready   asks for the spare of segment NUMBER, and
-**               whether it is ready (taking it would not wait).
+**   rv_wal_direct_want_spare, rv_wal_direct_spare_ready,
+**   rv_wal_direct_drop_spare   ask for the spare of segment NUMBER, say
+**               whether it is ready (taking it would not wait), give it
+**               up.
 **   enter       the leader, write_mu held, the buffered segment finished:
 **               starts the completion thread and makes the spare of
 **               segment NUMBER (after PREV_END) current.
