@@ -184,6 +184,11 @@ static const struct options_def options_table[] = {
      .why = "ravel keeps at most 64 spare WAL segments",
      .conflicts = "wal_io",
      .doc = "flushed WAL segments kept and reused (wal_io=direct)"},
+    {OPTION(wal_io_switch_every_segments, INT), .def = 0, .min = 0,
+     .max = 1000,
+     .doc = "testing only: wal_io=auto switches between its buffered and "
+            "direct modes every N segments whatever the writes (0: as "
+            "the writes and the probe say)"},
     {OPTION(wal_ttl_seconds, INT), .def = 0, .min = 0, .max = INT_MAX,
      .doc = "flushed WAL segments kept in archive/ for the change feed "
             "this many seconds after their last write (0: no age limit)"},

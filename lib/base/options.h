@@ -78,6 +78,8 @@ struct ravel_options {
     int wal_preallocate;
     int recycle_log_file_num;            /* wal_io=direct: flushed WAL
                                          ** segments kept for reuse */
+    int wal_io_switch_every_segments;    /* testing: wal_io=auto switches
+                                         ** mode every N segments */
     int manual_wal_flush;                /* records buffered in the WAL
                                          ** writer (wal_writer.h) */
     int wal_ttl_seconds;                 /* the change feed's retention of */
