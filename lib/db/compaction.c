@@ -146,7 +146,8 @@ static int compaction_should_cut(struct compaction_grandparents *g,
     if (size == 0)
         return 0; /* no file open */
     uint64_t target = c->max_output_file_size;
-    int aligned = c->dynamic_file_size && c->n_grandparents > 0;
+    int aligned = c->dynamic_file_size && c->output_level > 0 &&
+                  c->n_grandparents > 0;
     uint64_t hard = aligned && target <= UINT64_MAX / 2 ? 2 * target : target;
     if (size >= hard)
         return 1;

@@ -64,8 +64,7 @@ struct rv_compaction {
     uint64_t max_compaction_bytes;      /* an output and the grandparents
                                         ** it spans, at most (options.h) */
     int dynamic_file_size;              /* cut at grandparent boundaries
-                                        ** (level_compaction_dynamic_
-                                        ** file_size) */
+                                        ** (options.h) */
     double score;
     int manual;                         /* ravel_compact_range's: rewrite */
     int is_move;                        /* one file, moved by an edit */
