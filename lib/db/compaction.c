@@ -91,8 +91,8 @@ struct compaction_grandparents {
     int seen_key;
 };
 
-static const struct rv_file_meta *gp_meta(const struct compaction_grandparents
-                                          *g, int i)
+static const struct rv_file_meta *
+compaction_gp_meta(const struct compaction_grandparents *g, int i)
 {
     return &g->c->grandparents[i]->meta;
 }
@@ -105,7 +105,7 @@ static int compaction_gp_advance(struct compaction_grandparents *g,
 {
     int n = g->c->n_grandparents, crossed = 0;
     while (g->at < n) {
-        const struct rv_file_meta *m = gp_meta(g, g->at);
+        const struct rv_file_meta *m = compaction_gp_meta(g, g->at);
         if (g->in_gap) {
             if (rv_user_key_compare(k, klen, m->smallest,
                                     m->smallest_len - RV_TAG_SIZE) < 0)
@@ -126,14 +126,14 @@ static int compaction_gp_advance(struct compaction_grandparents *g,
         }
     }
     if (!g->seen_key && !g->in_gap && g->at < n)
-        g->overlap = gp_meta(g, g->at)->size; /* starts inside one */
+        g->overlap = compaction_gp_meta(g, g->at)->size; /* inside one */
     g->seen_key = 1;
     g->crossed += crossed;
     return crossed;
 }
 
 /* 1 if the output, SIZE bytes so far, should be cut before user key K
-** (RocksDB 7.8's rules, compaction_picker.h): too big; spanning, with its
+** (RocksDB 7.8's rules): too big; spanning, with its
 ** grandparents, more than max_compaction_bytes; and with dynamic file
 ** sizes, at a grandparent boundary once big enough, or before a whole
 ** grandparent worth an eighth of the target would be spanned. */
@@ -167,7 +167,7 @@ static int compaction_should_cut(struct compaction_grandparents *g,
 static void compaction_gp_restart(struct compaction_grandparents *g)
 {
     g->overlap = g->in_gap || g->at >= g->c->n_grandparents
-                     ? 0 : gp_meta(g, g->at)->size;
+                     ? 0 : compaction_gp_meta(g, g->at)->size;
     g->crossed = 0;
 }
 
