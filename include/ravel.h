@@ -431,6 +431,27 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               size (RocksDB's default), or round_robin
 **                               (RocksDB's kMinOverlappingRatio and
 **                               kRoundRobin, 3 and 4, are accepted too)
+**   max_compaction_bytes=0      RocksDB's: a compaction output file is
+**                               cut where its bytes and those of the
+**                               files it overlaps two levels down
+**                               would exceed this, and one file
+**                               overlapping more than this two levels
+**                               down is rewritten instead of moved (0: 25
+**                               times target_file_size_base; 0 .. 1P)
+**   level_compaction_dynamic_file_size=true
+**                               RocksDB's (7.8): a compaction output file
+**                               above the last level is cut at a file
+**                               boundary of the level below its own once
+**                               it holds half its target size (a little
+**                               more for each boundary it passed), or
+**                               before it would span a whole file of that
+**                               level worth an eighth of the target; it
+**                               may grow to twice the target.  Aligned
+**                               boundaries leave less of the next
+**                               compaction's input overlapping nothing
+**                               (docs/performance.md: less write
+**                               amplification); false: files are cut at
+**                               the target size
 **
 ** The write controller (docs/compaction.md): when flushes and compactions
 ** fall behind, writes are slowed down before they must be stopped.

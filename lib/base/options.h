@@ -109,6 +109,8 @@ struct ravel_options {
     int level_compaction_dynamic_level_bytes;
     int disable_auto_compactions;
     enum rv_compaction_pri compaction_pri;
+    uint64_t max_compaction_bytes;       /* 0: 25 x target_file_size_base */
+    int level_compaction_dynamic_file_size;
 
     /* The write controller (util/write_controller.h). */
     int level0_slowdown_writes_trigger;
