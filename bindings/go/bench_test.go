@@ -14,14 +14,24 @@ import (
 
 const benchKeys = 10000
 
-// benchDB is a database holding benchKeys keys of 16 bytes with values of
-// VSIZE bytes, flushed to a table file.
+// benchValueSizes are the value sizes the get benchmarks read: below the
+// Go binding's stack buffer (512 bytes), a block, and 64 KiB.
+var benchValueSizes = []int{100, 4096, 65536}
+
+// keysFor is the number of keys benchDB writes for values of VSIZE bytes:
+// benchKeys, or fewer so that the values come to at most 64 MiB.
+func keysFor(vsize int) int {
+	return min(benchKeys, 64<<20/max(vsize, 1))
+}
+
+// benchDB is a database holding keysFor(vsize) keys of 16 bytes with
+// values of VSIZE bytes, flushed to a table file.
 func benchDB(b *testing.B, vsize int) *ravel.DB {
 	db, _ := openFresh(b, "")
 	batch := ravel.NewBatch()
 	defer batch.Close()
 	value := make([]byte, vsize)
-	for i := 0; i < benchKeys; i++ {
+	for i := 0; i < keysFor(vsize); i++ {
 		batch.Put(benchKey(uint64(i)), value)
 		if batch.Count() == 100 {
 			db.Write(batch)
@@ -42,13 +52,14 @@ func benchKey(i uint64) []byte {
 }
 
 func BenchmarkGet(b *testing.B) {
-	for _, vsize := range []int{100, 4000} {
+	for _, vsize := range benchValueSizes {
 		b.Run(fmt.Sprint("value=", vsize), func(b *testing.B) {
 			db := benchDB(b, vsize)
+			keys := keysFor(vsize)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				if _, err := db.Get(benchKey(uint64(i % benchKeys))); err != nil {
+				if _, err := db.Get(benchKey(uint64(i % keys))); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -57,17 +68,39 @@ func BenchmarkGet(b *testing.B) {
 }
 
 func BenchmarkAppendGet(b *testing.B) {
-	for _, vsize := range []int{100, 4000} {
+	for _, vsize := range benchValueSizes {
 		b.Run(fmt.Sprint("value=", vsize), func(b *testing.B) {
 			db := benchDB(b, vsize)
+			keys := keysFor(vsize)
 			var buf []byte
 			var err error
 			key := benchKey(0)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				binary.BigEndian.PutUint64(key, uint64(i%benchKeys))
+				binary.BigEndian.PutUint64(key, uint64(i%keys))
 				if buf, err = db.AppendGet(buf[:0], key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkTxnGet(b *testing.B) {
+	for _, vsize := range benchValueSizes {
+		b.Run(fmt.Sprint("value=", vsize), func(b *testing.B) {
+			db := benchDB(b, vsize)
+			keys := keysFor(vsize)
+			tx, err := db.Begin(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tx.Rollback()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := tx.Get(benchKey(uint64(i % keys))); err != nil {
 					b.Fatal(err)
 				}
 			}
