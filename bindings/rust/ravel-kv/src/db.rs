@@ -177,7 +177,9 @@ impl Db {
 
     /// Reads the value of KEY into BUF (replacing its contents), reusing
     /// its allocation and growing it if the value does not fit.  Returns
-    /// false, with BUF empty, if KEY is absent.
+    /// false, with BUF empty, if KEY is absent.  One lookup when BUF's
+    /// capacity holds the value or is zero; when it is non-zero but too
+    /// small, the key is read again once (and BUF then fits next time).
     pub fn get_into_vec(&self, key: impl AsRef<[u8]>, buf: &mut Vec<u8>) -> Result<bool> {
         self.get_into_vec_at(ptr::null(), key.as_ref(), buf)
     }
