@@ -51,5 +51,10 @@ echo "== README example and a short benchmark run"
 cargo run --locked --quiet -p ravel-kv --example readme
 cargo run --locked --quiet -p ravel-kv-bench -- --num=20000 --seed=1
 echo "== ravel-openraft: openraft's storage suite on ravel (its own cargo project; openraft, tokio, serde from crates.io)"
+# its locked dependency tree (openraft 0.9.25) needs Rust 1.88 (Cargo.toml)
+if [ "${rustc_minor:-0}" -lt 88 ]; then
+    echo "ci.sh: $(rustc --version) is too old for ravel-openraft: it needs Rust 1.88 or newer" >&2
+    exit 1
+fi
 (cd ravel-openraft && cargo test --locked)
 echo "ci.sh: Rust binding OK"

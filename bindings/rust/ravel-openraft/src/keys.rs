@@ -85,3 +85,32 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(value: &[u8]) -> Result<
 pub(crate) fn io<NID: openraft::NodeId>(e: StorageIOError<NID>) -> StorageError<NID> {
     StorageError::IO { source: e }
 }
+
+/// The errors this crate meets, as openraft's AnyError.
+pub(crate) trait ToAny {
+    fn any(self) -> AnyError;
+}
+
+impl ToAny for AnyError {
+    fn any(self) -> AnyError {
+        self
+    }
+}
+
+impl ToAny for ravel::Error {
+    fn any(self) -> AnyError {
+        AnyError::new(&self)
+    }
+}
+
+impl ToAny for &ravel::Error {
+    fn any(self) -> AnyError {
+        AnyError::new(self)
+    }
+}
+
+impl ToAny for &serde_json::Error {
+    fn any(self) -> AnyError {
+        AnyError::new(self)
+    }
+}

@@ -11,7 +11,7 @@ use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{AnyError, LogId, OptionalSend, RaftLogId, RaftLogReader, StorageError, StorageIOError, Vote};
 use ravel::{Batch, Db, WriteFlags};
 
-use crate::keys::{self, io};
+use crate::keys::{self, io, ToAny};
 use crate::RavelTypeConfig;
 
 /// Deletes the log entries with indexes in `[from, to)`, inside `batch`.
@@ -50,12 +50,12 @@ impl<C: RavelTypeConfig> Clone for RavelLogReader<C> {
     }
 }
 
-fn read_err<NID: openraft::NodeId>(e: impl Into<AnyError>) -> StorageError<NID> {
-    io(StorageIOError::read_logs(e))
+fn read_err<NID: openraft::NodeId>(e: impl ToAny) -> StorageError<NID> {
+    io(StorageIOError::read_logs(e.any()))
 }
 
-fn write_err<NID: openraft::NodeId>(e: impl Into<AnyError>) -> StorageError<NID> {
-    io(StorageIOError::write_logs(e))
+fn write_err<NID: openraft::NodeId>(e: impl ToAny) -> StorageError<NID> {
+    io(StorageIOError::write_logs(e.any()))
 }
 
 /// The entries with indexes in `range`, in order, reading the database.
@@ -110,14 +110,14 @@ impl<C: RavelTypeConfig> RavelLogStore<C> {
         if let Some(item) = db.range_rev(Some(keys::LOG_BEGIN), Some(keys::LOG_END)).map_err(read_err)?.next() {
             let (_, value) = item.map_err(read_err)?;
             let entry: C::Entry = keys::decode_entry(&value).map_err(read_err)?;
-            last_present = Some(*entry.get_log_id());
+            last_present = Some(entry.get_log_id().clone());
         }
         Ok(RavelLogStore { db, last_purged, last_present })
     }
 
     /// The index of the first entry that can be present.
     fn first_index(&self) -> u64 {
-        self.last_purged.map_or(0, |id| id.index + 1)
+        self.last_purged.as_ref().map_or(0, |id| id.index + 1)
     }
 
     /// The database, shared with the state machine.
@@ -148,7 +148,8 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
     type LogReader = RavelLogReader<C>;
 
     async fn get_log_state(&mut self) -> Result<LogState<C>, StorageError<C::NodeId>> {
-        Ok(LogState { last_purged_log_id: self.last_purged, last_log_id: self.last_present.or(self.last_purged) })
+        let last_log_id = self.last_present.clone().or_else(|| self.last_purged.clone());
+        Ok(LogState { last_purged_log_id: self.last_purged.clone(), last_log_id })
     }
 
     async fn get_log_reader(&mut self) -> Self::LogReader {
@@ -157,12 +158,12 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
 
     /// One put with RAVEL_SYNC: returns when the vote is on stable storage.
     async fn save_vote(&mut self, vote: &Vote<C::NodeId>) -> Result<(), StorageError<C::NodeId>> {
-        let value = keys::to_json(vote).map_err(|e| io(StorageIOError::write_vote(e)))?;
+        let value = keys::to_json(vote).map_err(|e| io(StorageIOError::write_vote(e.any())))?;
         self.db.put_opt(keys::VOTE, value, WriteFlags::SYNC).map_err(|e| io(StorageIOError::write_vote(&e)))
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote<C::NodeId>>, StorageError<C::NodeId>> {
-        get_json(&self.db, keys::VOTE).map_err(|e| io(StorageIOError::read_vote(e)))
+        get_json(&self.db, keys::VOTE).map_err(|e| io(StorageIOError::read_vote(e.any())))
     }
 
     async fn save_committed(&mut self, committed: Option<LogId<C::NodeId>>) -> Result<(), StorageError<C::NodeId>> {
@@ -187,7 +188,7 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
         for entry in entries {
             let value = keys::encode_entry(&entry).map_err(|e| write_err(&e))?;
             batch.put(keys::log_key(entry.get_log_id().index), value).map_err(write_err)?;
-            last = Some(*entry.get_log_id());
+            last = Some(entry.get_log_id().clone());
         }
         if last.is_none() {
             callback.log_io_completed(Ok(()));
@@ -208,7 +209,7 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
 
     /// Deletes `[log_id.index, last]` in one batch written with RAVEL_SYNC.
     async fn truncate(&mut self, log_id: LogId<C::NodeId>) -> Result<(), StorageError<C::NodeId>> {
-        let Some(last) = self.last_present else { return Ok(()) };
+        let Some(last) = self.last_present.clone() else { return Ok(()) };
         if log_id.index > last.index {
             return Ok(());
         }
@@ -217,7 +218,7 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
         self.db.write_opt(&batch, WriteFlags::SYNC).map_err(write_err)?;
         self.last_present = match log_id.index.checked_sub(1) {
             Some(prev) if prev >= self.first_index() => {
-                read_entries::<C>(&self.db, prev..=prev)?.first().map(|e| *e.get_log_id())
+                read_entries::<C>(&self.db, prev..=prev)?.first().map(|e| e.get_log_id().clone())
             }
             _ => None,
         };
@@ -227,21 +228,21 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
     /// Sets `m/purged` and deletes `[first, log_id.index]` in one batch
     /// written with RAVEL_SYNC.
     async fn purge(&mut self, log_id: LogId<C::NodeId>) -> Result<(), StorageError<C::NodeId>> {
-        if self.last_purged.is_some_and(|p| p.index >= log_id.index) {
+        if self.last_purged.as_ref().is_some_and(|p| p.index >= log_id.index) {
             return Ok(());
         }
         let mut batch = Batch::new().map_err(write_err)?;
         batch.put(keys::PURGED, keys::to_json(&log_id).map_err(write_err)?).map_err(write_err)?;
-        let stop = match self.last_present {
+        let stop = match &self.last_present {
             Some(last) => last.index.min(log_id.index) + 1,
             None => self.first_index(),
         };
         delete_log_range(&mut batch, self.first_index(), stop.max(self.first_index())).map_err(write_err)?;
         self.db.write_opt(&batch, WriteFlags::SYNC).map_err(write_err)?;
-        self.last_purged = Some(log_id);
-        if self.last_present.is_some_and(|last| last.index <= log_id.index) {
+        if self.last_present.as_ref().is_some_and(|last| last.index <= log_id.index) {
             self.last_present = None;
         }
+        self.last_purged = Some(log_id);
         Ok(())
     }
 }

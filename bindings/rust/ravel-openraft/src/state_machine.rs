@@ -13,7 +13,7 @@ use openraft::{
 };
 use ravel::{Batch, Db, WriteFlags};
 
-use crate::keys::{self, io};
+use crate::keys::{self, io, ToAny};
 use crate::snapshot::{self, SnapshotWriter};
 use crate::RavelTypeConfig;
 
@@ -73,16 +73,16 @@ pub struct RavelSnapshotBuilder<C: RavelTypeConfig> {
     _config: std::marker::PhantomData<C>,
 }
 
-fn sm_read_err<NID: openraft::NodeId>(e: impl Into<AnyError>) -> StorageError<NID> {
-    io(StorageIOError::read_state_machine(e))
+fn sm_read_err<NID: openraft::NodeId>(e: impl ToAny) -> StorageError<NID> {
+    io(StorageIOError::read_state_machine(e.any()))
 }
 
-fn sm_write_err<NID: openraft::NodeId>(e: impl Into<AnyError>) -> StorageError<NID> {
-    io(StorageIOError::write_state_machine(e))
+fn sm_write_err<NID: openraft::NodeId>(e: impl ToAny) -> StorageError<NID> {
+    io(StorageIOError::write_state_machine(e.any()))
 }
 
-fn snap_err<NID: openraft::NodeId>(e: impl Into<AnyError>) -> StorageError<NID> {
-    io(StorageIOError::write_snapshot(None, e))
+fn snap_err<NID: openraft::NodeId>(e: impl ToAny) -> StorageError<NID> {
+    io(StorageIOError::write_snapshot(None, e.any()))
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(value: Option<Vec<u8>>) -> Result<Option<T>, AnyError> {
@@ -135,7 +135,7 @@ impl<C: RavelTypeConfig> RaftSnapshotBuilder<C> for RavelSnapshotBuilder<C> {
                 let (key, value) = item.map_err(sm_read_err)?;
                 w.pair(&key[keys::DATA_BEGIN.len()..], &value).map_err(sm_read_err)?;
             }
-            let snapshot_id = match applied {
+            let snapshot_id = match &applied {
                 Some(id) => format!("{}-{}-{}", id.leader_id, id.index, snap.sequence()),
                 None => format!("--{}", snap.sequence()),
             };
@@ -160,7 +160,7 @@ where
     async fn applied_state(
         &mut self,
     ) -> Result<(Option<LogId<C::NodeId>>, StoredMembership<C::NodeId, C::Node>), StorageError<C::NodeId>> {
-        Ok((self.applied, self.membership.clone()))
+        Ok((self.applied.clone(), self.membership.clone()))
     }
 
     /// All the entries' writes, the last applied log id and the membership
@@ -172,11 +172,11 @@ where
     {
         let mut batch = Batch::new().map_err(sm_write_err)?;
         let mut pending = BTreeMap::new();
-        let mut applied = self.applied;
+        let mut applied = self.applied.clone();
         let mut membership = None;
         let mut replies = Vec::new();
         for entry in entries {
-            applied = Some(entry.log_id);
+            applied = Some(entry.log_id.clone());
             let reply = match &entry.payload {
                 EntryPayload::Blank => C::R::default(),
                 EntryPayload::Normal(data) => {
@@ -184,7 +184,7 @@ where
                     data.apply(&mut writes).map_err(|e| sm_write_err(&e))?
                 }
                 EntryPayload::Membership(m) => {
-                    membership = Some(StoredMembership::new(Some(entry.log_id), m.clone()));
+                    membership = Some(StoredMembership::new(Some(entry.log_id.clone()), m.clone()));
                     C::R::default()
                 }
             };
@@ -239,7 +239,7 @@ where
         let stored = snapshot::encode_stored(&keys::to_json(meta).map_err(err)?, &data);
         batch.put(keys::SNAPSHOT, stored).map_err(ravel_err)?;
         self.db.write_opt(&batch, WriteFlags::SYNC).map_err(ravel_err)?;
-        self.applied = meta.last_log_id;
+        self.applied = meta.last_log_id.clone();
         self.membership = meta.last_membership.clone();
         Ok(())
     }
