@@ -3,7 +3,8 @@
 //! the applied state, the data and the current snapshot; a child process
 //! killed with SIGKILL while appending loses no entry whose append
 //! callback fired (the child prints the index once `blocking_append`,
-//! which waits for that callback, returned).
+//! which waits for that callback, returned); one killed while installing
+//! snapshots reopens with one whole snapshot's state, never a mix.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
@@ -91,6 +92,7 @@ fn reopen_keeps_everything() {
         assert_eq!(sm2.applied_state().await.unwrap(), (applied, membership));
         assert_eq!(sm2.get("stale").unwrap(), None, "keys absent from the snapshot are gone");
         assert_eq!(sm2.get("k14").unwrap(), Some(b"v14".to_vec()));
+        assert_eq!(sm2.get("k1").unwrap(), Some(b"v1".to_vec()), "a key in both: the snapshot's put wins over the delete");
         assert_eq!(sm2.get_current_snapshot().await.unwrap().unwrap().meta, snapshot_meta);
         drop(sm2);
         let _ = std::fs::remove_dir_all(&other);
@@ -158,6 +160,106 @@ fn sigkill_during_appends() {
                 assert_eq!(*entry, put_entry(3, i as u64 + 1), "round {round}");
             }
             durable = last;
+        });
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const INSTALL_CHILD_ENV: &str = "RAVEL_OPENRAFT_INSTALL_CHILD";
+
+/// Generation g of the state: keys k0 .. k(n-1) all set to "g{g}", with n
+/// varying by generation so that a key left from another one shows.
+fn generation_keys(g: u64) -> u64 {
+    300 + (g * 137) % 400
+}
+
+/// Generations cycle through 1..=GENERATIONS.
+const GENERATIONS: u64 = 4;
+
+/// The child's side of `sigkill_during_installs`: builds the snapshots of
+/// generations 1..=4 on scratch state machines, then installs them on the
+/// target in turn (1, 2, 3, 4, 1, ...), printing "installed g" after each,
+/// until killed.  A no-op in a normal run.
+#[test]
+fn child_installs() {
+    let Ok(dir) = std::env::var(INSTALL_CHILD_ENV) else { return };
+    runtime().block_on(async {
+        let mut snapshots = Vec::new();
+        for g in 1..=GENERATIONS {
+            let source_dir = PathBuf::from(format!("{dir}-source{g}"));
+            let _ = std::fs::remove_dir_all(&source_dir);
+            let (_l, mut source) = open(&source_dir);
+            let value = format!("g{g}").into_bytes();
+            let writes = (0..generation_keys(g)).map(|k| {
+                let command = KvCommand::Put { key: format!("k{k}").into_bytes(), value: value.clone() };
+                Entry { log_id: log_id(g, g), payload: EntryPayload::Normal(command) }
+            });
+            source.apply(writes.collect::<Vec<_>>()).await.unwrap();
+            snapshots.push(source.get_snapshot_builder().await.build_snapshot().await.unwrap());
+            drop((_l, source));
+            let _ = std::fs::remove_dir_all(&source_dir);
+        }
+        let (_log, mut target) = open(Path::new(&dir));
+        let mut out = std::io::stdout().lock();
+        for g in (1..=GENERATIONS).cycle() {
+            let snap = &snapshots[g as usize - 1];
+            let data = Box::new(std::io::Cursor::new(snap.snapshot.get_ref().clone()));
+            target.install_snapshot(&snap.meta, data).await.unwrap();
+            writeln!(out, "installed {g}").unwrap();
+            out.flush().unwrap();
+        }
+    });
+}
+
+#[test]
+fn sigkill_during_installs() {
+    let dir = scratch("sigkill-install");
+    let exe = std::env::current_exe().unwrap();
+    let seed = std::process::id() as u64;
+    for (round, lines_before_kill) in [5usize, 13, 22, 31].into_iter().enumerate() {
+        let mut child = Command::new(&exe)
+            .args(["--exact", "child_installs", "--nocapture", "--test-threads=1"])
+            .env(INSTALL_CHILD_ENV, &dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn the child");
+        let mut installed = 0;
+        let mut seen = 0;
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        for line in lines.by_ref() {
+            let Some(g) = line.unwrap().strip_prefix("installed ").map(|g| g.parse::<u64>().unwrap()) else { continue };
+            installed = g;
+            seen += 1;
+            if seen == lines_before_kill {
+                break;
+            }
+        }
+        assert_eq!(seen, lines_before_kill, "round {round}: the child stopped early");
+        // a kill point somewhere in the next installs, not always just after a line
+        std::thread::sleep(std::time::Duration::from_micros((seed * 7919 + round as u64 * 104729) % 20_000));
+        child.kill().expect("SIGKILL");
+        child.wait().unwrap();
+        // what the child printed before the kill landed also counts
+        for line in lines {
+            let Ok(line) = line else { break };
+            if let Some(g) = line.strip_prefix("installed ") {
+                installed = g.parse().unwrap();
+            }
+        }
+
+        runtime().block_on(async {
+            let (_log, mut sm) = open(&dir);
+            let (applied, _) = sm.applied_state().await.unwrap();
+            let g = applied.as_ref().expect("an installed snapshot").index;
+            let next = installed % GENERATIONS + 1;
+            assert!(g == installed || g == next, "round {round}: state {g}, last installed {installed}");
+            let want = format!("g{g}").into_bytes();
+            for k in 0..700 {
+                let got = sm.get(format!("k{k}")).unwrap();
+                let expected = (k < generation_keys(g)).then(|| want.clone());
+                assert_eq!(got, expected, "round {round}: key k{k} in generation {g}'s state");
+            }
+            assert_eq!(sm.get_current_snapshot().await.unwrap().unwrap().meta.last_log_id, applied);
         });
     }
     let _ = std::fs::remove_dir_all(&dir);
