@@ -68,7 +68,9 @@ pub(crate) fn encode_entry<T: serde::Serialize>(entry: &T) -> Result<Vec<u8>, se
 pub(crate) fn decode_entry<T: serde::de::DeserializeOwned>(value: &[u8]) -> Result<T, AnyError> {
     match value.first() {
         Some(&ENTRY_ENCODING_JSON) => serde_json::from_slice(&value[1..]).map_err(|e| AnyError::new(&e)),
-        Some(other) => Err(AnyError::error(format!("log entry in unknown encoding {other} (this build reads 1)"))),
+        Some(other) => {
+            Err(AnyError::error(format!("log entry in unknown encoding {other} (this build reads 1)")))
+        }
         None => Err(AnyError::error("empty log entry value")),
     }
 }

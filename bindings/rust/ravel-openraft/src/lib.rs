@@ -31,9 +31,15 @@ pub use state_machine::{Command, RavelSnapshotBuilder, RavelStateMachine, Writes
 /// The type configurations this store serves: openraft's own `Entry`, and
 /// snapshots held in memory (`Cursor<Vec<u8>>`, openraft's default).  The
 /// state machine further needs `C::D: Command<C::R>` and `C::R: Default`.
-pub trait RavelTypeConfig: RaftTypeConfig<Entry = openraft::Entry<Self>, SnapshotData = Cursor<Vec<u8>>> {}
+pub trait RavelTypeConfig:
+    RaftTypeConfig<Entry = openraft::Entry<Self>, SnapshotData = Cursor<Vec<u8>>>
+{
+}
 
-impl<C> RavelTypeConfig for C where C: RaftTypeConfig<Entry = openraft::Entry<C>, SnapshotData = Cursor<Vec<u8>>> {}
+impl<C> RavelTypeConfig for C where
+    C: RaftTypeConfig<Entry = openraft::Entry<C>, SnapshotData = Cursor<Vec<u8>>>
+{
+}
 
 /// Opens (creating it if missing, unless `options` say otherwise) the
 /// ravel database at `path` and returns its log store and state machine.

@@ -88,7 +88,10 @@ fn read_entries<C: RavelTypeConfig>(
         let (key, value) = item.map_err(read_err)?;
         let entry: C::Entry = keys::decode_entry(&value).map_err(read_err)?;
         if keys::log_index(&key) != Some(entry.get_log_id().index) {
-            return Err(read_err(AnyError::error(format!("log key {key:?} holds entry {}", entry.get_log_id()))));
+            return Err(read_err(AnyError::error(format!(
+                "log key {key:?} holds entry {}",
+                entry.get_log_id()
+            ))));
         }
         entries.push(entry);
     }
@@ -107,7 +110,8 @@ impl<C: RavelTypeConfig> RavelLogStore<C> {
     pub(crate) fn load(db: Arc<Db>) -> Result<Self, StorageError<C::NodeId>> {
         let last_purged = get_json(&db, keys::PURGED).map_err(read_err)?;
         let mut last_present = None;
-        if let Some(item) = db.range_rev(Some(keys::LOG_BEGIN), Some(keys::LOG_END)).map_err(read_err)?.next() {
+        if let Some(item) = db.range_rev(Some(keys::LOG_BEGIN), Some(keys::LOG_END)).map_err(read_err)?.next()
+        {
             let (_, value) = item.map_err(read_err)?;
             let entry: C::Entry = keys::decode_entry(&value).map_err(read_err)?;
             last_present = Some(entry.get_log_id().clone());
@@ -166,7 +170,10 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
         get_json(&self.db, keys::VOTE).map_err(|e| io(StorageIOError::read_vote(e.any())))
     }
 
-    async fn save_committed(&mut self, committed: Option<LogId<C::NodeId>>) -> Result<(), StorageError<C::NodeId>> {
+    async fn save_committed(
+        &mut self,
+        committed: Option<LogId<C::NodeId>>,
+    ) -> Result<(), StorageError<C::NodeId>> {
         let value = keys::to_json(&committed).map_err(write_err)?;
         self.db.put_opt(keys::COMMITTED, value, WriteFlags::SYNC).map_err(write_err)
     }
@@ -214,7 +221,8 @@ impl<C: RavelTypeConfig> RaftLogStorage<C> for RavelLogStore<C> {
             return Ok(());
         }
         let mut batch = Batch::new().map_err(write_err)?;
-        delete_log_range(&mut batch, log_id.index.max(self.first_index()), last.index + 1).map_err(write_err)?;
+        delete_log_range(&mut batch, log_id.index.max(self.first_index()), last.index + 1)
+            .map_err(write_err)?;
         self.db.write_opt(&batch, WriteFlags::SYNC).map_err(write_err)?;
         self.last_present = match log_id.index.checked_sub(1) {
             Some(prev) if prev >= self.first_index() => {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{
-    AnyError, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageError, StorageIOError,
-    StoredMembership,
+    AnyError, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageError,
+    StorageIOError, StoredMembership,
 };
 use ravel::{Batch, Db, WriteFlags};
 
@@ -127,9 +127,13 @@ impl<C: RavelTypeConfig> RaftSnapshotBuilder<C> for RavelSnapshotBuilder<C> {
         let (meta, data) = {
             let snap = self.db.snapshot().map_err(sm_read_err)?;
             let applied: Option<LogId<C::NodeId>> =
-                read_json::<Option<_>>(snap.get(keys::APPLIED).map_err(sm_read_err)?).map_err(sm_read_err)?.flatten();
+                read_json::<Option<_>>(snap.get(keys::APPLIED).map_err(sm_read_err)?)
+                    .map_err(sm_read_err)?
+                    .flatten();
             let membership: StoredMembership<C::NodeId, C::Node> =
-                read_json(snap.get(keys::MEMBERSHIP).map_err(sm_read_err)?).map_err(sm_read_err)?.unwrap_or_default();
+                read_json(snap.get(keys::MEMBERSHIP).map_err(sm_read_err)?)
+                    .map_err(sm_read_err)?
+                    .unwrap_or_default();
             let mut w = SnapshotWriter::new();
             for item in snap.range(Some(keys::DATA_BEGIN), Some(keys::DATA_END)).map_err(sm_read_err)? {
                 let (key, value) = item.map_err(sm_read_err)?;
@@ -159,7 +163,8 @@ where
 
     async fn applied_state(
         &mut self,
-    ) -> Result<(Option<LogId<C::NodeId>>, StoredMembership<C::NodeId, C::Node>), StorageError<C::NodeId>> {
+    ) -> Result<(Option<LogId<C::NodeId>>, StoredMembership<C::NodeId, C::Node>), StorageError<C::NodeId>>
+    {
         Ok((self.applied.clone(), self.membership.clone()))
     }
 
@@ -245,7 +250,8 @@ where
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<C>>, StorageError<C::NodeId>> {
-        let current = current_snapshot::<C>(&self.db).map_err(|e| io(StorageIOError::read_snapshot(None, e)))?;
+        let current =
+            current_snapshot::<C>(&self.db).map_err(|e| io(StorageIOError::read_snapshot(None, e)))?;
         Ok(current.map(|(meta, data)| Snapshot { meta, snapshot: Box::new(Cursor::new(data)) }))
     }
 }

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
-use openraft::{CommittedLeaderId, Entry, EntryPayload, LogId, Membership, RaftLogReader, RaftSnapshotBuilder, Vote};
+use openraft::{
+    CommittedLeaderId, Entry, EntryPayload, LogId, Membership, RaftLogReader, RaftSnapshotBuilder, Vote,
+};
 use ravel_openraft::kv::{KvCommand, KvConfig};
 use ravel_openraft::{RavelLogStore, RavelStateMachine};
 
@@ -33,7 +35,8 @@ fn log_id(term: u64, index: u64) -> LogId<u64> {
 }
 
 fn put_entry(term: u64, index: u64) -> Entry<KvConfig> {
-    let command = KvCommand::Put { key: format!("k{index}").into_bytes(), value: format!("v{index}").into_bytes() };
+    let command =
+        KvCommand::Put { key: format!("k{index}").into_bytes(), value: format!("v{index}").into_bytes() };
     Entry { log_id: log_id(term, index), payload: EntryPayload::Normal(command) }
 }
 
@@ -53,7 +56,8 @@ fn reopen_keeps_everything() {
     let snapshot_meta = rt.block_on(async {
         let (mut log, mut sm) = open(&dir);
         log.save_vote(&Vote::new(7, 1)).await.unwrap();
-        let entries: Vec<_> = (1..=20).map(|i| if i == 3 { membership_entry(2, i) } else { put_entry(2, i) }).collect();
+        let entries: Vec<_> =
+            (1..=20).map(|i| if i == 3 { membership_entry(2, i) } else { put_entry(2, i) }).collect();
         log.blocking_append(entries.clone()).await.unwrap();
         log.save_committed(Some(log_id(2, 15))).await.unwrap();
         sm.apply(entries[..15].to_vec()).await.unwrap();
@@ -85,14 +89,29 @@ fn reopen_keeps_everything() {
         let other = scratch("reopen-install");
         {
             let (_, mut sm2) = open(&other);
-            sm2.apply(vec![put_entry(1, 1), Entry { log_id: log_id(1, 2), payload: EntryPayload::Normal(KvCommand::Put { key: b"stale".to_vec(), value: b"x".to_vec() }) }]).await.unwrap();
+            sm2.apply(vec![
+                put_entry(1, 1),
+                Entry {
+                    log_id: log_id(1, 2),
+                    payload: EntryPayload::Normal(KvCommand::Put {
+                        key: b"stale".to_vec(),
+                        value: b"x".to_vec(),
+                    }),
+                },
+            ])
+            .await
+            .unwrap();
             sm2.install_snapshot(&current.meta, current.snapshot).await.unwrap();
         }
         let (_, mut sm2) = open(&other);
         assert_eq!(sm2.applied_state().await.unwrap(), (applied, membership));
         assert_eq!(sm2.get("stale").unwrap(), None, "keys absent from the snapshot are gone");
         assert_eq!(sm2.get("k14").unwrap(), Some(b"v14".to_vec()));
-        assert_eq!(sm2.get("k1").unwrap(), Some(b"v1".to_vec()), "a key in both: the snapshot's put wins over the delete");
+        assert_eq!(
+            sm2.get("k1").unwrap(),
+            Some(b"v1".to_vec()),
+            "a key in both: the snapshot's put wins over the delete"
+        );
         assert_eq!(sm2.get_current_snapshot().await.unwrap().unwrap().meta, snapshot_meta);
         drop(sm2);
         let _ = std::fs::remove_dir_all(&other);
@@ -137,7 +156,9 @@ fn sigkill_during_appends() {
             .expect("spawn the child");
         let mut seen = 0;
         for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-            let Some(n) = line.unwrap().strip_prefix("durable ").map(|n| n.parse::<u64>().unwrap()) else { continue };
+            let Some(n) = line.unwrap().strip_prefix("durable ").map(|n| n.parse::<u64>().unwrap()) else {
+                continue;
+            };
             assert!(n > durable, "round {round}: index {n} after {durable}");
             durable = n;
             seen += 1;
@@ -227,7 +248,9 @@ fn sigkill_during_installs() {
         let mut seen = 0;
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         for line in lines.by_ref() {
-            let Some(g) = line.unwrap().strip_prefix("installed ").map(|g| g.parse::<u64>().unwrap()) else { continue };
+            let Some(g) = line.unwrap().strip_prefix("installed ").map(|g| g.parse::<u64>().unwrap()) else {
+                continue;
+            };
             installed = g;
             seen += 1;
             if seen == lines_before_kill {

@@ -20,7 +20,9 @@ impl Drop for ScratchDir {
 
 struct RavelBuilder;
 
-impl StoreBuilder<KvConfig, RavelLogStore<KvConfig>, RavelStateMachine<KvConfig>, ScratchDir> for RavelBuilder {
+impl StoreBuilder<KvConfig, RavelLogStore<KvConfig>, RavelStateMachine<KvConfig>, ScratchDir>
+    for RavelBuilder
+{
     async fn build(
         &self,
     ) -> Result<(ScratchDir, RavelLogStore<KvConfig>, RavelStateMachine<KvConfig>), StorageError<u64>> {
