@@ -39,7 +39,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         log_id: LogId::new(CommittedLeaderId::new(1, 1), i),
         payload: EntryPayload::Normal(Request::Incr { key: "visits".into() }),
     });
-    let replies = tokio::runtime::Runtime::new()?.block_on(state_machine.apply(entries.collect::<Vec<_>>()))?;
+    let replies =
+        tokio::runtime::Runtime::new()?.block_on(state_machine.apply(entries.collect::<Vec<_>>()))?;
     println!("visits = {}", replies.last().unwrap().value);
     drop((_log_store, state_machine));
     std::fs::remove_dir_all(&dir)?;
