@@ -26,7 +26,7 @@ use openraft::{AnyError, RaftTypeConfig, StorageError, StorageIOError};
 use ravel::{Db, Options, WriteFlags};
 
 pub use log_store::{RavelLogReader, RavelLogStore};
-pub use state_machine::{Command, RavelSnapshotBuilder, RavelStateMachine, Writes};
+pub use state_machine::{Command, RavelSnapshotBuilder, RavelStateMachine, StateReader, Writes};
 
 /// The type configurations this store serves: openraft's own `Entry`, and
 /// snapshots held in memory (`Cursor<Vec<u8>>`, openraft's default).  The

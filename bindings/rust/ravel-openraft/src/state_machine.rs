@@ -107,6 +107,26 @@ impl<C: RavelTypeConfig> RavelStateMachine<C> {
     pub fn db(&self) -> &Arc<Db> {
         &self.db
     }
+
+    /// A handle reading the application's keys, for the application to
+    /// keep when it hands the state machine to `openraft::Raft::new`.
+    pub fn reader(&self) -> StateReader {
+        StateReader { db: self.db.clone() }
+    }
+}
+
+/// Reads the state machine's application keys as of the last apply (for
+/// linearizable reads, after openraft's `ensure_linearizable`).  Holds the
+/// database open while it lives.
+#[derive(Clone)]
+pub struct StateReader {
+    db: Arc<Db>,
+}
+
+impl StateReader {
+    pub fn get(&self, key: impl AsRef<[u8]>) -> ravel::Result<Option<Vec<u8>>> {
+        self.db.get(keys::data_key(key.as_ref()))
+    }
 }
 
 /// Reads `s/snapshot` as openraft's meta and data.
