@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Cursor;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{
@@ -65,11 +65,16 @@ pub struct RavelStateMachine<C: RavelTypeConfig> {
     /// that changes those keys was written.
     applied: Option<LogId<C::NodeId>>,
     membership: StoredMembership<C::NodeId, C::Node>,
+    /// Held by an install while it writes and by a builder while it
+    /// compares and stores `s/snapshot`: a build that ran beside an
+    /// install cannot put back an older snapshot after it.
+    snapshot_slot: Arc<Mutex<()>>,
 }
 
 /// Builds a snapshot from a ravel snapshot of the state machine's keys.
 pub struct RavelSnapshotBuilder<C: RavelTypeConfig> {
     db: Arc<Db>,
+    snapshot_slot: Arc<Mutex<()>>,
     _config: std::marker::PhantomData<C>,
 }
 
@@ -95,7 +100,12 @@ impl<C: RavelTypeConfig> RavelStateMachine<C> {
             .map_err(sm_read_err)?
             .flatten();
         let membership = read_json(db.get(keys::MEMBERSHIP).map_err(sm_read_err)?).map_err(sm_read_err)?;
-        Ok(RavelStateMachine { db, applied, membership: membership.unwrap_or_default() })
+        Ok(RavelStateMachine {
+            db,
+            applied,
+            membership: membership.unwrap_or_default(),
+            snapshot_slot: Arc::new(Mutex::new(())),
+        })
     }
 
     /// The value of an application key, as of the last apply.
@@ -165,6 +175,7 @@ impl<C: RavelTypeConfig> RaftSnapshotBuilder<C> for RavelSnapshotBuilder<C> {
             };
             (SnapshotMeta { last_log_id: applied, last_membership: membership, snapshot_id }, w.finish())
         };
+        let _slot = self.snapshot_slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let newer = current_snapshot::<C>(&self.db).map_err(snap_err)?.map(|(m, _)| m.last_log_id);
         if newer.is_none() || newer.flatten() <= meta.last_log_id {
             let stored = snapshot::encode_stored(&keys::to_json(&meta).map_err(snap_err)?, &data);
@@ -231,7 +242,11 @@ where
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
-        RavelSnapshotBuilder { db: self.db.clone(), _config: std::marker::PhantomData }
+        RavelSnapshotBuilder {
+            db: self.db.clone(),
+            snapshot_slot: self.snapshot_slot.clone(),
+            _config: std::marker::PhantomData,
+        }
     }
 
     async fn begin_receiving_snapshot(&mut self) -> Result<Box<Cursor<Vec<u8>>>, StorageError<C::NodeId>> {
@@ -263,7 +278,9 @@ where
         batch.put(keys::MEMBERSHIP, keys::to_json(&meta.last_membership).map_err(err)?).map_err(ravel_err)?;
         let stored = snapshot::encode_stored(&keys::to_json(meta).map_err(err)?, &data);
         batch.put(keys::SNAPSHOT, stored).map_err(ravel_err)?;
+        let slot = self.snapshot_slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         self.db.write_opt(&batch, WriteFlags::SYNC).map_err(ravel_err)?;
+        drop(slot);
         self.applied = meta.last_log_id.clone();
         self.membership = meta.last_membership.clone();
         Ok(())
