@@ -12,6 +12,9 @@
 //! # Ok(()) }
 //! ```
 
+// StorageError is openraft's type, returned by every trait method.
+#![allow(clippy::result_large_err)]
+
 mod keys;
 pub mod kv;
 mod log_store;
@@ -41,12 +44,15 @@ impl<C> RavelTypeConfig for C where
 {
 }
 
+/// The two halves of a store, for `openraft::Raft::new`.
+pub type Stores<C> = (RavelLogStore<C>, RavelStateMachine<C>);
+
 /// Opens (creating it if missing, unless `options` say otherwise) the
 /// ravel database at `path` and returns its log store and state machine.
 pub fn open<C: RavelTypeConfig>(
     path: impl AsRef<Path>,
     options: Option<&Options>,
-) -> Result<(RavelLogStore<C>, RavelStateMachine<C>), StorageError<C::NodeId>> {
+) -> Result<Stores<C>, StorageError<C::NodeId>> {
     let err = |e: ravel::Error| StorageError::IO { source: StorageIOError::write(&e) };
     let db = match options {
         Some(o) => Db::open(path, o),
@@ -57,9 +63,7 @@ pub fn open<C: RavelTypeConfig>(
 
 /// As [`open`], on a database the caller opened (and may use for keys
 /// outside this crate's layout: keys.rs lists the prefixes it owns).
-pub fn with_db<C: RavelTypeConfig>(
-    db: Arc<Db>,
-) -> Result<(RavelLogStore<C>, RavelStateMachine<C>), StorageError<C::NodeId>> {
+pub fn with_db<C: RavelTypeConfig>(db: Arc<Db>) -> Result<Stores<C>, StorageError<C::NodeId>> {
     check_layout::<C>(&db)?;
     Ok((RavelLogStore::load(db.clone())?, RavelStateMachine::load(db)?))
 }

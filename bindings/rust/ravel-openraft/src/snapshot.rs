@@ -68,9 +68,12 @@ fn take_u32(data: &mut &[u8]) -> Result<u32, AnyError> {
     Ok(u32::from_be_bytes(take(data, 4)?.try_into().expect("4 bytes")))
 }
 
+/// Key-value pairs borrowed from snapshot data.
+pub(crate) type Pairs<'a> = Vec<(&'a [u8], &'a [u8])>;
+
 /// The pairs of snapshot data, all checked (magic, version, lengths,
 /// count, nothing after the end) before any is returned.
-pub(crate) fn parse(mut data: &[u8]) -> Result<Vec<(&[u8], &[u8])>, AnyError> {
+pub(crate) fn parse(mut data: &[u8]) -> Result<Pairs<'_>, AnyError> {
     if take(&mut data, 8)? != MAGIC {
         return Err(AnyError::error("not ravel-openraft snapshot data (bad magic)"));
     }

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{
-    AnyError, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, SnapshotMeta, StorageError,
-    StorageIOError, StoredMembership,
+    AnyError, EntryPayload, LogId, OptionalSend, RaftSnapshotBuilder, RaftTypeConfig, SnapshotMeta,
+    StorageError, StorageIOError, StoredMembership,
 };
 use ravel::{Batch, Db, WriteFlags};
 
@@ -139,10 +139,11 @@ impl StateReader {
     }
 }
 
+/// The current snapshot's meta and data.
+type StoredSnapshot<C> = (SnapshotMeta<<C as RaftTypeConfig>::NodeId, <C as RaftTypeConfig>::Node>, Vec<u8>);
+
 /// Reads `s/snapshot` as openraft's meta and data.
-fn current_snapshot<C: RavelTypeConfig>(
-    db: &Db,
-) -> Result<Option<(SnapshotMeta<C::NodeId, C::Node>, Vec<u8>)>, AnyError> {
+fn current_snapshot<C: RavelTypeConfig>(db: &Db) -> Result<Option<StoredSnapshot<C>>, AnyError> {
     let Some(value) = db.get(keys::SNAPSHOT).map_err(|e| AnyError::new(&e))? else { return Ok(None) };
     let (meta, data) = snapshot::decode_stored(&value)?;
     Ok(Some((keys::from_json(meta)?, data.to_vec())))

@@ -1,6 +1,9 @@
 //! openraft's own storage conformance suite (openraft::testing::Suite,
 //! written by openraft's authors), run on ravel: every case, unchanged.
 
+// Suite::test_all returns openraft's StorageError.
+#![allow(clippy::result_large_err)]
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
