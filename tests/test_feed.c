@@ -49,6 +49,7 @@
 **                  segments fdatasynced whole before they were moved.)
 */
 #include "crash_harness.h"
+#include "util/fault.h"
 #include "powerloss.h"
 
 #include <dirent.h>
@@ -981,6 +982,71 @@ static void test_follower_starts_early(void **state)
     }
 }
 
+/* A follower reads segment N to the end of its data while N is still
+** written and stops there (RV_PAUSE_FEED_END); more batches go into N; a
+** flush moves the log to N + 1 and deletes N (no retention), and one
+** more batch goes into N + 1; then the follower looks at N + 1, which
+** says N ended past what it read.  The
+** feed must read the rest of N through the descriptor it holds, not
+** report N deleted while it read it (RAVEL_EXPIRED: what CI's Rust
+** follower test hit under load). */
+struct dwr_follower {
+    ravel_updates *u;
+    int n, rc;
+    char why[512];
+};
+
+static void *dwr_follow(void *arg)
+{
+    struct dwr_follower *f = arg;
+    while ((f->rc = ravel_updates_next(f->u)) == RAVEL_OK)
+        f->n++;
+    snprintf(f->why, sizeof f->why, "%s", ravel_errmsg());
+    return NULL;
+}
+
+static void test_segment_deleted_while_read(void **state)
+{
+    (void)state;
+    char *dir = new_dir("deleted-while-read");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    char k[32];
+    for (int i = 0; i < 10; i++) {
+        snprintf(k, sizeof k, "a%02d", i);
+        TU_OK(ravel_put(db, 0, k, strlen(k), "v", 1));
+    }
+    struct dwr_follower f = {0};
+    TU_OK(ravel_updates_since(db, 1, 0, &f.u));
+    rv_pause_arm(RV_PAUSE_FEED_END);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, dwr_follow, &f), 0);
+    while (!rv_pause_waiting(RV_PAUSE_FEED_END))
+        usleep(1000);
+    for (int i = 0; i < 10; i++) {
+        snprintf(k, sizeof k, "b%02d", i);
+        TU_OK(ravel_put(db, 0, k, strlen(k), "v", 1));
+    }
+    TU_OK(ravel_flush(db, 0));
+    /* segment 2 says where 1 ended once it holds a record (under
+    ** wal_io=direct its header is written with the first one) */
+    TU_OK(ravel_put(db, 0, "c", 1, "v", 1));
+    char first[4096];
+    snprintf(first, sizeof first, "%s/wal-%08d.log", dir, 1);
+    if (access(first, F_OK) == 0)
+        fail_msg("%s is still there after the flush: the test shows "
+                 "nothing", first);
+    rv_pause_release(RV_PAUSE_FEED_END);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    if (f.rc != RAVEL_NOTFOUND)
+        fail_msg("after %d batches: %s (%s)", f.n, ravel_errstr(f.rc),
+                 f.why);
+    assert_int_equal(f.n, 21);
+    assert_int_equal(ravel_updates_last_sequence(f.u), 21);
+    ravel_updates_free(f.u);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* One round: the child writes (every third write synced, flushes every
 ** 100), is killed, and a power loss of PATTERN takes what no sync
 ** covered.  After the reopen the feed from 1 is p0, p1, ... with no gap
@@ -1050,6 +1116,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_replication),
         cmocka_unit_test(test_other_process),
         cmocka_unit_test(test_follower_starts_early),
+        cmocka_unit_test(test_segment_deleted_while_read),
         cmocka_unit_test(test_powerloss),
     };
     return CRASH_MAIN(argc, argv, roles, tests);

@@ -54,6 +54,7 @@
 #include "db/batch.h"
 #include "db/db.h"
 #include "util/error.h"
+#include "util/fault.h"
 #include "util/filename.h"
 #include "wal/wal_archive.h"
 #include "wal/wal_tail.h"
@@ -64,8 +65,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Calls that find segment N + 1 not continuing N before it is damage. */
+/* Calls that find segment N + 1 not continuing N, with nothing more of N
+** to read, before it is damage. */
 #define FEED_MISMATCH_LIMIT 3
+/* feed_advance: read segment N again before judging (internal, never
+** returned to a caller). */
+#define FEED_READ_AGAIN (-1)
 
 struct ravel_updates {
     ravel_db *db;
@@ -75,7 +80,10 @@ struct ravel_updates {
     int check_gap;           /* started at the oldest segment, which does
                              ** not start the log: its first record must
                              ** not come after FROM */
-    int mismatches;          /* calls that found N + 1 not continuing N */
+    int mismatches;          /* calls that found N + 1 not continuing N
+                             ** at TAIL.off == MISMATCH_OFF */
+    uint64_t mismatch_off;   /* where N's data ended when N + 1 was last
+                             ** found not continuing it (0: not yet) */
     int open;                /* TAIL has a segment */
     struct rv_wal_tail tail;
     struct ravel_batch batch;/* the current batch */
@@ -394,6 +402,18 @@ static int feed_advance(struct ravel_updates *u)
     if (rc)
         return rc;
     if (prev_end && prev_end != u->tail.off) {
+        /* N was read to its end while still being written, and N + 1
+        ** says where it ended.  Read N again before judging: the
+        ** descriptor the tail holds reads the rest even after N was
+        ** deleted (a flush with no retention), and every new end of
+        ** N's data earns one more look at once. */
+        if (u->tail.off != u->mismatch_off) {
+            u->mismatch_off = u->tail.off;
+            u->mismatches = 0;
+            return FEED_READ_AGAIN;
+        }
+        if (++u->mismatches < FEED_MISMATCH_LIMIT)
+            return RAVEL_NOTFOUND;
         if (feed_gone(u, u->tail.number))
             return rv_error(RAVEL_EXPIRED, "change feed: WAL segment %llu "
                             "was deleted or recycled while the feed read it "
@@ -407,8 +427,6 @@ static int feed_advance(struct ravel_updates *u)
                             (unsigned long long)next,
                             (unsigned long long)prev_end,
                             (unsigned long long)u->last_seq);
-        if (++u->mismatches < FEED_MISMATCH_LIMIT)
-            return RAVEL_NOTFOUND;
         return rv_error(RAVEL_CORRUPT, "change feed: WAL segment %llu of %s "
                         "says segment %llu ended at byte offset %llu, but "
                         "its data verifies only up to byte offset %llu",
@@ -429,6 +447,7 @@ static int feed_advance(struct ravel_updates *u)
     rv_wal_tail_release(&u->tail);
     u->tail = t;
     u->mismatches = 0;
+    u->mismatch_off = 0;
     return RAVEL_OK;
 }
 
@@ -479,8 +498,9 @@ static int feed_next(struct ravel_updates *u)
         size_t len;
         rc = rv_wal_tail_next(&u->tail, &rep, &len);
         if (rc == RAVEL_NOTFOUND) {
+            rv_pause_here(RV_PAUSE_FEED_END);
             rc = feed_advance(u);
-            if (rc)
+            if (rc && rc != FEED_READ_AGAIN)
                 return rc;
             continue;
         }

@@ -77,6 +77,9 @@ enum rv_pause_point {
     RV_PAUSE_CHECKPOINT_ITEM = 13, /* a checkpoint into a directory has
                               ** written one file of its plan into
                               ** DIR.partial (its table files held) */
+    RV_PAUSE_FEED_END = 14,   /* a change feed read its segment to the end
+                              ** of its data and has not looked at the
+                              ** next segment yet (db/updates.c) */
     RV_PAUSE_POINTS
 };
 
