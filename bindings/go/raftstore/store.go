@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -80,8 +81,9 @@ var (
 	_ raft.StableStore       = (*Store)(nil)
 )
 
-// Open opens the ravel database in the directory dir (creating it unless
-// opts.MustExist) and returns a Store on it.  Close closes the database.
+// Open opens the ravel database in the directory dir (creating it and its
+// parents unless opts.MustExist) and returns a Store on it.  Close closes
+// the database.
 func Open(dir string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -93,6 +95,8 @@ func Open(dir string, opts *Options) (*Store, error) {
 	create := "true"
 	if opts.MustExist {
 		create = "false"
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("raftstore: %w", err)
 	}
 	if err := ropts.Set("create_if_missing", create); err != nil {
 		return nil, err
