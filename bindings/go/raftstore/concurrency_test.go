@@ -62,6 +62,9 @@ func TestConcurrentStoreLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if perSync, ok := writersPerFsync(s); ok {
+		t.Logf("%.2f sync writers acknowledged per fsync", perSync) // told, not asserted
+	}
 	present := map[uint64]bool{}
 	for w := range writers {
 		for i := range uint64(batches * perBatch) {
