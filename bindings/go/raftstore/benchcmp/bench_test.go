@@ -12,6 +12,7 @@ package benchcmp
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
 	raftbench "github.com/hashicorp/raft/bench"
+	ravel "github.com/ravel-kv/ravel/bindings/go"
 	"github.com/ravel-kv/ravel/bindings/go/raftstore"
 )
 
@@ -36,7 +38,11 @@ var stores = []struct {
 	open opener
 }{
 	{"ravel", func(b *testing.B) store {
-		s, err := raftstore.Open(b.TempDir(), nil)
+		var opts ravel.Options
+		if text := os.Getenv("RAVEL_OPTIONS"); text != "" {
+			check(b, opts.Parse(text)) // e.g. RAVEL_OPTIONS="wal_io=sync"
+		}
+		s, err := raftstore.Open(b.TempDir(), &raftstore.Options{Ravel: &opts})
 		check(b, err)
 		return s
 	}},
