@@ -227,15 +227,26 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               write has completed on the device (tens
 **                               of microseconds, where pwrite takes one):
 **                               direct is for databases whose writes are
-**                               mostly RAVEL_SYNC.  auto: probes at open
-**                               (file system, O_DIRECT, the costs of a
+**                               mostly RAVEL_SYNC.  auto: probes the
+**                               file system (O_DIRECT, the costs of a
 **                               synced write each way, inline completion
-**                               of buffered io_uring writes) and picks
-**                               direct only where neither kind of write
-**                               gets slower, else uring where buffered
-**                               writes complete inline, else sync; the
-**                               choice and the numbers are in
-**                               ravel.wal-io and the LOG
+**                               of buffered io_uring writes; measured at
+**                               the first open, then kept in
+**                               wal-probe.cache beside the database for
+**                               a week) and starts with direct only
+**                               where neither kind of write gets
+**                               slower, else uring where buffered
+**                               writes complete inline, else sync; then,
+**                               where O_DIRECT works (and neither
+**                               manual_wal_flush nor
+**                               recycle_log_file_num is set), moves
+**                               between that buffered mode and direct
+**                               at memtable switches when each
+**                               segment's share of RAVEL_SYNC writes,
+**                               priced by the probe, says the other is
+**                               cheaper (two segments in a row); the
+**                               choice, each switch and the numbers are
+**                               in ravel.wal-io and the LOG
 **   wal_recovery_mode=tolerate_corrupted_tail_records
 **                               | absolute_consistency | point_in_time
 **                               | skip_any_corrupted_records
@@ -257,6 +268,14 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               so their space is already written (only
 **                               with wal_io=direct: RAVEL_INVALID with
 **                               sync or uring)
+**   wal_io_switch_every_segments=0
+**                               0 .. 1000, for testing only: wal_io=auto
+**                               switches between its buffered mode and
+**                               direct every N memtable switches,
+**                               whatever the writes (the crash and
+**                               power-loss tests run across switches
+**                               with 1); 0: as the writes say.  No
+**                               effect with another wal_io
 **   manual_wal_flush=false      true: a write's WAL record is kept in
 **                               ravel's own 1 MiB buffer instead of being
 **                               written at once; the buffer is written
@@ -412,6 +431,27 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               size (RocksDB's default), or round_robin
 **                               (RocksDB's kMinOverlappingRatio and
 **                               kRoundRobin, 3 and 4, are accepted too)
+**   max_compaction_bytes=0      RocksDB's: a compaction output file is
+**                               cut where its bytes and those of the
+**                               files it overlaps two levels down
+**                               would exceed this, and one file
+**                               overlapping more than this two levels
+**                               down is rewritten instead of moved (0: 25
+**                               times target_file_size_base; 0 .. 1P)
+**   level_compaction_dynamic_file_size=true
+**                               RocksDB's (7.8): a compaction output file
+**                               above the last level is cut at a file
+**                               boundary of the level below its own once
+**                               it holds half its target size (a little
+**                               more for each boundary it passed), or
+**                               before it would span a whole file of that
+**                               level worth an eighth of the target; it
+**                               may grow to twice the target.  Aligned
+**                               boundaries leave less of the next
+**                               compaction's input overlapping nothing
+**                               (docs/performance.md: less write
+**                               amplification); false: files are cut at
+**                               the target size
 **
 ** The write controller (docs/compaction.md): when flushes and compactions
 ** fall behind, writes are slowed down before they must be stopped.

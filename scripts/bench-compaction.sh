@@ -18,10 +18,11 @@
 #   reads on that database, each in a new process (--use_existing_db):
 #         readrandom with 1 and 4 threads, seekrandom (--seek_nexts=10) with
 #         1 and 4 threads, READS operations in all per run.
-# Then, where bench/kv-readbench was built with LevelDB (libleveldb-dev),
-# the LevelDB point: 1M keys loaded and compacted by each engine (ravel
-# with ravel_compact_range, LevelDB with leveldb_compact_range), a block
-# cache holding all of it (256M), readrandom with one thread, ROUNDS runs
+# Then, where bench/kv-bench was built with LevelDB (libleveldb-dev), the
+# LevelDB point: 1M keys loaded and compacted by each engine (ravel with
+# ravel_compact_range, LevelDB with leveldb_compact_range), a block cache
+# holding all of it (256M), point gets with one thread for KV_SECONDS
+# (ravel_get against leveldb_get, both allocating the value), ROUNDS runs
 # each, against the 548k gets/s LevelDB's own benchmark page reports.
 #
 # Both engines get the same flags, set explicitly (their defaults differ):
@@ -33,7 +34,8 @@
 #
 # Environment: ROUNDS (3), NUM (20000000), FILL_THREADS (1), READS
 # (1000000), DB_ROOT (/dev/shm; /work/benchdb for ext4), RAVEL_BENCH,
-# DB_BENCH, KV_READBENCH (build/bench/kv-readbench; LEVELDB=0 skips it),
+# DB_BENCH, KV_BENCH (build/bench/kv-bench, or KV_READBENCH, its old
+# name; LEVELDB=0 skips it), KV_SECONDS (5),
 # LEVELDB_NUM (1000000), KEEP_LOGS (a directory to keep every run's
 # output in), EXTRA (more flags for both engines).
 set -eu
@@ -46,7 +48,8 @@ READS=${READS:-1000000}
 DB_ROOT=${DB_ROOT:-/dev/shm}
 RAVEL_BENCH=${RAVEL_BENCH:-$here/build/bench/ravel-bench}
 DB_BENCH=${DB_BENCH:-db_bench}
-KV_READBENCH=${KV_READBENCH:-$here/build/bench/kv-readbench}
+KV_BENCH=${KV_BENCH:-${KV_READBENCH:-$here/build/bench/kv-bench}}
+KV_SECONDS=${KV_SECONDS:-5}
 LEVELDB=${LEVELDB:-1}
 LEVELDB_NUM=${LEVELDB_NUM:-1000000}
 EXTRA=${EXTRA:-}
@@ -215,31 +218,31 @@ END {
 
 # The LevelDB point, through one harness for both engines.
 [ "$LEVELDB" = 0 ] && exit 0
-if [ ! -x "$KV_READBENCH" ]; then
-    echo; echo "leveldb: no kv-readbench at $KV_READBENCH, skipped"; exit 0
+if [ ! -x "$KV_BENCH" ]; then
+    echo; echo "leveldb: no kv-bench at $KV_BENCH, skipped"; exit 0
 fi
 echo
-echo "readrandom, 1 thread, $LEVELDB_NUM keys loaded and compacted, 256M cache (kv-readbench):"
+echo "point get, 1 thread, $LEVELDB_NUM keys loaded and compacted, 256M cache (kv-bench: ravel_get, leveldb_get):"
 : >"$work/kv"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for engine in ravel leveldb; do
         db=$DB_ROOT/bench-compaction-$$-kv-$engine
         rm -rf -- "$db"
-        if ! out=$("$KV_READBENCH" --engine=$engine --db="$db" \
-                --num="$LEVELDB_NUM" --reads=$((LEVELDB_NUM * 2)) \
-                --cache_size=268435456 --threads=1 --benchmarks=readrandom 2>&1); then
+        if ! out=$("$KV_BENCH" --engine=$engine --db="$db" \
+                --num="$LEVELDB_NUM" --seconds="$KV_SECONDS" \
+                --cache_size=268435456 --read_threads=1 --workloads=get 2>&1); then
             case $out in
-            *"not built"*) echo "kv-readbench has no $engine: $out"; rm -rf -- "$db"; exit 0 ;;
+            *"not built"*) echo "kv-bench has no $engine: $out"; rm -rf -- "$db"; exit 0 ;;
             esac
             echo "$out" >&2
-            die "kv-readbench --engine=$engine failed"
+            die "kv-bench --engine=$engine failed"
         fi
         rm -rf -- "$db"
         db=""
-        v=$(echo "$out" | awk '$2 == "readrandom" { print $4 }')
+        v=$(echo "$out" | sed -n 's/^result .* ops_per_sec=\([0-9]*\) .*/\1/p')
         echo "$engine $v" >>"$work/kv"
-        printf 'round %d  %-8s readrandom %10s ops/sec\n' "$r" "$engine" "$v"
+        printf 'round %d  %-8s get %10s ops/sec\n' "$r" "$engine" "$v"
     done
     r=$((r + 1))
 done

@@ -3,7 +3,7 @@
 # ravel-bench against RocksDB's db_bench on the same flags (through
 # scripts/bench-compare.sh: alternating runs, medians of the per-round
 # ratios, each engine's median peak RSS), and against LevelDB through
-# kv-readbench where it was built with LevelDB.
+# kv-bench where it was built with LevelDB.
 #
 #   scripts/bench-read-compare.sh [CASE ...]
 #
@@ -18,16 +18,19 @@
 #   files1  1M keys, flushed (flush), then readrandom from the table files,
 #           1 thread
 #   files4  the same with 4 threads
-#   leveldb kv-readbench: 1M keys in files (both compacted whole),
-#           readrandom on 1 and 4 threads, ravel then LevelDB, ROUNDS times
+#   leveldb kv-bench: 1M keys in files (both compacted whole), point gets
+#           (ravel_get and leveldb_get, both allocating) on 1 and 4 threads
+#           for KV_SECONDS each, ravel then LevelDB, ROUNDS times
+#           (scripts/bench-kv-compare.sh has the full five-engine table)
 #
 # Flags both engines get: 16-byte keys, 100-byte values, no compression,
 # 10 bloom bits per key, a 64M block cache, 4K blocks, 2 write buffers
 # (db_bench's defaults differ: snappy, no bloom filter, 8M cache).
 #
 # Environment: ROUNDS (default 3), DB_ROOT (default /dev/shm),
-# RAVEL_BENCH, DB_BENCH and KEEP_LOGS as for bench-compare.sh; KV_READBENCH
-# (default build/bench/kv-readbench); NUM_LSM (default 5000000), NUM_MEM
+# RAVEL_BENCH, DB_BENCH and KEEP_LOGS as for bench-compare.sh; KV_BENCH
+# (default build/bench/kv-bench; KV_READBENCH, its old name, is read too),
+# KV_SECONDS (default 5); NUM_LSM (default 5000000), NUM_MEM
 # (default 1000000), READS (operations per case in all, default 1000000).
 set -eu
 
@@ -36,7 +39,8 @@ ROUNDS=${ROUNDS:-3}
 NUM_LSM=${NUM_LSM:-5000000}
 NUM_MEM=${NUM_MEM:-1000000}
 READS=${READS:-1000000}
-KV_READBENCH=${KV_READBENCH:-$here/build/bench/kv-readbench}
+KV_BENCH=${KV_BENCH:-${KV_READBENCH:-$here/build/bench/kv-bench}}
+KV_SECONDS=${KV_SECONDS:-5}
 DB_ROOT=${DB_ROOT:-/dev/shm}
 export ROUNDS DB_ROOT
 
@@ -74,28 +78,24 @@ files() {
 }
 
 leveldb() {
-    [ -x "$KV_READBENCH" ] || { echo "=== leveldb: no kv-readbench at $KV_READBENCH, skipped"; return 0; }
-    echo "=== $NUM_MEM keys in files, readrandom: ravel and LevelDB (both compacted whole), kv-readbench"
+    [ -x "$KV_BENCH" ] || { echo "=== leveldb: no kv-bench at $KV_BENCH, skipped"; return 0; }
+    echo "=== $NUM_MEM keys in files, point gets: ravel_get and leveldb_get (both compacted whole, 64M caches), kv-bench"
     db=$DB_ROOT/bench-read-compare-$$
     r=1
     while [ "$r" -le "$ROUNDS" ]; do
         for engine in ravel leveldb; do
             rm -rf -- "$db"
-            if ! out=$("$KV_READBENCH" --engine=$engine --db="$db" \
-                    --num="$NUM_MEM" --benchmarks=readrandom 2>&1); then
+            if ! out=$("$KV_BENCH" --engine=$engine --db="$db" \
+                    --num="$NUM_MEM" --cache_size=67108864 --workloads=get \
+                    --read_threads=1,4 --seconds="$KV_SECONDS" 2>&1); then
                 case $out in
-                *"not built"*|*"unknown engine"*|*"without LevelDB"*)
-                    echo "kv-readbench has no $engine: $out"; rm -rf -- "$db"; return 0 ;;
+                *"not built"*)
+                    echo "kv-bench has no $engine: $out"; rm -rf -- "$db"; return 0 ;;
                 esac
                 echo "$out" >&2
-                die "kv-readbench --engine=$engine failed"
+                die "kv-bench --engine=$engine failed"
             fi
-            echo "$out" | sed "s/^/round $r  1 thread:  /"
-            for t in 4; do
-                "$KV_READBENCH" --engine=$engine --db="$db" --use_existing_db \
-                    --num="$NUM_MEM" --threads=$t --reads=$((READS / t)) \
-                    --benchmarks=readrandom 2>&1 | sed "s/^/round $r  $t threads: /"
-            done
+            echo "$out" | sed -n "s/^result /round $r  /p"
         done
         r=$((r + 1))
     done

@@ -16,7 +16,7 @@ package ravel
 // stack.
 #cgo noescape shim_put
 #cgo noescape shim_delete
-#cgo noescape shim_get_into
+#cgo noescape shim_get_copy
 #cgo noescape shim_batch_put
 #cgo noescape shim_batch_delete
 #cgo noescape shim_compact_range
@@ -30,7 +30,7 @@ package ravel
 #cgo noescape shim_txn_iter_new
 #cgo nocallback shim_put
 #cgo nocallback shim_delete
-#cgo nocallback shim_get_into
+#cgo nocallback shim_get_copy
 #cgo nocallback shim_write
 #cgo nocallback shim_batch_put
 #cgo nocallback shim_batch_delete

@@ -11,7 +11,6 @@ import "C"
 
 import (
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -234,36 +233,36 @@ func (db *DB) MultiGet(keys [][]byte) ([][]byte, error) {
 	return multiGetValues(db.c, nil, keys)
 }
 
-// smallValue is the size of the stack buffer Get reads into first: a
-// value that fits is copied once more into a slice of its exact size;
-// a longer one is read again into such a slice.
+// smallValue is the size of the stack buffer Get has ravel copy a value
+// into; a longer value is copied from ravel's allocation.  Either way the
+// key is looked up once.
 const smallValue = 512
 
 // getValue reads key as of snap (nil: the latest state) into a new slice
-// of the value's size.
+// of the value's size, with one lookup whatever the size.
 func getValue(cdb *C.ravel_db, snap *C.ravel_snapshot, key []byte) ([]byte, error) {
 	var small [smallValue]byte
-	v := C.shim_get_into(cdb, snap, bytesPtr(key), cSize(key),
-		unsafe.Pointer(&small[0]), smallValue)
+	v := C.shim_get_copy(cdb, snap, bytesPtr(key), cSize(key),
+		unsafe.Pointer(&small[0]), smallValue, 0)
 	if err := getError(v); err != nil {
 		return nil, err
 	}
-	if v.len <= smallValue {
-		return append(make([]byte, 0, int(v.len)), small[:v.len]...), nil
+	return ownValue(v, small[:]), nil
+}
+
+// ownValue is a new slice holding the value a shim_get_copy or
+// shim_txn_get found: copied from buf when it fit there, else from
+// ravel's allocation, which is then freed.  An empty value is a non-nil
+// empty slice.
+func ownValue(v C.shim_value, buf []byte) []byte {
+	out := make([]byte, int(v.len))
+	if v.data == nil {
+		copy(out, buf[:v.len])
+		return out
 	}
-	// too long for the stack buffer: read again into a slice of its size
-	// (the value may change in between: read until one fits)
-	for {
-		out := make([]byte, int(v.len))
-		v = C.shim_get_into(cdb, snap, bytesPtr(key), cSize(key),
-			bytesPtr(out), cSize(out))
-		if err := getError(v); err != nil {
-			return nil, err
-		}
-		if int(v.len) <= len(out) {
-			return out[:v.len], nil
-		}
-	}
+	copy(out, cBytes(v.data, v.len))
+	C.ravel_free(v.data)
+	return out
 }
 
 // multiGetValues reads keys as of snap (nil: the latest state, taken
@@ -305,23 +304,24 @@ func multiGetValues(cdb *C.ravel_db, snap *C.ravel_snapshot, keys [][]byte) ([][
 	return out, nil
 }
 
-// appendValue appends the value of key as of snap to dst.
+// appendValue appends the value of key as of snap to dst.  The value is
+// read into dst's spare capacity; one too long for it is read again with
+// the allocating call (a second lookup, once: dst has then grown), and
+// with no spare capacity it is read once with that call.
 func appendValue(cdb *C.ravel_db, snap *C.ravel_snapshot, dst, key []byte) ([]byte, error) {
 	n := len(dst)
-	for {
-		room := dst[n:cap(dst)]
-		v := C.shim_get_into(cdb, snap, bytesPtr(key), cSize(key),
-			bytesPtr(room), cSize(room))
-		if err := getError(v); err != nil {
-			return dst[:n], err
-		}
-		if int(v.len) <= len(room) {
-			return dst[:n+int(v.len)], nil
-		}
-		// grow to fit and read again (the value may have changed in
-		// between: loop until it fits)
-		dst = slices.Grow(dst[:n], int(v.len))
+	room := dst[n:cap(dst)]
+	v := C.shim_get_copy(cdb, snap, bytesPtr(key), cSize(key),
+		bytesPtr(room), cSize(room), 1)
+	if err := getError(v); err != nil {
+		return dst[:n], err
 	}
+	if v.data == nil {
+		return dst[:n+int(v.len)], nil
+	}
+	dst = append(dst[:n], cBytes(v.data, v.len)...)
+	C.ravel_free(v.data)
+	return dst, nil
 }
 
 // getError is the error of a get: the bare ErrNotFound for an absent key.

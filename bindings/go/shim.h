@@ -92,9 +92,19 @@ shim_status shim_put(ravel_db *db, int flags, const void *key, size_t klen,
 shim_status shim_delete(ravel_db *db, int flags, const void *key,
                         size_t klen);
 shim_status shim_write(ravel_db *db, int flags, ravel_batch *b);
-shim_value shim_get_into(ravel_db *db, const ravel_snapshot *snap,
+/* KEY's value as of SNAP (NULL: the latest state) with ONE lookup
+** (ravel_get) whatever its size: LEN is its length; a value of at most CAP
+** bytes is copied into BUF (DATA NULL), a longer one is in DATA, ravel's
+** allocation, for the caller to copy and free with ravel_free.  With
+** INTO_FIRST and CAP > 0 the value is first read into BUF with
+** ravel_get_into, and only a longer one is read again with ravel_get (the
+** caller sized BUF: AppendGet). */
+shim_value shim_get_copy(ravel_db *db, const ravel_snapshot *snap,
                          const void *key, size_t klen, void *buf,
-                         size_t cap);
+                         size_t cap, int into_first);
+/* The engine lookups the calling OS thread made through these shims (a
+** multi-get counts one per key), for the tests. */
+unsigned long shim_lookups(void);
 /* ravel_multi_get through read options holding SNAP (NULL: the latest
 ** state), made and freed inside the call; the per-key codes in RCS need no
 ** message (RAVEL_OK or RAVEL_NOTFOUND).  shim_free_values frees the N
@@ -142,11 +152,12 @@ enum shim_txn_op {
 };
 shim_handle shim_txn_begin(ravel_db *db, int flags);
 shim_handle shim_txn_recover(ravel_db *db, const char *name);
-/* ravel_txn_get, or ravel_txn_get_for_update if FOR_UPDATE: DATA the value
-** ravel allocated (free with ravel_free), LEN its length; RAVEL_NOTFOUND
-** has no message. */
+/* ravel_txn_get, or ravel_txn_get_for_update if FOR_UPDATE (one lookup):
+** LEN the value's length; a value of at most CAP bytes is copied into BUF
+** (DATA NULL), a longer one is in DATA, ravel's allocation (free with
+** ravel_free); RAVEL_NOTFOUND has no message. */
 shim_value shim_txn_get(ravel_txn *t, int for_update, const void *key,
-                        size_t klen);
+                        size_t klen, void *buf, size_t cap);
 shim_status shim_txn_put(ravel_txn *t, const void *key, size_t klen,
                          const void *val, size_t vlen);
 shim_status shim_txn_delete(ravel_txn *t, const void *key, size_t klen);

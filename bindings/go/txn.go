@@ -329,16 +329,16 @@ func (tx *Txn) get(op string, key []byte, forUpdate C.int) ([]byte, error) {
 		return nil, err
 	}
 	defer tx.leave()
-	v := C.shim_txn_get(tx.c, forUpdate, bytesPtr(key), cSize(key))
+	var small [smallValue]byte
+	v := C.shim_txn_get(tx.c, forUpdate, bytesPtr(key), cSize(key),
+		unsafe.Pointer(&small[0]), smallValue)
 	if v.rc == C.RAVEL_NOTFOUND {
 		return nil, ErrNotFound
 	}
 	if err := callError(op, v.rc, v.msg); err != nil {
 		return nil, err
 	}
-	out := append(make([]byte, 0, int(v.len)), cBytes(v.data, v.len)...)
-	C.ravel_free(v.data)
-	return out, nil
+	return ownValue(v, small[:]), nil
 }
 
 // Put sets key to value in the transaction: seen by its reads at once, by

@@ -6,7 +6,8 @@
 # for what is missing), then builds the workspace and runs every test
 # three times: linked to that libravel, with the bundled amalgamation, and
 # with the bundled amalgamation and its lz4 and zstd features (crates
-# fetched from crates.io, as for any cargo build).
+# fetched from crates.io, as for any cargo build); then the openraft
+# storage crate ravel-openraft (its own cargo project), linked.
 # Exits non-zero on any failure.  Build output goes to
 # bindings/rust/target/, which .gitignore covers.
 set -eu
@@ -49,4 +50,11 @@ cargo test --locked --workspace --features bundled,lz4,zstd
 echo "== README example and a short benchmark run"
 cargo run --locked --quiet -p ravel-kv --example readme
 cargo run --locked --quiet -p ravel-kv-bench -- --num=20000 --seed=1
+echo "== ravel-openraft: openraft's storage suite on ravel (its own cargo project; openraft, tokio, serde from crates.io)"
+# its locked dependency tree (openraft 0.9.25) needs Rust 1.88 (Cargo.toml)
+if [ "${rustc_minor:-0}" -lt 88 ]; then
+    echo "ci.sh: $(rustc --version) is too old for ravel-openraft: it needs Rust 1.88 or newer" >&2
+    exit 1
+fi
+(cd ravel-openraft && cargo test --locked)
 echo "ci.sh: Rust binding OK"

@@ -184,6 +184,11 @@ static const struct options_def options_table[] = {
      .why = "ravel keeps at most 64 spare WAL segments",
      .conflicts = "wal_io",
      .doc = "flushed WAL segments kept and reused (wal_io=direct)"},
+    {OPTION(wal_io_switch_every_segments, INT), .def = 0, .min = 0,
+     .max = 1000,
+     .doc = "testing only: wal_io=auto switches between its buffered and "
+            "direct modes every N segments whatever the writes (0: as "
+            "the writes and the probe say)"},
     {OPTION(wal_ttl_seconds, INT), .def = 0, .min = 0, .max = INT_MAX,
      .doc = "flushed WAL segments kept in archive/ for the change feed "
             "this many seconds after their last write (0: no age limit)"},
@@ -262,6 +267,16 @@ static const struct options_def options_table[] = {
      .def = RV_COMPACTION_PRI_MIN_OVERLAPPING_RATIO,
      .names = options_compaction_pri_names,
      .doc = "which file of a level is compacted next"},
+    {OPTION(max_compaction_bytes, SIZE), .def = 0, .min = 0,
+     .max = 1ull << 50,
+     .doc = "bytes a compaction's output file may span with itself and the "
+            "level below its own before it is cut, and that one file may "
+            "overlap below and still be moved instead of rewritten (0: 25 "
+            "times target_file_size_base, RocksDB's)"},
+    {OPTION(level_compaction_dynamic_file_size, BOOL), .def = 1,
+     .doc = "cut compaction output files at the next level's file "
+            "boundaries once at least half the target size (files up to "
+            "twice the target size)"},
     {OPTION(level0_slowdown_writes_trigger, INT), .def = 20, .min = 1,
      .max = INT_MAX,
      .why = "a number of files: 0 would slow every write down; RocksDB "

@@ -78,6 +78,8 @@ struct ravel_options {
     int wal_preallocate;
     int recycle_log_file_num;            /* wal_io=direct: flushed WAL
                                          ** segments kept for reuse */
+    int wal_io_switch_every_segments;    /* testing: wal_io=auto switches
+                                         ** mode every N segments */
     int manual_wal_flush;                /* records buffered in the WAL
                                          ** writer (wal_writer.h) */
     int wal_ttl_seconds;                 /* the change feed's retention of */
@@ -107,6 +109,8 @@ struct ravel_options {
     int level_compaction_dynamic_level_bytes;
     int disable_auto_compactions;
     enum rv_compaction_pri compaction_pri;
+    uint64_t max_compaction_bytes;       /* 0: 25 x target_file_size_base */
+    int level_compaction_dynamic_file_size;
 
     /* The write controller (util/write_controller.h). */
     int level0_slowdown_writes_trigger;

@@ -8,8 +8,11 @@
 **      keep.h says a reader may still see, and dropping a deletion seen by
 **      every reader when no level below the output holds its key (then
 **      nothing older can be behind it); cuts the output files at the
-**      level's target file size and where they would overlap too much of
-**      the level below (10 target files' worth), never inside one user
+**      level's target file size and where one would span, with the files
+**      it overlaps in the level below, more than max_compaction_bytes --
+**      with level_compaction_dynamic_file_size, at a boundary of the
+**      level below once half the target size is written (files up to
+**      twice the target), as RocksDB 7.8 does -- never inside one user
 **      key's versions; each file is fdatasynced by its builder;
 **   3. fsyncs the directory, then appends one edit to the manifest (the
 **      inputs deleted, the outputs added);
@@ -75,35 +78,97 @@ static int compaction_bottom_for_key(struct compaction_below *b,
 
 /* --------------------------------------------------- output cuts */
 
-/* Where the output stands against the level below the output level. */
+/* Where the output stands against the grandparents (the level below the
+** output level), RocksDB's CompactionOutputs: the file holding the last
+** user key asked about, or the gap before it. */
 struct compaction_grandparents {
     const struct rv_compaction *c;
-    int at;
+    int at;                 /* grandparent holding the last key, or the
+                            ** first one after it (IN_GAP) */
+    int in_gap;             /* the last key was between grandparents */
     uint64_t overlap;       /* bytes of them the current output spans */
+    int crossed;            /* boundaries the current output crossed */
     int seen_key;
 };
 
-/* 1 if the output should be cut before user key K: the file written
-** would overlap more than the allowed bytes of the level below. */
-static int compaction_gp_cut(struct compaction_grandparents *g,
-                             const char *k, size_t klen)
+static const struct rv_file_meta *
+compaction_gp_meta(const struct compaction_grandparents *g, int i)
+{
+    return &g->c->grandparents[i]->meta;
+}
+
+/* Moves G to user key K (keys come in order): the number of grandparent
+** boundaries (a file's start or end) crossed since the last key; the
+** files entered count into G's overlap. */
+static int compaction_gp_advance(struct compaction_grandparents *g,
+                                 const char *k, size_t klen)
+{
+    int n = g->c->n_grandparents, crossed = 0;
+    while (g->at < n) {
+        const struct rv_file_meta *m = compaction_gp_meta(g, g->at);
+        if (g->in_gap) {
+            if (rv_user_key_compare(k, klen, m->smallest,
+                                    m->smallest_len - RV_TAG_SIZE) < 0)
+                break;
+            if (g->seen_key) {
+                crossed++;
+                g->overlap += m->size;
+            }
+            g->in_gap = 0;
+        } else {
+            if (rv_user_key_compare(k, klen, m->largest,
+                                    m->largest_len - RV_TAG_SIZE) <= 0)
+                break;
+            if (g->seen_key)
+                crossed++;
+            g->in_gap = 1;
+            g->at++;
+        }
+    }
+    if (!g->seen_key && !g->in_gap && g->at < n)
+        g->overlap = compaction_gp_meta(g, g->at)->size; /* inside one */
+    g->seen_key = 1;
+    g->crossed += crossed;
+    return crossed;
+}
+
+/* 1 if the output, SIZE bytes so far, should be cut before user key K
+** (RocksDB 7.8's rules): too big; spanning, with its
+** grandparents, more than max_compaction_bytes; and with dynamic file
+** sizes, at a grandparent boundary once big enough, or before a whole
+** grandparent worth an eighth of the target would be spanned. */
+static int compaction_should_cut(struct compaction_grandparents *g,
+                                 const char *k, size_t klen, uint64_t size)
 {
     const struct rv_compaction *c = g->c;
-    while (g->at < c->n_grandparents) {
-        const struct rv_file_meta *m = &c->grandparents[g->at]->meta;
-        if (rv_user_key_compare(k, klen, m->largest,
-                                m->largest_len - RV_TAG_SIZE) <= 0)
-            break;
-        if (g->seen_key)
-            g->overlap += m->size;
-        g->at++;
-    }
-    g->seen_key = 1;
-    if (g->overlap > c->max_grandparent_overlap) {
-        g->overlap = 0;
+    uint64_t before = g->overlap;
+    int crossed = c->output_level > 0 ? compaction_gp_advance(g, k, klen) : 0;
+    if (size == 0)
+        return 0; /* no file open */
+    uint64_t target = c->max_output_file_size;
+    int aligned = c->dynamic_file_size && c->output_level > 0 &&
+                  c->n_grandparents > 0;
+    uint64_t hard = aligned && target <= UINT64_MAX / 2 ? 2 * target : target;
+    if (size >= hard)
         return 1;
-    }
-    return 0;
+    if (!crossed)
+        return 0;
+    if (g->overlap + size > c->max_compaction_bytes)
+        return 1;
+    if (!aligned)
+        return 0;
+    if (crossed >= (g->in_gap ? 2 : 3) && g->overlap - before > target / 8)
+        return 1; /* K would span a whole grandparent: skip it */
+    int more = g->crossed * 5 < 40 ? g->crossed * 5 : 40;
+    return size >= (target + 99) / 100 * (uint64_t)(50 + more);
+}
+
+/* After a cut before user key K: the new output starts at K. */
+static void compaction_gp_restart(struct compaction_grandparents *g)
+{
+    g->overlap = g->in_gap || g->at >= g->c->n_grandparents
+                     ? 0 : compaction_gp_meta(g, g->at)->size;
+    g->crossed = 0;
 }
 
 /* ------------------------------------------------------- the merge */
@@ -170,7 +235,7 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
         for (int i = 0; i < c->n_inputs[w]; i++)
             r->read_bytes += c->inputs[w][i]->meta.size;
     struct compaction_below below = {.c = c};
-    struct compaction_grandparents gp = {.c = c};
+    struct compaction_grandparents gp = {.c = c, .in_gap = 1};
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
          it->ops->next(it)) {
         if (atomic_load_explicit(&db->compaction_abort,
@@ -198,9 +263,11 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
             continue;
         }
         if (rv_table_output_new_user_key(&r->out, k, klen) &&
-            (compaction_gp_cut(&gp, k, klen - RV_TAG_SIZE) ||
-             rv_table_output_file_size(&r->out) >= c->max_output_file_size))
+            compaction_should_cut(&gp, k, klen - RV_TAG_SIZE,
+                                  rv_table_output_file_size(&r->out))) {
             rc = rv_table_output_cut(&r->out);
+            compaction_gp_restart(&gp);
+        }
         if (rc == RAVEL_OK)
             rc = rv_table_output_add(&r->out, k, klen, v, vlen);
     }

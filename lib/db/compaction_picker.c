@@ -242,6 +242,12 @@ void rv_compaction_release(struct rv_compaction *c)
     free(c);
 }
 
+uint64_t rv_max_compaction_bytes(const struct ravel_options *o)
+{
+    return o->max_compaction_bytes ? o->max_compaction_bytes
+                                   : picker_mul(o->target_file_size_base, 25);
+}
+
 static uint64_t picker_target_file_size(const struct ravel_options *o,
                                         int level)
 {
@@ -263,7 +269,8 @@ static struct rv_compaction *picker_new(const struct ravel_options *o,
     rv_files_ref(fs);
     c->files = fs;
     c->max_output_file_size = picker_target_file_size(o, output_level);
-    c->max_grandparent_overlap = picker_mul(c->max_output_file_size, 10);
+    c->max_compaction_bytes = rv_max_compaction_bytes(o);
+    c->dynamic_file_size = o->level_compaction_dynamic_file_size;
     return c;
 }
 
@@ -465,7 +472,7 @@ static void picker_maybe_move(struct rv_compaction *c)
     uint64_t gp = 0;
     for (int i = 0; i < c->n_grandparents; i++)
         gp += c->grandparents[i]->meta.size;
-    if (gp <= c->max_grandparent_overlap)
+    if (gp <= c->max_compaction_bytes)
         c->is_move = 1;
 }
 

@@ -22,8 +22,9 @@
 **     remembers where its last compaction ended), with the overlapping
 **     files of level L+1.
 ** A compaction whose files or output range overlap a running one's waits.
-** A compaction of one file that overlaps nothing in the output level is a
-** move (no rewrite) unless it was asked for by ravel_compact_range.
+** A compaction of one file that overlaps nothing in the output level, nor
+** more than max_compaction_bytes of the level below it, is a move (no
+** rewrite) unless it was asked for by ravel_compact_range.
 **
 ** All functions run with db->mu.lock held.
 */
@@ -59,8 +60,11 @@ struct rv_compaction {
     struct rv_files *files;             /* the file set picked from */
     char *smallest, *largest;           /* user keys covered by the inputs */
     size_t smallest_len, largest_len;
-    uint64_t max_output_file_size;
-    uint64_t max_grandparent_overlap;   /* bytes before an output is cut */
+    uint64_t max_output_file_size;      /* the output level's target */
+    uint64_t max_compaction_bytes;      /* an output and the grandparents
+                                        ** it spans, at most (options.h) */
+    int dynamic_file_size;              /* cut at grandparent boundaries
+                                        ** (options.h) */
     double score;
     int manual;                         /* ravel_compact_range's: rewrite */
     int is_move;                        /* one file, moved by an edit */
@@ -109,6 +113,10 @@ rv_compaction_pick_range(const struct ravel_options *o, struct rv_files *fs,
 
 /* Clears the inputs' compacting marks (under db->mu.lock) and frees C. */
 RAVEL_PRIVATE void rv_compaction_release(struct rv_compaction *c);
+
+/* max_compaction_bytes, its 0 read as RocksDB does: 25 times
+** target_file_size_base. */
+RAVEL_PRIVATE uint64_t rv_max_compaction_bytes(const struct ravel_options *o);
 
 /* The deepest level of FS holding a file, 0 if none. */
 RAVEL_PRIVATE int rv_files_deepest_level(const struct rv_files *fs);

@@ -366,9 +366,9 @@ static int db_attach_write_controller(ravel_db *db)
 
 static void db_log_open(ravel_db *db)
 {
-    const char *why = "";
-    const char *io = db->write.wal ? rv_wal_io_mode(db->write.wal, &why)
-                                   : "none";
+    char why[RV_WAL_IO_WHY_MAX] = "";
+    const char *io = db->write.wal
+        ? rv_wal_io_mode(db->write.wal, why, sizeof why) : "none";
     rv_db_log(db, "opened %s%s; WAL I/O: %s%s%s; write ordering: %s",
               db->dir, db->options.read_only ? " read-only" : "", io,
               *why ? " -- " : "", why,

@@ -154,10 +154,11 @@ static char *properties_stats(ravel_db *db)
                                               memory_order_relaxed);
     struct rv_wal_stats ws;
     memset(&ws, 0, sizeof ws);
-    const char *why = "opened read-only", *io = "none";
+    char why[RV_WAL_IO_WHY_MAX] = "opened read-only";
+    const char *io = "none";
     if (db->write.wal) {
         rv_wal_get_stats(db->write.wal, &ws);
-        io = rv_wal_io_mode(db->write.wal, &why);
+        io = rv_wal_io_mode(db->write.wal, why, sizeof why);
     }
     struct rv_version *v = rv_db_ref_version(db);
     size_t mem_bytes = rv_memtable_memory_usage(v->mem);
@@ -245,10 +246,10 @@ static char *properties_active_size(ravel_db *db)
 
 static char *properties_wal_io(ravel_db *db)
 {
-    const char *why = "opened read-only";
     if (!db->write.wal)
-        return rv_text_format("none (%s)", why);
-    const char *io = rv_wal_io_mode(db->write.wal, &why);
+        return rv_text_format("none (opened read-only)");
+    char why[RV_WAL_IO_WHY_MAX];
+    const char *io = rv_wal_io_mode(db->write.wal, why, sizeof why);
     return rv_text_format("%s (%s)", io, why);
 }
 

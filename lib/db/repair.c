@@ -64,6 +64,7 @@ static int repair_stays(const char *name)
            strcmp(name, RV_FILE_LOCK) == 0 ||
            strcmp(name, RV_FILE_LOG) == 0 ||
            strcmp(name, RV_FILE_LOG_OLD) == 0 ||
+           strcmp(name, RV_WAL_PROBE_CACHE) == 0 ||
            strcmp(name, RV_DIR_LOST) == 0;
 }
 

@@ -297,6 +297,18 @@ void rv_block_cursor_seek_for_prev(struct rv_block_cursor *c,
         rv_block_cursor_prev(c);
 }
 
+void rv_block_cursor_seek_to_restart(struct rv_block_cursor *c, uint32_t i)
+{
+    if (c->status)
+        return;
+    if (i >= c->num_restarts) {
+        block_invalidate(c);
+        return;
+    }
+    block_seek_restart(c, i);
+    block_decode_next(c);
+}
+
 void rv_block_cursor_next(struct rv_block_cursor *c)
 {
     if (rv_block_cursor_valid(c))

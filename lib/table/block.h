@@ -82,6 +82,10 @@ RAVEL_PRIVATE void rv_block_cursor_seek(struct rv_block_cursor *c,
 RAVEL_PRIVATE void rv_block_cursor_seek_for_prev(struct rv_block_cursor *c,
                                                  const char *target,
                                                  size_t tlen);
+/* The entry at restart I (the first entry when I is 0); invalid when I is
+** past the last restart. */
+RAVEL_PRIVATE void rv_block_cursor_seek_to_restart(struct rv_block_cursor *c,
+                                                   uint32_t i);
 RAVEL_PRIVATE void rv_block_cursor_next(struct rv_block_cursor *c);
 /* Re-scans from the restart before the current entry (up to a restart
 ** interval of decoding), as LevelDB's block iterator does. */

@@ -16,6 +16,7 @@
 #include "base/dbformat.h"
 #include "table/block.h"
 #include "table/bloom.h"
+#include "table/index_search.h"
 #include "table/compress.h"
 #include "util/coding.h"
 #include "util/error.h"
@@ -40,6 +41,7 @@ struct rv_table {
     struct rv_table_handle index_h, filter_h, props_h;
     char *index;            /* the index block's contents */
     size_t index_len;
+    struct rv_index_search index_search; /* over INDEX (index_search.h) */
     char *filter;           /* NULL when the table has none */
     size_t filter_len;
     struct rv_table_props props;
@@ -294,6 +296,12 @@ const char *rv_table_index(const rv_table *t, size_t *len,
     return t->index;
 }
 
+void rv_table_index_seek(const rv_table *t, struct rv_block_cursor *index,
+                         const char *target, size_t tlen)
+{
+    rv_index_search_seek(&t->index_search, index, target, tlen);
+}
+
 const char *rv_table_path(const rv_table *t)
 {
     return t->path;
@@ -452,6 +460,8 @@ static int table_read_meta(rv_table *t)
     int rc = table_read_meta_block(t, &t->index_h, &t->index);
     if (!rc && rv_block_check(t->index, t->index_len = t->index_h.size))
         rc = rv_table_block_error(t, "index", &t->index_h, RAVEL_CORRUPT);
+    if (!rc)
+        rv_index_search_build(&t->index_search, t->index, t->index_len);
     if (!rc && t->filter_h.size) {
         rc = table_read_meta_block(t, &t->filter_h, &t->filter);
         t->filter_len = t->filter_h.size;
@@ -552,6 +562,7 @@ void rv_table_close(rv_table *t)
         rv_cache_unref(t->cache);
     }
     close(t->fd);
+    rv_index_search_free(&t->index_search);
     free(t->index);
     free(t->filter);
     free(t->smallest);
@@ -624,7 +635,7 @@ int rv_table_get(rv_table *t, int flags, const char *ikey, size_t klen,
     struct rv_block_cursor index;
     rv_block_cursor_init_checked(&index, t->index, t->index_len,
                                  rv_ikey_compare, RV_TAG_SIZE);
-    rv_block_cursor_seek(&index, ikey, klen);
+    rv_table_index_seek(t, &index, ikey, klen);
     int rc = RAVEL_OK, more = 1;
     const char *from = ikey;
     while (!rc && more && rv_block_cursor_valid(&index)) {

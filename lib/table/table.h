@@ -121,6 +121,14 @@ RAVEL_PRIVATE int rv_table_read_flags(const rv_table *t);
 RAVEL_PRIVATE const char *rv_table_index(const rv_table *t, size_t *len,
                                          struct rv_table_handle *h);
 
+/* Positions INDEX, a cursor over T's index block, at the first entry
+** whose internal key is >= TARGET, as rv_block_cursor_seek does, through
+** the slice array built at open (index_search.h). */
+struct rv_block_cursor;
+RAVEL_PRIVATE void rv_table_index_seek(const rv_table *t,
+                                       struct rv_block_cursor *index,
+                                       const char *target, size_t tlen);
+
 /* The path given at open, for messages. */
 RAVEL_PRIVATE const char *rv_table_path(const rv_table *t);
 

@@ -145,7 +145,7 @@ static void table_iter_seek(struct rv_iter *base, const char *target,
                             size_t tlen)
 {
     struct table_iter *it = (struct table_iter *)base;
-    rv_block_cursor_seek(&it->index, target, tlen);
+    rv_table_index_seek(it->t, &it->index, target, tlen);
     table_iter_load(it);
     if (it->ref.block && !it->status)
         rv_block_cursor_seek(&it->data, target, tlen);
@@ -158,7 +158,7 @@ static void table_iter_seek_for_prev(struct rv_iter *base, const char *target,
     struct table_iter *it = (struct table_iter *)base;
     /* The block that may hold the last key <= TARGET is the first whose
     ** last key >= TARGET; if none, the last block. */
-    rv_block_cursor_seek(&it->index, target, tlen);
+    rv_table_index_seek(it->t, &it->index, target, tlen);
     if (!rv_block_cursor_valid(&it->index))
         rv_block_cursor_seek_to_last(&it->index);
     table_iter_load(it);

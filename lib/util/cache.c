@@ -2,21 +2,21 @@
 ** cache.c -- the sharded LRU cache (cache.h), and the public cache handle
 ** of include/ravel.h (ravel_cache is an rv_cache).
 **
-** LevelDB's LRUCache is the model.  Each shard keeps its entries in a hash
-** table (chained, doubled when it holds more entries than buckets) and in
-** one of two lists: LRU, the entries in the cache that no handle pins,
-** oldest first (eviction takes them from the front); and IN_USE, the
-** pinned ones (no order: they cannot be evicted).  A lookup that pins an
-** unpinned entry moves it to IN_USE; the release of its last handle moves
-** it to the back of LRU.  An entry out of the cache (evicted, erased,
-** replaced, or too large to enter it) is in no list and no table: it lives
-** until its last handle is released.
-**
-** Eviction keeps the charge of the entries IN the cache (pinned ones
-** included, as LevelDB) within the shard's capacity, as far as unpinned
-** entries allow; usage, as reported, also counts the entries out of the
-** cache that are still pinned.  Deleters run after the shard's mutex is
-** released: freeing a value never holds up another thread's lookup.
+** LevelDB's LRUCache is the model, with one change that keeps a hit from
+** writing anywhere but its own entry (the CLOCK policy RocksDB's clock
+** caches use): each shard keeps the entries in the cache in a hash table
+** (chained, doubled when it holds more entries than buckets) and in one
+** list, oldest first, pinned or not.  A lookup only counts a handle and
+** marks the entry recently used; a release only uncounts it.  Eviction
+** walks the list from the front: a pinned entry is passed over (it cannot
+** be evicted), a recently used one loses its mark and moves to the back
+** (a second chance), and the first unpinned one without the mark goes.
+** So a hit no longer unlinks its entry from between two others -- two
+** cache misses on neighbours' lines per block read, under the shard's
+** mutex -- which was a quarter of a cached point read's time (issue 23).
+** An entry out of the cache (evicted, erased, replaced, or too large to
+** enter it) is in no list and no table: it lives until its last handle is
+** released.
 */
 #include "util/cache.h"
 #include "util/error.h"
@@ -40,8 +40,8 @@ struct cache_link {
 };
 
 struct rv_cache_handle {
-    struct cache_link link;     /* in LRU or IN_USE while in_cache; first,
-                                ** so a link is its entry */
+    struct cache_link link;     /* in the shard's list while in_cache;
+                                ** first, so a link is its entry */
     struct rv_cache_handle *next_hash; /* the bucket's chain */
     void *value;
     rv_cache_deleter deleter;
@@ -49,7 +49,9 @@ struct rv_cache_handle {
     size_t klen;
     uint64_t hash;
     uint32_t refs;              /* handles out; under the shard's mutex */
-    int in_cache;               /* in the table and a list; under the mutex */
+    int in_cache;               /* in the table and the list; the mutex */
+    int used;                   /* looked up since eviction last passed it;
+                                ** under the mutex */
     char key[];
 };
 
@@ -60,8 +62,8 @@ struct cache_shard {
     /* The reported figures: written under mu, read without it by the
     ** statistics (relaxed: each is a snapshot, nothing is ordered by it). */
     _Atomic size_t usage, pinned;
-    struct cache_link lru;      /* in cache, unpinned, oldest first; mu */
-    struct cache_link in_use;   /* in cache, pinned; mu */
+    struct cache_link lru;      /* in cache, pinned or not, oldest first;
+                                ** mu */
     struct rv_cache_handle **buckets; /* mu */
     size_t nbuckets, elems;
 };
@@ -202,11 +204,25 @@ static void cache_detach(struct cache_shard *s, struct rv_cache_handle *e,
 }
 
 /* Evicts unpinned entries, oldest first, until the cache's charge is
-** within capacity or nothing unpinned is left. */
+** within capacity or nothing unpinned is left: the CLOCK walk (top of the
+** file).  Each entry is visited at most twice (a used one once more, at
+** the back, without its mark), so the walk ends. */
 static void cache_evict(struct cache_shard *s, struct cache_link *dead)
 {
-    while (s->cached > s->capacity && s->lru.next != &s->lru) {
-        struct rv_cache_handle *e = (struct rv_cache_handle *)s->lru.next;
+    struct cache_link *l = s->lru.next;
+    while (s->cached > s->capacity && l != &s->lru) {
+        struct rv_cache_handle *e = (struct rv_cache_handle *)l;
+        l = l->next;
+        if (e->refs > 0)
+            continue;
+        if (e->used) {
+            e->used = 0;
+            cache_list_remove(&e->link);
+            cache_list_append(&s->lru, &e->link);
+            if (l == &s->lru)
+                l = &e->link; /* it was the last: visit it again */
+            continue;
+        }
         cache_table_remove(s, e->key, e->klen, e->hash);
         cache_detach(s, e, dead);
     }
@@ -254,7 +270,6 @@ int rv_cache_new(size_t capacity, rv_cache **out)
         atomic_init(&s->usage, 0);
         atomic_init(&s->pinned, 0);
         cache_list_init(&s->lru);
-        cache_list_init(&s->in_use);
         s->nbuckets = CACHE_INITIAL_BUCKETS;
         s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
         if (!s->buckets || rv_mutex_init(&s->mu) != 0) {
@@ -309,6 +324,7 @@ rv_cache_handle *rv_cache_insert(rv_cache *c, const void *key, size_t klen,
     e->hash = XXH3_64bits(key, klen);
     e->refs = 1;
     e->in_cache = 0;
+    e->used = 0;
     e->next_hash = NULL;
     if (klen)
         memcpy(e->key, key, klen);
@@ -322,7 +338,7 @@ rv_cache_handle *rv_cache_insert(rv_cache *c, const void *key, size_t klen,
     if (s->capacity > 0 && charge <= s->capacity) {
         e->in_cache = 1;
         s->cached += charge;
-        cache_list_append(&s->in_use, &e->link);
+        cache_list_append(&s->lru, &e->link);
         old = cache_table_insert(s, e);
     } else {
         /* Too large to stay: pinned only.  It still supersedes KEY. */
@@ -344,11 +360,9 @@ rv_cache_handle *rv_cache_lookup(rv_cache *c, const void *key, size_t klen)
     rv_mutex_lock(&s->mu);
     struct rv_cache_handle *e = *cache_find(s, key, klen, hash);
     if (e) {
-        if (e->refs++ == 0) {
-            cache_list_remove(&e->link);
-            cache_list_append(&s->in_use, &e->link);
+        e->used = 1;
+        if (e->refs++ == 0)
             cache_counter_add(&s->pinned, e->charge);
-        }
     }
     rv_mutex_unlock(&s->mu);
     return e;
@@ -363,9 +377,8 @@ void rv_cache_release(rv_cache *c, rv_cache_handle *e)
     if (--e->refs == 0) {
         cache_counter_sub(&s->pinned, e->charge);
         if (e->in_cache) {
-            cache_list_remove(&e->link);
-            cache_list_append(&s->lru, &e->link);
-            cache_evict(s, &dead);
+            if (s->cached > s->capacity)
+                cache_evict(s, &dead);
         } else {
             cache_counter_sub(&s->usage, e->charge);
             cache_list_append(&dead, &e->link);

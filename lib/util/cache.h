@@ -1,13 +1,15 @@
 /*
-** cache.h -- a generic sharded LRU cache of reference-counted entries (the
+** cache.h -- a generic sharded cache of reference-counted entries (the
 ** block cache of table files, and any other cache of the engine).
 **
 ** An entry maps a key (bytes) to a value owned by the cache, and costs a
 ** charge (bytes, as the caller counts them).  A handle pins an entry: a
 ** pinned entry is never freed, even once it is evicted, erased or replaced;
 ** its deleter runs when it is out of the cache and its last handle is
-** released.  Entries not pinned are evicted least recently used first once
-** the charges of the shard exceed its capacity.
+** released.  Entries not pinned are evicted oldest first once the charges
+** of the shard exceed its capacity, an entry looked up since eviction last
+** passed it getting a second chance (CLOCK, an approximation of least
+** recently used that lets a hit touch nothing but its own entry).
 **
 ** The capacity is split evenly over shards (16, fewer for small
 ** capacities), each a hash table and an LRU list under a mutex of its own,

@@ -104,6 +104,7 @@ static int filename_is_ours(const char *name)
     static const char *const fixed[] = {
         RV_FILE_IDENTITY, RV_FILE_LOCK, RV_FILE_LOG, RV_FILE_LOG_OLD,
         RV_FILE_CURRENT, RV_DIR_LOST, RV_DIR_ARCHIVE, RV_WAL_PROBE_FILE,
+        RV_WAL_PROBE_CACHE,
         NULL,
     };
     for (int i = 0; fixed[i]; i++)

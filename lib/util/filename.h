@@ -26,6 +26,9 @@
 /* The WAL probe's scratch file (wal_probe.c); rv_wal_open deletes one a
 ** crash left behind. */
 #define RV_WAL_PROBE_FILE "wal-probe.tmp"
+/* The probe's result, kept for the next opens (wal_probe_cache.c): not
+** part of the database, never copied by checkpoints or backups. */
+#define RV_WAL_PROBE_CACHE "wal-probe.cache"
 #define RV_FILE_CURRENT "CURRENT"
 
 /* DIR "/" NAME into BUF (RV_PATH_MAX bytes).  RAVEL_INVALID with a message

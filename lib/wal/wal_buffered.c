@@ -685,6 +685,11 @@ static int wal_finish_segment(rv_wal *w)
     return failed ? rv_wal_failure_rc(w) : RAVEL_OK;
 }
 
+int rv_wal_buffered_finish(rv_wal *w)
+{
+    return wal_finish_segment(w);
+}
+
 /* Appends the seal record (wal_format.h) to a finished segment and makes
 ** it durable: the segment is then known complete, so the reader treats
 ** any damage in it as corruption, not as a torn write.  Close only. */

@@ -19,7 +19,10 @@
 **     the reason rather than quietly running another mode.  direct also
 **     needs O_DIRECT in the directory (the probe tries it: tmpfs before
 **     Linux 6.6 refuses it), else the open fails, naming the file system.
-**   - wal_io=auto (the default) runs the probe and picks, in this order:
+**   - wal_io=auto (the default) takes the probe's numbers (measured at
+**     the first open on a file system and kernel, then reused from
+**     wal-probe.cache: wal_probe_cache.c; choose_probe) and picks, in
+**     this order:
 **     1. direct if O_DIRECT works, a direct RWF_DSYNC write costs no more
 **        than pwrite + fdatasync (a RAVEL_SYNC write is then no slower),
 **        AND a plain direct write costs no more than WAL_AUTO_DIRECT_PLAIN
@@ -56,9 +59,11 @@
 #include "wal/wal_writer_int.h"
 #include "util/error.h"
 #include "util/fault.h"
+#include "util/filename.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef RAVEL_OMIT_IO_URING
@@ -112,6 +117,54 @@ static enum rv_wal_io choose_auto(rv_wal *w, const struct rv_wal_probe *p)
                    "(a kernel worker thread runs it where the file system "
                    "cannot complete it inline, as ext4)");
     return io;
+}
+
+/* wal_io=auto moves between a buffered mode and direct as the writes
+** say (wal_auto.c) where direct works and nothing pins the mode:
+** manual_wal_flush never runs direct, recycle_log_file_num keeps direct's
+** files for reuse. */
+static int choose_adapts(const struct ravel_options *o,
+                         const struct rv_wal_probe *p)
+{
+    return o->wal_io == RV_WAL_IO_AUTO && !o->manual_wal_flush &&
+           o->recycle_log_file_num == 0 && p->direct_ok && p->block;
+}
+
+/* Appends "; NOTE" to w->io_why. */
+static void choose_why_append(rv_wal *w, const char *note)
+{
+    size_t n = strlen(w->io_why);
+    snprintf(w->io_why + n, sizeof w->io_why - n, "; %s", note);
+}
+
+/* The probe's numbers: the cached ones (wal_probe_cache.c) when they
+** still hold for this file system and kernel, else measured now and
+** cached.  Where they came from goes into NOTE (SIZE bytes), for io_why. */
+static void choose_probe(rv_wal *w, struct rv_wal_probe *p, char *note,
+                         size_t size)
+{
+    int64_t when;
+    if (rv_wal_probe_cache_load(w->dir, p, &when)) {
+        time_t t = (time_t)when;
+        struct tm tm;
+        char stamp[32] = "?";
+        if (gmtime_r(&t, &tm))
+            strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(note, size, "probe result of %s reused (%s)", stamp,
+                 RV_WAL_PROBE_CACHE);
+        return;
+    }
+    rv_wal_probe_run(w, p);
+    if (!p->pwrite_sync_ns) { /* the probe could not run: not cached */
+        snprintf(note, size, "probe measured at this open");
+        return;
+    }
+    if (rv_wal_probe_cache_store(w->dir, p) != RAVEL_OK)
+        snprintf(note, size, "probe measured at this open, not cached: %s",
+                 rv_errmsg_get());
+    else
+        snprintf(note, size, "probe measured at this open, cached in %s",
+                 RV_WAL_PROBE_CACHE);
 }
 
 /* Whether RAVEL_SYNC groups should be written with RWF_DSYNC rather than
@@ -185,11 +238,14 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
         return RAVEL_OK;
     }
     struct rv_wal_probe p;
-    rv_wal_probe_run(w, &p);
+    char probed[200];
+    choose_probe(w, &p, probed, sizeof probed);
     setup->block = p.block;
     if (mode == RV_WAL_IO_DIRECT) {
         w->io = mode;
-        return choose_direct(w, &p, &setup->dsync);
+        int rc = choose_direct(w, &p, &setup->dsync);
+        choose_why_append(w, probed);
+        return rc;
     }
     w->io = o->manual_wal_flush && p.uring_pays ? RV_WAL_IO_URING
             : o->manual_wal_flush ? RV_WAL_IO_SYNC
@@ -207,6 +263,19 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
                  "recycle_log_file_num=%d has no effect without direct",
                  o->recycle_log_file_num);
     }
+    if (choose_adapts(o, &p)) {
+        setup->dsync = choose_dsync_pays(&p);
+        if (w->io == RV_WAL_IO_SYNC)
+            w->use_uring = 0; /* pwrite; the ring kept for direct */
+        choose_why_append(w, w->io == RV_WAL_IO_DIRECT
+            ? "adaptive: leaves direct for the buffered mode at a segment "
+              "switch when too few writes are synced"
+            : "adaptive: moves to direct at a segment switch when most "
+              "writes are synced (wal_auto.c)");
+        choose_why_append(w, probed);
+        return rv_wal_auto_init(w, o, &p, setup->dsync, w->io);
+    }
+    choose_why_append(w, probed);
     if (w->io == RV_WAL_IO_SYNC)
         choose_uring_teardown(w); /* io_why says why */
     return RAVEL_OK;
@@ -222,6 +291,10 @@ int rv_wal_choose(rv_wal *w, const struct ravel_options *o,
     if (rv_test_wal_direct_fdatasync_forced())
         setup->dsync = 0;
 #ifndef RAVEL_OMIT_IO_URING
+    if (w->autos) {
+        w->ops = rv_wal_auto_ops();
+        return RAVEL_OK;
+    }
     if (w->io == RV_WAL_IO_DIRECT) {
         w->ops = rv_wal_direct_ops();
         return RAVEL_OK;
@@ -233,10 +306,17 @@ int rv_wal_choose(rv_wal *w, const struct ravel_options *o,
     return RAVEL_OK;
 }
 
-const char *rv_wal_io_mode(const rv_wal *w, const char **why)
+const char *rv_wal_io_mode(rv_wal *w, char *why, size_t size)
 {
-    if (why)
-        *why = w->io_why;
+#ifndef RAVEL_OMIT_IO_URING
+    if (w->autos) {
+        char now[RV_WAL_WHY_MAX];
+        const char *mode = rv_wal_auto_mode(w, now, sizeof now);
+        snprintf(why, size, "%s; now %s", w->io_why, now);
+        return mode;
+    }
+#endif
+    snprintf(why, size, "%s", w->io_why);
     return w->io == RV_WAL_IO_DIRECT ? "direct"
            : w->io == RV_WAL_IO_URING ? "uring" : "sync";
 }

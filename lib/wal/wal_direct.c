@@ -719,6 +719,9 @@ static int dio_first_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
     return RAVEL_OK;
 }
 
+static int dio_start_reaper(rv_wal *w);
+static void dio_stop_reaper(rv_wal *w);
+
 /* The open operation: direct I/O on the ring wal_choose.c set up, in
 ** blocks of SETUP->block, RWF_DSYNC for sync groups if SETUP->dsync; the
 ** completion thread, the spares, then segment NUMBER (after PREV_END).
@@ -726,6 +729,20 @@ static int dio_first_segment(rv_wal *w, uint64_t number, uint64_t prev_end)
 static int dio_open(rv_wal *w, uint64_t number, uint64_t prev_end,
                     const struct ravel_options *o,
                     const struct rv_wal_setup *setup)
+{
+    int rc = rv_wal_direct_prepare(w, o, setup);
+    if (rc == RAVEL_OK)
+        rc = dio_start_reaper(w);
+    if (rc == RAVEL_OK)
+        rc = dio_first_segment(w, number, prev_end);
+    if (rc != RAVEL_OK)
+        return rc;
+    rv_wal_spares_request(w->dio->spares, number + 1);
+    return RAVEL_OK;
+}
+
+int rv_wal_direct_prepare(rv_wal *w, const struct ravel_options *o,
+                          const struct rv_wal_setup *setup)
 {
     uint32_t block = setup->block;
     int use_dsync = setup->dsync;
@@ -745,17 +762,65 @@ static int dio_open(rv_wal *w, uint64_t number, uint64_t prev_end,
     uint64_t size = o->wal_preallocate ? w->prealloc_chunk : 0;
     int rc = rv_wal_spares_new(w->dir, size, block,
                                (int)o->recycle_log_file_num, &d->spares);
-    if (rc != RAVEL_OK)
-        return rc;
+    return rc;
+}
+
+/* Starts the completion thread: only while the direct mode writes (under
+** wal_io=auto, the buffered io_uring mode reaps the ring itself). */
+static int dio_start_reaper(rv_wal *w)
+{
+    struct rv_wal_direct *d = w->dio;
     int r = pthread_create(&d->reaper, NULL, dio_reaper_main, w);
     if (r != 0)
         return rv_error_errno(RAVEL_IOERR, r, "cannot start the WAL's "
                               "completion thread");
     d->reaper_started = 1;
-    rc = dio_first_segment(w, number, prev_end);
+    return RAVEL_OK;
+}
+
+void rv_wal_direct_want_spare(rv_wal *w, uint64_t number)
+{
+    rv_wal_spares_request(w->dio->spares, number);
+}
+
+void rv_wal_direct_drop_spare(rv_wal *w, uint64_t number)
+{
+    rv_wal_spares_drop(w->dio->spares, number);
+}
+
+int rv_wal_direct_spare_ready(rv_wal *w, uint64_t number)
+{
+    return rv_wal_spares_ready(w->dio->spares, number);
+}
+
+int rv_wal_direct_enter(rv_wal *w, uint64_t number, uint64_t prev_end)
+{
+    struct rv_wal_direct *d = w->dio;
+    int fd = -1;
+    int rc = rv_wal_spares_take(d->spares, number, &fd);
+    if (rc == RAVEL_OK && !d->reaper_started && (rc = dio_start_reaper(w))) {
+        char path[RV_PATH_MAX]; /* a spare nobody writes: replay ignores
+                                ** it, the next creation must not meet it */
+        close(fd);
+        if (rv_wal_segment_path(path, w->dir, number) == RAVEL_OK)
+            unlink(path);
+    }
     if (rc != RAVEL_OK)
         return rc;
+    dio_start_segment(w, fd, number, prev_end);
     rv_wal_spares_request(d->spares, number + 1);
+    return RAVEL_OK;
+}
+
+int rv_wal_direct_leave(rv_wal *w, uint64_t number)
+{
+    int rc = dio_settle(w);
+    if (rc == RAVEL_OK)
+        rc = dio_write_pending_header(w);
+    if (rc != RAVEL_OK)
+        return rc;
+    dio_stop_reaper(w); /* nothing in flight: dio_settle waited */
+    rv_wal_spares_drop(w->dio->spares, number);
     return RAVEL_OK;
 }
 

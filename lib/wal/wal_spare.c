@@ -44,7 +44,7 @@ struct rv_wal_spares {
     pthread_cond_t cv;         /* the thread's work, and its results */
     pthread_t thread;
     int stop;
-    _Atomic int abort;         /* closing: stop zeroing at once */
+    _Atomic int abort;         /* closing, or a drop: stop zeroing at once */
     uint64_t want;             /* number to prepare next, 0: none */
     uint64_t busy;             /* number being prepared now, 0: none */
     uint64_t ready;            /* number of the prepared spare, 0: none */
@@ -340,6 +340,34 @@ int rv_wal_spares_take(struct rv_wal_spares *sp, uint64_t number, int *fd)
         sp->stat_created++;
     rv_mutex_unlock(&sp->mu);
     return rc;
+}
+
+int rv_wal_spares_ready(struct rv_wal_spares *sp, uint64_t number)
+{
+    rv_mutex_lock(&sp->mu);
+    int ready = sp->ready == number;
+    rv_mutex_unlock(&sp->mu);
+    return ready;
+}
+
+void rv_wal_spares_drop(struct rv_wal_spares *sp, uint64_t number)
+{
+    rv_mutex_lock(&sp->mu);
+    if (sp->want == number)
+        sp->want = 0;
+    if (sp->busy == number) {
+        /* relaxed: a hint; the preparation deletes its file and records
+        ** a failure for NUMBER, cleared below */
+        atomic_store_explicit(&sp->abort, 1, memory_order_relaxed);
+        while (sp->busy == number)
+            rv_cond_wait(&sp->cv, &sp->mu);
+        atomic_store_explicit(&sp->abort, 0, memory_order_relaxed);
+    }
+    if (sp->err && sp->err_number == number)
+        sp->err = 0;
+    if (sp->ready == number)
+        spare_discard_ready_locked(sp);
+    rv_mutex_unlock(&sp->mu);
 }
 
 int rv_wal_spares_recycle(struct rv_wal_spares *sp, uint64_t number)

@@ -59,6 +59,18 @@ RAVEL_PRIVATE void rv_wal_spares_request(struct rv_wal_spares *sp,
 RAVEL_PRIVATE int rv_wal_spares_take(struct rv_wal_spares *sp,
                                      uint64_t number, int *fd);
 
+/* 1 if the spare for segment NUMBER is prepared: taking it would not
+** wait (wal_io=auto switches to direct only then). */
+RAVEL_PRIVATE int rv_wal_spares_ready(struct rv_wal_spares *sp,
+                                      uint64_t number);
+
+/* Gives up the spare for segment NUMBER, asked for or prepared: its
+** zeroing stopped, its file deleted, so another mode can create segment
+** NUMBER (wal_io=auto leaving direct).  Waits for a preparation under
+** way to stop. */
+RAVEL_PRIVATE void rv_wal_spares_drop(struct rv_wal_spares *sp,
+                                      uint64_t number);
+
 /* Offers flushed segment NUMBER for recycling: 1 if the pool kept it
 ** (the caller must not delete it), 0 if the caller deletes it. */
 RAVEL_PRIVATE int rv_wal_spares_recycle(struct rv_wal_spares *sp,

@@ -311,7 +311,9 @@ int rv_wal_segment_has_records(const rv_wal *w)
 
 uint32_t rv_wal_segment_tag(const rv_wal *w)
 {
-    return w->ops->tagged ? rv_wal_tag(w->number) : 0;
+    int tagged = w->ops->tagged >= 0 ? w->ops->tagged
+                 : w->header_size == RV_WAL_V3_HEADER_SIZE;
+    return tagged ? rv_wal_tag(w->number) : 0;
 }
 
 void rv_wal_get_stats(rv_wal *w, struct rv_wal_stats *s)

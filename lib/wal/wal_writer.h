@@ -146,9 +146,11 @@ RAVEL_PRIVATE int rv_wal_sync_all(rv_wal *w);
 ** current segment durable, closes it, and starts segment NUMBER. */
 RAVEL_PRIVATE int rv_wal_switch_segment(rv_wal *w, uint64_t number);
 
-/* The mode in force, "sync", "uring" or "direct"; *WHY (valid as long as
-** the WAL) says why it was chosen. */
-RAVEL_PRIVATE const char *rv_wal_io_mode(const rv_wal *w, const char **why);
+/* The mode in force, "sync", "uring" or "direct"; WHY (SIZE bytes, at
+** least RV_WAL_IO_WHY_MAX to hold it all) gets why it was chosen and,
+** under wal_io=auto, since when it is in force.  Any thread. */
+#define RV_WAL_IO_WHY_MAX 1400
+RAVEL_PRIVATE const char *rv_wal_io_mode(rv_wal *w, char *why, size_t size);
 
 /* Offers flushed segment NUMBER for reuse (recycle_log_file_num,
 ** wal_io=direct): 1 if the WAL keeps the file, 0 if the caller deletes

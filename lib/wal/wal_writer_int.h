@@ -64,7 +64,8 @@ struct rv_wal_setup {
 **               then closes the segment's fd and the ring.
 **   stats       any thread: the mode's fields of rv_wal_stats (the
 **               shared counters are filled already, the rest zeroed).
-**   tagged      records carry the segment's tag (format version 3). */
+**   tagged      records carry the segment's tag (format version 3); -1:
+**               the current segment's version says (wal_io=auto). */
 struct rv_wal_ops {
     int (*open)(rv_wal *w, uint64_t number, uint64_t prev_end,
                 const struct ravel_options *o,
@@ -107,6 +108,8 @@ struct rv_wal {
     char io_why[RV_WAL_WHY_MAX]; /* why it is in force (ravel.wal-io) */
     struct rv_wal_direct *dio;/* wal_io=direct's state (wal_direct.c), or
                               ** NULL; the pointer is set by its open */
+    struct rv_wal_auto *autos;/* wal_io=auto's switching (wal_auto.c), or
+                              ** NULL; set by rv_wal_choose */
 
     /* The segment file; written under write_mu, which every write to
     ** the file holds (the leader's appends, with manual_wal_flush any
@@ -251,14 +254,62 @@ RAVEL_PRIVATE int rv_wal_uring_submit_fsync(rv_wal *w);
 
 /* ---- the modes: each file's operations */
 
+struct rv_wal_probe;
+
 /* wal_buffered.c: wal_io=sync and uring (w->use_uring picks the call),
 ** without and with manual_wal_flush. */
 RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_buffered_ops(void);
 RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_manual_ops(void);
 
+/* wal_buffered.c, for wal_io=auto's switches: makes everything appended
+** to the current segment durable and trims it to its data, without
+** starting another (the switch_segment operation's first half).  The
+** leader, write_mu held; not with manual_wal_flush. */
+RAVEL_PRIVATE int rv_wal_buffered_finish(rv_wal *w);
+
 #ifndef RAVEL_OMIT_IO_URING
 /* wal_direct.c: wal_io=direct. */
 RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_direct_ops(void);
+
+/* wal_direct.c, for wal_io=auto (wal_auto.c), which writes with the
+** direct mode for some segments and a buffered mode for others:
+**   prepare     at open: the direct mode's state and its spares' thread,
+**               no segment (as the open operation, which also starts the
+**               completion thread and segment NUMBER).
+**   rv_wal_direct_want_spare, rv_wal_direct_spare_ready,
+**   rv_wal_direct_drop_spare   ask for the spare of segment NUMBER, say
+**               whether it is ready (taking it would not wait), give it
+**               up.
+**   enter       the leader, write_mu held, the buffered segment finished:
+**               starts the completion thread and makes the spare of
+**               segment NUMBER (after PREV_END) current.
+**   leave       the leader, write_mu held: settles the writes in flight,
+**               makes the segment durable, stops the completion thread
+**               and drops the spare of segment NUMBER, so the buffered
+**               mode can create it. */
+RAVEL_PRIVATE int rv_wal_direct_prepare(rv_wal *w,
+                                        const struct ravel_options *o,
+                                        const struct rv_wal_setup *setup);
+RAVEL_PRIVATE void rv_wal_direct_want_spare(rv_wal *w, uint64_t number);
+RAVEL_PRIVATE void rv_wal_direct_drop_spare(rv_wal *w, uint64_t number);
+RAVEL_PRIVATE int rv_wal_direct_spare_ready(rv_wal *w, uint64_t number);
+RAVEL_PRIVATE int rv_wal_direct_enter(rv_wal *w, uint64_t number,
+                                      uint64_t prev_end)
+    RV_REQUIRES(w->write_mu);
+RAVEL_PRIVATE int rv_wal_direct_leave(rv_wal *w, uint64_t number)
+    RV_REQUIRES(w->write_mu);
+
+/* wal_auto.c: wal_io=auto switching between a buffered mode (BUFFERED)
+** and the direct one at segment switches; *SETUP as for direct, *PROBE
+** the numbers the choice is made from. */
+RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_auto_ops(void);
+RAVEL_PRIVATE int rv_wal_auto_init(rv_wal *w, const struct ravel_options *o,
+                                   const struct rv_wal_probe *probe,
+                                   int dsync, enum rv_wal_io start);
+/* The mode in force ("sync", "uring" or "direct") and, into WHY (SIZE
+** bytes), since when and why; any thread. */
+RAVEL_PRIVATE const char *rv_wal_auto_mode(rv_wal *w, char *why,
+                                           size_t size);
 #endif
 
 /* ---- wal_choose.c: which mode */
@@ -298,5 +349,18 @@ RAVEL_PRIVATE uint32_t rv_wal_direct_block(int fd);
 /* Times direct and buffered synced writes in a scratch file in W's
 ** directory (the ring must be set up), filling *P. */
 RAVEL_PRIVATE void rv_wal_probe_run(rv_wal *w, struct rv_wal_probe *p);
+
+/* ---- wal_probe_cache.c: the probe's result kept beside the database */
+
+/* 1 and *P (and *MEASURED, the Unix time it was measured) from DIR's
+** probe cache when it is whole, keyed by DIR's file system and kernel as
+** they are now and recent enough; 0 otherwise (measure again). */
+RAVEL_PRIVATE int rv_wal_probe_cache_load(const char *dir,
+                                          struct rv_wal_probe *p,
+                                          int64_t *measured);
+/* Writes *P as DIR's probe cache, crash-safely.  RAVEL_IOERR (message set)
+** when it could not; the caller goes on without it. */
+RAVEL_PRIVATE int rv_wal_probe_cache_store(const char *dir,
+                                           const struct rv_wal_probe *p);
 
 #endif /* RAVEL_WAL_WRITER_INT_H */

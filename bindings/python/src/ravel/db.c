@@ -10,10 +10,6 @@
 
 #include <time.h>
 
-/* Values up to this size are read into a stack buffer by ravel_get_into,
-** without an allocation; longer ones are read again with ravel_get. */
-#define READ_BUFFER_SIZE 1024
-
 /* ------------------------------------------------------ call bookkeeping */
 
 static PyObject *db_raise_closed(rvpy_db *db)
@@ -308,16 +304,15 @@ PyObject *rvpy_read(rvpy_db *db, PyObject *snap, PyObject *key)
         return NULL;
     }
     ravel_db *handle = db->handle;
-    char small[READ_BUFFER_SIZE];
     char msg[RVPY_MSG_SIZE];
-    void *large = NULL;
+    void *val = NULL;
     size_t vlen = 0;
     int rc;
+    /* One lookup whatever the value's size: ravel's copy, made without
+    ** the GIL, is copied once more into the bytes object (which needs the
+    ** GIL) and freed. */
     Py_BEGIN_ALLOW_THREADS
-    rc = ravel_get_into(handle, snap_handle, k.ptr, k.len, small,
-                        sizeof small, &vlen);
-    if (rc == RAVEL_OK && vlen > sizeof small)
-        rc = ravel_get(handle, snap_handle, k.ptr, k.len, &large, &vlen);
+    rc = ravel_get(handle, snap_handle, k.ptr, k.len, &val, &vlen);
     if (rc != RAVEL_OK && rc != RAVEL_NOTFOUND)
         ravel_errmsg_r(msg, sizeof msg);
     Py_END_ALLOW_THREADS
@@ -328,9 +323,8 @@ PyObject *rvpy_read(rvpy_db *db, PyObject *snap, PyObject *key)
         return NULL;
     if (rc)
         return rvpy_raise(rc, msg);
-    PyObject *value = PyBytes_FromStringAndSize(large ? large : small,
-                                                (Py_ssize_t)vlen);
-    ravel_free(large);
+    PyObject *value = PyBytes_FromStringAndSize(val, (Py_ssize_t)vlen);
+    ravel_free(val);
     return value;
 }
 

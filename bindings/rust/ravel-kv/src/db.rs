@@ -177,7 +177,9 @@ impl Db {
 
     /// Reads the value of KEY into BUF (replacing its contents), reusing
     /// its allocation and growing it if the value does not fit.  Returns
-    /// false, with BUF empty, if KEY is absent.
+    /// false, with BUF empty, if KEY is absent.  One lookup when BUF's
+    /// capacity holds the value or is zero; when it is non-zero but too
+    /// small, the key is read again once (and BUF then fits next time).
     pub fn get_into_vec(&self, key: impl AsRef<[u8]>, buf: &mut Vec<u8>) -> Result<bool> {
         self.get_into_vec_at(ptr::null(), key.as_ref(), buf)
     }
@@ -294,10 +296,23 @@ impl Db {
         self.raw.as_ptr()
     }
 
-    /// ravel_get as of SNAP (NULL: the latest state).
+    /// ravel_get as of SNAP (NULL: the latest state): one lookup
+    /// whatever the value's size.
     pub(crate) fn get_at(&self, snap: *const sys::ravel_snapshot, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.with_value_at(snap, key, <[u8]>::to_vec)
+    }
+
+    /// F of the value of KEY as of SNAP, read with one ravel_get (F sees
+    /// ravel's copy, freed after it returns); `None` if KEY is absent.
+    fn with_value_at<T>(
+        &self,
+        snap: *const sys::ravel_snapshot,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> T,
+    ) -> Result<Option<T>> {
         let mut val: *mut c_void = ptr::null_mut();
         let mut vlen = 0usize;
+        crate::lookups::count(1);
         // SAFETY: the handle is live; SNAP is NULL or a live snapshot of
         // this db (a Snapshot borrowing it); KEY is valid for its length;
         // VAL and VLEN are valid out-pointers.
@@ -308,11 +323,11 @@ impl Db {
         }
         check(rc)?;
         // SAFETY: on success VAL holds VLEN bytes allocated for us (non-NULL
-        // even when empty); we copy them and free VAL once.
-        let value = unsafe { std::slice::from_raw_parts(val.cast::<u8>(), vlen).to_vec() };
+        // even when empty); F reads them before VAL is freed, once.
+        let result = f(unsafe { std::slice::from_raw_parts(val.cast::<u8>(), vlen) });
         // SAFETY: VAL came from ravel_get and is freed once.
         unsafe { sys::ravel_free(val) };
-        Ok(Some(value))
+        Ok(Some(result))
     }
 
     /// ravel_multi_get as of SNAP (NULL: the latest state, taken once).
@@ -328,6 +343,7 @@ impl Db {
         let mut vlens = vec![0usize; n];
         let mut rcs: Vec<c_int> = vec![sys::RAVEL_NOTFOUND; n];
         let ro = ReadOptionsAt::new(snap)?;
+        crate::lookups::count(n);
         // SAFETY: the handle is live; RO is NULL or live read options whose
         // snapshot is NULL or a live snapshot of this db; each of the N
         // KEY_PTRS is valid for its KLENS bytes (borrowed from KEYS), and
@@ -373,7 +389,8 @@ impl Db {
         buf: &mut [u8],
     ) -> Result<Option<usize>> {
         let mut vlen = 0usize;
-        // SAFETY: as in get_at; BUF is writable for its length.
+        crate::lookups::count(1);
+        // SAFETY: as in with_value_at; BUF is writable for its length.
         let rc = unsafe {
             sys::ravel_get_into(
                 self.as_ptr(),
@@ -392,8 +409,10 @@ impl Db {
         Ok(Some(vlen))
     }
 
-    /// Reads into BUF's spare capacity, growing it until the value fits.
-    /// Each attempt is one whole read; the last, which fits, is the result.
+    /// Reads into BUF's spare capacity with ravel_get_into; a value too
+    /// long for it is read again, once, with ravel_get and copied into BUF
+    /// grown to fit (so a reused BUF takes one lookup from then on).  With
+    /// no spare capacity at all, the one read is ravel_get's.
     pub(crate) fn get_into_vec_at(
         &self,
         snap: *const sys::ravel_snapshot,
@@ -401,11 +420,12 @@ impl Db {
         buf: &mut Vec<u8>,
     ) -> Result<bool> {
         buf.clear();
-        loop {
-            let cap = buf.capacity();
+        let cap = buf.capacity();
+        if cap > 0 {
             let mut vlen = 0usize;
-            // SAFETY: as in get_at; BUF's allocation is writable for CAP
-            // bytes (spare capacity; nothing is read from it).
+            crate::lookups::count(1);
+            // SAFETY: as in with_value_at; BUF's allocation is writable for
+            // CAP bytes (spare capacity; nothing is read from it).
             let rc = unsafe {
                 sys::ravel_get_into(
                     self.as_ptr(),
@@ -427,8 +447,8 @@ impl Db {
                 unsafe { buf.set_len(vlen) };
                 return Ok(true);
             }
-            buf.reserve_exact(vlen);
         }
+        Ok(self.with_value_at(snap, key, |value| buf.extend_from_slice(value))?.is_some())
     }
 
     /// ravel_iter_new as of SNAP; the iterator borrows for 'a, which the

@@ -137,6 +137,7 @@ mod error;
 mod feed;
 mod ingest;
 mod iter;
+mod lookups;
 mod ops;
 mod options;
 mod repair;

@@ -145,6 +145,7 @@ impl<'db> Txn<'db> {
         let mut val: *mut c_void = ptr::null_mut();
         let mut vlen = 0usize;
         let f = if for_update { sys::ravel_txn_get_for_update } else { sys::ravel_txn_get };
+        crate::lookups::count(1);
         // SAFETY: the transaction is live (borrowed) and used by this
         // thread only (not Sync); KEY is valid for its length; VAL and VLEN
         // are valid out-pointers.

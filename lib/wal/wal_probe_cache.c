@@ -1,0 +1,176 @@
+/*
+** wal_probe_cache.c -- the WAL probe's result kept beside the database
+** (RV_WAL_PROBE_CACHE, "wal-probe.cache"), so wal_io=auto does not measure
+** the disk at every open.  Owns: that file's format, when a cached result
+** may be used, writing it.  Does not own: the measurements (wal_probe.c) or
+** the choice made from them (wal_choose.c).
+**
+** Why: the probe times a few writes and fdatasyncs at each open; an
+** outside user saw those timings vary more than tenfold from open to open
+** on the same disk, so the mode could change between opens for no reason,
+** and every open paid a few fdatasyncs.  A result measured once per file
+** system is steadier and free.
+**
+** The file is text, written whole with rv_replace_file (a temporary file,
+** fsynced, renamed, the directory fsynced), so it holds either the old
+** result or the new one:
+**
+**   probe := "ravel-wal-probe 1\n" key measured result why checksum
+**   key := "key " st_dev:dec " " f_type:hex " " kernel_release "\n"
+**   measured := "measured " unix_seconds:dec "\n"
+**   result := "result " direct_ok " " uring_pays " " timings " " block "\n"
+**   timings := direct_sync_ns direct_ns direct_fsync_ns pwrite_sync_ns
+**              pwrite_ns
+**   why := "why_not_direct " text "\n"
+**   checksum := "checksum " xxh3_64:hex16 "\n"
+**
+** Numbers are decimal, fields one space apart; the flags are 0 or 1, the
+** timings the probe's medians in nanoseconds (struct rv_wal_probe's
+** fields), block the direct I/O block size (0: none), text the reason
+** O_DIRECT was refused (empty when it works) up to the line's end.
+** The checksum is XXH3_64 of every byte before the "checksum" line.  A
+** cached result is used only when the key matches the directory's file
+** system now (stat's st_dev, statfs's f_type, uname's release: another
+** disk, a different file system or a new kernel is measured again), it
+** is no older than WAL_PROBE_CACHE_MAX_AGE and not in the future, and the
+** file parses and its checksum matches.  Anything else (missing, damaged,
+** stale, foreign) is measured again and the file rewritten; nothing is
+** ever refused because of this file, and a failure to write it is only
+** logged.  The file is not part of the database: checkpoints and backups
+** do not copy it, repair leaves it where it is, ravel_destroy removes it.
+*/
+#include "wal/wal_writer_int.h"
+#include "util/file.h"
+#include "util/filename.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <xxhash.h>
+
+#define WAL_PROBE_CACHE_MAGIC "ravel-wal-probe 1\n"
+#define WAL_PROBE_CACHE_MAX_AGE (7 * 24 * 3600) /* seconds: a week */
+#define WAL_PROBE_CACHE_MAX_BYTES 2048
+
+/* The file system's identity, as the key line spells it. */
+static int probe_cache_key(const char *dir, char *key, size_t size)
+{
+    struct stat st;
+    struct statfs sf;
+    struct utsname u;
+    if (stat(dir, &st) != 0 || statfs(dir, &sf) != 0 || uname(&u) != 0)
+        return -1;
+    int n = snprintf(key, size, "key %" PRIu64 " %lx %s\n",
+                     (uint64_t)st.st_dev, (unsigned long)sf.f_type,
+                     u.release);
+    return n > 0 && (size_t)n < size && !strchr(u.release, '\n') ? 0 : -1;
+}
+
+/* TEXT (LEN bytes, NUL-terminated) ends in a checksum line matching the
+** bytes before it: the length of those bytes, or 0. */
+static size_t probe_cache_checked_len(const char *text, size_t len)
+{
+    const char *line = NULL;
+    for (const char *p = text; (p = strstr(p, "checksum ")) != NULL; p++)
+        if (p == text || p[-1] == '\n')
+            line = p;
+    unsigned long long sum;
+    char end;
+    if (!line || sscanf(line, "checksum %16llx%c", &sum, &end) != 2 ||
+        end != '\n' || line + strlen("checksum ") + 17 != text + len)
+        return 0;
+    size_t body = (size_t)(line - text);
+    return XXH3_64bits(text, body) == (uint64_t)sum ? body : 0;
+}
+
+/* Parses the lines after the key: 0 and *P filled, or -1. */
+static int probe_cache_parse(const char *s, struct rv_wal_probe *p,
+                             int64_t *measured)
+{
+    long long when;
+    int n = 0;
+    if (sscanf(s, "measured %lld\n%n", &when, &n) != 1 || n == 0)
+        return -1;
+    s += n;
+    unsigned long long v[7];
+    unsigned block;
+    n = 0;
+    if (sscanf(s, "result %llu %llu %llu %llu %llu %llu %llu %u\n%n", &v[0],
+               &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &block, &n) != 8 ||
+        n == 0 || v[0] > 1 || v[1] > 1 || block > 65536)
+        return -1;
+    s += n;
+    if (strncmp(s, "why_not_direct ", 15) != 0)
+        return -1;
+    s += 15;
+    const char *eol = strchr(s, '\n');
+    if (!eol || (size_t)(eol - s) >= sizeof p->why_not_direct)
+        return -1;
+    memcpy(p->why_not_direct, s, (size_t)(eol - s));
+    p->why_not_direct[eol - s] = '\0';
+    p->direct_ok = (int)v[0];
+    p->uring_pays = (int)v[1];
+    p->direct_sync_ns = v[2];
+    p->direct_ns = v[3];
+    p->direct_fsync_ns = v[4];
+    p->pwrite_sync_ns = v[5];
+    p->pwrite_ns = v[6];
+    p->block = block;
+    *measured = when;
+    return 0;
+}
+
+int rv_wal_probe_cache_load(const char *dir, struct rv_wal_probe *p,
+                            int64_t *measured)
+{
+    char key[512], path[RV_PATH_MAX], *text = NULL;
+    size_t len = 0;
+    if (probe_cache_key(dir, key, sizeof key) != 0 ||
+        rv_path_join(path, dir, RV_WAL_PROBE_CACHE) != RAVEL_OK ||
+        rv_read_file(path, &text, &len, NULL) != RAVEL_OK)
+        return 0;
+    text[len] = '\0';
+    size_t magic = strlen(WAL_PROBE_CACHE_MAGIC), klen = strlen(key);
+    struct rv_wal_probe got;
+    memset(&got, 0, sizeof got);
+    int64_t when = 0;
+    int ok = len <= WAL_PROBE_CACHE_MAX_BYTES && strlen(text) == len &&
+             probe_cache_checked_len(text, len) > magic + klen &&
+             memcmp(text, WAL_PROBE_CACHE_MAGIC, magic) == 0 &&
+             memcmp(text + magic, key, klen) == 0 &&
+             probe_cache_parse(text + magic + klen, &got, &when) == 0;
+    free(text);
+    int64_t now = (int64_t)time(NULL);
+    if (!ok || when > now + 60 || now - when > WAL_PROBE_CACHE_MAX_AGE)
+        return 0;
+    rv_wal_probe_fs(dir, got.fs, sizeof got.fs);
+    *p = got;
+    *measured = when;
+    return 1;
+}
+
+int rv_wal_probe_cache_store(const char *dir, const struct rv_wal_probe *p)
+{
+    char key[512], text[WAL_PROBE_CACHE_MAX_BYTES];
+    if (probe_cache_key(dir, key, sizeof key) != 0)
+        return RAVEL_OK; /* nothing to key it by: measured at each open */
+    int n = snprintf(text, sizeof text,
+                     "%s%smeasured %lld\nresult %d %d %" PRIu64 " %" PRIu64
+                     " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n"
+                     "why_not_direct %s\n",
+                     WAL_PROBE_CACHE_MAGIC, key, (long long)time(NULL),
+                     p->direct_ok, p->uring_pays, p->direct_sync_ns,
+                     p->direct_ns, p->direct_fsync_ns, p->pwrite_sync_ns,
+                     p->pwrite_ns, p->block, p->why_not_direct);
+    if (n <= 0 || (size_t)n + 32 > sizeof text ||
+        strchr(p->why_not_direct, '\n'))
+        return RAVEL_OK;
+    n += snprintf(text + n, sizeof text - (size_t)n, "checksum %016llx\n",
+                  (unsigned long long)XXH3_64bits(text, (size_t)n));
+    return rv_replace_file(dir, RV_WAL_PROBE_CACHE, text, (size_t)n);
+}
