@@ -7,6 +7,9 @@
 # Installs what a fresh Debian machine may lack (a C compiler and
 # pkg-config, from apt; Go itself only if absent, which must then be 1.24
 # or later), then vets, tests (with -race), and smoke-runs the benchmark.
+# Then raftstore/ (hashicorp/raft storage, a module of its own that needs
+# Go 1.25 and fetches hashicorp/raft from the Go module proxy): vet, and
+# its suite with -race.
 # Exits non-zero on any failure.  Writes nothing into the source tree.
 set -eu
 
@@ -60,5 +63,19 @@ go test -count=1 ./...
 
 echo "== benchmark smoke run"
 go run ./bench --num=20000 --benchmarks=fillrandom,readrandom,readrandom_get --seed=1
+
+# raftstore: vet, then the whole suite (conformance, model check, SIGKILL
+# crashes, concurrency, a three-node raft cluster) once, with -race.
+# benchcmp/ (the comparison with raft-boltdb and raft-wal, a module of its
+# own) is not built here: it would fetch and compile bbolt and raft-wal for
+# nothing CI checks; scripts/bench-raftstore.sh builds it.
+if [ "$go_minor" -lt 25 ]; then
+    echo "ci.sh: raftstore needs Go 1.25 or later (hashicorp/raft v1.8), found $(go env GOVERSION)" >&2
+    exit 1
+fi
+echo "== raftstore: go vet"
+(cd raftstore && go vet ./...)
+echo "== raftstore: go test -race"
+(cd raftstore && go test -race -count=1 ./...)
 
 echo "== Go binding: all passed"
