@@ -1,0 +1,729 @@
+/*
+** test_range_del.c -- range deletes (ravel_delete_range and its batch and
+** transaction forms, issue 24 part 1).
+**
+**   api        argument checks (BEGIN after END is RAVEL_INVALID with a
+**              message, BEGIN == END a no-op), the batch form read back
+**              with ravel_batch_next_op (RAVEL_OP_DELETE_RANGE, begin as
+**              key, end as value), the transaction form refused, and a
+**              plain range delete refused once a transaction has begun.
+**   model_*    random puts, deletes and range deletes (one op or a batch of
+**              up to four) against an in-memory model, with up to three
+**              snapshots held (each with the model's copy of its moment)
+**              and released, flushes, compactions and reopens; after every
+**              few ops, for the latest state and every snapshot: a get of
+**              every key, a full forward and a full reverse iteration,
+**              and random seeks and seek_for_prevs followed by a step each
+**              way.  In every ordering mode (default, unordered_write,
+**              in_order_publication, write_prepared).
+**   kill9      a child writes synced batches holding range deletes and is
+**              killed with SIGKILL; after the reopen the database is the
+**              model after every acknowledged batch (or one more: the one
+**              in flight), checked by gets and a scan.
+**   reader     a read_only handle in another process (a child) beside the
+**              live writer sees a range delete written after it opened
+**              (ravel_catch_up replays it from the WAL), in gets and its
+**              iterator, and the change feed hands it out as
+**              RAVEL_OP_DELETE_RANGE.
+**   feed_flush after a flush turned the range delete into point deletions
+**              in a table (over keys already in a table), gets, iterators,
+**              a snapshot taken before it (across compactions) and a
+**              reopen agree with the model; a put after the range delete
+**              survives it.
+*/
+#include "testutil.h"
+#include "crash_harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NK 40
+
+#define MODE_UNORDERED "unordered_write=true"
+#define MODE_IN_ORDER "unordered_write=true;in_order_publication=true"
+#define MODE_PREPARED "unordered_write=true;two_write_queues=true;" \
+                      "write_policy=write_prepared"
+
+struct model {
+    int has[NK];
+    char val[NK][24];
+};
+
+static void key_of(int i, char *buf)
+{
+    snprintf(buf, 8, "k%03d", i);
+}
+
+/* ------------------------------------------------------- the ops */
+
+/* One op of a batch, drawn from the generator. */
+struct op {
+    int kind; /* 0 put, 1 delete, 2 range delete */
+    int a, b; /* key, or [a, b) */
+    char val[24];
+};
+
+static void op_draw(uint64_t *rng, uint64_t serial, struct op *o)
+{
+    uint64_t r = tu_rand(rng) % 10;
+    o->kind = r < 6 ? 0 : r < 8 ? 1 : 2;
+    o->a = (int)(tu_rand(rng) % NK);
+    o->b = o->a + (int)(tu_rand(rng) % 12); /* may be == a: empty */
+    if (o->b > NK)
+        o->b = NK;
+    snprintf(o->val, sizeof o->val, "v%llu", (unsigned long long)serial);
+}
+
+static void model_apply(struct model *m, const struct op *o)
+{
+    if (o->kind == 0) {
+        m->has[o->a] = 1;
+        memcpy(m->val[o->a], o->val, sizeof o->val);
+    } else if (o->kind == 1) {
+        m->has[o->a] = 0;
+    } else {
+        for (int i = o->a; i < o->b; i++)
+            m->has[i] = 0;
+    }
+}
+
+static int batch_add(ravel_batch *b, const struct op *o)
+{
+    char k[8], e[8];
+    key_of(o->a, k);
+    if (o->kind == 0)
+        return ravel_batch_put(b, k, 4, o->val, strlen(o->val));
+    if (o->kind == 1)
+        return ravel_batch_delete(b, k, 4);
+    key_of(o->b, e); /* NK itself: "k040", past every key */
+    return ravel_batch_delete_range(b, k, 4, e, 4);
+}
+
+static int op_write(ravel_db *db, int flags, const struct op *o)
+{
+    char k[8], e[8];
+    key_of(o->a, k);
+    if (o->kind == 0)
+        return ravel_put(db, flags, k, 4, o->val, strlen(o->val));
+    if (o->kind == 1)
+        return ravel_delete(db, flags, k, 4);
+    key_of(o->b, e);
+    return ravel_delete_range(db, flags, k, 4, e, 4);
+}
+
+/* ------------------------------------------------------ the checks */
+
+/* Where SNAP's reads differ from M, fails the test naming WHAT. */
+static void check_gets(ravel_db *db, const ravel_snapshot *snap,
+                       const struct model *m, const char *what)
+{
+    for (int i = 0; i < NK; i++) {
+        char k[8];
+        key_of(i, k);
+        void *v = NULL;
+        size_t vl = 0;
+        int rc = ravel_get(db, snap, k, 4, &v, &vl);
+        if (m->has[i]) {
+            if (rc != RAVEL_OK)
+                fail_msg("%s: get %s returned %d (%s), expected %s", what, k,
+                         rc, ravel_errmsg(), m->val[i]);
+            if (vl != strlen(m->val[i]) || memcmp(v, m->val[i], vl) != 0)
+                fail_msg("%s: get %s = %.*s, expected %s", what, k, (int)vl,
+                         (char *)v, m->val[i]);
+        } else if (rc != RAVEL_NOTFOUND) {
+            fail_msg("%s: get %s returned %d (%.*s), expected not found "
+                     "(deleted)", what, k, rc, rc ? 0 : (int)vl,
+                     rc ? "" : (char *)v);
+        }
+        ravel_free(v);
+    }
+}
+
+/* The key index of IT's key, checking its value against M. */
+static int iter_index(ravel_iter *it, const struct model *m, const char *what)
+{
+    size_t kl, vl;
+    const char *k = ravel_iter_key(it, &kl);
+    const char *v = ravel_iter_value(it, &vl);
+    if (kl != 4 || k[0] != 'k')
+        fail_msg("%s: iterator shows a foreign key", what);
+    int i = atoi(k + 1);
+    if (i < 0 || i >= NK || !m->has[i])
+        fail_msg("%s: iterator shows k%03d, which is deleted", what, i);
+    if (vl != strlen(m->val[i]) || memcmp(v, m->val[i], vl) != 0)
+        fail_msg("%s: iterator shows k%03d = %.*s, expected %s", what, i,
+                 (int)vl, v, m->val[i]);
+    return i;
+}
+
+/* The first present key at or after I (NK: none) and at or before I (-1). */
+static int model_next(const struct model *m, int i)
+{
+    while (i < NK && !m->has[i])
+        i++;
+    return i;
+}
+static int model_prev(const struct model *m, int i)
+{
+    while (i >= 0 && !m->has[i])
+        i--;
+    return i;
+}
+
+static void expect_at(ravel_iter *it, const struct model *m, int want,
+                      const char *what, const char *move)
+{
+    if (want < 0 || want >= NK) {
+        if (ravel_iter_valid(it))
+            fail_msg("%s: after %s the iterator is valid, expected at the "
+                     "end", what, move);
+        TU_OK(ravel_iter_status(it));
+        return;
+    }
+    if (!ravel_iter_valid(it))
+        fail_msg("%s: after %s the iterator is not valid, expected "
+                 "k%03d (%s)", what, move, want, ravel_errmsg());
+    int got = iter_index(it, m, what);
+    if (got != want)
+        fail_msg("%s: after %s the iterator is at k%03d, expected k%03d",
+                 what, move, got, want);
+}
+
+static void check_iter(ravel_db *db, const ravel_snapshot *snap,
+                       const struct model *m, uint64_t *rng,
+                       const char *what)
+{
+    ravel_iter *it;
+    TU_OK(ravel_iter_new(db, snap, &it));
+    int want = model_next(m, 0);
+    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+         ravel_iter_next(it)) {
+        expect_at(it, m, want, what, "a forward step");
+        want = model_next(m, want + 1);
+    }
+    expect_at(it, m, want, what, "the forward scan");
+    want = model_prev(m, NK - 1);
+    for (ravel_iter_seek_to_last(it); ravel_iter_valid(it);
+         ravel_iter_prev(it)) {
+        expect_at(it, m, want, what, "a reverse step");
+        want = model_prev(m, want - 1);
+    }
+    expect_at(it, m, want, what, "the reverse scan");
+    for (int s = 0; s < 6; s++) {
+        int t = (int)(tu_rand(rng) % NK);
+        char k[8];
+        key_of(t, k);
+        TU_OK(ravel_iter_seek(it, k, 4));
+        int at = model_next(m, t);
+        expect_at(it, m, at, what, "a seek");
+        if (at < NK) {
+            ravel_iter_prev(it);
+            expect_at(it, m, model_prev(m, at - 1), what, "seek then prev");
+        }
+        TU_OK(ravel_iter_seek_for_prev(it, k, 4));
+        at = model_prev(m, t);
+        expect_at(it, m, at, what, "a seek_for_prev");
+        if (at >= 0) {
+            ravel_iter_next(it);
+            expect_at(it, m, model_next(m, at + 1), what,
+                      "seek_for_prev then next");
+        }
+    }
+    ravel_iter_free(it);
+}
+
+/* ------------------------------------------------------------ api */
+
+static void test_api(void **state)
+{
+    (void)state;
+    char *dir = tu_path("api");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "a", "1");
+    tu_put(db, 0, "b", "2");
+    tu_put(db, 0, "c", "3");
+    TU_EXPECT_INVALID(ravel_delete_range(db, 0, "c", 1, "a", 1));
+    TU_EXPECT_INVALID(ravel_delete_range(db, 0, NULL, 3, "a", 1));
+    uint64_t before = tu_prop_u64(db, "ravel.last-sequence");
+    TU_OK(ravel_delete_range(db, 0, "b", 1, "b", 1)); /* empty: no-op */
+    assert_int_equal(tu_prop_u64(db, "ravel.last-sequence"), before);
+    tu_expect(db, NULL, "b", "2");
+    TU_OK(ravel_delete_range(db, 0, "a", 1, "c", 1));
+    tu_expect(db, NULL, "a", NULL);
+    tu_expect(db, NULL, "b", NULL);
+    tu_expect(db, NULL, "c", "3");
+    /* an empty begin is the smallest key */
+    TU_OK(ravel_delete_range(db, 0, "", 0, "d", 1));
+    tu_expect(db, NULL, "c", NULL);
+
+    ravel_batch *b;
+    TU_OK(ravel_batch_new(&b));
+    TU_EXPECT_INVALID(ravel_batch_delete_range(b, "z", 1, "y", 1));
+    TU_OK(ravel_batch_delete_range(b, "x", 1, "x", 1));
+    assert_int_equal(ravel_batch_count(b), 0);
+    TU_OK(ravel_batch_put(b, "p", 1, "v", 1));
+    TU_OK(ravel_batch_delete_range(b, "m", 1, "q", 1));
+    size_t pos = 0, kl, vl;
+    int op;
+    const void *k, *v;
+    TU_OK(ravel_batch_next_op(b, &pos, &op, &k, &kl, &v, &vl));
+    assert_int_equal(op, RAVEL_OP_PUT);
+    TU_OK(ravel_batch_next_op(b, &pos, &op, &k, &kl, &v, &vl));
+    assert_int_equal(op, RAVEL_OP_DELETE_RANGE);
+    assert_true(kl == 1 && memcmp(k, "m", 1) == 0);
+    assert_true(vl == 1 && memcmp(v, "q", 1) == 0);
+    assert_int_equal(ravel_batch_next_op(b, &pos, &op, &k, &kl, &v, &vl),
+                     RAVEL_NOTFOUND);
+    /* through bytes and back */
+    size_t len;
+    const void *data = ravel_batch_data(b, &len);
+    ravel_batch *copy;
+    TU_OK(ravel_batch_from_data(data, len, &copy));
+    TU_OK(ravel_write(db, 0, copy));
+    tu_expect(db, NULL, "p", NULL); /* put, then range */
+    ravel_batch_free(copy);
+    ravel_batch_free(b);
+
+    /* transactions: refused, and plain range deletes once one began */
+    ravel_txn *t;
+    TU_OK(ravel_txn_begin(db, 0, &t));
+    TU_EXPECT_INVALID(ravel_txn_delete_range(t, "a", 1, "b", 1));
+    TU_OK(ravel_txn_rollback(t));
+    ravel_txn_free(t);
+    tu_put(db, 0, "r", "1");
+    TU_EXPECT_INVALID(ravel_delete_range(db, 0, "a", 1, "z", 1));
+    tu_expect(db, NULL, "r", "1");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* ---------------------------------------------------------- model */
+
+struct snap_slot {
+    ravel_snapshot *s;
+    struct model m;
+};
+
+static void check_all(ravel_db *db, const struct model *m,
+                      struct snap_slot *snaps, uint64_t *rng, int step)
+{
+    char what[96];
+    snprintf(what, sizeof what, "step %d, latest", step);
+    check_gets(db, NULL, m, what);
+    check_iter(db, NULL, m, rng, what);
+    for (int i = 0; i < 3; i++)
+        if (snaps[i].s) {
+            snprintf(what, sizeof what, "step %d, snapshot %d", step, i);
+            check_gets(db, snaps[i].s, &snaps[i].m, what);
+            check_iter(db, snaps[i].s, &snaps[i].m, rng, what);
+        }
+}
+
+static void release_all(ravel_db *db, struct snap_slot *snaps)
+{
+    for (int i = 0; i < 3; i++)
+        if (snaps[i].s) {
+            TU_OK(ravel_snapshot_release(db, snaps[i].s));
+            snaps[i].s = NULL;
+        }
+}
+
+static void model_run(const char *name, const char *mode)
+{
+    char *dir = tu_path("model-%s", name);
+    /* small memtables: flushes come on their own too */
+    char opts[256];
+    snprintf(opts, sizeof opts, "write_buffer_size=65536%s%s",
+             mode ? ";" : "", mode ? mode : "");
+    ravel_db *db = tu_open_ok(dir, opts);
+    uint64_t seed = tu_seed();
+    uint64_t rng = seed;
+    struct model m;
+    memset(&m, 0, sizeof m);
+    struct snap_slot snaps[3];
+    memset(snaps, 0, sizeof snaps);
+    int steps = (int)tu_env_u64("RAVEL_TEST_RANGE_DEL_STEPS", 3000);
+    uint64_t serial = 0;
+    for (int step = 0; step < steps; step++) {
+        uint64_t r = tu_rand(&rng) % 1000;
+        if (r < 700) {
+            struct op o;
+            op_draw(&rng, ++serial, &o);
+            TU_OK(op_write(db, 0, &o));
+            model_apply(&m, &o);
+        } else if (r < 850) {
+            ravel_batch *b;
+            TU_OK(ravel_batch_new(&b));
+            int n = 1 + (int)(tu_rand(&rng) % 4);
+            struct model next = m;
+            for (int i = 0; i < n; i++) {
+                struct op o;
+                op_draw(&rng, ++serial, &o);
+                TU_OK(batch_add(b, &o));
+                model_apply(&next, &o);
+            }
+            TU_OK(ravel_write(db, 0, b));
+            ravel_batch_free(b);
+            m = next;
+        } else if (r < 900) {
+            int i = (int)(tu_rand(&rng) % 3);
+            if (snaps[i].s) {
+                TU_OK(ravel_snapshot_release(db, snaps[i].s));
+                snaps[i].s = NULL;
+            } else {
+                TU_OK(ravel_snapshot_acquire(db, &snaps[i].s));
+                snaps[i].m = m;
+            }
+        } else if (r < 940) {
+            TU_OK(ravel_flush(db, 0));
+        } else if (r < 970) {
+            TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+        } else if (r < 980) {
+            release_all(db, snaps);
+            TU_OK(ravel_close(db));
+            db = tu_open_ok(dir, opts);
+        }
+        if (step % 25 == 24)
+            check_all(db, &m, snaps, &rng, step);
+    }
+    check_all(db, &m, snaps, &rng, steps);
+    release_all(db, snaps);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, opts);
+    check_all(db, &m, snaps, &rng, steps + 1);
+    TU_OK(ravel_close(db));
+    printf("model %s: %d steps, seed %llu\n", name, steps,
+           (unsigned long long)seed);
+    free(dir);
+}
+
+static void test_model_default(void **state)
+{
+    (void)state;
+    model_run("default", NULL);
+}
+static void test_model_unordered(void **state)
+{
+    (void)state;
+    model_run("unordered", MODE_UNORDERED);
+}
+static void test_model_in_order(void **state)
+{
+    (void)state;
+    model_run("in-order", MODE_IN_ORDER);
+}
+static void test_model_prepared(void **state)
+{
+    (void)state;
+    model_run("prepared", MODE_PREPARED);
+}
+
+/* ---------------------------------------------------------- kill -9 */
+
+struct writer_args {
+    char dir[512];
+    uint64_t seed;
+};
+
+/* Batch I of the stream seeded with SEED: 1 to 3 ops, with a range
+** delete in one batch in three. */
+static int stream_batch(uint64_t seed, uint64_t i, struct op *ops)
+{
+    uint64_t rng = seed ^ (i * 0x9e3779b97f4a7c15ull);
+    int n = 1 + (int)(tu_rand(&rng) % 3);
+    for (int j = 0; j < n; j++) {
+        op_draw(&rng, i * 4 + (uint64_t)j, &ops[j]);
+        if (j == 0 && i % 3 == 0) {
+            ops[j].kind = 2;
+            if (ops[j].b == ops[j].a && ops[j].b < NK)
+                ops[j].b++;
+        }
+    }
+    return n;
+}
+
+static int child_writer(const void *arg)
+{
+    const struct writer_args *a = arg;
+    ravel_db *db;
+    if (tu_open(a->dir, "write_buffer_size=65536", &db))
+        crash_child_fail("open: %s", ravel_errmsg());
+    crash_child_opened(db);
+    for (uint64_t i = 0;; i++) {
+        struct op ops[4];
+        int n = stream_batch(a->seed, i, ops);
+        ravel_batch *b;
+        if (ravel_batch_new(&b))
+            crash_child_fail("batch_new");
+        for (int j = 0; j < n; j++)
+            if (batch_add(b, &ops[j]))
+                crash_child_fail("batch: %s", ravel_errmsg());
+        if (ravel_write(db, RAVEL_SYNC, b))
+            crash_child_fail("write %llu: %s", (unsigned long long)i,
+                             ravel_errmsg());
+        ravel_batch_free(b);
+        if (i % 97 == 96 && ravel_flush(db, RAVEL_FLUSH_NO_WAIT))
+            crash_child_fail("flush: %s", ravel_errmsg());
+        uint64_t acked = i + 1;
+        crash_send(&acked, sizeof acked);
+    }
+}
+
+struct acked {
+    uint64_t n;
+};
+
+static void on_ack(struct crash_child *c, const void *msg)
+{
+    struct acked *a = c->ctx;
+    memcpy(&a->n, msg, sizeof a->n);
+}
+
+static int acked_enough(struct crash_child *c)
+{
+    const struct acked *a = c->ctx;
+    return a->n >= 250;
+}
+
+/* 1 if DB holds exactly M (gets and a scan), without failing. */
+static int db_matches(ravel_db *db, const struct model *m)
+{
+    for (int i = 0; i < NK; i++) {
+        char k[8];
+        key_of(i, k);
+        void *v = NULL;
+        size_t vl = 0;
+        int rc = ravel_get(db, NULL, k, 4, &v, &vl);
+        int ok = m->has[i] ? rc == RAVEL_OK && vl == strlen(m->val[i]) &&
+                                 memcmp(v, m->val[i], vl) == 0
+                           : rc == RAVEL_NOTFOUND;
+        ravel_free(v);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static void test_kill9(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        char *dir = tu_path("kill9-%d", round);
+        struct writer_args wa = {.seed = tu_seed() + (uint64_t)round};
+        snprintf(wa.dir, sizeof wa.dir, "%s", dir);
+        struct acked a = {0};
+        struct crash_child c = {.on_msg = on_ack,
+                                .msg_size = sizeof(uint64_t), .ctx = &a};
+        snprintf(c.label, sizeof c.label, "round %d", round);
+        crash_spawn(&c, "writer", &wa, sizeof wa);
+        crash_wait(&c, acked_enough, 120000, "250 synced batches");
+        crash_kill_after(&c, CRASH_FROM_OPEN, 5 * (uint64_t)round);
+        ravel_db *db = tu_open_ok(dir, NULL);
+        struct model m, next;
+        memset(&m, 0, sizeof m);
+        for (uint64_t i = 0; i < a.n; i++) {
+            struct op ops[4];
+            int n = stream_batch(wa.seed, i, ops);
+            for (int j = 0; j < n; j++)
+                model_apply(&m, &ops[j]);
+        }
+        next = m;
+        struct op ops[4];
+        int n = stream_batch(wa.seed, a.n, ops);
+        for (int j = 0; j < n; j++)
+            model_apply(&next, &ops[j]);
+        int which = db_matches(db, &m) ? 0 : db_matches(db, &next) ? 1 : -1;
+        if (which < 0) {
+            check_gets(db, NULL, &m, "after kill -9 (acknowledged state)");
+            fail_msg("after kill -9: neither state matched");
+        }
+        uint64_t rng = wa.seed;
+        check_iter(db, NULL, which ? &next : &m, &rng, "after kill -9");
+        printf("round %d: %llu batches acknowledged, the database holds "
+               "%s\n", round, (unsigned long long)a.n,
+               which ? "one more (in flight)" : "exactly them");
+        TU_OK(ravel_close(db));
+        free(dir);
+    }
+}
+
+/* ------------------------------------------------ reader and feed */
+
+struct reader_args {
+    char dir[512];
+};
+
+/* A read_only handle: waits for the writer's range delete, then checks
+** gets, the iterator and the feed; reports done. */
+static int child_reader(const void *arg)
+{
+    const struct reader_args *a = arg;
+    ravel_db *db;
+    int rc = tu_open(a->dir, "read_only=true", &db);
+    if (rc)
+        crash_child_fail("open read_only: %d %s", rc, ravel_errmsg());
+    crash_child_opened(db);
+    /* the writer writes r0..r9, then deletes [r2, r7): wait for it */
+    for (int tries = 0;; tries++) {
+        if (ravel_catch_up(db))
+            crash_child_fail("catch_up: %s", ravel_errmsg());
+        void *v = NULL;
+        size_t vl;
+        int g9 = ravel_get(db, NULL, "r9", 2, &v, &vl);
+        ravel_free(v);
+        int g3 = ravel_get(db, NULL, "r3", 2, &v, &vl);
+        ravel_free(v);
+        if (g9 == RAVEL_OK && g3 == RAVEL_NOTFOUND)
+            break;
+        if (tries > 20000)
+            crash_child_fail("the range delete never showed (r9 %d, r3 %d)",
+                             g9, g3);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < 10; i++) {
+        char k[4];
+        snprintf(k, sizeof k, "r%d", i);
+        void *v = NULL;
+        size_t vl;
+        rc = ravel_get(db, NULL, k, 2, &v, &vl);
+        ravel_free(v);
+        if ((i >= 2 && i < 7) != (rc == RAVEL_NOTFOUND))
+            crash_child_fail("reader: get %s returned %d", k, rc);
+    }
+    ravel_iter *it;
+    if (ravel_iter_new(db, NULL, &it))
+        crash_child_fail("iter: %s", ravel_errmsg());
+    int n = 0;
+    for (ravel_iter_seek_to_last(it); ravel_iter_valid(it);
+         ravel_iter_prev(it))
+        n++;
+    ravel_iter_free(it);
+    if (n != 5)
+        crash_child_fail("reader: reverse scan shows %d keys, expected 5",
+                         n);
+    ravel_updates *u;
+    if (ravel_updates_since(db, 1, 0, &u))
+        crash_child_fail("feed: %s", ravel_errmsg());
+    int ranges = 0;
+    while (ravel_updates_next(u) == RAVEL_OK) {
+        const ravel_batch *b = ravel_updates_batch(u);
+        size_t pos = 0, kl, vl;
+        int op;
+        const void *k, *v;
+        while (ravel_batch_next_op(b, &pos, &op, &k, &kl, &v, &vl) ==
+               RAVEL_OK)
+            if (op == RAVEL_OP_DELETE_RANGE && kl == 2 && vl == 2 &&
+                memcmp(k, "r2", 2) == 0 && memcmp(v, "r7", 2) == 0)
+                ranges++;
+    }
+    ravel_updates_free(u);
+    if (ranges != 1)
+        crash_child_fail("feed: %d range deletes [r2, r7), expected 1",
+                         ranges);
+    ravel_close(db);
+    crash_child_done();
+    crash_child_park();
+}
+
+static void test_reader(void **state)
+{
+    (void)state;
+    char *dir = tu_path("reader");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    tu_put(db, 0, "r0", "x");
+    ravel_db *probe;
+    int rc = tu_open(dir, "read_only=true", &probe);
+    if (rc == RAVEL_LOCKED) {
+        printf("note: a read_only open beside the writer is refused here: "
+               "the reader test is skipped\n");
+        TU_OK(ravel_close(db));
+        free(dir);
+        return;
+    }
+    TU_OK(rc);
+    TU_OK(ravel_close(probe));
+    struct reader_args ra;
+    snprintf(ra.dir, sizeof ra.dir, "%s", dir);
+    struct crash_child c = {0};
+    crash_spawn(&c, "reader", &ra, sizeof ra);
+    crash_wait(&c, crash_opened, 60000, "the reader's open");
+    for (int i = 1; i < 10; i++) {
+        char k[4];
+        snprintf(k, sizeof k, "r%d", i);
+        tu_put(db, RAVEL_SYNC, k, "x");
+    }
+    TU_OK(ravel_delete_range(db, RAVEL_SYNC, "r2", 2, "r7", 2));
+    crash_wait(&c, crash_done, 60000, "the reader's checks");
+    crash_kill(&c);
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+static void test_feed_flush(void **state)
+{
+    (void)state;
+    char *dir = tu_path("feed-flush");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    struct model m;
+    memset(&m, 0, sizeof m);
+    for (int i = 0; i < NK; i++) {
+        struct op o = {.kind = 0, .a = i};
+        snprintf(o.val, sizeof o.val, "old%d", i);
+        TU_OK(op_write(db, 0, &o));
+        model_apply(&m, &o);
+    }
+    TU_OK(ravel_flush(db, 0));
+    ravel_snapshot *snap;
+    TU_OK(ravel_snapshot_acquire(db, &snap));
+    struct model at_snap = m;
+    struct op o = {.kind = 2, .a = 5, .b = 30};
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    struct op p = {.kind = 0, .a = 10};
+    snprintf(p.val, sizeof p.val, "new");
+    TU_OK(op_write(db, 0, &p)); /* after the range: it stays */
+    model_apply(&m, &p);
+    uint64_t rng = 7;
+    check_gets(db, NULL, &m, "before the flush");
+    check_iter(db, NULL, &m, &rng, "before the flush");
+    TU_OK(ravel_flush(db, 0));
+    check_gets(db, NULL, &m, "after the flush");
+    check_iter(db, NULL, &m, &rng, "after the flush");
+    check_gets(db, snap, &at_snap, "snapshot, after the flush");
+    check_iter(db, snap, &at_snap, &rng, "snapshot, after the flush");
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    check_gets(db, snap, &at_snap, "snapshot, after compaction");
+    TU_OK(ravel_snapshot_release(db, snap));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    check_gets(db, NULL, &m, "after compaction");
+    check_iter(db, NULL, &m, &rng, "after compaction");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    check_gets(db, NULL, &m, "after reopen");
+    check_iter(db, NULL, &m, &rng, "after reopen");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct crash_role roles[] = {
+        {"writer", child_writer, sizeof(struct writer_args)},
+        {"reader", child_reader, sizeof(struct reader_args)},
+        {NULL, NULL, 0},
+    };
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api),
+        cmocka_unit_test(test_feed_flush),
+        cmocka_unit_test(test_model_default),
+        cmocka_unit_test(test_model_unordered),
+        cmocka_unit_test(test_model_in_order),
+        cmocka_unit_test(test_model_prepared),
+        cmocka_unit_test(test_kill9),
+        cmocka_unit_test(test_reader),
+    };
+    return CRASH_MAIN(argc, argv, roles, tests);
+}
