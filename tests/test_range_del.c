@@ -20,6 +20,9 @@
 **              killed with SIGKILL; after the reopen the database is the
 **              model after every acknowledged batch (or one more: the one
 **              in flight), checked by gets and a scan.
+**   powerloss  the same with a power loss after the kill, in every pattern
+**              of powerloss.h (unsynced bytes taken away as a power loss
+**              may): every acknowledged (synced) batch survives.
 **   reader     a read_only handle in another process (a child) beside the
 **              live writer sees a range delete written after it opened
 **              (ravel_catch_up replays it from the WAL), in gets and its
@@ -33,6 +36,7 @@
 */
 #include "testutil.h"
 #include "crash_harness.h"
+#include "powerloss.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,6 +428,7 @@ static void test_model_prepared(void **state)
 
 struct writer_args {
     char dir[512];
+    char journal[512]; /* the sync journal of a power-loss round, or "" */
     uint64_t seed;
 };
 
@@ -447,6 +452,8 @@ static int stream_batch(uint64_t seed, uint64_t i, struct op *ops)
 static int child_writer(const void *arg)
 {
     const struct writer_args *a = arg;
+    if (a->journal[0])
+        tu_sync_journal_start(a->journal);
     ravel_db *db;
     if (tu_open(a->dir, "write_buffer_size=65536", &db))
         crash_child_fail("open: %s", ravel_errmsg());
@@ -506,20 +513,33 @@ static int db_matches(ravel_db *db, const struct model *m)
     return 1;
 }
 
-static void test_kill9(void **state)
+/* One round: a child writes synced batches until killed (then, with
+** PATTERN >= 0, a power loss of that pattern); the reopened database must
+** hold every acknowledged batch, and at most the one in flight besides. */
+static void crash_round(int round, int pattern, uint64_t *plrng)
 {
-    (void)state;
-    for (int round = 0; round < 3; round++) {
-        char *dir = tu_path("kill9-%d", round);
+    {
+        char *dir = tu_path("%s-%d", pattern < 0 ? "kill9" : "powerloss",
+                            round);
         struct writer_args wa = {.seed = tu_seed() + (uint64_t)round};
         snprintf(wa.dir, sizeof wa.dir, "%s", dir);
+        char *journal = pattern < 0 ? NULL : tu_path("journal-%d", round);
+        if (journal)
+            snprintf(wa.journal, sizeof wa.journal, "%s", journal);
         struct acked a = {0};
         struct crash_child c = {.on_msg = on_ack,
                                 .msg_size = sizeof(uint64_t), .ctx = &a};
-        snprintf(c.label, sizeof c.label, "round %d", round);
+        snprintf(c.label, sizeof c.label, "%s round %d",
+                 pattern < 0 ? "kill -9"
+                             : tu_power_loss_name(
+                                   (enum tu_power_loss_pattern)pattern),
+                 round);
         crash_spawn(&c, "writer", &wa, sizeof wa);
         crash_wait(&c, acked_enough, 120000, "250 synced batches");
-        crash_kill_after(&c, CRASH_FROM_OPEN, 5 * (uint64_t)round);
+        crash_kill_after(&c, CRASH_FROM_OPEN, 5 * (uint64_t)(round % 4));
+        if (journal)
+            tu_power_loss(dir, journal, (enum tu_power_loss_pattern)pattern,
+                          plrng);
         ravel_db *db = tu_open_ok(dir, NULL);
         struct model m, next;
         memset(&m, 0, sizeof m);
@@ -541,12 +561,28 @@ static void test_kill9(void **state)
         }
         uint64_t rng = wa.seed;
         check_iter(db, NULL, which ? &next : &m, &rng, "after kill -9");
-        printf("round %d: %llu batches acknowledged, the database holds "
-               "%s\n", round, (unsigned long long)a.n,
+        printf("%s: %llu batches acknowledged, the database holds %s\n",
+               c.label, (unsigned long long)a.n,
                which ? "one more (in flight)" : "exactly them");
         TU_OK(ravel_close(db));
+        free(journal);
         free(dir);
     }
+}
+
+static void test_kill9(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++)
+        crash_round(round, -1, NULL);
+}
+
+static void test_powerloss(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed() | 1;
+    for (int p = 0; p < TU_PL_PATTERNS; p++)
+        crash_round(p, p, &rng);
 }
 
 /* ------------------------------------------------ reader and feed */
@@ -723,6 +759,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_model_in_order),
         cmocka_unit_test(test_model_prepared),
         cmocka_unit_test(test_kill9),
+        cmocka_unit_test(test_powerloss),
         cmocka_unit_test(test_reader),
     };
     return CRASH_MAIN(argc, argv, roles, tests);
