@@ -139,6 +139,7 @@ mod ingest;
 mod iter;
 mod ops;
 mod options;
+mod range_delete;
 mod repair;
 mod snapshot;
 mod text;
