@@ -47,6 +47,7 @@ void rv_range_frags_free(struct rv_range_frags *f)
 {
     while (f) {
         struct rv_range_frags *older = f->older;
+        free(f->pfx);
         free(f->frag);
         free(f->seqs);
         free(f);
@@ -179,6 +180,40 @@ static int frag_seq_desc(const void *a, const void *b)
     return x > y ? -1 : x < y;
 }
 
+/* The 8 bytes of K (LEN) after its first SKIP, big-endian, zero-padded. */
+static uint64_t frag_prefix(const char *k, size_t len, size_t skip)
+{
+    unsigned char b[8] = {0};
+    size_t n = len > skip ? len - skip : 0;
+    if (n > 8)
+        n = 8;
+    if (n)
+        memcpy(b, k + skip, n);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | b[i];
+    return v;
+}
+
+/* Fills F's search prefixes from its sorted bounds B (NB of them). */
+static int frag_prefixes(struct rv_range_frags *f, const struct frag_bound *b,
+                         int nb)
+{
+    size_t lcp = 0;
+    if (nb > 0) {
+        const struct frag_bound *x = &b[0], *y = &b[nb - 1];
+        while (lcp < x->len && lcp < y->len && x->k[lcp] == y->k[lcp])
+            lcp++;
+    }
+    f->lcp = lcp;
+    f->pfx = malloc((size_t)(f->n ? f->n : 1) * sizeof *f->pfx);
+    if (!f->pfx)
+        return -1;
+    for (int i = 0; i < f->n; i++)
+        f->pfx[i] = frag_prefix(f->frag[i].begin, f->frag[i].blen, lcp);
+    return 0;
+}
+
 /* The index of K among the N sorted, distinct bounds B (K is one). */
 static int frag_bound_index(const struct frag_bound *b, int n, const char *k,
                             size_t len)
@@ -256,12 +291,15 @@ struct rv_range_frags *rv_range_frags_build(const struct rv_range_tomb *tombs,
               frag_seq_desc);
     }
     f->n_tombs = n;
+    if (frag_prefixes(f, b, nb) < 0)
+        goto fail;
     free(b);
     free(count);
     free(at);
     return f;
 fail:
     if (f) {
+        free(f->pfx);
         free(f->frag);
         free(f->seqs);
     }
@@ -275,15 +313,32 @@ fail:
 uint64_t rv_range_frags_seq(const struct rv_range_frags *f, const void *key,
                             size_t klen, const struct rv_read_view *view)
 {
-    /* the last fragment whose begin is <= KEY */
-    int lo = 0, hi = f->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (rv_user_key_compare(f->frag[mid].begin, f->frag[mid].blen, key,
-                                klen) <= 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (f->n == 0)
+        return 0;
+    /* LO: how many fragments begin at or before KEY */
+    int lo;
+    const char *k = key;
+    if (klen < f->lcp || memcmp(k, f->frag[0].begin, f->lcp) != 0) {
+        /* KEY leaves the prefix every bound shares: before them all, or
+        ** after them all */
+        lo = rv_user_key_compare(key, klen, f->frag[0].begin,
+                                 f->frag[0].blen) < 0 ? 0 : f->n;
+    } else {
+        uint64_t kp = frag_prefix(k, klen, f->lcp);
+        int hi = f->n;
+        lo = 0;
+        while (lo < hi) { /* the first prefix >= KP */
+            int mid = lo + (hi - lo) / 2;
+            if (f->pfx[mid] < kp)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        /* equal prefixes: the whole keys decide */
+        while (lo < f->n && f->pfx[lo] == kp &&
+               rv_user_key_compare(f->frag[lo].begin, f->frag[lo].blen, key,
+                                   klen) <= 0)
+            lo++;
     }
     if (lo == 0)
         return 0;

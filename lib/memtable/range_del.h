@@ -42,6 +42,13 @@ struct rv_range_frags {
     int n;                       /* fragments */
     int n_tombs;                 /* tombstones it was built from */
     struct rv_range_frag *frag;
+    /* For the search: every begin and end starts with the same LCP
+    ** bytes (PREFIX, in the first fragment's begin); PFX[i] is the 8
+    ** bytes of fragment i's begin after them, big-endian, zero-padded:
+    ** ordered as the begins are, and contiguous, so a search touches a
+    ** few cache lines instead of a key per step. */
+    size_t lcp;
+    uint64_t *pfx;
     uint64_t *seqs;              /* every fragment's sequences */
     struct rv_range_frags *older; /* replaced snapshots (the mutex) */
 };
