@@ -162,7 +162,8 @@ static int iter_index(ravel_iter *it, const struct model *m, const char *what)
     const char *v = ravel_iter_value(it, &vl);
     if (kl != 4 || k[0] != 'k')
         fail_msg("%s: iterator shows a foreign key", what);
-    int i = atoi(k + 1);
+    char digits[4] = {k[1], k[2], k[3], 0}; /* K is not NUL-terminated */
+    int i = atoi(digits);
     if (i < 0 || i >= NK || !m->has[i])
         fail_msg("%s: iterator shows k%03d, which is deleted", what, i);
     if (vl != strlen(m->val[i]) || memcmp(v, m->val[i], vl) != 0)

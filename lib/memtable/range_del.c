@@ -48,6 +48,7 @@ void rv_range_frags_free(struct rv_range_frags *f)
     while (f) {
         struct rv_range_frags *older = f->older;
         free(f->pfx);
+        free(f->lcp_bytes);
         free(f->frag);
         free(f->seqs);
         free(f);
@@ -189,9 +190,15 @@ static uint64_t frag_prefix(const char *k, size_t len, size_t skip)
         n = 8;
     if (n)
         memcpy(b, k + skip, n);
-    uint64_t v = 0;
+    uint64_t v;
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, b, 8);
+    v = __builtin_bswap64(v);
+#else
+    v = 0;
     for (int i = 0; i < 8; i++)
         v = v << 8 | b[i];
+#endif
     return v;
 }
 
@@ -206,11 +213,18 @@ static int frag_prefixes(struct rv_range_frags *f, const struct frag_bound *b,
             lcp++;
     }
     f->lcp = lcp;
-    f->pfx = malloc((size_t)(f->n ? f->n : 1) * sizeof *f->pfx);
-    if (!f->pfx)
+    f->lcp_bytes = malloc(lcp ? lcp : 1);
+    size_t n = (size_t)(f->n ? f->n : 1);
+    f->pfx = malloc(2 * n * sizeof *f->pfx); /* and EPFX after it */
+    if (!f->pfx || !f->lcp_bytes)
         return -1;
-    for (int i = 0; i < f->n; i++)
+    if (lcp)
+        memcpy(f->lcp_bytes, b[0].k, lcp);
+    f->epfx = f->pfx + n;
+    for (int i = 0; i < f->n; i++) {
         f->pfx[i] = frag_prefix(f->frag[i].begin, f->frag[i].blen, lcp);
+        f->epfx[i] = frag_prefix(f->frag[i].end, f->frag[i].elen, lcp);
+    }
     return 0;
 }
 
@@ -300,6 +314,7 @@ struct rv_range_frags *rv_range_frags_build(const struct rv_range_tomb *tombs,
 fail:
     if (f) {
         free(f->pfx);
+        free(f->lcp_bytes);
         free(f->frag);
         free(f->seqs);
     }
@@ -318,22 +333,25 @@ uint64_t rv_range_frags_seq(const struct rv_range_frags *f, const void *key,
     /* LO: how many fragments begin at or before KEY */
     int lo;
     const char *k = key;
-    if (klen < f->lcp || memcmp(k, f->frag[0].begin, f->lcp) != 0) {
+    uint64_t kp = 0;
+    int fast = klen >= f->lcp && memcmp(k, f->lcp_bytes, f->lcp) == 0;
+    if (!fast) {
         /* KEY leaves the prefix every bound shares: before them all, or
         ** after them all */
         lo = rv_user_key_compare(key, klen, f->frag[0].begin,
                                  f->frag[0].blen) < 0 ? 0 : f->n;
     } else {
-        uint64_t kp = frag_prefix(k, klen, f->lcp);
-        int hi = f->n;
-        lo = 0;
-        while (lo < hi) { /* the first prefix >= KP */
-            int mid = lo + (hi - lo) / 2;
-            if (f->pfx[mid] < kp)
-                lo = mid + 1;
-            else
-                hi = mid;
+        kp = frag_prefix(k, klen, f->lcp);
+        /* the first prefix >= KP, by a search without branches to
+        ** mispredict (Khuong and Morin's lower bound) */
+        const uint64_t *b = f->pfx;
+        size_t n = (size_t)f->n;
+        while (n > 1) {
+            size_t half = n / 2;
+            b = b[half] < kp ? b + half : b;
+            n -= half;
         }
+        lo = (int)(b - f->pfx) + (*b < kp);
         /* equal prefixes: the whole keys decide */
         while (lo < f->n && f->pfx[lo] == kp &&
                rv_user_key_compare(f->frag[lo].begin, f->frag[lo].blen, key,
@@ -342,9 +360,16 @@ uint64_t rv_range_frags_seq(const struct rv_range_frags *f, const void *key,
     }
     if (lo == 0)
         return 0;
-    const struct rv_range_frag *g = &f->frag[lo - 1];
-    if (rv_user_key_compare(key, klen, g->end, g->elen) >= 0)
+    /* past the fragment's end?  Its prefix mostly says without the key
+    ** (a key not covered touches no fragment) */
+    if (fast && kp != f->epfx[lo - 1]) {
+        if (kp > f->epfx[lo - 1])
+            return 0;
+    } else if (rv_user_key_compare(key, klen, f->frag[lo - 1].end,
+                                   f->frag[lo - 1].elen) >= 0) {
         return 0;
+    }
+    const struct rv_range_frag *g = &f->frag[lo - 1];
     for (int i = 0; i < g->n_seqs; i++)
         if (rv_read_view_sees(view, g->seqs[i]))
             return g->seqs[i];

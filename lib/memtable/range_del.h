@@ -48,7 +48,9 @@ struct rv_range_frags {
     ** ordered as the begins are, and contiguous, so a search touches a
     ** few cache lines instead of a key per step. */
     size_t lcp;
+    char *lcp_bytes;             /* a copy of those bytes */
     uint64_t *pfx;
+    uint64_t *epfx;              /* the same of each fragment's end */
     uint64_t *seqs;              /* every fragment's sequences */
     struct rv_range_frags *older; /* replaced snapshots (the mutex) */
 };
