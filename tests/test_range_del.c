@@ -344,8 +344,23 @@ static void release_all(ravel_db *db, struct snap_slot *snaps)
         }
 }
 
+/* 1 (after a note) if the run's RAVEL_TEST_OPTIONS already choose an
+** ordering mode: the variants run this program once per mode, and the
+** default run is then that mode. */
+static int mode_set_by_run(const char *name, const char *mode)
+{
+    const char *run = getenv("RAVEL_TEST_OPTIONS");
+    if (!mode || !run || !*run)
+        return 0;
+    printf("%s: skipped, RAVEL_TEST_OPTIONS (%s) chose the mode\n", name,
+           run);
+    return 1;
+}
+
 static void model_run(const char *name, const char *mode)
 {
+    if (mode_set_by_run(name, mode))
+        return;
     char *dir = tu_path("model-%s", name);
     /* small memtables: flushes come on their own too */
     char opts[256];
@@ -864,6 +879,8 @@ static void *cw_reader(void *p)
 
 static void concurrent_run(const char *name, const char *mode)
 {
+    if (mode_set_by_run(name, mode))
+        return;
     char *dir = tu_path("concurrent-%s", name);
     char opts[256];
     snprintf(opts, sizeof opts, "write_buffer_size=32768%s%s",
