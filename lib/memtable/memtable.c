@@ -179,7 +179,10 @@ uint64_t rv_memtable_entries(const rv_memtable *mt)
 
 size_t rv_memtable_memory_usage(const rv_memtable *mt)
 {
-    return rv_arena_memory_usage(&mt->arena);
+    /* range deletions count too: a stream of them alone must fill a
+    ** memtable and be flushed like any write */
+    return rv_arena_memory_usage(&mt->arena) +
+           rv_range_dels_bytes(mt->range_dels);
 }
 
 /* ------------------------------------------------------------ iterator */

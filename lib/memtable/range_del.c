@@ -28,6 +28,9 @@ struct rv_range_dels {
     /* Tombstones in TOMBS: stored with release under MU after the
     ** tombstone is in place, loaded with acquire by readers. */
     _Atomic int n;
+    /* Bytes of keys and list entries added: under MU, relaxed (an
+    ** estimate readers may see late). */
+    _Atomic size_t bytes;
     /* The newest snapshot, stored with release under MU, loaded with
     ** acquire by readers; replaced ones hang off its OLDER chain. */
     struct rv_range_frags *_Atomic frags;
@@ -103,8 +106,15 @@ int rv_range_dels_add(struct rv_range_dels *r, uint64_t seq,
     t->elen = elen;
     t->seq = seq;
     atomic_store_explicit(&r->n, n + 1, memory_order_release);
+    atomic_fetch_add_explicit(&r->bytes, blen + elen + 1 + sizeof *t,
+                              memory_order_relaxed);
     rv_mutex_unlock(&r->mu);
     return RAVEL_OK;
+}
+
+size_t rv_range_dels_bytes(const struct rv_range_dels *r)
+{
+    return atomic_load_explicit(&r->bytes, memory_order_relaxed);
 }
 
 int rv_range_dels_count(const struct rv_range_dels *r)

@@ -66,6 +66,10 @@ RAVEL_PRIVATE int rv_range_dels_add(struct rv_range_dels *r, uint64_t seq,
                                     const void *begin, size_t blen,
                                     const void *end, size_t elen);
 
+/* Bytes the tombstones take (keys and list; relaxed, an estimate that
+** only grows). */
+RAVEL_PRIVATE size_t rv_range_dels_bytes(const struct rv_range_dels *r);
+
 /* Tombstones added so far (acquire: a reader that sees N sees the first
 ** N tombstones). */
 RAVEL_PRIVATE int rv_range_dels_count(const struct rv_range_dels *r);
