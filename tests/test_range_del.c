@@ -35,6 +35,9 @@
 **              gets and iterators that a group is always whole or gone.
 **              (Not with unordered_write alone: a batch is not atomic to
 **              readers there, docs/ordering.md.)
+**   ingest     a file ingested over keys a memtable range delete covers
+**              keeps its keys (it is newer), the rest stay deleted, across
+**              a flush, a compaction and a reopen.
 **   feed_flush after a flush turned the range delete into point deletions
 **              in a table (over keys already in a table), gets, iterators,
 **              a snapshot taken before it (across compactions) and a
@@ -927,6 +930,53 @@ static void test_concurrent(void **state)
     concurrent_run("prepared", MODE_PREPARED);
 }
 
+/* ------------------------------------------------------------ ingest */
+
+/* A file ingested over keys a range delete in the memtable covers: the
+** ingest is newer than the range delete, so its keys stay, the others
+** stay deleted -- at once, after a flush, a compaction and a reopen. */
+static void test_ingest(void **state)
+{
+    (void)state;
+    char *dir = tu_path("ingest");
+    char *sst = tu_path("ingest.sst");
+    ravel_db *db = tu_open_ok(dir, NULL);
+    for (char c = 'a'; c <= 'z'; c++) {
+        char k[2] = {c, 0};
+        tu_put(db, 0, k, "old");
+    }
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_delete_range(db, 0, "b", 1, "y", 1)); /* in the memtable */
+    ravel_sst_writer *w;
+    TU_OK(ravel_sst_writer_open(sst, NULL, &w));
+    TU_OK(ravel_sst_writer_put(w, "m", 1, "new", 3));
+    TU_OK(ravel_sst_writer_put(w, "n", 1, "new", 3));
+    TU_OK(ravel_sst_writer_finish(w, NULL));
+    ravel_sst_writer_free(w);
+    const char *paths[] = {sst};
+    TU_OK(ravel_ingest(db, paths, 1, 0));
+    for (int round = 0; round < 4; round++) {
+        for (char c = 'a'; c <= 'z'; c++) {
+            char k[2] = {c, 0};
+            const char *want = c == 'm' || c == 'n' ? "new"
+                               : c >= 'b' && c < 'y' ? NULL
+                                                     : "old";
+            tu_expect(db, NULL, k, want);
+        }
+        if (round == 0)
+            TU_OK(ravel_flush(db, 0));
+        else if (round == 1)
+            TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+        else if (round == 2) {
+            TU_OK(ravel_close(db));
+            db = tu_open_ok(dir, NULL);
+        }
+    }
+    TU_OK(ravel_close(db));
+    free(sst);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     static const struct crash_role roles[] = {
@@ -945,6 +995,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_powerloss),
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_ingest),
     };
     return CRASH_MAIN(argc, argv, roles, tests);
 }
