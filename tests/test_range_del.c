@@ -38,6 +38,9 @@
 **   ingest     a file ingested over keys a memtable range delete covers
 **              keeps its keys (it is newer), the rest stay deleted, across
 **              a flush, a compaction and a reopen.
+**   repair     ravel_repair of a database killed with a range delete in its
+**              WAL only: the salvaged range delete still hides the table
+**              keys it covers, a later put stays.
 **   feed_flush after a flush turned the range delete into point deletions
 **              in a table (over keys already in a table), gets, iterators,
 **              a snapshot taken before it (across compactions) and a
@@ -930,6 +933,62 @@ static void test_concurrent(void **state)
     concurrent_run("prepared", MODE_PREPARED);
 }
 
+/* ------------------------------------------------------------ repair */
+
+struct repair_args {
+    char dir[512];
+};
+
+/* Puts a..z, flushes them into a table, deletes [b, y) (synced, in the
+** WAL only) and waits for its kill. */
+static int child_repair_writer(const void *arg)
+{
+    const struct repair_args *a = arg;
+    ravel_db *db;
+    if (tu_open(a->dir, NULL, &db))
+        crash_child_fail("open: %s", ravel_errmsg());
+    crash_child_opened(db);
+    for (char c = 'a'; c <= 'z'; c++) {
+        char k[2] = {c, 0};
+        if (ravel_put(db, 0, k, 1, "old", 3))
+            crash_child_fail("put: %s", ravel_errmsg());
+    }
+    if (ravel_flush(db, 0) ||
+        ravel_delete_range(db, RAVEL_SYNC, "b", 1, "y", 1) ||
+        ravel_put(db, RAVEL_SYNC, "m", 1, "new", 3))
+        crash_child_fail("write: %s", ravel_errmsg());
+    crash_child_done();
+    crash_child_park();
+}
+
+/* Repair salvages the WAL's range delete over the tables' keys: the keys
+** it covers stay deleted, the put after it stays. */
+static void test_repair(void **state)
+{
+    (void)state;
+    char *dir = tu_path("repair");
+    struct repair_args ra;
+    snprintf(ra.dir, sizeof ra.dir, "%s", dir);
+    struct crash_child c = {0};
+    snprintf(c.label, sizeof c.label, "repair writer");
+    crash_spawn(&c, "repair_writer", &ra, sizeof ra);
+    crash_wait(&c, crash_done, 60000, "its writes");
+    crash_kill(&c);
+    char *report = NULL;
+    TU_OK(ravel_repair(dir, NULL, NULL, NULL, &report));
+    ravel_free(report);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    for (char c2 = 'a'; c2 <= 'z'; c2++) {
+        char k[2] = {c2, 0};
+        const char *want = c2 == 'm'                  ? "new"
+                           : c2 >= 'b' && c2 < 'y' ? NULL
+                                                     : "old";
+        tu_expect(db, NULL, k, want);
+    }
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
 /* ------------------------------------------------------------ ingest */
 
 /* A file ingested over keys a range delete in the memtable covers: the
@@ -982,6 +1041,7 @@ int main(int argc, char **argv)
     static const struct crash_role roles[] = {
         {"writer", child_writer, sizeof(struct writer_args)},
         {"reader", child_reader, sizeof(struct reader_args)},
+        {"repair_writer", child_repair_writer, sizeof(struct repair_args)},
         {NULL, NULL, 0},
     };
     const struct CMUnitTest tests[] = {
@@ -996,6 +1056,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_ingest),
+        cmocka_unit_test(test_repair),
     };
     return CRASH_MAIN(argc, argv, roles, tests);
 }
