@@ -129,6 +129,16 @@ const struct rv_range_tomb *rv_range_dels_list(struct rv_range_dels *r,
     return r->tombs;
 }
 
+/* Bytes F takes. */
+static size_t frags_bytes(const struct rv_range_frags *f)
+{
+    size_t seqs = 0;
+    for (int i = 0; i < f->n; i++)
+        seqs += (size_t)f->frag[i].n_seqs;
+    return sizeof *f + (size_t)f->n * (sizeof *f->frag + 2 * sizeof(uint64_t)) +
+           seqs * sizeof(uint64_t) + f->lcp;
+}
+
 const struct rv_range_frags *rv_range_dels_frags(struct rv_range_dels *r,
                                                  int *nomem)
 {
@@ -146,6 +156,12 @@ const struct rv_range_frags *rv_range_dels_frags(struct rv_range_dels *r,
     if (!f || f->n_tombs < n) {
         struct rv_range_frags *nf = rv_range_frags_build(r->tombs, n);
         if (nf) {
+            /* Replaced snapshots stay until the memtable goes (a reader
+            ** may be searching one): counted in its memory usage, so
+            ** reads interleaved with many range deletes make it fill
+            ** and be flushed rather than grow without bound. */
+            atomic_fetch_add_explicit(&r->bytes, frags_bytes(nf),
+                                      memory_order_relaxed);
             nf->older = f;
             atomic_store_explicit(&r->frags, nf, memory_order_release);
         } else {

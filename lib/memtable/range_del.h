@@ -13,7 +13,10 @@
 ** the mutex when an add made it stale).  A fragmented snapshot lives as
 ** long as its memtable (replaced ones are kept until the memtable is
 ** freed: a reader may still be searching one), so a reader holding a
-** reference on the memtable may use it without one of its own.
+** reference on the memtable may use it without one of its own.  What the
+** replaced ones take counts in the memtable's memory usage
+** (rv_range_dels_bytes): reads interleaved with many range deletes fill
+** the memtable sooner, and its flush frees them.
 */
 #ifndef RAVEL_RANGE_DEL_H
 #define RAVEL_RANGE_DEL_H
