@@ -49,19 +49,22 @@ uint64_t rv_range_del_seq(struct rv_version *v, const void *key, size_t klen,
 int rv_range_del_agg_new(struct rv_version *v, struct rv_range_del_agg **out)
 {
     *out = NULL;
-    int n = 0;
-    for (int i = -1; i < v->n_imm; i++)
-        n += rv_range_dels_count(rv_memtable_range_dels(
-                 i < 0 ? v->mem : v->imm[i])) > 0;
-    if (n == 0)
+    int any = 0;
+    for (int i = -1; i < v->n_imm && !any; i++)
+        any = rv_range_dels_count(rv_memtable_range_dels(
+                  i < 0 ? v->mem : v->imm[i])) > 0;
+    if (!any)
         return RAVEL_OK;
+    /* a slot for every memtable: one without tombstones when counted may
+    ** have one now (the active one), and none may be skipped for it */
     struct rv_range_del_agg *a = malloc(sizeof *a);
-    const struct rv_range_frags **f = malloc((size_t)n * sizeof *f);
+    const struct rv_range_frags **f =
+        malloc((size_t)(1 + v->n_imm) * sizeof *f);
     if (!a || !f)
         goto nomem;
     a->n = 0;
     a->frags = f;
-    for (int i = -1; i < v->n_imm && a->n < n; i++) {
+    for (int i = -1; i < v->n_imm; i++) {
         int nomem = 0;
         const struct rv_range_frags *g = rv_range_dels_frags(
             rv_memtable_range_dels(i < 0 ? v->mem : v->imm[i]), &nomem);
