@@ -652,6 +652,13 @@ RAVEL_API void ravel_batch_free(ravel_batch *b);
 RAVEL_API int ravel_batch_put(ravel_batch *b, const void *key, size_t klen,
                               const void *val, size_t vlen);
 RAVEL_API int ravel_batch_delete(ravel_batch *b, const void *key, size_t klen);
+/* Adds a range delete: every key K with BEGIN <= K < END (bytewise) is
+** deleted at the batch's sequence, as by ravel_delete_range.  RAVEL_INVALID
+** if BEGIN sorts after END; BEGIN equal to END is an empty range: nothing
+** is added and RAVEL_OK is returned (as RocksDB treats it). */
+RAVEL_API int ravel_batch_delete_range(ravel_batch *b, const void *begin,
+                                       size_t blen, const void *end,
+                                       size_t elen);
 RAVEL_API int ravel_batch_clear(ravel_batch *b);
 /* Number of operations in the batch (0 for NULL). */
 RAVEL_API uint32_t ravel_batch_count(const ravel_batch *b);
@@ -682,6 +689,20 @@ RAVEL_API int ravel_put(ravel_db *db, int flags, const void *key, size_t klen,
                         const void *val, size_t vlen);
 RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
                            size_t klen);
+/* Deletes every key K with BEGIN <= K < END (bytewise), RocksDB's
+** DeleteRange: one operation (one WAL record, one memtable entry), not a
+** delete per key, at the write's sequence: a snapshot taken before it
+** still sees the keys, a put after it (a higher sequence) is not deleted.
+** Gets, iterators (both directions) and snapshots honour it in every
+** ordering mode.  RAVEL_INVALID if BEGIN sorts after END; BEGIN equal to
+** END is an empty range: a no-op returning RAVEL_OK (RocksDB's meaning).
+** Refused (RAVEL_INVALID, nothing written) once a transaction has begun
+** on the database: the lock table locks keys, not ranges
+** (ravel_txn_delete_range).  Storage: memtables keep range deletes beside
+** their entries; a flush writes a point deletion for each key of the
+** range that older data holds (docs/design.md, "Range deletes"). */
+RAVEL_API int ravel_delete_range(ravel_db *db, int flags, const void *begin,
+                                 size_t blen, const void *end, size_t elen);
 
 /* Makes the WAL reach the operating system and, with SYNC non-zero,
 ** stable storage: once it returns RAVEL_OK, every write acknowledged
@@ -971,6 +992,14 @@ RAVEL_API int ravel_txn_get_for_update(ravel_txn *t, const void *key,
 RAVEL_API int ravel_txn_put(ravel_txn *t, const void *key, size_t klen,
                             const void *val, size_t vlen);
 RAVEL_API int ravel_txn_delete(ravel_txn *t, const void *key, size_t klen);
+/* Always RAVEL_INVALID (with a message): a range delete inside a
+** transaction is refused, as RocksDB's TransactionDB refuses DeleteRange.
+** The lock table locks keys, not ranges, so neither ordering mode could
+** keep a range delete from slipping between another transaction's check
+** of a key in the range and its commit.  See ravel_delete_range. */
+RAVEL_API int ravel_txn_delete_range(ravel_txn *t, const void *begin,
+                                     size_t blen, const void *end,
+                                     size_t elen);
 /* An iterator over the database as the transaction sees it: its snapshot
 ** with its own writes merged in (free with ravel_iter_free, before the
 ** database closes; freed after the transaction ended, it shows the
@@ -1470,11 +1499,14 @@ RAVEL_API int ravel_catch_up(ravel_db *db);
 ** carry theirs), a count and the operations. */
 #define RAVEL_OP_DELETE 0 /* an operation of a batch: a delete ... */
 #define RAVEL_OP_PUT    1 /* ... or a put */
+#define RAVEL_OP_DELETE_RANGE 2 /* ... or a range delete: *KEY is its
+                                ** begin, *VAL its end (excluded) */
 
 /* Reads the operation of B at *POS -- 0 for the first, then the value
 ** the previous call left in *POS -- and moves *POS past it: RAVEL_OK with
-** *OP (RAVEL_OP_PUT or RAVEL_OP_DELETE), *KEY and *KLEN, and for a put
-** *VAL and *VLEN (a delete: NULL and 0), pointing into B (valid until B
+** *OP (RAVEL_OP_PUT, RAVEL_OP_DELETE or RAVEL_OP_DELETE_RANGE), *KEY and
+** *KLEN, and for a put *VAL and *VLEN (a delete: NULL and 0; a range
+** delete: its end), pointing into B (valid until B
 ** changes or is freed); RAVEL_NOTFOUND (no message) after the last.
 ** RAVEL_INVALID for a NULL argument; RAVEL_CORRUPT for a *POS that is
 ** not where an operation starts. */

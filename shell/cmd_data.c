@@ -81,6 +81,28 @@ void shell_cmd_del(struct shell *s, struct shell_line *l)
         shell_api_error(s, "del", rc);
 }
 
+void shell_cmd_del_range(struct shell *s, struct shell_line *l)
+{
+    struct shell_token *b = &l->tok[1], *e = &l->tok[2];
+    int rc;
+    if (s->txn) {
+        if (shell_txn_writable(s, "del-range"))
+            return;
+        rc = ravel_txn_delete_range(s->txn, b->p, b->len, e->p, e->len);
+        if (rc)
+            shell_txn_error(s, "del-range", rc);
+        return;
+    }
+    if (!s->batch && shell_db_for_write(s, "del-range"))
+        return;
+    rc = s->batch ? ravel_batch_delete_range(s->batch, b->p, b->len, e->p,
+                                             e->len)
+                  : ravel_delete_range(s->db, shell_write_flags(s), b->p,
+                                       b->len, e->p, e->len);
+    if (rc)
+        shell_api_error(s, "del-range", rc);
+}
+
 /* get K, or get --for-update K (either order): the key, and whether
 ** --for-update was given; NULL after reporting a usage error. */
 static const struct shell_token *data_get_args(struct shell *s,

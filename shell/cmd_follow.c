@@ -60,7 +60,9 @@ static int follow_parse(struct shell *s, struct shell_line *l,
 
 static const char *follow_op_name(int op)
 {
-    return op == RAVEL_OP_PUT ? "put" : "del";
+    return op == RAVEL_OP_PUT ? "put"
+           : op == RAVEL_OP_DELETE_RANGE ? "del-range" /* value: its end */
+                                         : "del";
 }
 
 /* One operation of the batch at SEQ, as a line in the session's mode:

@@ -25,6 +25,14 @@ const struct shell_command shell_commands[] = {
      -1, -1, shell_cmd_get},
     {"del", "K", "delete K (an absent K is not an error)", NULL,
      1, 1, shell_cmd_del},
+    {"del-range", "BEGIN END", "delete every key K with BEGIN <= K < END",
+     "One range delete (ravel_delete_range), not a delete per key: every key\n"
+     "K with BEGIN <= K < END in bytewise order is deleted, END itself kept.\n"
+     "BEGIN equal to END deletes nothing; BEGIN after END is an error.  In a\n"
+     "batch it is added to the batch; in a transaction it is refused (the\n"
+     "lock table locks keys, not ranges), and so it is outside one once a\n"
+     "transaction has begun in this session's database.",
+     2, 2, shell_cmd_del_range},
     {"scan", "[FROM [TO]] [--from F] [--to T] [--prefix P] [--limit N] "
              "[--reverse]",
      "list keys and values in key order",
@@ -320,6 +328,7 @@ static const struct {
     {"help", ".help"},
     {".system", ".shell"},
     {"delete", "del"},
+    {"delete-range", "del-range"},
     {"flush_wal", "flush-wal"},
 };
 

@@ -324,6 +324,7 @@ void shell_usage_error(struct shell *s, const struct shell_command *c);
 void shell_cmd_put(struct shell *s, struct shell_line *l);
 void shell_cmd_get(struct shell *s, struct shell_line *l);
 void shell_cmd_del(struct shell *s, struct shell_line *l);
+void shell_cmd_del_range(struct shell *s, struct shell_line *l);
 void shell_cmd_scan(struct shell *s, struct shell_line *l);
 void shell_cmd_count(struct shell *s, struct shell_line *l);
 void shell_cmd_batch(struct shell *s, struct shell_line *l);

@@ -51,7 +51,7 @@ func (b *Batch) Ops() ([]Op, error) {
 			return nil, err
 		}
 		op := Op{Kind: OpKind(o.op), Key: copyBytes(o.key, o.klen)}
-		if op.Kind == OpPut {
+		if op.Kind != OpDelete { // a put's value, a range delete's end
 			op.Value = copyBytes(o.val, o.vlen)
 			if op.Value == nil {
 				op.Value = []byte{}

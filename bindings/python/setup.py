@@ -29,7 +29,8 @@ from setuptools.command.build import build
 from setuptools.command.build_ext import build_ext
 
 SOURCES = ["module.c", "db.c", "snapshot.c", "iterator.c", "batch.c",
-           "options.c", "transaction.c", "ops.c", "feed.c"]
+           "options.c", "transaction.c", "ops.c", "feed.c",
+           "range_delete.c"]
 
 
 def pkg_config(flag):

@@ -21,7 +21,7 @@ int rv_batch_decode_op(const char *rep, size_t len, size_t *off,
 
     op->type = (unsigned char)*p++;
     if (op->type != RV_TYPE_PUT && op->type != RV_TYPE_DELETE &&
-        !rv_type_is_txn_marker(op->type))
+        op->type != RV_TYPE_RANGE_DELETE && !rv_type_is_txn_marker(op->type))
         return rv_error(RAVEL_CORRUPT, "batch: op %u has unknown type 0x%02x "
                         "at byte offset %zu", index, op->type, at);
     p = rv_get_varint32(p, limit, &n);
@@ -60,6 +60,11 @@ int rv_batch_decode_op(const char *rep, size_t len, size_t *off,
         op->val = p;
         op->vlen = n;
         p += n;
+        if (op->type == RV_TYPE_RANGE_DELETE &&
+            rv_user_key_compare(op->key, op->klen, op->val, op->vlen) >= 0)
+            return rv_error(RAVEL_CORRUPT, "batch: op %u is a range delete "
+                            "whose end does not sort after its begin, at "
+                            "byte offset %zu", index, at);
     }
     *off = (size_t)(p - rep);
     return RAVEL_OK;

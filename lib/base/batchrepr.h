@@ -7,6 +7,8 @@
 **   rep      := sequence:fixed64  count:fixed32  op[count]
 **   op       := RV_TYPE_PUT:u8     klen:varint32 key[klen] vlen:varint32 value[vlen]
 **             | RV_TYPE_DELETE:u8  klen:varint32 key[klen]
+**             | RV_TYPE_RANGE_DELETE:u8 blen:varint32 begin[blen]
+**                                 elen:varint32 end[elen]   (begin < end)
 **             | RV_TYPE_TXN_{COMMIT,PREPARE,ROLLBACK}:u8 klen:varint32
 **                                 name[klen] vlen:varint32 number:fixed64
 **
@@ -29,9 +31,11 @@ typedef int (*rv_batch_handler)(void *ctx, uint64_t seq, int type,
 
 /* One op of a rep, pointing into it. */
 struct rv_batch_op {
-    int type;                /* RV_TYPE_PUT, RV_TYPE_DELETE or a
-                             ** transaction's marker (no entry) */
-    const char *key, *val;   /* val: NULL for a delete */
+    int type;                /* RV_TYPE_PUT, RV_TYPE_DELETE,
+                             ** RV_TYPE_RANGE_DELETE or a transaction's
+                             ** marker (no entry) */
+    const char *key, *val;   /* val: NULL for a delete; a range
+                             ** delete's END */
     size_t klen, vlen;
 };
 

@@ -12,6 +12,7 @@
 */
 #include "db/batch.h"
 #include "base/dbformat.h"
+#include "base/batchrepr.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -63,7 +64,7 @@ int rv_batch_add(struct ravel_batch *b, int type, const void *key,
                  size_t klen, const void *val, size_t vlen)
 {
     if (type != RV_TYPE_PUT && type != RV_TYPE_DELETE &&
-        !rv_type_is_txn_marker(type))
+        type != RV_TYPE_RANGE_DELETE && !rv_type_is_txn_marker(type))
         return rv_error(RAVEL_INVALID, "batch: unknown op type %d", type);
     if (!key && klen)
         return rv_error(RAVEL_INVALID, "batch: NULL key with length %zu",
@@ -77,6 +78,10 @@ int rv_batch_add(struct ravel_batch *b, int type, const void *key,
                         RAVEL_MAX_KEY_SIZE);
     if (type == RV_TYPE_DELETE)
         vlen = 0;
+    if (type == RV_TYPE_RANGE_DELETE && vlen > RAVEL_MAX_KEY_SIZE)
+        return rv_error(RAVEL_INVALID, "batch: range delete end of %zu "
+                        "bytes exceeds RAVEL_MAX_KEY_SIZE (%u bytes)", vlen,
+                        RAVEL_MAX_KEY_SIZE);
     if (vlen > RAVEL_MAX_VALUE_SIZE)
         return rv_error(RAVEL_INVALID, "batch: value of %zu bytes exceeds "
                         "RAVEL_MAX_VALUE_SIZE (%u bytes)", vlen,
@@ -160,6 +165,49 @@ int ravel_batch_delete(ravel_batch *b, const void *key, size_t klen)
     return rv_batch_add(b, RV_TYPE_DELETE, key, klen, NULL, 0);
 }
 
+int rv_batch_add_range_delete(struct ravel_batch *b, const void *begin,
+                               size_t blen, const void *end, size_t elen,
+                               const char *fn)
+{
+    if ((!begin && blen) || (!end && elen))
+        return rv_error(RAVEL_INVALID, "%s: NULL %s with length %zu", fn,
+                        !begin && blen ? "begin" : "end",
+                        !begin && blen ? blen : elen);
+    int cmp = rv_user_key_compare(begin ? begin : "", blen, end ? end : "",
+                                  elen);
+    if (cmp > 0)
+        return rv_error(RAVEL_INVALID, "%s: begin sorts after end (the "
+                        "range [begin, end) would be reversed)", fn);
+    if (cmp == 0)
+        return RAVEL_OK; /* [k, k) is empty: nothing to record (RocksDB) */
+    return rv_batch_add(b, RV_TYPE_RANGE_DELETE, begin ? begin : "", blen,
+                        end ? end : "", elen);
+}
+
+static int batch_is_range_delete(void *ctx, uint64_t seq, int type,
+                                 const char *key, size_t klen,
+                                 const char *val, size_t vlen)
+{
+    (void)ctx, (void)seq, (void)key, (void)klen, (void)val, (void)vlen;
+    return type == RV_TYPE_RANGE_DELETE;
+}
+
+int rv_batch_has_range_delete(const struct ravel_batch *b)
+{
+    return rv_batch_apply(b->rep, b->len, 0, batch_is_range_delete, NULL) ==
+           1;
+}
+
+int ravel_batch_delete_range(ravel_batch *b, const void *begin, size_t blen,
+                             const void *end, size_t elen)
+{
+    if (!b)
+        return rv_error(RAVEL_INVALID, "ravel_batch_delete_range: NULL "
+                        "batch");
+    return rv_batch_add_range_delete(b, begin, blen, end, elen,
+                                     "ravel_batch_delete_range");
+}
+
 /* Keeps the allocation: a cleared batch is usually refilled. */
 int ravel_batch_clear(ravel_batch *b)
 {
@@ -210,10 +258,12 @@ int ravel_batch_next_op(const ravel_batch *b, size_t *pos, int *op,
                         "marker (type 0x%02x) at byte offset %zu", o.type,
                         *pos);
     *pos = at;
-    *op = o.type == RV_TYPE_PUT ? RAVEL_OP_PUT : RAVEL_OP_DELETE;
+    *op = o.type == RV_TYPE_PUT            ? RAVEL_OP_PUT
+          : o.type == RV_TYPE_RANGE_DELETE ? RAVEL_OP_DELETE_RANGE
+                                           : RAVEL_OP_DELETE;
     *key = o.key;
     *klen = o.klen;
-    *val = o.type == RV_TYPE_PUT ? o.val : NULL;
+    *val = o.type != RV_TYPE_DELETE ? o.val : NULL;
     *vlen = o.vlen;
     return RAVEL_OK;
 }

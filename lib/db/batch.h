@@ -28,6 +28,17 @@ RAVEL_PRIVATE int rv_batch_add(struct ravel_batch *b, int type,
                                const void *key, size_t klen,
                                const void *val, size_t vlen);
 
+/* Appends a range delete of [BEGIN, END) (db/batch.c): RAVEL_INVALID
+** (message naming FN) if BEGIN sorts after END; nothing and RAVEL_OK if
+** they are equal (an empty range, as RocksDB treats it). */
+RAVEL_PRIVATE int rv_batch_add_range_delete(struct ravel_batch *b,
+                                            const void *begin, size_t blen,
+                                            const void *end, size_t elen,
+                                            const char *fn);
+
+/* 1 if B holds a range delete (a walk of its ops). */
+RAVEL_PRIVATE int rv_batch_has_range_delete(const struct ravel_batch *b);
+
 /* Cuts B back to its first COUNT ops, which end at byte LEN of the rep
 ** (a length and count B had before: a transaction's savepoint).  Keeps
 ** the allocation. */

@@ -33,6 +33,7 @@
 #include "db/checkpoint.h"
 #include "db/reader.h"
 #include "base/dbformat.h"
+#include "memtable/range_del.h"
 #include "table/table_builder.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -88,6 +89,10 @@ static int cpr_key_copy(char **dst, size_t *dlen, const char *k, size_t klen)
 static int cpr_fill(rv_table_builder *tb, rv_memtable *mem, uint64_t seq,
                     struct rv_file_meta *m)
 {
+    if (rv_range_dels_count(rv_memtable_range_dels(mem)) > 0)
+        return rv_error(RAVEL_INVALID, "ravel_checkpoint: a reader cannot "
+                        "write out a memtable holding range deletions; take "
+                        "the checkpoint from the writer");
     struct rv_iter *it = rv_memtable_iter_new(mem);
     if (!it)
         return rv_error(RAVEL_NOMEM, "out of memory for a memtable "

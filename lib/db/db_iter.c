@@ -32,6 +32,7 @@
 */
 #include "db/db_iter.h"
 #include "base/dbformat.h"
+#include "db/range_del_agg.h"
 #include "util/error.h"
 
 #include <stdlib.h>
@@ -61,6 +62,8 @@ struct rv_db_iter {
     ** its has_ flag is set (an empty bound is a bound). */
     struct db_iter_buf lower, upper;
     int has_lower, has_upper;
+    /* The range deletions it honours (NULL: none), owned. */
+    struct rv_range_del_agg *range_dels;
 };
 
 /* --------------------------------------------------------------- buffers */
@@ -151,6 +154,11 @@ static int db_iter_parse(rv_db_iter *it, struct db_iter_entry *e)
     e->ulen = len - RV_TAG_SIZE;
     e->sequence = rv_tag_sequence(tag);
     e->type = rv_tag_type(tag);
+    /* a put under a newer range deletion reads as a delete */
+    if (it->range_dels && e->type == RV_TYPE_PUT &&
+        rv_range_del_agg_seq(it->range_dels, e->ukey, e->ulen, &it->view) >
+            e->sequence)
+        e->type = RV_TYPE_DELETE;
     return 0;
 }
 
@@ -258,7 +266,13 @@ void rv_db_iter_free(rv_db_iter *it)
     free(it->saved_value.data);
     free(it->lower.data);
     free(it->upper.data);
+    rv_range_del_agg_free(it->range_dels);
     free(it);
+}
+
+int rv_db_iter_take_range_dels(rv_db_iter *it, struct rv_version *v)
+{
+    return rv_range_del_agg_new(v, &it->range_dels);
 }
 
 int rv_db_iter_valid(const rv_db_iter *it)

@@ -26,6 +26,7 @@
 #include "db/db_iter.h"
 #include "db/level_iter.h"
 #include "base/dbformat.h"
+#include "db/range_del_agg.h"
 #include "db/read_options.h"
 #include "db/visibility.h"
 #include "util/error.h"
@@ -374,9 +375,8 @@ static int read_memtable(rv_memtable *m, struct read_probe *p)
     return 1;
 }
 
-/* Newest entry for P's key in V that P's view sees. */
-static int read_lookup(ravel_db *db, struct rv_version *v,
-                       struct read_probe *p)
+static int read_lookup_entry(ravel_db *db, struct rv_version *v,
+                             struct read_probe *p)
 {
     if (read_memtable(v->mem, p))
         return RAVEL_OK;
@@ -384,6 +384,22 @@ static int read_lookup(ravel_db *db, struct rv_version *v,
         if (read_memtable(v->imm[i], p))
             return RAVEL_OK;
     return read_files(db, v, p);
+}
+
+/* Newest entry for P's key in V that P's view sees: a range deletion
+** newer than the entry found is the answer instead (a delete). */
+static int read_lookup(ravel_db *db, struct rv_version *v,
+                       struct read_probe *p)
+{
+    int rc = read_lookup_entry(db, v, p);
+    uint64_t ranged = rc ? 0 : rv_range_del_seq(v, p->ukey, p->ulen,
+                                                p->view, &rc);
+    if (ranged > p->seq || (ranged && !p->found)) {
+        p->found = 1;
+        p->type = RV_TYPE_DELETE;
+        p->seq = ranged;
+    }
+    return rc;
 }
 
 /* The newest entry of KEY that VIEW sees in V: *FOUND, and its *SEQ. */
@@ -479,6 +495,10 @@ static int read_get(ravel_db *db, const ravel_snapshot *snap, int flags,
         rc = sink->rc;
     if (rc == RAVEL_OK && (!p.found || p.type != RV_TYPE_PUT))
         rc = RAVEL_NOTFOUND;
+    if (rc && sink->copy && *sink->copy) { /* deleted by a range */
+        free(*sink->copy);
+        *sink->copy = NULL;
+    }
     return rc;
 }
 
@@ -777,6 +797,11 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
         rc ? NULL : read_version_iter(db, v, read_flags(db, ro), &rc);
     ravel_iter *it = merged ? malloc(sizeof *it) : NULL;
     rv_db_iter *dit = it ? rv_db_iter_new(merged, &view) : NULL;
+    if (dit && (rc = rv_db_iter_take_range_dels(dit, v)) != RAVEL_OK) {
+        rv_db_iter_free(dit); /* destroys MERGED too */
+        dit = NULL;
+        merged = NULL;
+    }
     if (dit && ro && (ro->lower || ro->upper)) {
         rc = rv_db_iter_set_bounds(dit, ro->lower, ro->lower_len, ro->upper,
                                    ro->upper_len);

@@ -576,6 +576,11 @@ static int write_plain(ravel_db *db, int flags, struct ravel_batch *b)
     void *st = atomic_load_explicit(&db->txn.state, memory_order_acquire);
     if (!st)
         return write_batch(db, flags, b, NULL);
+    if (rv_batch_has_range_delete(b))
+        return rv_error(RAVEL_INVALID, "a range delete cannot be written "
+                        "while transactions are in use: the lock table locks "
+                        "keys, not ranges (as RocksDB's TransactionDB refuses "
+                        "DeleteRange); see ravel_delete_range");
     void *held = NULL;
     int rc = db->txn.lock_batch(st, db, b, &held);
     if (rc == RAVEL_OK)
@@ -640,6 +645,26 @@ int ravel_delete(ravel_db *db, int flags, const void *key, size_t klen)
 {
     return write_single(db, flags, RV_TYPE_DELETE, key, klen, NULL, 0,
                         "ravel_delete");
+}
+
+int ravel_delete_range(ravel_db *db, int flags, const void *begin,
+                       size_t blen, const void *end, size_t elen)
+{
+    const char *fn = "ravel_delete_range";
+    int rc = rv_db_enter(db, fn);
+    if (rc)
+        return rc;
+    rc = write_check_flags(db, flags, fn);
+    if (rc == RAVEL_OK) {
+        struct ravel_batch b;
+        rv_batch_init(&b);
+        rc = rv_batch_add_range_delete(&b, begin, blen, end, elen, fn);
+        if (rc == RAVEL_OK && b.count > 0)
+            rc = write_plain(db, flags, &b);
+        rv_batch_release(&b);
+    }
+    rv_db_leave(db);
+    return rc;
 }
 
 static int write_flush_wal(ravel_db *db, int sync)

@@ -40,6 +40,7 @@
 #include "base/dbformat.h"
 #include "db/checkpoint.h"
 #include "db/keep.h"
+#include "db/range_del_flush.h"
 #include "db/table_output.h"
 #include "util/error.h"
 #include "util/fault.h"
@@ -58,15 +59,16 @@
 
 /* Step 2: writes MEM's entries that must be kept into table files.
 ** *DROPPED counts those dropped. */
-static int flush_write_tables(ravel_db *db, rv_memtable *mem,
-                              struct rv_keep *keep,
+static int flush_write_tables(ravel_db *db, struct rv_version *v,
+                              rv_memtable *mem, struct rv_keep *keep,
                               struct rv_table_output *out,
                               uint64_t *dropped)
 {
-    struct rv_iter *it = rv_memtable_iter_new(mem);
+    int rc;
+    /* with the point deletions its range deletions stand for */
+    struct rv_iter *it = rv_range_del_flush_iter(db, v, mem, &rc);
     if (!it)
-        return rv_error(RAVEL_NOMEM, "out of memory for a flush iterator");
-    int rc = RAVEL_OK;
+        return rc;
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
          it->ops->next(it)) {
         size_t klen, vlen;
@@ -141,7 +143,7 @@ void rv_flush_run_locked(ravel_db *db)
     rv_version_edit_init(&edit);
     uint64_t dropped = 0;
     if (rc == RAVEL_OK)
-        rc = flush_write_tables(db, mem, &keep, &out, &dropped);
+        rc = flush_write_tables(db, v, mem, &keep, &out, &dropped);
     if (rc == RAVEL_OK)
         rc = rv_sync_dir(db->dir);
     /* before the log number passes their records: the waiting

@@ -57,6 +57,7 @@
 #include "db/db.h"
 #include "base/dbformat.h"
 #include "db/keep.h"
+#include "memtable/range_del.h"
 #include "db/table_output.h"
 #include "db/write_unordered.h"
 #include "table/sst_writer.h"
@@ -180,6 +181,16 @@ int rv_ingest_memtable_overlaps(const struct rv_ingest_job *j,
 {
     if (rv_memtable_is_empty(mem))
         return 0;
+    /* a range deletion over a file's keys is in the way too: the
+    ** memtable is flushed first (its deletions then reach only older
+    ** data, as their sequence says) */
+    for (size_t i = 0; i < j->n; i++)
+        if (rv_range_dels_overlap(rv_memtable_range_dels(mem),
+                                  j->files[i].smallest,
+                                  j->files[i].smallest_len,
+                                  j->files[i].largest,
+                                  j->files[i].largest_len))
+            return 1;
     struct rv_iter *it = rv_memtable_iter_new(mem);
     if (!it)
         return -1;

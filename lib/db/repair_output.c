@@ -19,6 +19,7 @@
 */
 #include "db/repair.h"
 #include "base/dbformat.h"
+#include "memtable/range_del.h"
 #include "table/table_builder.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -202,6 +203,21 @@ static struct rv_iter *repair_merge_new(struct rv_repair *rp)
     return it;
 }
 
+/* 1 if a range deletion salvaged from the WAL into MEM, newer than SEQ,
+** covers user key K. */
+static int repair_out_range_deleted(rv_memtable *mem, const char *k,
+                                   size_t klen, uint64_t seq)
+{
+    struct rv_range_dels *r = rv_memtable_range_dels(mem);
+    if (rv_range_dels_count(r) == 0)
+        return 0;
+    int nomem = 0;
+    const struct rv_range_frags *f = rv_range_dels_frags(r, &nomem);
+    struct rv_read_view all = rv_read_view_at(RV_MAX_SEQUENCE);
+    /* out of memory: keep the key (repair reports what it keeps) */
+    return f && rv_range_frags_seq(f, k, klen, &all) > seq;
+}
+
 /* Walks the merge, writing the newest version of each user key. */
 static int repair_merge(struct rv_repair *rp, struct rv_iter *it,
                         struct repair_out *o)
@@ -227,7 +243,8 @@ static int repair_merge(struct rv_repair *rp, struct rv_iter *it,
         prev_seq = rv_tag_sequence(tag);
         if (rc)
             break;
-        if (rv_tag_type(tag) == RV_TYPE_DELETE) {
+        if (rv_tag_type(tag) == RV_TYPE_DELETE ||
+            repair_out_range_deleted(rp->mem, k, ulen, prev_seq)) {
             rp->tombstones++;
             continue;
         }

@@ -21,6 +21,7 @@
 #include "util/error.h"
 #include "util/fault.h"
 #include "memtable/skiplist.h"
+#include "memtable/range_del.h"
 
 #include <stdlib.h>
 
@@ -39,6 +40,9 @@ struct rv_memtable {
     /* Entries written or being written, counted a batch or a group at a
     ** time by whoever inserts them (rv_memtable_count_entries). */
     _Atomic uint64_t entries;
+    /* Its range deletions (range_del.h: thread-safe on its own); set
+    ** once at creation. */
+    struct rv_range_dels *range_dels;
 };
 
 rv_memtable *rv_memtable_new(size_t write_buffer_size)
@@ -62,6 +66,12 @@ rv_memtable *rv_memtable_new(size_t write_buffer_size)
     }
     atomic_init(&mt->refs, 1);
     atomic_init(&mt->entries, 0);
+    mt->range_dels = rv_range_dels_new();
+    if (!mt->range_dels) {
+        rv_arena_destroy(&mt->arena);
+        free(mt);
+        return NULL;
+    }
     return mt;
 }
 
@@ -77,6 +87,7 @@ void rv_memtable_unref(rv_memtable *mt)
     ** everyone else's before freeing */
     if (atomic_fetch_sub_explicit(&mt->refs, 1, memory_order_acq_rel) != 1)
         return;
+    rv_range_dels_free(mt->range_dels);
     rv_arena_destroy(&mt->arena);
     free(mt);
 }
@@ -87,6 +98,8 @@ int rv_memtable_add(rv_memtable *mt, uint64_t seq, int type, const void *key,
     if (klen > RAVEL_MAX_KEY_SIZE || vlen > RAVEL_MAX_VALUE_SIZE)
         return rv_error(RAVEL_INVALID, "memtable: key (%zu bytes) or value "
                         "(%zu bytes) too large", klen, vlen);
+    if (type == RV_TYPE_RANGE_DELETE) /* beside the skiplist */
+        return rv_range_dels_add(mt->range_dels, seq, key, klen, val, vlen);
     size_t ilen = klen + RV_TAG_SIZE;
     size_t vhead = (size_t)rv_varint32_length((uint32_t)vlen);
     /* The fault hook stands for the allocator running out of memory. */
@@ -166,7 +179,10 @@ uint64_t rv_memtable_entries(const rv_memtable *mt)
 
 size_t rv_memtable_memory_usage(const rv_memtable *mt)
 {
-    return rv_arena_memory_usage(&mt->arena);
+    /* range deletions count too: a stream of them alone must fill a
+    ** memtable and be flushed like any write */
+    return rv_arena_memory_usage(&mt->arena) +
+           rv_range_dels_bytes(mt->range_dels);
 }
 
 /* ------------------------------------------------------------ iterator */
@@ -284,8 +300,15 @@ struct rv_iter *rv_memtable_iter_new(rv_memtable *mt)
     return &mi->base;
 }
 
+struct rv_range_dels *rv_memtable_range_dels(rv_memtable *mt)
+{
+    return mt->range_dels;
+}
+
 int rv_memtable_is_empty(rv_memtable *mem)
 {
+    if (rv_range_dels_count(mem->range_dels) > 0)
+        return 0;
     struct rv_iter *it = rv_memtable_iter_new(mem);
     if (!it)
         return 0; /* out of memory: say "not empty", the safe answer */

@@ -58,7 +58,12 @@ RAVEL_PRIVATE uint64_t rv_memtable_entries(const rv_memtable *mt);
 ** holds a reference on MT until destroyed.  NULL on allocation failure. */
 RAVEL_PRIVATE struct rv_iter *rv_memtable_iter_new(rv_memtable *mt);
 
-/* 1 if MEM holds no entry (0 when out of memory to look: the safe
+/* MT's range deletions (memtable/range_del.h), which rv_memtable_add
+** keeps there instead of the skiplist; never NULL. */
+struct rv_range_dels;
+RAVEL_PRIVATE struct rv_range_dels *rv_memtable_range_dels(rv_memtable *mt);
+
+/* 1 if MEM holds no entry and no range deletion (0 when out of memory to look: the safe
 ** answer). */
 RAVEL_PRIVATE int rv_memtable_is_empty(rv_memtable *mem);
 

@@ -491,6 +491,25 @@ int ravel_txn_delete(ravel_txn *t, const void *key, size_t klen)
     return txn_write(t, key, klen, NULL, 0, 0, "ravel_txn_delete");
 }
 
+/* Refused: see ravel.h.  A correct range delete inside a transaction
+** would need range locks in the lock table (pessimistic) and a range
+** check against every write since the snapshot (optimistic), and the
+** write index and the transaction's iterator would have to hide the
+** range; RocksDB's TransactionDB refuses DeleteRange for the same
+** reason. */
+int ravel_txn_delete_range(ravel_txn *t, const void *begin, size_t blen,
+                           const void *end, size_t elen)
+{
+    (void)begin, (void)blen, (void)end, (void)elen;
+    int rc = txn_check_open(t, "ravel_txn_delete_range");
+    if (rc)
+        return rc;
+    return rv_error(RAVEL_INVALID, "ravel_txn_delete_range: range deletes "
+                    "are not supported in transactions (the lock table "
+                    "locks keys, not ranges); write them with "
+                    "ravel_delete_range when no transaction is in use");
+}
+
 int ravel_txn_savepoint(ravel_txn *t)
 {
     int rc = txn_check_open(t, "ravel_txn_savepoint");

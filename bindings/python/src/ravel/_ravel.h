@@ -116,6 +116,14 @@ extern const char rvpy_destroy_doc[];
 /* Registers a call that will release the GIL.  Returns 0, or -1 with
 ** InvalidArgumentError if the database is closed or closing. */
 int rvpy_db_enter(rvpy_db *db);
+
+/* range_delete.c: DB.delete_range, and Batch.delete_range's body (the
+** batch checked idle by the caller) */
+extern const char rvpy_delete_range_doc[];
+PyObject *rvpy_db_delete_range(rvpy_db *self, PyObject *const *args,
+                               Py_ssize_t nargs, PyObject *kwnames);
+PyObject *rvpy_batch_add_range(ravel_batch *b, PyObject *begin,
+                               PyObject *end);
 /* Unregisters it (GIL held). */
 void rvpy_db_leave(rvpy_db *db);
 

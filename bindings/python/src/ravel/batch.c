@@ -228,7 +228,24 @@ static PyObject *batch_exit_ctx(rvpy_batch *self, PyObject *args)
     Py_RETURN_FALSE;
 }
 
+static PyObject *batch_delete_range(rvpy_batch *self, PyObject *const *args,
+                                    Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "delete_range() takes a begin and an end");
+        return NULL;
+    }
+    if (batch_check_idle(self) < 0)
+        return NULL;
+    return rvpy_batch_add_range(self->handle, args[0], args[1]);
+}
+
 static PyMethodDef batch_methods[] = {
+    {"delete_range", (PyCFunction)(void (*)(void))batch_delete_range,
+     METH_FASTCALL,
+     "delete_range($self, begin, end, /)\n--\n\n"
+     "Adds a range delete of every key k with begin <= k < end."},
     {"put", (PyCFunction)(void (*)(void))batch_put, METH_FASTCALL,
      "put($self, key, value, /)\n--\n\nAdds a put."},
     {"delete", (PyCFunction)batch_delete, METH_O,

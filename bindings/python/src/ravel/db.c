@@ -1059,6 +1059,8 @@ static PyMethodDef db_methods[] = {
      METH_FASTCALL | METH_KEYWORDS, put_doc},
     {"delete", (PyCFunction)(void (*)(void))db_delete,
      METH_FASTCALL | METH_KEYWORDS, delete_doc},
+    {"delete_range", (PyCFunction)(void (*)(void))rvpy_db_delete_range,
+     METH_FASTCALL | METH_KEYWORDS, rvpy_delete_range_doc},
     {"write", (PyCFunction)(void (*)(void))db_write,
      METH_FASTCALL | METH_KEYWORDS, write_doc},
     {"write_batch", (PyCFunction)(void (*)(void))db_write_batch,

@@ -29,10 +29,11 @@ static PyObject *feed_batch_ops(const ravel_batch *b)
             Py_DECREF(ops);
             return rvpy_raise(rc, msg);
         }
-        PyObject *t = op == RAVEL_OP_PUT
-            ? Py_BuildValue("(sy#y#)", "put", (const char *)key,
-                            (Py_ssize_t)klen, (const char *)val,
-                            (Py_ssize_t)vlen)
+        PyObject *t = op != RAVEL_OP_DELETE /* a range's value: its end */
+            ? Py_BuildValue("(sy#y#)",
+                            op == RAVEL_OP_PUT ? "put" : "delete_range",
+                            (const char *)key, (Py_ssize_t)klen,
+                            (const char *)val, (Py_ssize_t)vlen)
             : Py_BuildValue("(sy#O)", "delete", (const char *)key,
                             (Py_ssize_t)klen, Py_None);
         if (!t || PyList_Append(ops, t) < 0)

@@ -217,6 +217,14 @@ extern "C" {
     ) -> c_int;
     /// Adds "delete KEY" to the batch.
     pub fn ravel_batch_delete(b: *mut ravel_batch, key: *const c_void, klen: usize) -> c_int;
+    /// Adds "delete every key in [BEGIN, END)" to the batch.
+    pub fn ravel_batch_delete_range(
+        b: *mut ravel_batch,
+        begin: *const c_void,
+        blen: usize,
+        end: *const c_void,
+        elen: usize,
+    ) -> c_int;
     /// Removes every operation from the batch.
     pub fn ravel_batch_clear(b: *mut ravel_batch) -> c_int;
     /// Number of operations in the batch (0 for NULL).
@@ -235,6 +243,15 @@ extern "C" {
     ) -> c_int;
     /// Deletes KEY with FLAGS.
     pub fn ravel_delete(db: *mut ravel_db, flags: c_int, key: *const c_void, klen: usize) -> c_int;
+    /// Deletes every key in [BEGIN, END) with FLAGS, as one operation.
+    pub fn ravel_delete_range(
+        db: *mut ravel_db,
+        flags: c_int,
+        begin: *const c_void,
+        blen: usize,
+        end: *const c_void,
+        elen: usize,
+    ) -> c_int;
 
     /// Makes the WAL reach the OS and, with SYNC non-zero, stable storage.
     pub fn ravel_flush_wal(db: *mut ravel_db, sync: c_int) -> c_int;
@@ -455,6 +472,14 @@ extern "C" {
     ) -> c_int;
     /// Deletes KEY in the transaction.
     pub fn ravel_txn_delete(t: *mut ravel_txn, key: *const c_void, klen: usize) -> c_int;
+    /// Always RAVEL_INVALID: a transaction refuses range deletes.
+    pub fn ravel_txn_delete_range(
+        t: *mut ravel_txn,
+        begin: *const c_void,
+        blen: usize,
+        end: *const c_void,
+        elen: usize,
+    ) -> c_int;
     /// An iterator over the transaction's view in `*out` (free before it ends).
     pub fn ravel_txn_iter_new(t: *mut ravel_txn, out: *mut *mut ravel_iter) -> c_int;
     /// Sets a savepoint (they nest).
@@ -617,6 +642,8 @@ extern "C" {
 pub const RAVEL_OP_DELETE: c_int = 0;
 /// An operation of a batch: a put.
 pub const RAVEL_OP_PUT: c_int = 1;
+/// An operation of a batch: a range delete (key: its begin, value: its end).
+pub const RAVEL_OP_DELETE_RANGE: c_int = 2;
 
 /// Opaque change-feed iterator (`ravel_updates`).
 #[repr(C)]

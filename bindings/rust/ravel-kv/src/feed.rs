@@ -30,6 +30,13 @@ pub enum Op<'a> {
         /// The key.
         key: &'a [u8],
     },
+    /// Remove every key in `[begin, end)`.
+    DeleteRange {
+        /// The first key removed.
+        begin: &'a [u8],
+        /// The first key after the range (kept).
+        end: &'a [u8],
+    },
 }
 
 /// The operations of a batch in order, from [`Batch::ops`].
@@ -85,6 +92,8 @@ impl<'a> Iterator for Ops<'a> {
         let key = unsafe { slice(key, klen) };
         Some(Ok(if op == sys::RAVEL_OP_PUT {
             Op::Put { key, value: unsafe { slice(val, vlen) } }
+        } else if op == sys::RAVEL_OP_DELETE_RANGE {
+            Op::DeleteRange { begin: key, end: unsafe { slice(val, vlen) } }
         } else {
             Op::Delete { key }
         }))

@@ -140,6 +140,7 @@ mod iter;
 mod lookups;
 mod ops;
 mod options;
+mod range_delete;
 mod repair;
 mod snapshot;
 mod text;
