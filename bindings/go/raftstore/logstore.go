@@ -109,7 +109,7 @@ func (s *Store) recycle(wb *writeBuffer) {
 }
 
 // DeleteRange deletes the entries from min to max, both included, as one
-// batch written with ravel.Sync, and returns once that is on stable
+// range delete written with ravel.Sync, and returns once that is on stable
 // storage.  Indexes outside the stored range cost nothing; a range holding
 // no stored index writes nothing.  It waits for the StoreLogs calls in
 // progress and StoreLogs calls wait for it.
@@ -124,7 +124,7 @@ func (s *Store) DeleteRange(minIndex, maxIndex uint64) error {
 		return nil
 	}
 	lo, hi := max(minIndex, first), min(maxIndex, last)
-	if err := s.deleteLogRange(lo, hi, contiguous); err != nil {
+	if err := s.deleteLogRange(lo, hi); err != nil {
 		// The batch may be applied though not durable: read the bounds
 		// again so that they say what reads see.
 		return s.reloadBounds(checkErr(err))
