@@ -171,6 +171,22 @@ static void test_not_part_of_the_database(void **state)
     free(dir);
 }
 
+/* A "measured" time so far in the past that "now - measured" overflows
+** (hostile review of issue 23): the age check wrapped and took a result
+** from the year -292277022657 for a fresh one, reused at every open. */
+static void test_ancient_timestamp_measures_again(void **state)
+{
+    (void)state;
+    char *dir = tu_path("ancient");
+    expect_measured(dir);
+    rewrite_cache(dir, "measured ", "measured -9223372036854775807", 1);
+    expect_measured(dir);
+    expect_reused(dir);
+    rewrite_cache(dir, "measured ", "measured -1", 1);
+    expect_measured(dir);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -178,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_measured_once_then_reused),
         cmocka_unit_test(test_damage_and_foreign_keys_measure_again),
         cmocka_unit_test(test_not_part_of_the_database),
+        cmocka_unit_test(test_ancient_timestamp_measures_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

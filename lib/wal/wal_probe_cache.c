@@ -177,7 +177,11 @@ int rv_wal_probe_cache_load(const char *dir, struct rv_wal_probe *p,
              memcmp(text + magic, key, klen) == 0 &&
              probe_cache_parse(text + magic + klen, &got, &when) == 0;
     int64_t now = (int64_t)time(NULL);
-    if (!ok || when > now + 60 || now - when > WAL_PROBE_CACHE_MAX_AGE)
+    /* WHEN checked against NOW before it is subtracted: "now - when"
+    ** overflows for a WHEN far enough in the past, and a wrapped age
+    ** would pass for a fresh one */
+    if (!ok || when < 0 || when > now + 60 ||
+        now - when > WAL_PROBE_CACHE_MAX_AGE)
         return 0;
     rv_wal_probe_fs(dir, got.fs, sizeof got.fs);
     *p = got;
