@@ -26,7 +26,8 @@
 **
 ** Numbers are decimal, fields one space apart; the flags are 0 or 1, the
 ** timings the probe's medians in nanoseconds (struct rv_wal_probe's
-** fields), block the direct I/O block size (0: none), text the reason
+** fields), block the direct I/O block size (0: none; else a power of
+** two from 512 to 65536, and not 0 when direct_ok is 1), text the reason
 ** O_DIRECT was refused (empty when it works) up to the line's end.
 ** The checksum is XXH3_64 of every byte before the "checksum" line.  A
 ** cached result is used only when the key matches the directory's file
@@ -106,8 +107,11 @@ static int probe_cache_parse(const char *s, struct rv_wal_probe *p,
     n = 0;
     if (sscanf(s, "result %llu %llu %llu %llu %llu %llu %llu %u\n%n", &v[0],
                &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &block, &n) != 8 ||
-        n == 0 || v[0] > 1 || v[1] > 1 || block > 65536)
-        return -1;
+        n == 0 || v[0] > 1 || v[1] > 1 || block > 65536 ||
+        (block && (block < 512 || (block & (block - 1)) != 0)) ||
+        (v[0] && !block))
+        return -1; /* a block no probe gives (rv_wal_direct_block): the
+                   ** direct WAL would align its writes to it */
     s += n;
     if (strncmp(s, "why_not_direct ", 15) != 0)
         return -1;
