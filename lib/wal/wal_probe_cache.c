@@ -37,8 +37,8 @@
 ** file parses and its checksum matches.  Anything else (missing, damaged,
 ** stale, foreign, not a regular file -- a FIFO is never opened
 ** blocking --, larger than WAL_PROBE_CACHE_MAX_BYTES) is measured again
-** and the file rewritten; nothing is ever refused because of this file, and a failure to write it is only
-** logged.  The file is not part of the database: checkpoints and backups
+** and the file rewritten; nothing is ever refused because of this
+** file, and a failure to write it is only logged.  The file is not part of the database: checkpoints and backups
 ** do not copy it, repair leaves it where it is, ravel_destroy removes it.
 */
 #include "wal/wal_writer_int.h"
