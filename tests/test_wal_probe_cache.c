@@ -171,6 +171,40 @@ static void test_not_part_of_the_database(void **state)
     free(dir);
 }
 
+/* A "measured" time so far in the past that "now - measured" overflows
+** (hostile review of issue 23): the age check wrapped and took a result
+** from the year -292277022657 for a fresh one, reused at every open. */
+static void test_ancient_timestamp_measures_again(void **state)
+{
+    (void)state;
+    char *dir = tu_path("ancient");
+    expect_measured(dir);
+    rewrite_cache(dir, "measured ", "measured -9223372036854775807", 1);
+    expect_measured(dir);
+    expect_reused(dir);
+    rewrite_cache(dir, "measured ", "measured -1", 1);
+    expect_measured(dir);
+    free(dir);
+}
+
+/* A result no probe could give -- a direct I/O block size that is not a
+** power of two of at least 512 bytes -- with a right checksum (hostile
+** review of issue 23): the open must measure again, not run the direct
+** WAL with that alignment. */
+static void test_impossible_block_measures_again(void **state)
+{
+    (void)state;
+    char *dir = tu_path("block");
+    expect_measured(dir);
+    rewrite_cache(dir, "result ", "result 1 0 1 1 1 1000000 1000000 3", 1);
+    expect_measured(dir);
+    rewrite_cache(dir, "result ", "result 1 0 1 1 1 1000000 1000000 4000",
+                  1);
+    expect_measured(dir);
+    expect_reused(dir);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -178,6 +212,8 @@ int main(void)
         cmocka_unit_test(test_measured_once_then_reused),
         cmocka_unit_test(test_damage_and_foreign_keys_measure_again),
         cmocka_unit_test(test_not_part_of_the_database),
+        cmocka_unit_test(test_ancient_timestamp_measures_again),
+        cmocka_unit_test(test_impossible_block_measures_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

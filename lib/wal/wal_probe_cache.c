@@ -26,7 +26,8 @@
 **
 ** Numbers are decimal, fields one space apart; the flags are 0 or 1, the
 ** timings the probe's medians in nanoseconds (struct rv_wal_probe's
-** fields), block the direct I/O block size (0: none), text the reason
+** fields), block the direct I/O block size (0: none; else a power of
+** two from 512 to 65536, and not 0 when direct_ok is 1), text the reason
 ** O_DIRECT was refused (empty when it works) up to the line's end.
 ** The checksum is XXH3_64 of every byte before the "checksum" line.  A
 ** cached result is used only when the key matches the directory's file
@@ -34,15 +35,18 @@
 ** disk, a different file system or a new kernel is measured again), it
 ** is no older than WAL_PROBE_CACHE_MAX_AGE and not in the future, and the
 ** file parses and its checksum matches.  Anything else (missing, damaged,
-** stale, foreign) is measured again and the file rewritten; nothing is
-** ever refused because of this file, and a failure to write it is only
-** logged.  The file is not part of the database: checkpoints and backups
+** stale, foreign, not a regular file -- a FIFO is never opened
+** blocking --, larger than WAL_PROBE_CACHE_MAX_BYTES) is measured again
+** and the file rewritten; nothing is ever refused because of this
+** file, and a failure to write it is only logged.  The file is not part of the database: checkpoints and backups
 ** do not copy it, repair leaves it where it is, ravel_destroy removes it.
 */
 #include "wal/wal_writer_int.h"
 #include "util/file.h"
 #include "util/filename.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +55,7 @@
 #include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define WAL_PROBE_CACHE_MAGIC "ravel-wal-probe 1\n"
@@ -102,8 +107,11 @@ static int probe_cache_parse(const char *s, struct rv_wal_probe *p,
     n = 0;
     if (sscanf(s, "result %llu %llu %llu %llu %llu %llu %llu %u\n%n", &v[0],
                &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &block, &n) != 8 ||
-        n == 0 || v[0] > 1 || v[1] > 1 || block > 65536)
-        return -1;
+        n == 0 || v[0] > 1 || v[1] > 1 || block > 65536 ||
+        (block && (block < 512 || (block & (block - 1)) != 0)) ||
+        (v[0] && !block))
+        return -1; /* a block no probe gives (rv_wal_direct_block): the
+                   ** direct WAL would align its writes to it */
     s += n;
     if (strncmp(s, "why_not_direct ", 15) != 0)
         return -1;
@@ -125,14 +133,42 @@ static int probe_cache_parse(const char *s, struct rv_wal_probe *p,
     return 0;
 }
 
+/* Reads the cache file PATH into TEXT (WAL_PROBE_CACHE_MAX_BYTES + 1
+** bytes), its length in *LEN: 0, or -1 when it is missing, unreadable,
+** not a regular file or too large.  Opened O_NONBLOCK and checked by
+** fstat before any read: a FIFO put in its place would block the open
+** forever, a huge file would be read whole. */
+static int probe_cache_read(const char *path, char *text, size_t *len)
+{
+    int fd = rv_open(path, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             st.st_size <= WAL_PROBE_CACHE_MAX_BYTES;
+    size_t got = 0, want = ok ? (size_t)st.st_size : 0;
+    while (ok && got < want) {
+        ssize_t n = pread(fd, text + got, want - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            ok = 0;
+        else
+            got += (size_t)n;
+    }
+    close(fd);
+    *len = got;
+    return ok ? 0 : -1;
+}
+
 int rv_wal_probe_cache_load(const char *dir, struct rv_wal_probe *p,
                             int64_t *measured)
 {
-    char key[512], path[RV_PATH_MAX], *text = NULL;
+    char key[512], path[RV_PATH_MAX], text[WAL_PROBE_CACHE_MAX_BYTES + 1];
     size_t len = 0;
     if (probe_cache_key(dir, key, sizeof key) != 0 ||
         rv_path_join(path, dir, RV_WAL_PROBE_CACHE) != RAVEL_OK ||
-        rv_read_file(path, &text, &len, NULL) != RAVEL_OK)
+        probe_cache_read(path, text, &len) != 0)
         return 0;
     text[len] = '\0';
     size_t magic = strlen(WAL_PROBE_CACHE_MAGIC), klen = strlen(key);
@@ -144,9 +180,12 @@ int rv_wal_probe_cache_load(const char *dir, struct rv_wal_probe *p,
              memcmp(text, WAL_PROBE_CACHE_MAGIC, magic) == 0 &&
              memcmp(text + magic, key, klen) == 0 &&
              probe_cache_parse(text + magic + klen, &got, &when) == 0;
-    free(text);
     int64_t now = (int64_t)time(NULL);
-    if (!ok || when > now + 60 || now - when > WAL_PROBE_CACHE_MAX_AGE)
+    /* WHEN checked against NOW before it is subtracted: "now - when"
+    ** overflows for a WHEN far enough in the past, and a wrapped age
+    ** would pass for a fresh one */
+    if (!ok || when < 0 || when > now + 60 ||
+        now - when > WAL_PROBE_CACHE_MAX_AGE)
         return 0;
     rv_wal_probe_fs(dir, got.fs, sizeof got.fs);
     *p = got;
