@@ -160,7 +160,7 @@ static void choose_probe(rv_wal *w, struct rv_wal_probe *p, char *note,
         return;
     }
     if (rv_wal_probe_cache_store(w->dir, p) != RAVEL_OK)
-        snprintf(note, size, "probe measured at this open, not cached: %s",
+        snprintf(note, size, "probe measured at this open, not cached: %.100s",
                  rv_errmsg_get());
     else
         snprintf(note, size, "probe measured at this open, cached in %s",
