@@ -80,13 +80,19 @@ type cluster struct {
 	nodes  []*proc
 }
 
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// freeAddrs returns n loopback addresses with free ports (all listened on
+// at once, so no two are the same).
+func freeAddrs(t *testing.T, n int) []string {
+	var addrs []string
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs
 }
 
 // start runs p's process with the given extra flags.
@@ -149,10 +155,11 @@ func buildBinary(t *testing.T) string {
 func newCluster(t *testing.T, broken bool) *cluster {
 	c := &cluster{t: t, bin: buildBinary(t), broken: broken}
 	root := t.TempDir()
+	addrs := freeAddrs(t, 6)
 	for i := 1; i <= 3; i++ {
 		name := fmt.Sprintf("n%d", i)
 		c.nodes = append(c.nodes, &proc{name: name, dir: filepath.Join(root, name),
-			log: filepath.Join(root, name+".log"), raftAddr: freeAddr(t), httpAddr: freeAddr(t)})
+			log: filepath.Join(root, name+".log"), raftAddr: addrs[2*i-2], httpAddr: addrs[2*i-1]})
 	}
 	t.Cleanup(func() {
 		for _, p := range c.nodes {
