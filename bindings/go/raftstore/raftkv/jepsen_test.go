@@ -492,7 +492,11 @@ func runJepsen(t *testing.T, broken bool) (porcupine.CheckResult, int) {
 	} else if dur >= 10*time.Second {
 		t.Errorf("the nemesis never wiped a node")
 	}
-	res, info := porcupine.CheckOperationsVerbose(kvModel, h.ops, 2*time.Minute)
+	// porcupine's verdict is Unknown if it runs out of time: a failure
+	checkTime := max(2*time.Minute, dur)
+	started := time.Now()
+	res, info := porcupine.CheckOperationsVerbose(kvModel, h.ops, checkTime)
+	t.Logf("porcupine: %v after %v on %d operations", res, time.Since(started).Round(time.Millisecond), len(h.ops))
 	if res != porcupine.Ok {
 		dir, err := os.MkdirTemp("", "raftkv-porcupine-")
 		if err == nil {
