@@ -225,7 +225,7 @@ func (c *cluster) waitFor(p *proc, ok func(status) bool, what string) {
 // --- clients -------------------------------------------------------------
 
 var (
-	keys         = []string{"a", "b", "c"}
+	keys         = []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	clientHTTP   = &http.Client{Timeout: 3 * time.Second}
 	errNoOutcome = errors.New("no effect") // the write was refused: drop it
 )
