@@ -9,7 +9,11 @@
 # or later), then vets, tests (with -race), and smoke-runs the benchmark.
 # Then raftstore/ (hashicorp/raft storage, a module of its own that needs
 # Go 1.25 and fetches hashicorp/raft from the Go module proxy): vet, and
-# its suite with -race.
+# its suite with -race.  Then raftstore/raftkv/ (the replicated key-value
+# example, a module of its own that fetches porcupine): vet, and its
+# linearizability test, about 60 s (a three-node cluster as separate
+# processes under a nemesis, the history checked by porcupine), run in a
+# process group of its own which is killed whole at the end, pass or fail.
 # Exits non-zero on any failure.  Writes nothing into the source tree.
 set -eu
 
@@ -77,5 +81,22 @@ echo "== raftstore: go vet"
 (cd raftstore && go vet ./...)
 echo "== raftstore: go test -race"
 (cd raftstore && go test -race -count=1 ./...)
+
+
+# raftkv: the test starts node processes (killed by the test, and by
+# Pdeathsig if the test dies); setsid puts the test and everything it
+# starts in a new process group, which is killed at the end whatever
+# happened, so no node survives on the CI machine.
+echo "== raftkv: go vet"
+(cd raftstore/raftkv && go vet ./...)
+echo "== raftkv: linearizability test (${RAFTKV_DURATION:-60s})"
+raftkv_status=0
+(cd raftstore/raftkv && exec setsid go test -count=1 -timeout 15m ./...) &
+raftkv_pid=$!
+trap 'kill -KILL -- -$raftkv_pid 2>/dev/null || true' EXIT INT TERM
+wait $raftkv_pid || raftkv_status=$?
+kill -KILL -- -$raftkv_pid 2>/dev/null || true
+trap - EXIT INT TERM
+[ "$raftkv_status" -eq 0 ] || { echo "ci.sh: raftkv test failed" >&2; exit 1; }
 
 echo "== Go binding: all passed"
