@@ -267,7 +267,8 @@ static struct rv_iter *rdf_deletions(ravel_db *db, struct rv_version *v,
             rdf_destroy(&r->base);
         return NULL;
     }
-    qsort(r->keys.e, r->keys.n, sizeof *r->keys.e, rdf_cmp);
+    if (r->keys.n > 0) /* qsort's array may not be NULL, even empty */
+        qsort(r->keys.e, r->keys.n, sizeof *r->keys.e, rdf_cmp);
     r->base.ops = &rdf_ops;
     r->at = r->keys.n;
     return &r->base;
