@@ -63,9 +63,22 @@ fn config() -> Arc<Config> {
 }
 
 /// Starts node 1 on `dir`; waits (generously: this is no timing check)
-/// until it leads.
+/// until it leads.  A restart may find the directory still locked for a
+/// moment: openraft's `shutdown` returns before its storage tasks have
+/// dropped their handles, so the open is tried again while it says
+/// "locked" (up to a minute), and any other error fails at once.
 async fn start(dir: &Path) -> (Raft<KvConfig>, StateReader) {
-    let (log_store, state_machine) = ravel_openraft::open::<KvConfig>(dir, None).expect("open");
+    let mut tries = 0;
+    let (log_store, state_machine) = loop {
+        match ravel_openraft::open::<KvConfig>(dir, None) {
+            Ok(stores) => break stores,
+            Err(e) if tries < 600 && e.to_string().contains("database is locked") => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("open: {e:?}"),
+        }
+    };
     let reader = state_machine.reader();
     let raft = Raft::new(1, config(), NoNetwork, log_store, state_machine).await.expect("a raft node");
     (raft, reader)
