@@ -1969,8 +1969,12 @@ static int stdio_child(const char *dir, const char *io)
                || strstr(ravel_errmsg(), "O_DIRECT")) ? 77 : 10;
     if (ravel_put(db, RAVEL_SYNC, "k", 1, "v", 1))
         return 11;
+    /* a directory a background thread lists for a moment (opendir) may
+    ** sit there; a file, a ring or an eventfd may not */
+    struct stat st;
     for (int fd = 0; fd <= 2; fd++)
-        if (fcntl(fd, F_GETFD) != -1)
+        if (fcntl(fd, F_GETFD) != -1 &&
+            !(fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)))
             return 12 + fd;
     return ravel_close(db) ? 15 : 0;
 }
