@@ -1950,8 +1950,29 @@ static char *dir_listing(const char *dir)
 ** database descriptor on 0, 1 or 2: its printf()s would land in the WAL.
 ** Each way of writing the WAL makes different descriptors (the io_uring
 ** ring and its eventfd among them), so each is tried: a child closes 0-2,
-** opens with wal_io=IO, writes with a sync, and checks 0-2 are still
-** closed.  Exit 77 when this machine cannot use IO. */
+** opens with wal_io=IO, writes with a sync, and checks 0-2 hold nothing
+** of the database.  Exit 77 when this machine cannot use IO. */
+/* Writes what descriptor FD is (its /proc link) to DIR/stdio-fd, for the
+** parent to print. */
+static void stdio_child_name_fd(const char *dir, int fd)
+{
+    char link[64], target[512], path[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = 0;
+    snprintf(path, sizeof path, "%s/stdio-fd", dir);
+    int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out >= 0 && out <= 2) { /* keep 0-2 as the check saw them */
+        int moved = fcntl(out, F_DUPFD_CLOEXEC, 3);
+        close(out);
+        out = moved;
+    }
+    if (out < 0)
+        return;
+    dprintf(out, "descriptor %d is %s", fd, n > 0 ? target : "(unnamed)");
+    close(out);
+}
+
 static int stdio_child(const char *dir, const char *io)
 {
     close(0);
@@ -1969,13 +1990,20 @@ static int stdio_child(const char *dir, const char *io)
                || strstr(ravel_errmsg(), "O_DIRECT")) ? 77 : 10;
     if (ravel_put(db, RAVEL_SYNC, "k", 1, "v", 1))
         return 11;
-    /* a directory a background thread lists for a moment (opendir) may
-    ** sit there; a file, a ring or an eventfd may not */
-    struct stat st;
+    /* ravel parks /dev/null on a free slot it was given (util/file.h),
+    ** and a directory a background thread lists for a moment (opendir)
+    ** may sit there; a file, a ring or an eventfd may not */
+    struct stat st, null_st;
+    if (stat("/dev/null", &null_st) != 0)
+        return 10;
     for (int fd = 0; fd <= 2; fd++)
         if (fcntl(fd, F_GETFD) != -1 &&
-            !(fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)))
+            !(fstat(fd, &st) == 0 &&
+              (S_ISDIR(st.st_mode) || (S_ISCHR(st.st_mode) &&
+                                       st.st_rdev == null_st.st_rdev)))) {
+            stdio_child_name_fd(dir, fd);
             return 12 + fd;
+        }
     return ravel_close(db) ? 15 : 0;
 }
 
@@ -2000,9 +2028,19 @@ static void test_files_avoid_stdio_descriptors(void **state)
             free(dir);
             continue;
         }
-        if (WEXITSTATUS(status) != 0)
+        if (WEXITSTATUS(status) != 0) {
+            char path[4096], what[600] = "";
+            snprintf(path, sizeof path, "%s/stdio-fd", dir);
+            FILE *f = fopen(path, "r");
+            if (f) {
+                if (!fgets(what, sizeof what, f))
+                    what[0] = 0;
+                fclose(f);
+            }
             fail_msg("wal_io=%s: child exited %d (12-14: a database "
-                     "descriptor on 0-2)", modes[i], WEXITSTATUS(status));
+                     "descriptor on 0-2) %s", modes[i], WEXITSTATUS(status),
+                     what);
+        }
         ravel_db *db = tu_open_ok(dir, NULL);
         tu_expect(db, NULL, "k", "v");
         TU_OK(ravel_close(db));

@@ -80,7 +80,7 @@ static int table_cache_open(rv_table_cache *tc, uint64_t number,
     int rc = rv_table_file_path(path, tc->dir, number);
     if (rc)
         return rc;
-    int fd = hold_fd >= 0 ? fcntl(hold_fd, F_DUPFD_CLOEXEC, 0)
+    int fd = hold_fd >= 0 ? fcntl(hold_fd, F_DUPFD_CLOEXEC, 3)
                           : rv_open(path, O_RDONLY, 0);
     if (fd < 0 && hold_fd >= 0)
         return rv_error_errno(RAVEL_IOERR, errno, "dup the descriptor of "

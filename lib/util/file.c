@@ -13,13 +13,31 @@
 #include <stdio.h>
 #include <unistd.h>
 
+/* Puts /dev/null on FD (0, 1 or 2) in place of what is there, in one
+** step (dup2), so the slot never falls free for another thread's open;
+** closes FD if /dev/null cannot be opened. */
+static void fd_park_on_dev_null(int fd)
+{
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) {
+        close(fd);
+        return;
+    }
+    /* NULL may itself land on another of 0-2 (the lowest free slot):
+    ** then it stays there and parks that slot too */
+    if (dup2(null, fd) < 0)
+        close(fd);
+    if (null > 2)
+        close(null);
+}
+
 int rv_fd_above_stdio(int fd)
 {
     if (fd < 0 || fd > 2)
         return fd;
     int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     int err = errno;
-    close(fd);
+    fd_park_on_dev_null(fd);
     errno = err;
     return moved;
 }

@@ -18,10 +18,15 @@
 RAVEL_PRIVATE int rv_open(const char *path, int flags, int mode);
 
 /* Returns FD itself unless it is 0, 1 or 2; then a close-on-exec
-** duplicate above 2, with FD closed (-1 and errno if the duplicate could
-** not be made; FD is closed all the same).  A negative FD is returned as
-** it is, so a creating call's result can be passed straight in: for the
-** descriptors rv_open does not make (eventfd, memfd, io_uring). */
+** duplicate above 2 (-1 and errno if the duplicate could not be made).
+** The slot FD held is then given /dev/null rather than closed, as
+** SQLite's robust_open does: a program started with 0-2 closed gets them
+** filled once, so a later open by any thread cannot land there and
+** another thread's printf() goes nowhere instead of into a WAL.  The
+** only window left is between the first open that lands on a free slot
+** and this call.  A negative FD is returned as it is, so a creating
+** call's result can be passed straight in: for the descriptors rv_open
+** does not make (eventfd, memfd, io_uring). */
 RAVEL_PRIVATE int rv_fd_above_stdio(int fd);
 
 /* fsyncs directory DIR, making entries created or removed in it durable.
