@@ -614,6 +614,8 @@ int rv_write_batch_in_segment(ravel_db *db, int flags, int internal,
     return rc;
 }
 
+/* One put, delete or range delete (KEY..VAL is its begin..end) as a batch
+** of its own. */
 static int write_single(ravel_db *db, int flags, int type, const void *key,
                         size_t klen, const void *val, size_t vlen,
                         const char *fn)
@@ -625,8 +627,10 @@ static int write_single(ravel_db *db, int flags, int type, const void *key,
     if (rc == RAVEL_OK) {
         struct ravel_batch b;
         rv_batch_init(&b);
-        rc = rv_batch_add(&b, type, key, klen, val, vlen);
-        if (rc == RAVEL_OK)
+        rc = type == RV_TYPE_RANGE_DELETE
+                 ? rv_batch_add_range_delete(&b, key, klen, val, vlen, fn)
+                 : rv_batch_add(&b, type, key, klen, val, vlen);
+        if (rc == RAVEL_OK && b.count > 0) /* an empty range adds nothing */
             rc = write_plain(db, flags, &b);
         rv_batch_release(&b);
     }
@@ -650,21 +654,8 @@ int ravel_delete(ravel_db *db, int flags, const void *key, size_t klen)
 int ravel_delete_range(ravel_db *db, int flags, const void *begin,
                        size_t blen, const void *end, size_t elen)
 {
-    const char *fn = "ravel_delete_range";
-    int rc = rv_db_enter(db, fn);
-    if (rc)
-        return rc;
-    rc = write_check_flags(db, flags, fn);
-    if (rc == RAVEL_OK) {
-        struct ravel_batch b;
-        rv_batch_init(&b);
-        rc = rv_batch_add_range_delete(&b, begin, blen, end, elen, fn);
-        if (rc == RAVEL_OK && b.count > 0)
-            rc = write_plain(db, flags, &b);
-        rv_batch_release(&b);
-    }
-    rv_db_leave(db);
-    return rc;
+    return write_single(db, flags, RV_TYPE_RANGE_DELETE, begin, blen, end,
+                        elen, "ravel_delete_range");
 }
 
 static int write_flush_wal(ravel_db *db, int sync)

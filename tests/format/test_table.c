@@ -30,6 +30,7 @@
 #include "util/coding.h"
 
 #include <xxhash.h>
+#include "../testutil.h" /* tu_rand */
 
 #define MAXN 20000
 
@@ -45,16 +46,6 @@ static struct entry g_e[MAXN];
 static rv_cache *g_cache; /* NULL: tables read without a block cache */
 static enum rv_compression g_compression; /* of the tables written */
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
 static int entry_cmp(const void *a, const void *b)
 {
     const struct entry *x = a, *y = b;
@@ -67,12 +58,12 @@ static int make_entries(int n, uint64_t *rng)
 {
     for (int i = 0; i < n; i++) {
         struct entry *e = &g_e[i];
-        int uk = (int)(rng_next(rng) % (uint64_t)(n * 3 / 4 + 1));
+        int uk = (int)(tu_rand(rng) % (uint64_t)(n * 3 / 4 + 1));
         int ul = snprintf(e->key, sizeof e->key, "key-%06d", uk);
         int type = i % 10 == 0 ? RV_TYPE_DELETE : RV_TYPE_PUT;
         rv_put_fixed64(e->key + ul, rv_pack_tag((uint64_t)i + 100, type));
         e->klen = (size_t)ul + 8;
-        e->vlen = type == RV_TYPE_PUT ? rng_next(rng) % 70 : 0;
+        e->vlen = type == RV_TYPE_PUT ? tu_rand(rng) % 70 : 0;
         for (size_t k = 0; k < e->vlen; k++)
             e->val[k] = (char)('A' + (i * 7 + k) % 26);
     }
@@ -295,7 +286,7 @@ static void test_every_damage_detected(void **state)
         if (pos < size)
             copy[pos] ^= (char)(1u << (pos % 8));
         else
-            len = rng_next(&rng) % size; /* one cut */
+            len = tu_rand(&rng) % size; /* one cut */
         fd = open(path_of(13), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         assert_int_equal(write(fd, copy, len), (ssize_t)len);
         close(fd);
@@ -681,7 +672,7 @@ static void *getter_thread(void *p)
 {
     struct getter_arg *a = p;
     for (int i = 0; i < 20000; i++) {
-        int j = (int)(rng_next(&a->seed) % (uint64_t)a->n);
+        int j = (int)(tu_rand(&a->seed) % (uint64_t)a->n);
         size_t ul = g_e[j].klen - 8;
         struct collected c;
         uint64_t seq = rv_tag_sequence(rv_get_fixed64(g_e[j].key + ul));
@@ -810,7 +801,7 @@ static void test_incompressible_blocks_stored_raw(void **state)
     for (int i = 0; i < n; i++) {
         g_e[i].vlen = 70;
         for (size_t k = 0; k < g_e[i].vlen; k++)
-            g_e[i].val[k] = (char)rng_next(&rng);
+            g_e[i].val[k] = (char)tu_rand(&rng);
     }
     struct rv_table_props p;
     g_compression = RV_COMPRESSION_NONE;

@@ -20,6 +20,7 @@
 #include "table/block.h"
 #include "table/block_builder.h"
 #include "util/coding.h"
+#include "../testutil.h" /* tu_rand */
 
 #define MAXN 3000
 
@@ -29,16 +30,6 @@ struct entry {
     char val[64];
     size_t vlen;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
 
 static int entry_cmp(const void *a, const void *b)
 {
@@ -51,12 +42,12 @@ static int entry_cmp(const void *a, const void *b)
 static int make_entries(struct entry *e, int n, uint64_t *rng)
 {
     for (int i = 0; i < n; i++) {
-        int uk = (int)(rng_next(rng) % (uint64_t)(n / 2 + 1));
+        int uk = (int)(tu_rand(rng) % (uint64_t)(n / 2 + 1));
         int ul = snprintf(e[i].key, sizeof e[i].key - 8,
                           "user/prefix/%05d%s", uk, uk % 3 ? "" : "/long");
         rv_put_fixed64(e[i].key + ul, rv_pack_tag((uint64_t)i + 1, RV_TYPE_PUT));
         e[i].klen = (size_t)ul + 8;
-        e[i].vlen = rng_next(rng) % 61;
+        e[i].vlen = tu_rand(rng) % 61;
         for (size_t k = 0; k < e[i].vlen; k++)
             e[i].val[k] = (char)('a' + (i + k) % 26);
     }

@@ -20,16 +20,7 @@
 #include "db/db_iter.h"
 #include "base/dbformat.h"
 #include "memtable/memtable.h"
-
-static uint64_t test_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
+#include "../testutil.h" /* tu_rand */
 
 /* ------------------------------------------------------------ the model */
 
@@ -146,8 +137,8 @@ static const char *walk_step(rv_db_iter *it, const struct entry *v, size_t n,
                              long *pos, uint64_t *rng)
 {
     int valid = *pos >= 0 && (size_t)*pos < n;
-    int r = (int)(test_rand(rng) % 10);
-    struct key k = key_of((int)(test_rand(rng) % KEY_SPACE));
+    int r = (int)(tu_rand(rng) % 10);
+    struct key k = key_of((int)(tu_rand(rng) % KEY_SPACE));
     if (valid && r < 3) {
         rv_db_iter_next(it);
         (*pos)++;
@@ -206,16 +197,16 @@ static size_t fill(rv_memtable **mems, int nmem, struct op *ops, size_t nops,
 {
     for (size_t i = 0; i < nops; i++) {
         struct op *o = &ops[i];
-        o->key = (int)(test_rand(rng) % KEY_SPACE);
+        o->key = (int)(tu_rand(rng) % KEY_SPACE);
         o->seq = i + 1;
-        o->type = test_rand(rng) % 3 == 0 ? RV_TYPE_DELETE : RV_TYPE_PUT;
+        o->type = tu_rand(rng) % 3 == 0 ? RV_TYPE_DELETE : RV_TYPE_PUT;
         /* some values empty */
-        if (test_rand(rng) % 8 == 0)
+        if (tu_rand(rng) % 8 == 0)
             o->val[0] = '\0';
         else
             snprintf(o->val, sizeof o->val, "v%zu", i + 1);
         struct key k = key_of(o->key);
-        rv_memtable *mt = mems[test_rand(rng) % (uint64_t)nmem];
+        rv_memtable *mt = mems[tu_rand(rng) % (uint64_t)nmem];
         assert_int_equal(rv_memtable_add(mt, o->seq, o->type, k.b, k.len,
                                          o->val, strlen(o->val)), RAVEL_OK);
     }
@@ -251,12 +242,12 @@ static void run_model(int nmem, int rounds, uint64_t seed)
         rv_memtable *mems[MAX_MEMS];
         for (int i = 0; i < nmem; i++)
             mems[i] = rv_memtable_new(0);
-        size_t nops = fill(mems, nmem, ops, 20 + test_rand(&rng) % (NOPS - 20),
+        size_t nops = fill(mems, nmem, ops, 20 + tu_rand(&rng) % (NOPS - 20),
                            &rng);
         for (int s = 0; s < 6; s++) {
             /* snapshots 0, the latest, and in between */
             uint64_t snap = s == 0 ? 0 : s == 1 ? nops
-                                           : test_rand(&rng) % (nops + 1);
+                                           : tu_rand(&rng) % (nops + 1);
             size_t n = model_view(ops, nops, snap, view);
             rv_db_iter *it = open_view(mems, nmem, snap);
             walk(it, view, n, 200, &rng);

@@ -24,6 +24,7 @@
 #include "table/block_builder.h"
 #include "table/index_search.h"
 #include "util/coding.h"
+#include "../testutil.h" /* tu_rand */
 
 #define MAXN 2000
 #define MAXK 40
@@ -32,16 +33,6 @@ struct key {
     char b[MAXK + 8];
     size_t len; /* whole internal key */
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -54,7 +45,7 @@ static void make_key(struct key *k, int shape, uint64_t *rng, uint64_t seq)
 {
     char u[MAXK + 1];
     int n;
-    uint64_t r = rng_next(rng);
+    uint64_t r = tu_rand(rng);
     switch (shape) {
     case 0: /* db_bench-like: zero-padded decimals, 16 bytes */
         n = snprintf(u, sizeof u, "%016llu", (unsigned long long)(r % 5000));
@@ -77,7 +68,7 @@ static void make_key(struct key *k, int shape, uint64_t *rng, uint64_t seq)
     default: /* random lengths and bytes */
         n = (int)(r % MAXK);
         for (int i = 0; i < n; i++)
-            u[i] = (char)(rng_next(rng) & 0xff);
+            u[i] = (char)(tu_rand(rng) & 0xff);
         break;
     }
     memcpy(k->b, u, (size_t)n);
@@ -123,7 +114,7 @@ static void run_shape(int shape, int n, int interval, uint64_t seed)
     static struct key keys[MAXN];
     uint64_t rng = seed;
     for (int i = 0; i < n; i++)
-        make_key(&keys[i], shape, &rng, rng_next(&rng) % 1000 + 1);
+        make_key(&keys[i], shape, &rng, tu_rand(&rng) % 1000 + 1);
     qsort(keys, (size_t)n, sizeof keys[0], key_cmp);
     struct rv_block_builder bb;
     rv_block_builder_init(&bb, interval);
@@ -168,9 +159,9 @@ static void run_shape(int shape, int n, int interval, uint64_t seed)
     }
     for (int i = 0; i < 3 * added + 50; i++) {
         struct key t;
-        make_key(&t, (int)(rng_next(&rng) % 6 == 0 ? rng_next(&rng) % 5
+        make_key(&t, (int)(tu_rand(&rng) % 6 == 0 ? tu_rand(&rng) % 5
                                                     : (uint64_t)shape),
-                 &rng, rng_next(&rng) % 1200);
+                 &rng, tu_rand(&rng) % 1200);
         check_seek(&s, block, len, &t);
     }
     rv_index_search_free(&s);

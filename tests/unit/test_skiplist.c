@@ -20,6 +20,7 @@
 #include "util/arena.h"
 #include "base/dbformat.h"
 #include "memtable/skiplist.h"
+#include "../testutil.h" /* tu_rand */
 
 /* Failures seen by worker threads (cmocka's asserts must not run there). */
 static _Atomic int thread_failures;
@@ -40,16 +41,6 @@ static void assert_no_thread_failures(void)
     if (atomic_load(&thread_failures))
         fail_msg("%d thread failure(s), first: %s",
                  atomic_load(&thread_failures), thread_failure_msg);
-}
-
-static uint64_t test_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
 }
 
 /* Key number N: an 8-byte big-endian user key (so byte order is numeric
@@ -203,7 +194,7 @@ static void *arena_worker(void *arg)
     struct arena_job *job = arg;
     uint64_t rng = 0x1234567ull * (uint64_t)(job->id + 1);
     for (int i = 0; i < ARENA_ALLOCS; i++) {
-        size_t n = 1 + test_rand(&rng) % (i % 100 == 0 ? 3000 : 40);
+        size_t n = 1 + tu_rand(&rng) % (i % 100 == 0 ? 3000 : 40);
         char *p = rv_arena_alloc(job->arena, n);
         if (!p || (uintptr_t)p % 8) {
             thread_fail("arena_alloc(%zu) gave %p", n, (void *)p);
@@ -295,7 +286,7 @@ static void test_skiplist_matches_sorted_array(void **state)
         ref[i] = 2 * i + 10; /* even numbers, so odd ones are absent */
     }
     for (size_t i = COUNT - 1; i > 0; i--) { /* insert in random order */
-        size_t j = test_rand(&rng) % (i + 1);
+        size_t j = tu_rand(&rng) % (i + 1);
         uint64_t tmp = ref[i];
         ref[i] = ref[j];
         ref[j] = tmp;
@@ -321,7 +312,7 @@ static void test_skiplist_matches_sorted_array(void **state)
     assert_int_equal(n, 0);
 
     for (int i = 0; i < 2000; i++) {
-        uint64_t target = test_rand(&rng) % (2 * COUNT + 20);
+        uint64_t target = tu_rand(&rng) % (2 * COUNT + 20);
         size_t lb = ref_lower_bound(ref, COUNT, target);
         seek_number(&it, target);
         expect_at(&it, ref, COUNT, lb);
@@ -413,7 +404,7 @@ static void *race_writer(void *p)
         /* release: readers that see the count see the inserted nodes */
         atomic_store_explicit(&r->published[arg->id], i + 1,
                               memory_order_release);
-        if (test_rand(&rng) % 512 == 0)
+        if (tu_rand(&rng) % 512 == 0)
             sched_yield();
     }
     atomic_fetch_sub(&r->writers_left, 1);
@@ -452,7 +443,7 @@ static void race_check_once(struct race *r, uint64_t *rng)
     for (int t = 0; t < WRITERS; t++) {
         if (!published[t])
             continue;
-        uint64_t n = race_number(t, test_rand(rng) % published[t]);
+        uint64_t n = race_number(t, tu_rand(rng) % published[t]);
         seek_number(&it, n);
         if (!iter_at_number(&it, n))
             thread_fail("published key %llu not found",

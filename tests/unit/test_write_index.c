@@ -23,18 +23,9 @@
 #include "memtable/memtable.h"
 #include "txn/txn_iter.h"
 #include "txn/write_index.h"
+#include "../testutil.h" /* tu_rand */
 
 #define ROUNDS 300
-
-static uint64_t test_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
 
 /* ------------------------------------------------------------ key space */
 
@@ -76,7 +67,7 @@ static struct key key_of(int i)
 static struct key target_of(uint64_t *rng)
 {
     static const char alphabet[4] = { 0x00, 'a', 'b', (char)0xff };
-    return key_over((int)(test_rand(rng) % 85), alphabet, 4);
+    return key_over((int)(tu_rand(rng) % 85), alphabet, 4);
 }
 
 static int key_cmp(const struct key *a, const struct key *b)
@@ -188,9 +179,9 @@ static void check_batch(rv_write_index *idx, const struct mstate *m)
 static void random_write(rv_write_index *idx, struct mstate *m, uint64_t *rng,
                          int round)
 {
-    int i = (int)(test_rand(rng) % KEY_SPACE);
+    int i = (int)(tu_rand(rng) % KEY_SPACE);
     struct key k = key_of(i);
-    if (test_rand(rng) % 4 == 0) {
+    if (tu_rand(rng) % 4 == 0) {
         assert_int_equal(rv_write_index_delete(idx, k.b, k.len), RAVEL_OK);
         m->what[i] = M_DEL;
         m->vlen[i] = 0;
@@ -198,8 +189,8 @@ static void random_write(rv_write_index *idx, struct mstate *m, uint64_t *rng,
     }
     char val[24];
     int n = snprintf(val, sizeof val, "v%d.%u", round,
-                     (unsigned)(test_rand(rng) % 100000));
-    size_t vlen = test_rand(rng) % 8 == 0 ? 0 : (size_t)n;
+                     (unsigned)(tu_rand(rng) % 100000));
+    size_t vlen = tu_rand(rng) % 8 == 0 ? 0 : (size_t)n;
     assert_int_equal(rv_write_index_put(idx, k.b, k.len, val, vlen),
                      RAVEL_OK);
     m->what[i] = M_PUT;
@@ -328,9 +319,9 @@ static void test_savepoint_random(void **state)
         rv_write_index *idx = rv_write_index_new();
         static struct model m;
         memset(&m, 0, sizeof m);
-        int steps = 20 + (int)(test_rand(&rng) % 200);
+        int steps = 20 + (int)(tu_rand(&rng) % 200);
         for (int s = 0; s < steps; s++) {
-            uint64_t r = test_rand(&rng) % 100;
+            uint64_t r = tu_rand(&rng) % 100;
             if (r < 70) {
                 random_write(idx, &m.cur, &rng, round);
             } else if (r < 80) {
@@ -535,7 +526,7 @@ static void fake_fill(struct fake_base *b, uint64_t *rng, int percent)
     b->fail_after = -1;
     b->pos = -1;
     for (int s = 0; s < KEY_SPACE; s++) {
-        if ((int)(test_rand(rng) % 100) >= percent)
+        if ((int)(tu_rand(rng) % 100) >= percent)
             continue;
         b->ids[b->n] = sorted_ids[s];
         b->vlen[b->n] = (size_t)snprintf(b->val[b->n], sizeof b->val[0],
@@ -645,7 +636,7 @@ static void walk(rv_txn_iter *it, const struct visible *v, uint64_t *rng)
     }
     for (int s = 0; s < 30; s++) {
         struct key t = target_of(rng);
-        switch (test_rand(rng) % 4) {
+        switch (tu_rand(rng) % 4) {
         case 0:
             rv_txn_iter_seek(it, t.b, t.len);
             pos = model_seek(v, &t);
@@ -664,9 +655,9 @@ static void walk(rv_txn_iter *it, const struct visible *v, uint64_t *rng)
             break;
         }
         check_at(it, v, pos);
-        int steps = (int)(test_rand(rng) % 12);
+        int steps = (int)(tu_rand(rng) % 12);
         for (int i = 0; i < steps && pos >= 0 && pos < v->n; i++) {
-            if (test_rand(rng) % 2) {
+            if (tu_rand(rng) % 2) {
                 rv_txn_iter_next(it);
                 pos++;
             } else {
@@ -681,7 +672,7 @@ static void walk(rv_txn_iter *it, const struct visible *v, uint64_t *rng)
 /* A random bound, or NULL. */
 static const struct key *random_bound(uint64_t *rng, struct key *k)
 {
-    if (test_rand(rng) % 3)
+    if (tu_rand(rng) % 3)
         return NULL;
     *k = target_of(rng);
     return k;
@@ -695,10 +686,10 @@ static void test_iter_model(void **state)
         static struct fake_base base;
         static struct mstate m;
         static struct visible v;
-        fake_fill(&base, &rng, (int)(test_rand(&rng) % 101));
+        fake_fill(&base, &rng, (int)(tu_rand(&rng) % 101));
         memset(&m, 0, sizeof m);
         rv_write_index *idx = rv_write_index_new();
-        int writes = (int)(test_rand(&rng) % 60);
+        int writes = (int)(tu_rand(&rng) % 60);
         for (int i = 0; i < writes; i++)
             random_write(idx, &m, &rng, round);
         rv_txn_iter *it = rv_txn_iter_new(idx, &fake_ops, &base);
@@ -725,7 +716,7 @@ static void test_iter_model(void **state)
         struct mstate saved = m;
         for (int i = 0; i < 20; i++)
             random_write(idx, &m, &rng, round);
-        if (test_rand(&rng) % 2) {
+        if (tu_rand(&rng) % 2) {
             assert_int_equal(rv_write_index_rollback_to_savepoint(idx),
                              RAVEL_OK);
             m = saved;
@@ -756,9 +747,9 @@ static void test_iter_base_error(void **state)
         for (int i = 0; i < 30; i++)
             random_write(idx, &m, &rng, round);
         merged_model(&m, &base, NULL, NULL, &v);
-        base.fail_after = (long)(test_rand(&rng) % (uint64_t)(base.n + 2));
+        base.fail_after = (long)(tu_rand(&rng) % (uint64_t)(base.n + 2));
         rv_txn_iter *it = rv_txn_iter_new(idx, &fake_ops, &base);
-        int forward = (int)(test_rand(&rng) % 2);
+        int forward = (int)(tu_rand(&rng) % 2);
         int pos = forward ? 0 : v.n - 1, shown = 0;
         if (forward)
             rv_txn_iter_seek_to_first(it);
@@ -863,10 +854,10 @@ static void test_iter_writes_while_open(void **state)
         static struct fake_base base;
         static struct mstate m;
         static struct visible v;
-        fake_fill(&base, &rng, (int)(test_rand(&rng) % 101));
+        fake_fill(&base, &rng, (int)(tu_rand(&rng) % 101));
         memset(&m, 0, sizeof m);
         rv_write_index *idx = rv_write_index_new();
-        int writes = (int)(test_rand(&rng) % 30);
+        int writes = (int)(tu_rand(&rng) % 30);
         for (int i = 0; i < writes; i++)
             random_write(idx, &m, &rng, round);
         rv_txn_iter *it = rv_txn_iter_new(idx, &fake_ops, &base);
@@ -874,7 +865,7 @@ static void test_iter_writes_while_open(void **state)
         int pos = 0;
         for (int s = 0; s < 80; s++) {
             if (!rv_txn_iter_valid(it)) {
-                if (test_rand(&rng) % 2) {
+                if (tu_rand(&rng) % 2) {
                     rv_txn_iter_seek_to_first(it);
                     pos = 0;
                 } else {
@@ -886,11 +877,11 @@ static void test_iter_writes_while_open(void **state)
                     break;
             }
             int cur = v.id[pos];
-            if (test_rand(&rng) % 3 == 0) {
-                if (test_rand(&rng) % 4 == 0) {
+            if (tu_rand(&rng) % 3 == 0) {
+                if (tu_rand(&rng) % 4 == 0) {
                     /* rewrite the key shown */
                     struct key k = key_of(cur);
-                    if (test_rand(&rng) % 2) {
+                    if (tu_rand(&rng) % 2) {
                         assert_int_equal(rv_write_index_delete(idx, k.b,
                                              k.len), RAVEL_OK);
                         m.what[cur] = M_DEL;
@@ -906,7 +897,7 @@ static void test_iter_writes_while_open(void **state)
                 }
                 merged_model(&m, &base, NULL, NULL, &v);
             }
-            int fwd = (int)(test_rand(&rng) % 2);
+            int fwd = (int)(tu_rand(&rng) % 2);
             if (fwd)
                 rv_txn_iter_next(it);
             else
@@ -964,10 +955,10 @@ static void test_commit_equals_merged_view(void **state)
         rv_memtable *mt = rv_memtable_new(0);
         uint64_t seq = 0;
         for (int i = 0; i < 60; i++) {
-            struct key k = key_of((int)(test_rand(&rng) % KEY_SPACE));
+            struct key k = key_of((int)(tu_rand(&rng) % KEY_SPACE));
             char val[16];
             int n = snprintf(val, sizeof val, "b%d", i);
-            int del = test_rand(&rng) % 5 == 0;
+            int del = tu_rand(&rng) % 5 == 0;
             assert_int_equal(rv_memtable_add(mt, ++seq,
                                  del ? RV_TYPE_DELETE : RV_TYPE_PUT,
                                  k.b, k.len, val, del ? 0 : (size_t)n), 0);
@@ -981,7 +972,7 @@ static void test_commit_equals_merged_view(void **state)
                 assert_int_equal(rv_write_index_savepoint(idx), RAVEL_OK);
             random_write(idx, &m, &rng, round);
         }
-        if (test_rand(&rng) % 2)
+        if (tu_rand(&rng) % 2)
             assert_int_equal(rv_write_index_rollback_to_savepoint(idx), 0);
 
         /* the merged view, collected */
