@@ -267,6 +267,14 @@ RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_manual_ops(void);
 ** leader, write_mu held; not with manual_wal_flush. */
 RAVEL_PRIVATE int rv_wal_buffered_finish(rv_wal *w);
 
+/* The mode an adaptive WAL (wal_auto.c) last moved to on its own, kept
+** with the probe's result so that the next open starts in it. */
+enum rv_wal_settled {
+    RV_WAL_SETTLED_NONE,        /* never switched (or an older file) */
+    RV_WAL_SETTLED_BUFFERED,
+    RV_WAL_SETTLED_DIRECT,
+};
+
 #ifndef RAVEL_OMIT_IO_URING
 /* wal_direct.c: wal_io=direct. */
 RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_direct_ops(void);
@@ -299,13 +307,6 @@ RAVEL_PRIVATE int rv_wal_direct_enter(rv_wal *w, uint64_t number,
 RAVEL_PRIVATE int rv_wal_direct_leave(rv_wal *w, uint64_t number)
     RV_REQUIRES(w->write_mu);
 
-/* The mode an adaptive WAL (wal_auto.c) last moved to on its own, kept
-** with the probe's result so that the next open starts in it. */
-enum rv_wal_settled {
-    RV_WAL_SETTLED_NONE,        /* never switched (or an older file) */
-    RV_WAL_SETTLED_BUFFERED,
-    RV_WAL_SETTLED_DIRECT,
-};
 
 /* wal_auto.c: wal_io=auto switching between a buffered mode (BUFFERED)
 ** and the direct one at segment switches; *SETUP as for direct, *PROBE
