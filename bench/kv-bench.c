@@ -91,6 +91,7 @@
 
 static struct {
     const char *engine, *db, *workloads;
+    const char *ravel_options; /* more ravel options, "name=value;..." */
     const char *read_threads, *write_threads, *sync_threads, *scan_threads;
     long long num, key_size, value_size, batch, seek_nexts, cache_size;
     long long scan_num, scan_value_size, scan_nexts, scan_cache_size;
@@ -118,7 +119,9 @@ static const char kvb_usage[] =
     "  --seek_nexts=10 --seed=301\n"
     "  --scan_num=200000 --scan_value_size=1024 --scan_nexts=100\n"
     "  --scan_cache_size=16777216 --scan_threads=1\n"
-    "  (the scan database is DIR-scan)\n";
+    "  (the scan database is DIR-scan)\n"
+    "  --ravel_options=\"name=value;...\"   more ravel options (e.g.\n"
+    "                       allow_mmap_reads=true), set after the above\n";
 
 static const char kvb_built[] = "ravel"
 #ifdef HAVE_LEVELDB
@@ -176,6 +179,7 @@ static void kvb_parse_flags(int argc, char **argv)
         if (NAME_IS("engine")) F.engine = v;
         else if (NAME_IS("db")) F.db = v;
         else if (NAME_IS("workloads")) F.workloads = v;
+        else if (NAME_IS("ravel_options")) F.ravel_options = v;
         else if (NAME_IS("read_threads")) F.read_threads = v;
         else if (NAME_IS("write_threads")) F.write_threads = v;
         else if (NAME_IS("sync_threads")) F.sync_threads = v;
@@ -289,6 +293,8 @@ static void rvb_open(const char *dir, long long cache)
     rvb_check(ravel_options_set(o, "bloom_bits_per_key", "10"), "options");
     rvb_check(ravel_options_set(o, "compression", "none"), "options");
     rvb_check(ravel_options_set(o, "create_if_missing", "true"), "options");
+    if (F.ravel_options)
+        rvb_check(ravel_options_parse(o, F.ravel_options), "options");
     rvb_check(ravel_open(dir, o, &rv_h), "open");
     ravel_options_free(o);
 }

@@ -371,6 +371,21 @@ RAVEL_API void ravel_options_free(ravel_options *opts);
 **                               this build of ravel has no zstd support
 **                               (built without libzstd)...")
 **   verify_checksums=true       check every block read from a file
+**   allow_mmap_reads=false      read table files through mmap(2), as
+**                               LevelDB does on 64-bit hosts (RocksDB's
+**                               option, off by default there too): an
+**                               uncompressed data block is used in place,
+**                               with no pread, copy or block-cache entry;
+**                               its checksum (per verify_checksums) is
+**                               checked at every use, as it is not kept.
+**                               Each file is checked at open to hold the
+**                               size the manifest gives, so no read goes
+**                               past its end; a table file cut short
+**                               behind ravel's back while open, or an I/O
+**                               error under the map, raises SIGBUS in the
+**                               reader instead of returning an error (as
+**                               in LevelDB and RocksDB).  A file that
+**                               cannot be mapped is read with pread.
 **   block_cache_size=32M        bytes of data blocks cached in memory (0
 **                               .. 1T; 0: none), unless a shared cache is
 **                               given with ravel_options_set_cache

@@ -9,6 +9,8 @@
 ** ravel_verify.  A read may fail with RAVEL_CORRUPT; a read that succeeds
 ** must return the value written.  The damage must be reported somewhere
 ** (the open, a read, or verify), and the message must name the file.
+** The *_mmap cases reopen with allow_mmap_reads=true (blocks read in
+** place from a map of the file): the same damage, the same reports.
 */
 #include "testutil.h"
 
@@ -23,6 +25,9 @@
 #define KEYS 3000
 
 static int db_counter;
+/* The options a damaged database is reopened with. */
+static const char *reopen_opts = OPTS;
+#define MMAP_OPTS OPTS ";allow_mmap_reads=true"
 
 static void key_of(char *b, size_t n, int i)
 {
@@ -34,10 +39,10 @@ static void val_of(char *b, size_t n, int i)
     snprintf(b, n, "value-%d-%060d", i, i);
 }
 
-static char *build_db(void)
+static char *build_db_with(const char *opts)
 {
     char *dir = tu_path("corrupt-%d", db_counter++);
-    ravel_db *db = tu_open_ok(dir, OPTS);
+    ravel_db *db = tu_open_ok(dir, opts);
     char k[32], v[128];
     for (int i = 0; i < KEYS; i++) {
         key_of(k, sizeof k, i);
@@ -47,6 +52,11 @@ static char *build_db(void)
     TU_OK(ravel_flush(db, 0));
     TU_OK(ravel_close(db));
     return dir;
+}
+
+static char *build_db(void)
+{
+    return build_db_with(OPTS);
 }
 
 /* The name of the first file of DIR starting with PREFIX and ending with
@@ -213,7 +223,7 @@ static void expect_reported(const char *dir, const char *name)
 {
     struct seen s = {0};
     ravel_db *db = NULL;
-    int rc = tu_open(dir, OPTS, &db);
+    int rc = tu_open(dir, reopen_opts, &db);
     note(&s, rc, name);
     if (rc == RAVEL_OK) {
         read_all(db, &s, name);
@@ -325,6 +335,79 @@ static void test_truncated_table(void **state)
     truncate_to(full, file_size(full) / 2);
     expect_reported(dir, name);
     free(dir);
+}
+
+/* allow_mmap_reads: an undamaged database reads back whole (gets, scans
+** both ways, verify), with uncompressed blocks and, where this build has
+** lz4, compressed ones (decompressed into the cache from the map). */
+static void test_mmap_reads_undamaged(void **state)
+{
+    (void)state;
+    static const char *const how[] = {OPTS, OPTS ";compression=lz4"};
+    for (size_t i = 0; i < sizeof how / sizeof how[0]; i++) {
+        ravel_options *o;
+        TU_OK(ravel_options_new(&o));
+        int lz4 = ravel_options_set(o, "compression", "lz4") == RAVEL_OK;
+        ravel_options_free(o);
+        if (i == 1 && !lz4) {
+            printf("# no lz4 in this build: compressed blocks not tried\n");
+            continue;
+        }
+        char *dir = build_db_with(how[i]);
+        char opts[256];
+        snprintf(opts, sizeof opts, "%s;allow_mmap_reads=true", how[i]);
+        ravel_db *db = tu_open_ok(dir, opts);
+        struct seen s = {0};
+        read_all(db, &s, "nothing");
+        if (s.corrupt)
+            fail_msg("allow_mmap_reads, %s: an undamaged database reported "
+                     "%s", how[i], s.first);
+        TU_OK(ravel_close(db));
+        free(dir);
+    }
+}
+
+static void test_data_block_mmap(void **state)
+{
+    (void)state;
+    reopen_opts = MMAP_OPTS;
+    damage_table_at("data");
+    reopen_opts = OPTS;
+}
+
+static void test_index_block_mmap(void **state)
+{
+    (void)state;
+    reopen_opts = MMAP_OPTS;
+    damage_table_at("index");
+    reopen_opts = OPTS;
+}
+
+static void test_footer_mmap(void **state)
+{
+    (void)state;
+    reopen_opts = MMAP_OPTS;
+    damage_table_at("footer");
+    reopen_opts = OPTS;
+}
+
+/* A table shorter than the manifest says, by half or by its last byte, is
+** refused when opened for reading, never mapped past its end (SIGBUS). */
+static void test_truncated_table_mmap(void **state)
+{
+    (void)state;
+    reopen_opts = MMAP_OPTS;
+    for (int by_one = 0; by_one <= 1; by_one++) {
+        char *dir = build_db();
+        char name[64], full[4096];
+        find_file(dir, "", ".sst", name, sizeof name);
+        snprintf(full, sizeof full, "%s/%s", dir, name);
+        size_t len = file_size(full);
+        truncate_to(full, by_one ? len - 1 : len / 2);
+        expect_reported(dir, name);
+        free(dir);
+    }
+    reopen_opts = OPTS;
 }
 
 static void test_manifest_header(void **state)
@@ -586,6 +669,11 @@ int main(void)
         cmocka_unit_test(test_footer),
         cmocka_unit_test(test_missing_table),
         cmocka_unit_test(test_truncated_table),
+        cmocka_unit_test(test_mmap_reads_undamaged),
+        cmocka_unit_test(test_data_block_mmap),
+        cmocka_unit_test(test_index_block_mmap),
+        cmocka_unit_test(test_footer_mmap),
+        cmocka_unit_test(test_truncated_table_mmap),
         cmocka_unit_test(test_manifest_header),
         cmocka_unit_test(test_manifest_record),
         cmocka_unit_test(test_manifest_lost_flush),

@@ -4,7 +4,10 @@
 ** open and reused by the next, measured again when the file is damaged,
 ** keyed by another file system or kernel, too old or from the future;
 ** never copied by a checkpoint, left alone by repair, removed by
-** ravel_destroy.  Forces wal_io=auto itself; skipped (77) where io_uring
+** ravel_destroy.  The mode the adaptive WAL settled on (version 2's
+** "settled" line) is where the next open starts; a run that moves on its
+** own keeps its new mode there at close; a version 1 file is still read.
+** Forces wal_io=auto itself; skipped (77) where io_uring
 ** cannot be set up (auto then never probes).
 */
 #include "testutil.h"
@@ -62,8 +65,8 @@ static char *cache_path(const char *dir)
     return tu_path("%s/%s", strrchr(dir, '/') + 1, CACHE);
 }
 
-/* The cache file with line PREFIX replaced by LINE (NULL: untouched) and
-** the checksum recomputed (RESUM) or not. */
+/* The cache file with line PREFIX replaced by LINE (NULL: untouched; "":
+** the line dropped) and the checksum recomputed (RESUM) or not. */
 static void rewrite_cache(const char *dir, const char *prefix,
                           const char *line, int resum)
 {
@@ -75,6 +78,8 @@ static void rewrite_cache(const char *dir, const char *prefix,
     for (char *s = text, *eol; *s && (eol = strchr(s, '\n')); s = eol + 1) {
         size_t l = (size_t)(eol - s) + 1;
         if (strncmp(s, "checksum ", 9) == 0 && resum)
+            continue;
+        if (line && !*line && strncmp(s, prefix, strlen(prefix)) == 0)
             continue;
         if (line && strncmp(s, prefix, strlen(prefix)) == 0)
             n += (size_t)snprintf(out + n, sizeof out - n, "%s\n", line);
@@ -205,6 +210,159 @@ static void test_impossible_block_measures_again(void **state)
     free(dir);
 }
 
+/* The cache's line starting with PREFIX, into LINE (SIZE bytes). */
+static void cache_line(const char *dir, const char *prefix, char *line,
+                       size_t size)
+{
+    char *path = cache_path(dir), *text = NULL;
+    size_t len = 0;
+    assert_int_equal(tu_file_read(path, &text, &len), 0);
+    const char *at = strstr(text, prefix);
+    assert_non_null(at);
+    snprintf(line, size, "%.*s", (int)(strchr(at, '\n') - at), at);
+    free(text);
+    free(path);
+}
+
+/* ravel.wal-io of DIR opened with wal_io=auto and OPTS; skips (77) where
+** wal_io=auto does not adapt here (no O_DIRECT, no io_uring). */
+static char *open_adaptive(const char *dir)
+{
+    char *why = open_auto(dir);
+    if (!strstr(why, "adaptive")) {
+        printf("# skipped: wal_io=auto does not adapt here: %s\n", why);
+        exit(77);
+    }
+    return why;
+}
+
+static void expect_in(const char *why, const char *want)
+{
+    if (!strstr(why, want))
+        fail_msg("expected \"%s\" in ravel.wal-io: %s", want, why);
+}
+
+/* The settled line says where an open starts: direct, or buffered where
+** the probe would start direct; "none" and version 1 start where the
+** probe's numbers say; a settled word no writer writes is damage. */
+static void test_settled_mode_is_where_an_open_starts(void **state)
+{
+    (void)state;
+    char *dir = tu_path("settled");
+    expect_measured(dir);
+    char line[256];
+    cache_line(dir, "settled ", line, sizeof line);
+    assert_string_equal(line, "settled none");
+    cache_line(dir, "ravel-wal-probe ", line, sizeof line);
+    assert_string_equal(line, "ravel-wal-probe 2");
+
+    rewrite_cache(dir, "settled ", "settled direct", 1);
+    char *why = open_adaptive(dir);
+    expect_in(why, "reused");
+    expect_in(why, "starts direct, the mode it settled on last time");
+    expect_in(why, "now direct from the start (the mode it settled on");
+    ravel_free(why);
+    /* nothing decided in that run: the file is left as it was */
+    cache_line(dir, "settled ", line, sizeof line);
+    assert_string_equal(line, "settled direct");
+
+    rewrite_cache(dir, "settled ", "settled buffered", 1);
+    why = open_adaptive(dir);
+    expect_in(why, "reused");
+    expect_in(why, "from the start (the mode it settled on last time)");
+    if (!strstr(why, "not direct (")) /* the probe picks direct here */
+        expect_in(why, "starts buffered, the mode it settled on last time");
+    if (strstr(why, "now direct"))
+        fail_msg("settled buffered, started direct: %s", why);
+    ravel_free(why);
+
+    /* damage in the new line, with or without a right checksum */
+    rewrite_cache(dir, "settled ", "settled sideways", 1);
+    expect_measured(dir);
+    rewrite_cache(dir, "settled ", "settled direct", 0);
+    expect_measured(dir);
+    rewrite_cache(dir, "settled ", "settled direct\nsettled direct", 1);
+    expect_measured(dir);
+
+    /* version 1 (no settled line) is still read, and starts as the probe
+    ** says; version 2's line in a version 1 file is damage */
+    rewrite_cache(dir, "ravel-wal-probe ", "ravel-wal-probe 1", 1);
+    expect_measured(dir); /* a version 1 file with a settled line */
+    rewrite_cache(dir, "ravel-wal-probe ", "ravel-wal-probe 1", 0);
+    rewrite_cache(dir, "settled ", "", 1);
+    why = open_adaptive(dir);
+    expect_in(why, "reused");
+    if (strstr(why, "settled on last time"))
+        fail_msg("a version 1 file started in a settled mode: %s", why);
+    ravel_free(why);
+    /* version 3 is foreign */
+    char *path = cache_path(dir);
+    assert_int_equal(unlink(path), 0);
+    free(path);
+    expect_measured(dir);
+    rewrite_cache(dir, "ravel-wal-probe ", "ravel-wal-probe 3", 1);
+    expect_measured(dir);
+    free(dir);
+}
+
+/* A run whose writes move the WAL to direct on its own keeps "direct" in
+** the cache at close, and the next open starts there.  The probe's
+** numbers are rewritten so that a synced write costs a second buffered
+** and a nanosecond direct: the counts then vote for direct whatever this
+** disk is like, and the switch waits only for the spare segment. */
+static void test_a_run_that_switches_keeps_its_mode(void **state)
+{
+    (void)state;
+    char *dir = tu_path("keeps");
+    char *why = open_adaptive(dir);
+    ravel_free(why);
+    char line[256];
+    cache_line(dir, "result ", line, sizeof line);
+    unsigned long long v[7];
+    unsigned block;
+    assert_int_equal(sscanf(line, "result %llu %llu %llu %llu %llu %llu "
+                            "%llu %u", &v[0], &v[1], &v[2], &v[3], &v[4],
+                            &v[5], &v[6], &block), 8);
+    /* direct sync and plain far cheaper than pwrite + fdatasync, but a
+    ** plain direct write more than twice a pwrite: the probe alone starts
+    ** buffered */
+    snprintf(line, sizeof line, "result 1 0 1 1000 1 1000000000 1 %u",
+             block);
+    rewrite_cache(dir, "result ", line, 1);
+    rewrite_cache(dir, "settled ", "settled none", 1);
+
+    ravel_db *db = NULL;
+    assert_int_equal(tu_open(dir, "wal_io=auto;write_buffer_size=64K", &db),
+                     RAVEL_OK);
+    why = tu_prop(db, "ravel.wal-io");
+    expect_in(why, "now sync from the start");
+    ravel_free(why);
+    char k[32], val[200];
+    memset(val, 'v', sizeof val - 1);
+    val[sizeof val - 1] = '\0';
+    int direct = 0;
+    for (int i = 0; i < 200000 && !direct; i++) {
+        snprintf(k, sizeof k, "k%08d", i);
+        tu_put(db, RAVEL_SYNC, k, val);
+        if (i % 500 == 0) {
+            why = tu_prop(db, "ravel.wal-io");
+            direct = strstr(why, "now direct since segment") != NULL;
+            ravel_free(why);
+        }
+    }
+    if (!direct)
+        fail_msg("200,000 synced puts priced 1 ns direct against 1 s "
+                 "buffered never moved the WAL to direct");
+    assert_int_equal(ravel_close(db), RAVEL_OK);
+    cache_line(dir, "settled ", line, sizeof line);
+    assert_string_equal(line, "settled direct");
+    why = open_auto(dir);
+    expect_in(why, "reused");
+    expect_in(why, "now direct from the start (the mode it settled on");
+    ravel_free(why);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -214,6 +372,8 @@ int main(void)
         cmocka_unit_test(test_not_part_of_the_database),
         cmocka_unit_test(test_ancient_timestamp_measures_again),
         cmocka_unit_test(test_impossible_block_measures_again),
+        cmocka_unit_test(test_settled_mode_is_where_an_open_starts),
+        cmocka_unit_test(test_a_run_that_switches_keeps_its_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

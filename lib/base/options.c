@@ -324,6 +324,9 @@ static const struct options_def options_table[] = {
             "them)"},
     {OPTION(verify_checksums, BOOL), .def = 1,
      .doc = "check every block read from a file"},
+    {OPTION(allow_mmap_reads, BOOL), .def = 0,
+     .doc = "read table files through mmap (a file cut short behind "
+            "ravel's back: SIGBUS)"},
     {OPTION(block_cache_size, SIZE), .def = 32ull << 20,
      .min = 0, .max = 1ull << 40,
      .doc = "bytes of data blocks cached in memory (0: none), unless a "
@@ -392,7 +395,6 @@ static const struct {
     {"cache_index_and_filter_blocks", NULL},
     {"use_direct_io_for_flush_and_compaction", NULL},
     {"use_direct_reads", NULL},
-    {"allow_mmap_reads", NULL},
     {"allow_mmap_writes", NULL},
     {"max_total_wal_size", NULL},
     {"wal_bytes_per_sync", NULL},

@@ -126,6 +126,7 @@ struct ravel_options {
     int bloom_bits_per_key;              /* 0: no filter */
     enum rv_compression compression;
     int verify_checksums;
+    int allow_mmap_reads;
     uint64_t block_cache_size;           /* 0: no block cache */
     int max_open_files;
 

@@ -322,6 +322,7 @@ static int db_open_caches(ravel_db *db)
     struct rv_table_read_options ro = {
         .verify_checksums = db->options.verify_checksums,
         .block_cache = db->block_cache,
+        .allow_mmap_reads = db->options.allow_mmap_reads,
     };
     return rv_table_cache_new(db->dir, db->options.max_open_files, &ro,
                               &db->tables);

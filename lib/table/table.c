@@ -24,15 +24,21 @@
 #include <xxhash.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TABLE_CACHE_KEY 16 /* id:fixed64 offset:fixed64 */
 
 struct rv_table {
     int fd;
+    /* The whole file mapped read-only (allow_mmap_reads), or NULL: set at
+    ** open, unmapped at close, read by any thread in between. */
+    const char *map;
     char *path;
     uint64_t file_number, file_size;
     int read_flags;         /* RV_TABLE_READ_VERIFY per verify_checksums */
@@ -59,6 +65,14 @@ static int table_bytewise_compare(const char *a, size_t alen, const char *b,
 
 static int table_pread(const rv_table *t, char *buf, size_t len, uint64_t off)
 {
+    if (t->map) { /* rv_table_open checked the file holds FILE_SIZE bytes */
+        if (off > t->file_size || len > t->file_size - off)
+            return rv_error(RAVEL_CORRUPT, "%s: the file ends at byte offset "
+                            "%llu, inside a block it names", t->path,
+                            (unsigned long long)t->file_size);
+        memcpy(buf, t->map + off, len);
+        return RAVEL_OK;
+    }
     size_t done = 0;
     while (done < len) {
         ssize_t n = pread(t->fd, buf + done, len - done, (off_t)(off + done));
@@ -222,11 +236,44 @@ static void table_cache_key(const rv_table *t, uint64_t offset,
     rv_put_fixed64(key + 8, offset);
 }
 
+/* Serves the uncompressed data block at H in place from the table's map:
+** its checksum checked when FLAGS say so, its structure always (it is not
+** kept: each use checks it again, as LevelDB and RocksDB do with
+** mmap reads).  *MAPPED: 0 when the block is compressed (read it into the
+** cache as from a file). */
+static int table_map_block(const rv_table *t, const struct rv_table_handle *h,
+                           int flags, struct rv_table_block_ref *ref,
+                           int *mapped)
+{
+    *mapped = 0;
+    int rc = table_check_handle(t, h);
+    if (rc)
+        return rc;
+    const char *data = t->map + h->offset;
+    if ((unsigned char)data[h->size] != RV_TABLE_NO_COMPRESSION)
+        return RAVEL_OK;
+    int type;
+    rc = table_check_trailer(t, h, data, flags & RV_TABLE_READ_VERIFY, &type);
+    if (!rc && rv_block_check(data, (size_t)h->size))
+        rc = rv_table_block_error(t, "data", h, RAVEL_CORRUPT);
+    if (rc)
+        return rc;
+    ref->data = data;
+    ref->len = (size_t)h->size;
+    *mapped = 1;
+    return RAVEL_OK;
+}
+
 int rv_table_load_block(rv_table *t, const struct rv_table_handle *h,
                         int flags, struct rv_table_block_ref *ref)
 {
-    ref->block = NULL;
-    ref->handle = NULL;
+    *ref = (struct rv_table_block_ref){0};
+    if (t->map) {
+        int mapped;
+        int rc = table_map_block(t, h, flags, ref, &mapped);
+        if (rc || mapped)
+            return rc;
+    }
     int cached = t->cache && !(flags & RV_TABLE_READ_NO_CACHE);
     char key[TABLE_CACHE_KEY];
     if (cached) {
@@ -234,6 +281,8 @@ int rv_table_load_block(rv_table *t, const struct rv_table_handle *h,
         ref->handle = rv_cache_lookup(t->cache, key, sizeof key);
         if (ref->handle) {
             ref->block = rv_cache_value(ref->handle);
+            ref->data = ref->block->data;
+            ref->len = ref->block->len;
             return RAVEL_OK;
         }
     }
@@ -242,6 +291,8 @@ int rv_table_load_block(rv_table *t, const struct rv_table_handle *h,
     if (rc)
         return rc;
     ref->block = b;
+    ref->data = b->data;
+    ref->len = b->len;
     /* an unverified block would be served to the verifying reads after */
     int unchecked = (t->read_flags & RV_TABLE_READ_VERIFY) &&
                     !(flags & RV_TABLE_READ_VERIFY);
@@ -259,8 +310,7 @@ void rv_table_release_block(rv_table *t, struct rv_table_block_ref *ref)
         rv_cache_release(t->cache, ref->handle);
     else
         free(ref->block);
-    ref->block = NULL;
-    ref->handle = NULL;
+    *ref = (struct rv_table_block_ref){0};
 }
 
 int rv_table_index_handle(const rv_table *t, const char *val, size_t vlen,
@@ -480,6 +530,30 @@ static int table_read_meta(rv_table *t)
     return rc;
 }
 
+/* Maps the file (allow_mmap_reads).  A file shorter than the FILE_SIZE
+** the manifest gives is refused, so that no block read touches a page
+** past its end; a file cut short after this, behind ravel's back, makes
+** a read of the lost pages raise SIGBUS (as in LevelDB and RocksDB).  A
+** map that fails (address space, a file system without mmap) leaves the
+** table read with pread. */
+static int table_map(rv_table *t)
+{
+    struct stat st;
+    if (fstat(t->fd, &st) != 0)
+        return rv_error_errno(RAVEL_IOERR, errno, "stat %s", t->path);
+    if ((uint64_t)st.st_size < t->file_size)
+        return rv_error(RAVEL_CORRUPT, "%s: %llu bytes, but the manifest "
+                        "says %llu", t->path, (unsigned long long)st.st_size,
+                        (unsigned long long)t->file_size);
+    if (t->file_size == 0 || t->file_size > SIZE_MAX)
+        return RAVEL_OK;
+    void *m = mmap(NULL, (size_t)t->file_size, PROT_READ, MAP_SHARED, t->fd,
+                   0);
+    if (m != MAP_FAILED)
+        t->map = m;
+    return RAVEL_OK;
+}
+
 int rv_table_open(int fd, const char *path, uint64_t file_number,
                   uint64_t file_size, const struct rv_table_read_options *ro,
                   rv_table **out)
@@ -495,7 +569,9 @@ int rv_table_open(int fd, const char *path, uint64_t file_number,
     t->file_number = file_number;
     t->file_size = file_size;
     t->read_flags = ro->verify_checksums ? RV_TABLE_READ_VERIFY : 0;
-    int rc = table_read_footer(t);
+    int rc = ro->allow_mmap_reads ? table_map(t) : RAVEL_OK;
+    if (!rc)
+        rc = table_read_footer(t);
     if (!rc)
         rc = table_read_meta(t);
     if (rc) {
@@ -561,6 +637,8 @@ void rv_table_close(rv_table *t)
         table_forget_blocks(t);
         rv_cache_unref(t->cache);
     }
+    if (t->map)
+        munmap((void *)t->map, (size_t)t->file_size);
     close(t->fd);
     rv_index_search_free(&t->index_search);
     free(t->index);
@@ -607,7 +685,7 @@ static int table_get_in_block(rv_table *t, const struct rv_table_handle *h,
     if (rc)
         return rc;
     struct rv_block_cursor c;
-    rv_block_cursor_init_checked(&c, ref.block->data, ref.block->len,
+    rv_block_cursor_init_checked(&c, ref.data, ref.len,
                                  rv_ikey_compare, RV_TAG_SIZE);
     if (ikey)
         rv_block_cursor_seek(&c, ikey, klen);

@@ -32,6 +32,10 @@ typedef struct rv_table rv_table;
 struct rv_table_read_options {
     int verify_checksums;
     struct rv_cache *block_cache; /* NULL: blocks are read for each use */
+    /* Map the file and serve its uncompressed data blocks in place
+    ** (allow_mmap_reads, table.c); a file shorter than FILE_SIZE is then
+    ** refused at open, and a map that fails falls back to pread. */
+    int allow_mmap_reads;
 };
 
 /* Opens the table of FILE_SIZE bytes on FD (taking ownership of FD:
@@ -102,7 +106,10 @@ struct rv_table_block {
 
 /* A data block held by a reader: pinned in the cache, or owned. */
 struct rv_table_block_ref {
-    struct rv_table_block *block;   /* NULL: none held */
+    const char *data;               /* the block's contents; NULL: none */
+    size_t len;
+    struct rv_table_block *block;   /* NULL: none held (or DATA is in the
+                                    ** table's map, which outlives it) */
     rv_cache_handle *handle;        /* NULL: BLOCK is the reader's own */
 };
 

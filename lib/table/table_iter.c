@@ -27,16 +27,16 @@ struct table_iter {
     int flags;                      /* RV_TABLE_READ_* of every load */
     struct rv_table_handle index_h; /* for messages */
     struct rv_block_cursor index;
-    struct rv_block_cursor data;    /* over ref.block, when it is set */
+    struct rv_block_cursor data;    /* over ref.data, when it is set */
     struct rv_table_block_ref ref;
-    struct rv_table_handle block_h; /* where ref.block is in the file */
+    struct rv_table_handle block_h; /* where ref.data is in the file */
     int status;
 };
 
 /* Drops the current data block. */
 static void table_iter_drop(struct table_iter *it)
 {
-    if (!it->ref.block)
+    if (!it->ref.data)
         return;
     rv_block_cursor_destroy(&it->data);
     rv_table_release_block(it->t, &it->ref);
@@ -57,7 +57,7 @@ static void table_iter_load(struct table_iter *it)
         it->status = rc;
         return;
     }
-    if (it->ref.block && it->block_h.offset == h.offset)
+    if (it->ref.data && it->block_h.offset == h.offset)
         return;
     table_iter_drop(it);
     rc = rv_table_load_block(it->t, &h, it->flags, &it->ref);
@@ -66,8 +66,8 @@ static void table_iter_load(struct table_iter *it)
         return;
     }
     it->block_h = h;
-    rv_block_cursor_init_checked(&it->data, it->ref.block->data,
-                                 it->ref.block->len, rv_ikey_compare,
+    rv_block_cursor_init_checked(&it->data, it->ref.data,
+                                 it->ref.len, rv_ikey_compare,
                                  RV_TAG_SIZE);
 }
 
@@ -76,7 +76,7 @@ static int table_iter_failed(struct table_iter *it)
 {
     if (it->status)
         return 1;
-    if (it->ref.block && it->data.status)
+    if (it->ref.data && it->data.status)
         it->status = rv_table_block_error(it->t, "data", &it->block_h,
                                           it->data.status);
     else if (it->index.status)
@@ -87,7 +87,7 @@ static int table_iter_failed(struct table_iter *it)
 
 static int table_iter_in_block(const struct table_iter *it)
 {
-    return it->ref.block && rv_block_cursor_valid(&it->data);
+    return it->ref.data && rv_block_cursor_valid(&it->data);
 }
 
 static int table_iter_valid(const struct rv_iter *base)
@@ -104,7 +104,7 @@ static void table_iter_skip_forward(struct table_iter *it)
             return;
         rv_block_cursor_next(&it->index);
         table_iter_load(it);
-        if (it->ref.block && !it->status)
+        if (it->ref.data && !it->status)
             rv_block_cursor_seek_to_first(&it->data);
     }
 }
@@ -116,7 +116,7 @@ static void table_iter_skip_backward(struct table_iter *it)
             return;
         rv_block_cursor_prev(&it->index);
         table_iter_load(it);
-        if (it->ref.block && !it->status)
+        if (it->ref.data && !it->status)
             rv_block_cursor_seek_to_last(&it->data);
     }
 }
@@ -126,7 +126,7 @@ static void table_iter_seek_to_first(struct rv_iter *base)
     struct table_iter *it = (struct table_iter *)base;
     rv_block_cursor_seek_to_first(&it->index);
     table_iter_load(it);
-    if (it->ref.block && !it->status)
+    if (it->ref.data && !it->status)
         rv_block_cursor_seek_to_first(&it->data);
     table_iter_skip_forward(it);
 }
@@ -136,7 +136,7 @@ static void table_iter_seek_to_last(struct rv_iter *base)
     struct table_iter *it = (struct table_iter *)base;
     rv_block_cursor_seek_to_last(&it->index);
     table_iter_load(it);
-    if (it->ref.block && !it->status)
+    if (it->ref.data && !it->status)
         rv_block_cursor_seek_to_last(&it->data);
     table_iter_skip_backward(it);
 }
@@ -147,7 +147,7 @@ static void table_iter_seek(struct rv_iter *base, const char *target,
     struct table_iter *it = (struct table_iter *)base;
     rv_table_index_seek(it->t, &it->index, target, tlen);
     table_iter_load(it);
-    if (it->ref.block && !it->status)
+    if (it->ref.data && !it->status)
         rv_block_cursor_seek(&it->data, target, tlen);
     table_iter_skip_forward(it);
 }
@@ -162,7 +162,7 @@ static void table_iter_seek_for_prev(struct rv_iter *base, const char *target,
     if (!rv_block_cursor_valid(&it->index))
         rv_block_cursor_seek_to_last(&it->index);
     table_iter_load(it);
-    if (it->ref.block && !it->status)
+    if (it->ref.data && !it->status)
         rv_block_cursor_seek_for_prev(&it->data, target, tlen);
     table_iter_skip_backward(it);
 }
@@ -240,8 +240,7 @@ static struct table_iter *table_iter_new(rv_table *t, int flags)
     const char *index = rv_table_index(t, &len, &it->index_h);
     rv_block_cursor_init_checked(&it->index, index, len, rv_ikey_compare,
                                  RV_TAG_SIZE);
-    it->ref.block = NULL;
-    it->ref.handle = NULL;
+    it->ref = (struct rv_table_block_ref){0};
     it->status = RAVEL_OK;
     return it;
 }

@@ -41,6 +41,14 @@
 ** (docs/formats.md); prev_end names a byte offset in the previous file
 ** whatever its version.
 **
+** The mode a run moves to on its own is kept in the probe's cache at
+** close (wal_probe_cache.c, "settled"), and the next open starts in it
+** (wal_choose.c): a database whose writes are mostly synced starts
+** direct instead of spending AUTO_VOTES segments buffered at every open.
+** Only a switch the counts decided is kept (not a testing switch), only
+** when the cache holds this probe's numbers, and only at a close: the
+** file is a hint, a crash loses nothing but the hint.
+**
 ** wal_io_switch_every_segments=N (testing only) switches after every N
 ** segments whatever the mix, waiting for the spare, so the crash and
 ** power-loss tests run across switches.
@@ -83,6 +91,9 @@ struct rv_wal_auto {
     int ring_owned;             /* the ring is ours to tear down (the
                                 ** buffered mode is pwrite: use_uring 0) */
     int log_fd;                 /* the LOG, appended to; -1: none */
+    int64_t measured;           /* when the cached probe was measured (0:
+                                ** not cached: nothing is kept at close) */
+    enum rv_wal_settled settled;/* the cache's settled mode at open */
 
     /* The mode in force: stored (release) by the leader under write_mu,
     ** loaded (acquire) by any thread. */
@@ -91,6 +102,7 @@ struct rv_wal_auto {
     /* The leader's, under write_mu. */
     uint64_t seg_synced;        /* groups with a RAVEL_SYNC member ... */
     uint64_t seg_plain;         /* ... and without, in this segment */
+    int decided;                /* a switch the counts decided was made */
     int votes;                  /* segments in a row favouring the other */
     int segments_in_mode;       /* segments finished in the current mode */
     int spare_asked;            /* the next segment's spare was asked for */
@@ -211,11 +223,15 @@ static int auto_recycle(rv_wal *w, uint64_t number)
     return 0;
 }
 
+static void auto_keep_settled(rv_wal *w)
+    RV_REQUIRES(w->write_mu);
 static int auto_close(rv_wal *w)
     RV_REQUIRES(w->write_mu);
 static int auto_close(rv_wal *w)
 {
-    return auto_cur(w)->close(w);
+    int rc = auto_cur(w)->close(w);
+    auto_keep_settled(w);
+    return rc;
 }
 
 static void auto_stats(rv_wal *w, struct rv_wal_stats *s)
@@ -358,12 +374,37 @@ static int auto_switch(rv_wal *w, uint64_t number)
         rv_wal_direct_drop_spare(w, number);
         rc = cur->switch_segment(w, number);
     }
+    if (rc == RAVEL_OK && auto_cur(w) != cur && !a->switch_every)
+        a->decided = 1; /* kept at close (auto_keep_settled) */
     if (rc == RAVEL_OK && a->switch_every && !auto_is_direct(a, auto_cur(w)))
         rv_wal_direct_want_spare(w, number + 1);
     return rc;
 }
 
 /* -------------------------------------------------------------- lifetime */
+
+/* At close: the mode this run moved to on its own, kept in the probe's
+** cache for the next open (a failure to write it is only logged). */
+static void auto_keep_settled(rv_wal *w)
+{
+    struct rv_wal_auto *a = w->autos;
+    enum rv_wal_settled now = auto_is_direct(a, auto_cur(w))
+                                  ? RV_WAL_SETTLED_DIRECT
+                                  : RV_WAL_SETTLED_BUFFERED;
+    if (!a->decided || !a->measured || now == a->settled)
+        return;
+    if (rv_wal_probe_cache_store(w->dir, &a->probe, a->measured, now) !=
+        RAVEL_OK) {
+        auto_log(a, "WAL I/O: the mode settled on (%s) not kept in %s: %s",
+                 now == RV_WAL_SETTLED_DIRECT ? "direct" : "buffered",
+                 RV_WAL_PROBE_CACHE, rv_errmsg_get());
+        return;
+    }
+    a->settled = now;
+    auto_log(a, "WAL I/O: %s kept in %s: the next open starts there",
+             now == RV_WAL_SETTLED_DIRECT ? "direct" : a->buffered_name,
+             RV_WAL_PROBE_CACHE);
+}
 
 /* The open operation: segment NUMBER in the mode wal_choose.c started
 ** with; the direct mode's state made ready either way. */
@@ -422,7 +463,8 @@ const struct rv_wal_ops *rv_wal_auto_ops(void)
 
 int rv_wal_auto_init(rv_wal *w, const struct ravel_options *o,
                      const struct rv_wal_probe *probe, int dsync,
-                     enum rv_wal_io start)
+                     enum rv_wal_io start, int64_t measured,
+                     enum rv_wal_settled settled)
 {
     struct rv_wal_auto *a = calloc(1, sizeof *a);
     if (!a)
@@ -433,6 +475,8 @@ int rv_wal_auto_init(rv_wal *w, const struct ravel_options *o,
     a->probe = *probe;
     a->dsync = dsync;
     a->switch_every = o->wal_io_switch_every_segments;
+    a->measured = measured;
+    a->settled = settled;
     a->ring_owned = !w->use_uring;
     char path[RV_PATH_MAX];
     a->log_fd = rv_path_join(path, w->dir, RV_FILE_LOG) == RAVEL_OK
@@ -440,8 +484,10 @@ int rv_wal_auto_init(rv_wal *w, const struct ravel_options *o,
                     : -1;
     rv_mutex_init(&a->why_mu);
     atomic_init(&a->cur, start == RV_WAL_IO_DIRECT ? a->direct : a->buffered);
-    snprintf(a->why, sizeof a->why, "%s from the start",
-             start == RV_WAL_IO_DIRECT ? "direct" : a->buffered_name);
+    snprintf(a->why, sizeof a->why, "%s from the start%s",
+             start == RV_WAL_IO_DIRECT ? "direct" : a->buffered_name,
+             settled != RV_WAL_SETTLED_NONE
+                 ? " (the mode it settled on last time)" : "");
     w->autos = a;
     return RAVEL_OK;
 }

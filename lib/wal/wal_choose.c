@@ -141,10 +141,14 @@ static void choose_why_append(rv_wal *w, const char *note)
 ** still hold for this file system and kernel, else measured now and
 ** cached.  Where they came from goes into NOTE (SIZE bytes), for io_why. */
 static void choose_probe(rv_wal *w, struct rv_wal_probe *p, char *note,
-                         size_t size)
+                         size_t size, int64_t *measured,
+                         enum rv_wal_settled *settled)
 {
     int64_t when;
-    if (rv_wal_probe_cache_load(w->dir, p, &when)) {
+    *measured = 0;
+    *settled = RV_WAL_SETTLED_NONE;
+    if (rv_wal_probe_cache_load(w->dir, p, &when, settled)) {
+        *measured = when;
         time_t t = (time_t)when;
         struct tm tm;
         char stamp[32] = "?";
@@ -159,12 +163,42 @@ static void choose_probe(rv_wal *w, struct rv_wal_probe *p, char *note,
         snprintf(note, size, "probe measured at this open");
         return;
     }
-    if (rv_wal_probe_cache_store(w->dir, p) != RAVEL_OK)
+    int64_t now = (int64_t)time(NULL);
+    if (rv_wal_probe_cache_store(w->dir, p, now, RV_WAL_SETTLED_NONE) !=
+        RAVEL_OK) {
         snprintf(note, size, "probe measured at this open, not cached: %.100s",
                  rv_errmsg_get());
-    else
+    } else {
         snprintf(note, size, "probe measured at this open, cached in %s",
                  RV_WAL_PROBE_CACHE);
+        *measured = now;
+    }
+}
+
+/* The adaptive WAL starts in the mode it last settled on (SETTLED, from
+** the probe's cache: wal_auto.c), not in the one the probe's numbers
+** pick, so that a database whose writes made it move to direct (or back)
+** does not spend its first segments of every run in the other mode.  The
+** buffered mode it would leave for, or start in, is the probe's: uring
+** where a buffered io_uring write pays, else pwrite. */
+static void choose_settled(rv_wal *w, const struct rv_wal_probe *p,
+                           enum rv_wal_settled settled)
+{
+    enum rv_wal_io buffered = p->uring_pays ? RV_WAL_IO_URING
+                                            : RV_WAL_IO_SYNC;
+    enum rv_wal_io start = settled == RV_WAL_SETTLED_DIRECT ? RV_WAL_IO_DIRECT
+                           : settled == RV_WAL_SETTLED_BUFFERED ? buffered
+                                                                : w->io;
+    if (start == w->io)
+        return;
+    choose_why_append(w, start == RV_WAL_IO_DIRECT
+        ? "starts direct, the mode it settled on last time ("
+          RV_WAL_PROBE_CACHE ")"
+        : "starts buffered, the mode it settled on last time ("
+          RV_WAL_PROBE_CACHE ")");
+    if (start == RV_WAL_IO_DIRECT && w->io == RV_WAL_IO_SYNC)
+        w->use_uring = 0; /* the buffered mode it may go back to: pwrite */
+    w->io = start;
 }
 
 /* Whether RAVEL_SYNC groups should be written with RWF_DSYNC rather than
@@ -239,7 +273,9 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
     }
     struct rv_wal_probe p;
     char probed[200];
-    choose_probe(w, &p, probed, sizeof probed);
+    int64_t measured;
+    enum rv_wal_settled settled;
+    choose_probe(w, &p, probed, sizeof probed, &measured, &settled);
     setup->block = p.block;
     if (mode == RV_WAL_IO_DIRECT) {
         w->io = mode;
@@ -265,6 +301,7 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
     }
     if (choose_adapts(o, &p)) {
         setup->dsync = choose_dsync_pays(&p);
+        choose_settled(w, &p, settled);
         if (w->io == RV_WAL_IO_SYNC)
             w->use_uring = 0; /* pwrite; the ring kept for direct */
         choose_why_append(w, w->io == RV_WAL_IO_DIRECT
@@ -273,7 +310,8 @@ static int choose_mode(rv_wal *w, const struct ravel_options *o,
             : "adaptive: moves to direct at a segment switch when most "
               "writes are synced (wal_auto.c)");
         choose_why_append(w, probed);
-        return rv_wal_auto_init(w, o, &p, setup->dsync, w->io);
+        return rv_wal_auto_init(w, o, &p, setup->dsync, w->io, measured,
+                                settled);
     }
     choose_why_append(w, probed);
     if (w->io == RV_WAL_IO_SYNC)

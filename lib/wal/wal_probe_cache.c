@@ -15,13 +15,15 @@
 ** fsynced, renamed, the directory fsynced), so it holds either the old
 ** result or the new one:
 **
-**   probe := "ravel-wal-probe 1\n" key measured result why checksum
+**   probe := "ravel-wal-probe 2\n" key measured result why settled checksum
+**            | "ravel-wal-probe 1\n" key measured result why checksum
 **   key := "key " st_dev:dec " " f_type:hex " " kernel_release "\n"
 **   measured := "measured " unix_seconds:dec "\n"
 **   result := "result " direct_ok " " uring_pays " " timings " " block "\n"
 **   timings := direct_sync_ns direct_ns direct_fsync_ns pwrite_sync_ns
 **              pwrite_ns
 **   why := "why_not_direct " text "\n"
+**   settled := "settled " ("none" | "buffered" | "direct") "\n"
 **   checksum := "checksum " xxh3_64:hex16 "\n"
 **
 ** Numbers are decimal, fields one space apart; the flags are 0 or 1, the
@@ -29,6 +31,11 @@
 ** fields), block the direct I/O block size (0: none; else a power of
 ** two from 512 to 65536, and not 0 when direct_ok is 1), text the reason
 ** O_DIRECT was refused (empty when it works) up to the line's end.
+** settled (version 2) is the mode wal_io=auto's adaptive WAL last moved
+** to on its own (wal_auto.c), rewritten at the close of a run that
+** switched, so that the next open starts there instead of spending
+** segments in the mode the probe picks; version 1, written before it
+** existed, is read as "none".  Version 2 is written.
 ** The checksum is XXH3_64 of every byte before the "checksum" line.  A
 ** cached result is used only when the key matches the directory's file
 ** system now (stat's st_dev, statfs's f_type, uname's release: another
@@ -58,7 +65,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#define WAL_PROBE_CACHE_MAGIC "ravel-wal-probe 1\n"
+#define WAL_PROBE_CACHE_MAGIC "ravel-wal-probe 2\n"
+#define WAL_PROBE_CACHE_MAGIC_V1 "ravel-wal-probe 1\n"
 #define WAL_PROBE_CACHE_MAX_AGE (7 * 24 * 3600) /* seconds: a week */
 #define WAL_PROBE_CACHE_MAX_BYTES 2048
 
@@ -93,9 +101,34 @@ static size_t probe_cache_checked_len(const char *text, size_t len)
     return XXH3_64bits(text, body) == (uint64_t)sum ? body : 0;
 }
 
-/* Parses the lines after the key: 0 and *P filled, or -1. */
-static int probe_cache_parse(const char *s, struct rv_wal_probe *p,
-                             int64_t *measured)
+static const char *const probe_cache_settled_names[] = {
+    [RV_WAL_SETTLED_NONE] = "none",
+    [RV_WAL_SETTLED_BUFFERED] = "buffered",
+    [RV_WAL_SETTLED_DIRECT] = "direct",
+};
+
+/* Parses the settled line at S (the whole rest of the body): 0 and
+** *SETTLED, or -1. */
+static int probe_cache_parse_settled(const char *s,
+                                     enum rv_wal_settled *settled)
+{
+    for (int i = RV_WAL_SETTLED_NONE; i <= RV_WAL_SETTLED_DIRECT; i++) {
+        char line[32];
+        snprintf(line, sizeof line, "settled %s\n",
+                 probe_cache_settled_names[i]);
+        if (strcmp(s, line) == 0) {
+            *settled = (enum rv_wal_settled)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Parses the lines after the key, up to BODY_END (the checksum line) --
+** with a settled line if V2: 0 and *P filled, or -1. */
+static int probe_cache_parse(const char *s, const char *body_end, int v2,
+                             struct rv_wal_probe *p, int64_t *measured,
+                             enum rv_wal_settled *settled)
 {
     long long when;
     int n = 0;
@@ -121,6 +154,20 @@ static int probe_cache_parse(const char *s, struct rv_wal_probe *p,
         return -1;
     memcpy(p->why_not_direct, s, (size_t)(eol - s));
     p->why_not_direct[eol - s] = '\0';
+    const char *rest = eol + 1;
+    *settled = RV_WAL_SETTLED_NONE;
+    if (!v2 && rest != body_end)
+        return -1;
+    if (v2) {
+        char tail[32];
+        size_t tl = (size_t)(body_end - rest);
+        if (tl >= sizeof tail)
+            return -1;
+        memcpy(tail, rest, tl);
+        tail[tl] = '\0';
+        if (probe_cache_parse_settled(tail, settled) != 0)
+            return -1;
+    }
     p->direct_ok = (int)v[0];
     p->uring_pays = (int)v[1];
     p->direct_sync_ns = v[2];
@@ -162,7 +209,7 @@ static int probe_cache_read(const char *path, char *text, size_t *len)
 }
 
 int rv_wal_probe_cache_load(const char *dir, struct rv_wal_probe *p,
-                            int64_t *measured)
+                            int64_t *measured, enum rv_wal_settled *settled)
 {
     char key[512], path[RV_PATH_MAX], text[WAL_PROBE_CACHE_MAX_BYTES + 1];
     size_t len = 0;
@@ -175,11 +222,16 @@ int rv_wal_probe_cache_load(const char *dir, struct rv_wal_probe *p,
     struct rv_wal_probe got;
     memset(&got, 0, sizeof got);
     int64_t when = 0;
-    int ok = len <= WAL_PROBE_CACHE_MAX_BYTES && strlen(text) == len &&
-             probe_cache_checked_len(text, len) > magic + klen &&
-             memcmp(text, WAL_PROBE_CACHE_MAGIC, magic) == 0 &&
+    enum rv_wal_settled how = RV_WAL_SETTLED_NONE;
+    size_t body = len <= WAL_PROBE_CACHE_MAX_BYTES && strlen(text) == len
+                      ? probe_cache_checked_len(text, len) : 0;
+    int v2 = body > magic + klen &&
+             memcmp(text, WAL_PROBE_CACHE_MAGIC, magic) == 0;
+    int ok = body > magic + klen &&
+             (v2 || memcmp(text, WAL_PROBE_CACHE_MAGIC_V1, magic) == 0) &&
              memcmp(text + magic, key, klen) == 0 &&
-             probe_cache_parse(text + magic + klen, &got, &when) == 0;
+             probe_cache_parse(text + magic + klen, text + body, v2, &got,
+                               &when, &how) == 0;
     int64_t now = (int64_t)time(NULL);
     /* WHEN checked against NOW before it is subtracted: "now - when"
     ** overflows for a WHEN far enough in the past, and a wrapped age
@@ -190,10 +242,12 @@ int rv_wal_probe_cache_load(const char *dir, struct rv_wal_probe *p,
     rv_wal_probe_fs(dir, got.fs, sizeof got.fs);
     *p = got;
     *measured = when;
+    *settled = how;
     return 1;
 }
 
-int rv_wal_probe_cache_store(const char *dir, const struct rv_wal_probe *p)
+int rv_wal_probe_cache_store(const char *dir, const struct rv_wal_probe *p,
+                             int64_t measured, enum rv_wal_settled settled)
 {
     char key[512], text[WAL_PROBE_CACHE_MAX_BYTES];
     if (probe_cache_key(dir, key, sizeof key) != 0)
@@ -201,11 +255,12 @@ int rv_wal_probe_cache_store(const char *dir, const struct rv_wal_probe *p)
     int n = snprintf(text, sizeof text,
                      "%s%smeasured %lld\nresult %d %d %" PRIu64 " %" PRIu64
                      " %" PRIu64 " %" PRIu64 " %" PRIu64 " %u\n"
-                     "why_not_direct %s\n",
-                     WAL_PROBE_CACHE_MAGIC, key, (long long)time(NULL),
+                     "why_not_direct %s\nsettled %s\n",
+                     WAL_PROBE_CACHE_MAGIC, key, (long long)measured,
                      p->direct_ok, p->uring_pays, p->direct_sync_ns,
                      p->direct_ns, p->direct_fsync_ns, p->pwrite_sync_ns,
-                     p->pwrite_ns, p->block, p->why_not_direct);
+                     p->pwrite_ns, p->block, p->why_not_direct,
+                     probe_cache_settled_names[settled]);
     if (n <= 0 || (size_t)n + 32 > sizeof text ||
         strchr(p->why_not_direct, '\n'))
         return RAVEL_OK;

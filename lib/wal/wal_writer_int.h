@@ -267,6 +267,14 @@ RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_manual_ops(void);
 ** leader, write_mu held; not with manual_wal_flush. */
 RAVEL_PRIVATE int rv_wal_buffered_finish(rv_wal *w);
 
+/* The mode an adaptive WAL (wal_auto.c) last moved to on its own, kept
+** with the probe's result so that the next open starts in it. */
+enum rv_wal_settled {
+    RV_WAL_SETTLED_NONE,        /* never switched (or an older file) */
+    RV_WAL_SETTLED_BUFFERED,
+    RV_WAL_SETTLED_DIRECT,
+};
+
 #ifndef RAVEL_OMIT_IO_URING
 /* wal_direct.c: wal_io=direct. */
 RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_direct_ops(void);
@@ -299,13 +307,19 @@ RAVEL_PRIVATE int rv_wal_direct_enter(rv_wal *w, uint64_t number,
 RAVEL_PRIVATE int rv_wal_direct_leave(rv_wal *w, uint64_t number)
     RV_REQUIRES(w->write_mu);
 
+
 /* wal_auto.c: wal_io=auto switching between a buffered mode (BUFFERED)
 ** and the direct one at segment switches; *SETUP as for direct, *PROBE
-** the numbers the choice is made from. */
+** the numbers the choice is made from, cached as measured at Unix time
+** MEASURED (0: not cached), with SETTLED, the mode it starts in if not
+** NONE (read from the cache: kept there again at close when this run
+** settles on the other mode). */
 RAVEL_PRIVATE const struct rv_wal_ops *rv_wal_auto_ops(void);
 RAVEL_PRIVATE int rv_wal_auto_init(rv_wal *w, const struct ravel_options *o,
                                    const struct rv_wal_probe *probe,
-                                   int dsync, enum rv_wal_io start);
+                                   int dsync, enum rv_wal_io start,
+                                   int64_t measured,
+                                   enum rv_wal_settled settled);
 /* The mode in force ("sync", "uring" or "direct") and, into WHY (SIZE
 ** bytes), since when and why; any thread. */
 RAVEL_PRIVATE const char *rv_wal_auto_mode(rv_wal *w, char *why,
@@ -352,15 +366,20 @@ RAVEL_PRIVATE void rv_wal_probe_run(rv_wal *w, struct rv_wal_probe *p);
 
 /* ---- wal_probe_cache.c: the probe's result kept beside the database */
 
-/* 1 and *P (and *MEASURED, the Unix time it was measured) from DIR's
-** probe cache when it is whole, keyed by DIR's file system and kernel as
-** they are now and recent enough; 0 otherwise (measure again). */
+/* 1 and *P (and *MEASURED, the Unix time it was measured, and *SETTLED)
+** from DIR's probe cache when it is whole, keyed by DIR's file system and
+** kernel as they are now and recent enough; 0 otherwise (measure
+** again). */
 RAVEL_PRIVATE int rv_wal_probe_cache_load(const char *dir,
                                           struct rv_wal_probe *p,
-                                          int64_t *measured);
-/* Writes *P as DIR's probe cache, crash-safely.  RAVEL_IOERR (message set)
-** when it could not; the caller goes on without it. */
+                                          int64_t *measured,
+                                          enum rv_wal_settled *settled);
+/* Writes *P, measured at Unix time MEASURED, and SETTLED as DIR's probe
+** cache, crash-safely.  RAVEL_IOERR (message set) when it could not; the
+** caller goes on without it. */
 RAVEL_PRIVATE int rv_wal_probe_cache_store(const char *dir,
-                                           const struct rv_wal_probe *p);
+                                           const struct rv_wal_probe *p,
+                                           int64_t measured,
+                                           enum rv_wal_settled settled);
 
 #endif /* RAVEL_WAL_WRITER_INT_H */
