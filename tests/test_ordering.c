@@ -23,6 +23,10 @@
 ** flushes happen under load; at the end the database is reopened and every
 ** set must hold its writer's last value.
 **
+** The publication check: a snapshot at sequence V shows, of every writer,
+** exactly its last batch at or below V in the WAL's order, whole (ordered
+** and in-order publication; unordered_write must fail it).
+**
 ** Also: the restart anomaly of write_prepared, a memtable switch waiting
 ** for an insert held open, and a 16-entry commit table evicting
 ** constantly under long-lived snapshots.
@@ -988,6 +992,12 @@ static void failed_insert(const char *name, const char *mode)
     free(dir);
 }
 
+static void test_failed_insert_ordered(void **state)
+{
+    (void)state;
+    failed_insert("fail-ordered", "");
+}
+
 static void test_failed_insert_in_order(void **state)
 {
     (void)state;
@@ -1003,6 +1013,258 @@ static void test_failed_insert_prepared(void **state)
 /* After each test, passed or failed: no hook left on for the next one.  A
 ** failed test may have left a writer held at a pause point; releasing it
 ** lets it finish (its database is leaked, not closed under it). */
+/* The publication invariant, checked against the WAL's order: writer
+** threads each write PUB_BATCHES batches of PUB_KEYS keys ("pub<w>-<k>"
+** = its counter) while reader threads take snapshots and read every
+** writer's keys through each, recording what they saw.  After the run the
+** change feed gives every batch's sequence; a snapshot at sequence V must
+** then show, of every writer, exactly its last batch at or below V, whole:
+** never a batch above V, never a later batch without every earlier one
+** (a batch at or below V missing), never part of a batch. */
+#define PUB_WRITERS 16
+#define PUB_READERS 2
+#define PUB_KEYS 4
+#define PUB_BATCHES 1000
+#define PUB_OBSERVATIONS 1500 /* per reader */
+
+struct pub_observation {
+    uint64_t seq;                       /* the snapshot's */
+    int32_t seen[PUB_WRITERS];          /* counter, 0: none yet */
+};
+
+struct pub_run {
+    ravel_db *db;
+    _Atomic int writers_done;
+    struct pub_observation *obs[PUB_READERS];
+    int n_obs[PUB_READERS];
+    _Atomic uint64_t torn; /* reads that saw part of a batch */
+};
+
+struct pub_arg {
+    struct pub_run *run;
+    int id;
+};
+
+static void pub_key(char *buf, size_t n, int w, int k)
+{
+    snprintf(buf, n, "pub%02d-%d", w, k);
+}
+
+static void *pub_writer_main(void *p)
+{
+    struct pub_arg *a = p;
+    ravel_batch *b = NULL;
+    TU_CHECK(ravel_batch_new(&b) == RAVEL_OK, "batch_new");
+    char key[32], val[32];
+    for (int i = 1; b && i <= PUB_BATCHES; i++) {
+        ravel_batch_clear(b);
+        snprintf(val, sizeof val, "%d", i);
+        for (int k = 0; k < PUB_KEYS; k++) {
+            pub_key(key, sizeof key, a->id, k);
+            ravel_batch_put(b, key, strlen(key), val, strlen(val));
+        }
+        int rc = ravel_write(a->run->db, 0, b);
+        TU_CHECK(rc == RAVEL_OK, "write: %s", ravel_errmsg());
+        if (rc)
+            break;
+    }
+    ravel_batch_free(b);
+    atomic_fetch_add(&a->run->writers_done, 1);
+    return NULL;
+}
+
+/* Reads writer W's keys through SNAP: its counter, or -1 if the keys
+** disagree (a torn batch). */
+static int32_t pub_read_writer(ravel_db *db, const ravel_snapshot *snap,
+                               int w)
+{
+    int32_t first = 0;
+    for (int k = 0; k < PUB_KEYS; k++) {
+        char key[32], buf[32];
+        pub_key(key, sizeof key, w, k);
+        read_value(db, snap, key, buf);
+        int32_t v = buf[0] ? (int32_t)atoi(buf) : 0;
+        if (k == 0)
+            first = v;
+        else if (v != first)
+            return -1;
+    }
+    return first;
+}
+
+static void *pub_reader_main(void *p)
+{
+    struct pub_arg *a = p;
+    struct pub_run *run = a->run;
+    struct pub_observation *obs = run->obs[a->id];
+    int n = 0;
+    while (n < PUB_OBSERVATIONS &&
+           atomic_load(&run->writers_done) < PUB_WRITERS) {
+        ravel_snapshot *s = NULL;
+        if (ravel_snapshot_acquire(run->db, &s) != RAVEL_OK) {
+            tu_thread_fail("snapshot: %s", ravel_errmsg());
+            break;
+        }
+        obs[n].seq = ravel_snapshot_sequence(s);
+        for (int w = 0; w < PUB_WRITERS; w++) {
+            obs[n].seen[w] = pub_read_writer(run->db, s, w);
+            if (obs[n].seen[w] < 0)
+                atomic_fetch_add(&run->torn, 1);
+        }
+        ravel_snapshot_release(run->db, s);
+        n++;
+    }
+    run->n_obs[a->id] = n;
+    return NULL;
+}
+
+/* Fills SEQ_OF[w][c] with the sequence of writer w's batch c (1-based)
+** from the change feed. */
+static void pub_read_feed(ravel_db *db, uint64_t seq_of[][PUB_BATCHES + 1])
+{
+    ravel_updates *u = NULL;
+    TU_OK(ravel_updates_since(db, 0, 0, &u));
+    int rc;
+    size_t batches = 0;
+    while ((rc = ravel_updates_next(u)) == RAVEL_OK) {
+        const ravel_batch *b = ravel_updates_batch(u);
+        size_t pos = 0, klen = 0, vlen = 0;
+        int op = 0;
+        const void *k = NULL, *v = NULL;
+        assert_int_equal(ravel_batch_next_op(b, &pos, &op, &k, &klen, &v,
+                                             &vlen), RAVEL_OK);
+        int w = -1;
+        char vbuf[16];
+        assert_true(klen > 3 && memcmp(k, "pub", 3) == 0);
+        assert_int_equal(sscanf((const char *)k + 3, "%2d", &w), 1);
+        assert_true(w >= 0 && w < PUB_WRITERS && vlen < sizeof vbuf);
+        memcpy(vbuf, v, vlen);
+        vbuf[vlen] = '\0';
+        int c = atoi(vbuf);
+        assert_true(c >= 1 && c <= PUB_BATCHES);
+        seq_of[w][c] = ravel_updates_sequence(u);
+        batches++;
+    }
+    assert_int_equal(rc, RAVEL_NOTFOUND);
+    ravel_updates_free(u);
+    assert_int_equal(batches, (size_t)PUB_WRITERS * PUB_BATCHES);
+}
+
+/* The counter of writer W's last batch at or below sequence V. */
+static int32_t pub_expected(uint64_t seq_of[][PUB_BATCHES + 1], int w,
+                            uint64_t v)
+{
+    int32_t c = 0;
+    while (c < PUB_BATCHES && seq_of[w][c + 1] <= v)
+        c++;
+    return c;
+}
+
+/* Runs the publication check on a fresh database opened with OPTS:
+** returns the snapshots' writer states that differ from the WAL's order
+** plus the torn batches seen. */
+static uint64_t publication_violations(const char *name, const char *opts)
+{
+    char *dir = tu_path("%s", name);
+    struct pub_run *run = calloc(1, sizeof *run);
+    assert_non_null(run);
+    run->db = tu_open_ok(dir, opts);
+    pthread_t wt[PUB_WRITERS], rt[PUB_READERS];
+    struct pub_arg wa[PUB_WRITERS], ra[PUB_READERS];
+    for (int i = 0; i < PUB_READERS; i++) {
+        run->obs[i] = calloc(PUB_OBSERVATIONS, sizeof *run->obs[i]);
+        assert_non_null(run->obs[i]);
+        ra[i] = (struct pub_arg){run, i};
+        assert_int_equal(pthread_create(&rt[i], NULL, pub_reader_main,
+                                        &ra[i]), 0);
+    }
+    for (int i = 0; i < PUB_WRITERS; i++) {
+        wa[i] = (struct pub_arg){run, i};
+        assert_int_equal(pthread_create(&wt[i], NULL, pub_writer_main,
+                                        &wa[i]), 0);
+    }
+    for (int i = 0; i < PUB_WRITERS; i++)
+        pthread_join(wt[i], NULL);
+    for (int i = 0; i < PUB_READERS; i++)
+        pthread_join(rt[i], NULL);
+    tu_assert_no_thread_failures();
+
+    uint64_t (*seq_of)[PUB_BATCHES + 1] =
+        calloc(PUB_WRITERS, sizeof *seq_of);
+    assert_non_null(seq_of);
+    pub_read_feed(run->db, seq_of);
+    size_t checked = 0, wrong = 0, mid_run = 0;
+    for (int r = 0; r < PUB_READERS; r++)
+        for (int i = 0; i < run->n_obs[r]; i++) {
+            const struct pub_observation *o = &run->obs[r][i];
+            int partial = 0;
+            for (int w = 0; w < PUB_WRITERS; w++) {
+                int32_t want = pub_expected(seq_of, w, o->seq);
+                partial |= want > 0 && want < PUB_BATCHES;
+                if (o->seen[w] != want) {
+                    if (wrong++ < 5)
+                        printf("# %s: snapshot at %" PRIu64 " saw writer %d"
+                               " at batch %d, want %d\n", name, o->seq, w,
+                               (int)o->seen[w], (int)want);
+                }
+                checked++;
+            }
+            mid_run += partial;
+        }
+    printf("# %s: %zu writer states checked in %zu snapshots taken while "
+           "writes ran (%zu mid-run), %zu wrong, %" PRIu64 " torn\n", name,
+           checked, checked / PUB_WRITERS, mid_run, wrong,
+           (uint64_t)atomic_load(&run->torn));
+    uint64_t violations = wrong + atomic_load(&run->torn);
+    free(seq_of);
+    for (int i = 0; i < PUB_READERS; i++)
+        free(run->obs[i]);
+    TU_OK(ravel_close(run->db));
+    free(run);
+    tu_rm_rf(dir);
+    free(dir);
+    return violations;
+}
+
+static void publication_in_sequence_order(const char *name, const char *opts)
+{
+    uint64_t v = publication_violations(name, opts);
+    if (v)
+        fail_msg("%s: %" PRIu64 " writer states seen through snapshots "
+                 "differ from the WAL's order of batches, or were torn",
+                 name, v);
+}
+
+static void test_publication_order_ordered(void **state)
+{
+    (void)state;
+    publication_in_sequence_order("pub-ordered", "");
+    /* the leader inserts every batch of its group */
+    publication_in_sequence_order("pub-ordered-serial",
+                                  "allow_concurrent_memtable_write=false");
+}
+
+static void test_publication_order_in_order(void **state)
+{
+    (void)state;
+    publication_in_sequence_order("pub-in-order", MODE_IN_ORDER);
+}
+
+/* unordered_write publishes a group before its inserts: with some inserts
+** slowed, the check must see it -- the proof that it sees what it checks. */
+static void test_publication_order_checker_sees_unordered(void **state)
+{
+    (void)state;
+    rv_test_insert_delay(5, 200);
+    uint64_t seen = 0;
+    for (int round = 0; round < 5 && seen == 0; round++)
+        seen = publication_violations("pub-unordered", MODE_UNORDERED);
+    rv_test_insert_delay(0, 0);
+    if (seen == 0)
+        fail_msg("unordered_write: no snapshot out of the WAL's order in 5 "
+                 "runs: the publication check cannot see what it checks");
+}
+
 static int hooks_off(void **state)
 {
     (void)state;
@@ -1036,8 +1298,12 @@ int main(void)
         ORDERING_TEST(test_switch_waits_unordered),
         ORDERING_TEST(test_switch_waits_in_order),
         ORDERING_TEST(test_switch_waits_prepared),
+        ORDERING_TEST(test_failed_insert_ordered),
         ORDERING_TEST(test_failed_insert_in_order),
         ORDERING_TEST(test_failed_insert_prepared),
+        ORDERING_TEST(test_publication_order_ordered),
+        ORDERING_TEST(test_publication_order_in_order),
+        ORDERING_TEST(test_publication_order_checker_sees_unordered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
