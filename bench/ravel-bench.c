@@ -76,7 +76,7 @@
 ** max_background_jobs to the threads RocksDB would start); any other flag
 ** is handed to ravel_options_set under its RocksDB name.  RocksDB options
 ** ravel has not built yet (rv_option_is_not_built) and db_bench-only flags
-** with no meaning here (perf_level, mmap_read ...) are accepted, and
+** with no meaning here (perf_level, mmap_write ...) are accepted, and
 ** printed as "ignored (not built yet): ..." so a comparison never hides
 ** them -- except a not-built option given with the value that is what
 ** ravel does anyway (dbbench_as_ravel_does: enable_pipelined_write=false),
@@ -361,13 +361,13 @@ static const struct flag bench_flags[] = {
 
 /* db_bench flags that mean nothing to ravel: TransactionDB, statistics
 ** and reporting, and db_bench's own spellings of RocksDB options ravel
-** lacks (mmap_read, subcompactions).  RocksDB options under their own names
+** lacks (mmap_write, subcompactions).  RocksDB options under their own names
 ** are rv_option_is_not_built's business, not this list's.  Accepted so a
 ** db_bench command line runs unchanged, and always listed as ignored. */
 static const char *const dbbench_only_flags[] = {
     "statistics_string", "stats_dump_period_sec", "perf_level",
     "enable_numa", "dump_malloc_stats",
-    "mmap_read", "mmap_write", "subcompactions", "use_tailing_iterator",
+    "mmap_write", "subcompactions", "use_tailing_iterator",
     "benchmark_write_rate_limit", "benchmark_read_rate_limit",
 };
 
@@ -601,6 +601,7 @@ static const struct {
     {"open_files", "max_open_files", alias_open_files,
      "-1, no limit (0: ravel's default)"},
     {"verify_checksum", "verify_checksums", NULL, "true"},
+    {"mmap_read", "allow_mmap_reads", NULL, "false"},
     {"max_bytes_for_level_multiplier", "max_bytes_for_level_multiplier",
      alias_level_multiplier, "10"},
 };
