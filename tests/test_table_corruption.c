@@ -410,6 +410,70 @@ static void test_truncated_table_mmap(void **state)
     reopen_opts = OPTS;
 }
 
+/* allow_mmap_reads: an iterator's blocks are in its tables' maps, so the
+** iterator must keep its tables open (and mapped) after a compaction has
+** replaced and deleted them and a small table cache has evicted them:
+** the key and value it shows, and every later step both ways, read what
+** it was opened on, never an unmapped page or a newer value. */
+static void test_mmap_iterator_outlives_compaction(void **state)
+{
+    (void)state;
+    char *dir = build_db();
+    ravel_db *db = tu_open_ok(dir, MMAP_OPTS ";max_open_files=16");
+    ravel_iter *it;
+    TU_OK(ravel_iter_new(db, NULL, &it));
+    TU_OK(ravel_iter_seek(it, "key001000", 9));
+    assert_true(ravel_iter_valid(it));
+    size_t klen, vlen;
+    const char *k0 = ravel_iter_key(it, &klen);
+    const char *v0 = ravel_iter_value(it, &vlen);
+    char k[32], v[128];
+    /* every value rewritten, the old tables compacted away and deleted */
+    for (int i = 0; i < KEYS; i++) {
+        key_of(k, sizeof k, i);
+        tu_put(db, 0, k, "new");
+    }
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    for (int i = 0; i < KEYS; i += 7) { /* churn the table cache */
+        key_of(k, sizeof k, i);
+        void *got = NULL;
+        size_t len = 0;
+        TU_OK(ravel_get(db, NULL, k, strlen(k), &got, &len));
+        assert_true(len == 3 && memcmp(got, "new", 3) == 0);
+        ravel_free(got);
+    }
+    val_of(v, sizeof v, 1000);
+    assert_true(klen == 9 && memcmp(k0, "key001000", 9) == 0);
+    assert_true(vlen == strlen(v) && memcmp(v0, v, vlen) == 0);
+    int n = 0;
+    for (; ravel_iter_valid(it); ravel_iter_next(it), n++) {
+        const char *kk = ravel_iter_key(it, &klen);
+        const char *vv = ravel_iter_value(it, &vlen);
+        key_of(k, sizeof k, 1000 + n);
+        val_of(v, sizeof v, 1000 + n);
+        if (klen != strlen(k) || memcmp(kk, k, klen) || vlen != strlen(v) ||
+            memcmp(vv, v, vlen))
+            fail_msg("step %d after the compaction: not %s's old value", n,
+                     k);
+    }
+    assert_int_equal(ravel_iter_status(it), RAVEL_OK);
+    assert_int_equal(n, KEYS - 1000);
+    TU_OK(ravel_iter_seek_to_last(it));
+    for (n = 0; ravel_iter_valid(it); ravel_iter_prev(it), n++) {
+        const char *vv = ravel_iter_value(it, &vlen);
+        val_of(v, sizeof v, KEYS - 1 - n);
+        if (vlen != strlen(v) || memcmp(vv, v, vlen))
+            fail_msg("backward step %d after the compaction: wrong value", n);
+    }
+    assert_int_equal(ravel_iter_status(it), RAVEL_OK);
+    assert_int_equal(n, KEYS);
+    ravel_iter_free(it);
+    TU_OK(ravel_close(db));
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 static void test_manifest_header(void **state)
 {
     (void)state;
@@ -674,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_index_block_mmap),
         cmocka_unit_test(test_footer_mmap),
         cmocka_unit_test(test_truncated_table_mmap),
+        cmocka_unit_test(test_mmap_iterator_outlives_compaction),
         cmocka_unit_test(test_manifest_header),
         cmocka_unit_test(test_manifest_record),
         cmocka_unit_test(test_manifest_lost_flush),
