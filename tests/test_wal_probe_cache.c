@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include <xxhash.h>
 
@@ -363,6 +365,57 @@ static void test_a_run_that_switches_keeps_its_mode(void **state)
     free(dir);
 }
 
+/* The cache is written through a temporary file (CACHE ".tmp") renamed
+** over it.  Whatever sits at that name -- a symbolic link to another
+** file, a FIFO -- is replaced, never written through: a symlink's target
+** keeps its bytes, a FIFO gets nothing (and a FIFO without a reader must
+** not block the open forever), and the cache is written all the same. */
+static void test_hostile_temporary_file(void **state)
+{
+    (void)state;
+    char *dir = tu_path("hostile-tmp");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char *tmp = tu_path("hostile-tmp/%s.tmp", CACHE);
+    char *victim = tu_path("hostile-victim");
+    assert_int_equal(tu_file_write(victim, "precious\n", 9), 0);
+    assert_int_equal(symlink(victim, tmp), 0);
+    expect_measured(dir);
+    char *got = NULL;
+    size_t len = 0;
+    assert_int_equal(tu_file_read(victim, &got, &len), 0);
+    if (len != 9 || memcmp(got, "precious\n", 9) != 0)
+        fail_msg("the probe cache was written through the symlink %s: "
+                 "its target now holds %zu bytes \"%.40s\"", tmp, len, got);
+    free(got);
+    char *path = cache_path(dir);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    if (!S_ISREG(st.st_mode))
+        fail_msg("%s is not a regular file after the store", path);
+    expect_reused(dir);
+
+    /* a FIFO at the temporary name, a reader holding it open (so that
+    ** writing through it does not block this test): nothing written */
+    assert_int_equal(unlink(path), 0);
+    unlink(tmp);
+    assert_int_equal(mkfifo(tmp, 0644), 0);
+    int reader = open(tmp, O_RDONLY | O_NONBLOCK);
+    assert_true(reader >= 0);
+    expect_measured(dir);
+    char buf[64];
+    ssize_t n = read(reader, buf, sizeof buf);
+    if (n > 0)
+        fail_msg("the probe cache was written into the FIFO %s", tmp);
+    close(reader);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    expect_reused(dir);
+    free(path);
+    free(victim);
+    free(tmp);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -374,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_impossible_block_measures_again),
         cmocka_unit_test(test_settled_mode_is_where_an_open_starts),
         cmocka_unit_test(test_a_run_that_switches_keeps_its_mode),
+        cmocka_unit_test(test_hostile_temporary_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
