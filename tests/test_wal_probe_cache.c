@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include <xxhash.h>
 
@@ -363,6 +365,114 @@ static void test_a_run_that_switches_keeps_its_mode(void **state)
     free(dir);
 }
 
+/* The cache is written through a temporary file (CACHE ".tmp") renamed
+** over it.  Whatever sits at that name -- a symbolic link to another
+** file, a FIFO -- is replaced, never written through: a symlink's target
+** keeps its bytes, a FIFO gets nothing (and a FIFO without a reader must
+** not block the open forever), and the cache is written all the same. */
+static void test_hostile_temporary_file(void **state)
+{
+    (void)state;
+    char *dir = tu_path("hostile-tmp");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char *tmp = tu_path("hostile-tmp/%s.tmp", CACHE);
+    char *victim = tu_path("hostile-victim");
+    assert_int_equal(tu_file_write(victim, "precious\n", 9), 0);
+    assert_int_equal(symlink(victim, tmp), 0);
+    expect_measured(dir);
+    char *got = NULL;
+    size_t len = 0;
+    assert_int_equal(tu_file_read(victim, &got, &len), 0);
+    if (len != 9 || memcmp(got, "precious\n", 9) != 0)
+        fail_msg("the probe cache was written through the symlink %s: "
+                 "its target now holds %zu bytes \"%.40s\"", tmp, len, got);
+    free(got);
+    char *path = cache_path(dir);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    if (!S_ISREG(st.st_mode))
+        fail_msg("%s is not a regular file after the store", path);
+    expect_reused(dir);
+
+    /* a FIFO at the temporary name, a reader holding it open (so that
+    ** writing through it does not block this test): nothing written */
+    assert_int_equal(unlink(path), 0);
+    unlink(tmp);
+    assert_int_equal(mkfifo(tmp, 0644), 0);
+    int reader = open(tmp, O_RDONLY | O_NONBLOCK);
+    assert_true(reader >= 0);
+    expect_measured(dir);
+    char buf[64];
+    ssize_t n = read(reader, buf, sizeof buf);
+    if (n > 0)
+        fail_msg("the probe cache was written into the FIFO %s", tmp);
+    close(reader);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    expect_reused(dir);
+    free(path);
+    free(victim);
+    free(tmp);
+    free(dir);
+}
+
+/* A read_only open beside a live writer (and one alone) never writes the
+** cache, whatever its settled line says, nor leaves a temporary file; the
+** cache at the cache's name being a directory or a symlink to another
+** file fails no open, and the symlink's target is never written. */
+static void test_readers_and_odd_cache_files_write_nothing(void **state)
+{
+    (void)state;
+    char *dir = tu_path("ro-settled");
+    expect_measured(dir);
+    rewrite_cache(dir, "settled ", "settled direct", 1);
+    char *path = cache_path(dir);
+    char *before = NULL, *after = NULL;
+    size_t blen = 0, alen = 0;
+    assert_int_equal(tu_file_read(path, &before, &blen), 0);
+    ravel_db *w = NULL, *r = NULL;
+    assert_int_equal(tu_open(dir, "wal_io=auto", &w), RAVEL_OK);
+    tu_put(w, RAVEL_SYNC, "k", "v");
+    assert_int_equal(tu_open(dir, "read_only=true", &r), RAVEL_OK);
+    assert_int_equal(ravel_close(r), RAVEL_OK);
+    assert_int_equal(ravel_close(w), RAVEL_OK);
+    assert_int_equal(tu_open(dir, "read_only=true;wal_io=auto", &r),
+                     RAVEL_OK);
+    assert_int_equal(ravel_close(r), RAVEL_OK);
+    assert_int_equal(tu_file_read(path, &after, &alen), 0);
+    if (alen != blen || memcmp(before, after, blen) != 0)
+        fail_msg("the probe cache changed across read_only opens");
+    free(before);
+    free(after);
+    char *tmp = tu_path("ro-settled/%s.tmp", CACHE);
+    struct stat st;
+    assert_true(lstat(tmp, &st) != 0);
+
+    /* a directory at the cache's name: measured every time, opens work */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkdir(path, 0755), 0);
+    char *why = open_auto(dir);
+    expect_in(why, "measured at this open");
+    ravel_free(why);
+    assert_int_equal(rmdir(path), 0);
+    /* a symlink to another file: read maybe, never written through */
+    char *victim = tu_path("ro-victim");
+    assert_int_equal(tu_file_write(victim, "precious\n", 9), 0);
+    assert_int_equal(symlink(victim, path), 0);
+    why = open_auto(dir);
+    ravel_free(why);
+    char *got = NULL;
+    size_t len = 0;
+    assert_int_equal(tu_file_read(victim, &got, &len), 0);
+    if (len != 9 || memcmp(got, "precious\n", 9) != 0)
+        fail_msg("the symlink at the cache's name had its target written");
+    free(got);
+    free(victim);
+    free(tmp);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -374,6 +484,8 @@ int main(void)
         cmocka_unit_test(test_impossible_block_measures_again),
         cmocka_unit_test(test_settled_mode_is_where_an_open_starts),
         cmocka_unit_test(test_a_run_that_switches_keeps_its_mode),
+        cmocka_unit_test(test_hostile_temporary_file),
+        cmocka_unit_test(test_readers_and_odd_cache_files_write_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,7 +136,11 @@ int rv_replace_file_parts(const char *dir, const char *name,
         rc = rv_path_join(path, dir, name);
     if (rc)
         return rc;
-    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* Whatever is at TMP (a crash's leftover, or a symlink or FIFO put
+    ** there) is removed, not opened: O_TRUNC would write through a
+    ** symlink into its target, or block on a FIFO with no reader. */
+    unlink(tmp);
+    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
     size_t len = 0;

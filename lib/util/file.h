@@ -36,6 +36,8 @@ RAVEL_PRIVATE int rv_sync_dir(const char *dir);
 /* Replaces DIR/NAME by the LEN bytes of DATA crash-safely: written to
 ** DIR/NAME.tmp, fsynced, renamed over NAME, and the directory fsynced, so
 ** after a crash NAME holds either its old contents or all of the new.
+** Whatever already is at NAME.tmp is unlinked and a new file made
+** (O_EXCL): never a symlink's target written through, nor a FIFO.
 ** RAVEL_IOERR naming the file and errno on failure (the temporary file is
 ** removed). */
 RAVEL_PRIVATE int rv_replace_file(const char *dir, const char *name,
