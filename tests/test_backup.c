@@ -928,6 +928,40 @@ static void test_archive_pipe_closed(void **state)
     free(src);
 }
 
+/* A symlink left at the one-file backup's temporary name (FILE.partial)
+** is replaced, never written through: its target keeps its bytes. */
+static void test_archive_partial_symlink(void **state)
+{
+    (void)state;
+    char *src = tu_path("archsym-src");
+    ravel_db *db = tu_open_ok(src, NULL);
+    write_base(db);
+    char *file = tu_path("archsym.rvbk");
+    char *partial = tu_path("archsym.rvbk.partial");
+    char *victim = tu_path("archsym-victim");
+    assert_int_equal(tu_file_write(victim, "keep me", 7), 0);
+    assert_int_equal(symlink(victim, partial), 0);
+    TU_OK(ravel_backup_write_file(db, file));
+    TU_OK(ravel_close(db));
+    char *data;
+    size_t len;
+    assert_int_equal(tu_file_read(victim, &data, &len), 0);
+    assert_int_equal(len, 7);
+    assert_memory_equal(data, "keep me", 7);
+    free(data);
+    struct stat st;
+    assert_int_equal(lstat(partial, &st), -1); /* renamed into place */
+    assert_int_equal(lstat(file, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    char *out = tu_path("archsym-out");
+    TU_OK(ravel_backup_restore_file(file, out));
+    free(out);
+    free(victim);
+    free(partial);
+    free(file);
+    free(src);
+}
+
 /* Every truncation and damaged byte (sampled) is refused, leaving no
 ** directory. */
 static void test_archive_damage(void **state)
@@ -1309,6 +1343,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_archive_pipe),
         cmocka_unit_test(test_archive_pipe_closed),
         cmocka_unit_test(test_archive_damage),
+        cmocka_unit_test(test_archive_partial_symlink),
         cmocka_unit_test(test_under_load),
         cmocka_unit_test(test_kill_mid_copy),
     };

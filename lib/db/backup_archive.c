@@ -236,7 +236,11 @@ int ravel_backup_write_file(ravel_db *db, const char *path)
     char tmp[RV_PATH_MAX];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.partial", path) >= sizeof tmp)
         return rv_error(RAVEL_INVALID, "path too long: %s", path);
-    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* a leftover (or a symlink or FIFO) at TMP is removed, not opened
+    ** with O_TRUNC, which would write through a symlink into its target
+    ** or block on a FIFO (as rv_replace_file_parts) */
+    unlink(tmp);
+    int fd = rv_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0)
         return rv_error_errno(RAVEL_IOERR, errno, "create %s", tmp);
     int rc = ravel_backup_write_fd(db, fd);
