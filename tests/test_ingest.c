@@ -402,7 +402,10 @@ static uint64_t el_gen(int i, int ingested)
     return i < EL_KEYS ? 1 : 0;
 }
 
-static void el_check(ravel_db *db, int ingested)
+/* Checks every key against the model; on the first wrong one, prints
+** PHASE and the database's table files (ravel.sstables) before failing,
+** so that a failure says where the key should have been. */
+static void el_check(ravel_db *db, int ingested, const char *phase)
 {
     char k[64], v[128];
     for (int i = 0; i < EL_KEYS + 200; i++) {
@@ -410,6 +413,20 @@ static void el_check(ravel_db *db, int ingested)
         uint64_t g = el_gen(i, ingested);
         if (g)
             val_of(v, sizeof v, g, i);
+        void *got = NULL;
+        size_t glen = 0;
+        int rc = ravel_get(db, NULL, k, strlen(k), &got, &glen);
+        int right = g ? rc == RAVEL_OK && glen == strlen(v) &&
+                            memcmp(got, v, glen) == 0
+                      : rc == RAVEL_NOTFOUND;
+        ravel_free(got);
+        if (!right) {
+            char *files = NULL;
+            if (ravel_property(db, "ravel.sstables", &files) == RAVEL_OK)
+                printf("# %s: key %s wrong (rc %d); table files:\n%s\n",
+                       phase, k, rc, files);
+            ravel_free(files);
+        }
         tu_expect(db, NULL, k, g ? v : NULL);
     }
 }
@@ -460,9 +477,9 @@ static void test_every_level(void **state)
     write_sst(f2, "e", EL_KEYS, EL_KEYS + 100, 1, 2, 0);
     const char *paths[] = {f2, f1, f0};
     TU_OK(ravel_ingest(db, paths, 3, 0));
-    el_check(db, 1);
+    el_check(db, 1, "after the ingest");
     tu_wait_background_idle(db);
-    el_check(db, 1);
+    el_check(db, 1, "after compactions settled");
     printf("# files per level 0..6 after:");
     for (int l = 0; l < 7; l++)
         printf(" %" PRIu64, tu_files_at_level(db, l));
@@ -470,10 +487,10 @@ static void test_every_level(void **state)
     TU_OK(ravel_verify(db));
     TU_OK(ravel_close(db));
     db = tu_open_ok(dir, EL_OPTS ";disable_auto_compactions=true");
-    el_check(db, 1);
+    el_check(db, 1, "after a reopen");
     check_directory(db, dir);
     TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
-    el_check(db, 1);
+    el_check(db, 1, "after compact_range");
     TU_OK(ravel_close(db));
     free(f0);
     free(f1);

@@ -522,6 +522,26 @@ static int picker_take(struct rv_compaction *c, struct rv_file *f)
     return picker_add(&c->inputs[0], &c->n_inputs[0], f);
 }
 
+/* C's inputs become every file of LEVEL (> 0: its files are disjoint and
+** sorted) overlapping the span of the files C chose, in the level's
+** order.  0, 1 if one of them is being compacted, -1 out of memory. */
+static int picker_take_span(struct rv_compaction *c, struct rv_files *fs,
+                            int level)
+{
+    if (picker_set_range(c) != 0)
+        return -1;
+    for (int i = 0; i < c->n_inputs[0]; i++) /* the level still holds them */
+        rv_file_unref(c->inputs[0][i]);
+    c->n_inputs[0] = 0;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < fs->n[level]; i++)
+        if (picker_file_overlaps(fs->level[level][i], c->smallest,
+                                 c->smallest_len, c->largest,
+                                 c->largest_len))
+            rc = picker_take(c, fs->level[level][i]);
+    return rc;
+}
+
 struct rv_compaction *
 rv_compaction_pick_range(const struct ravel_options *o, struct rv_files *fs,
                          const struct rv_compaction *running, int level,
@@ -554,6 +574,13 @@ rv_compaction_pick_range(const struct ravel_options *o, struct rv_files *fs,
                 rc = picker_take(c, fs->level[0][i]);
         grew = c->n_inputs[0] > before;
     }
+    /* a level rewritten in place (OUTPUT_LEVEL == LEVEL > 0) takes every
+    ** file of it within the chosen files' span, in key order: one left
+    ** out (a file MIN_NUMBER passed over) would sit inside the output's
+    ** range, and the level's files would overlap (gets then search the
+    ** wrong file and miss live keys) */
+    if (rc == 0 && level > 0 && level == output_level)
+        rc = picker_take_span(c, fs, level);
     if (rc == 0)
         rc = picker_complete(c, fs, running);
     *busy = rc;
