@@ -47,6 +47,17 @@ if ! pkg-config --exists ravel; then
     exit 1
 fi
 
+# Go's build cache does not key a cgo package on what pkg-config printed:
+# a package compiled against a libravel staged (or installed) elsewhere is
+# reused with that other place's -I and -L, and the link fails ("cannot
+# find -lravel") once it is gone.  That failed CI on a machine whose cache
+# outlived the staging directory of an earlier run.  CGO_CFLAGS and
+# CGO_LDFLAGS are in the key: naming the library's directories there
+# rebuilds the cgo package whenever they change (pure Go packages stay
+# cached).  -O2 -g is Go's default for both.
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} $(pkg-config --cflags ravel)"
+export CGO_LDFLAGS="${CGO_LDFLAGS:--O2 -g} $(pkg-config --libs-only-L ravel)"
+
 cd "$here"
 echo "== go $(go env GOVERSION), ravel $(pkg-config --modversion ravel)"
 
