@@ -50,6 +50,13 @@ void rv_file_unref(struct rv_file *f)
     /* acq_rel: the last owner sees every use before deleting */
     if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
         return;
+    /* A moved file's table file is the one its older entry names, which
+    ** older versions may still read: the older entry deletes it, when it
+    ** goes in turn. */
+    struct rv_file *from = f->moved_from;
+    if (from && atomic_exchange_explicit(&f->obsolete, 0,
+                                         memory_order_acq_rel))
+        rv_file_mark_obsolete(from);
     if (f->release)
         f->release(f->release_ctx, f);
     if (f->hold_fd >= 0)
@@ -57,11 +64,19 @@ void rv_file_unref(struct rv_file *f)
     free(f->meta.smallest);
     free(f->meta.largest);
     free(f);
+    if (from)
+        rv_file_unref(from);
 }
 
 void rv_file_mark_obsolete(struct rv_file *f)
 {
     atomic_store_explicit(&f->obsolete, 1, memory_order_release);
+}
+
+void rv_file_set_moved_from(struct rv_file *f, struct rv_file *from)
+{
+    rv_file_ref(from);
+    f->moved_from = from;
 }
 
 /* ----------------------------------------------------------- file sets */
@@ -331,6 +346,23 @@ int rv_db_log_edit(ravel_db *db, struct rv_version_edit *e)
     return rc;
 }
 
+/* The entry of the current version that E deletes and adds again under
+** the same number at another level (a move), or NULL. */
+static struct rv_file *version_moved_entry(const struct rv_files *fs,
+                                           const struct rv_version_edit *e,
+                                           uint64_t number)
+{
+    for (int i = 0; i < e->n_deleted; i++) {
+        int l = e->deleted[i].level;
+        if (e->deleted[i].number != number || l < 0 || l >= RV_NUM_LEVELS)
+            continue;
+        for (int j = 0; j < fs->n[l]; j++)
+            if (fs->level[l][j]->meta.number == number)
+                return fs->level[l][j];
+    }
+    return NULL;
+}
+
 int rv_db_install_edit_locked(ravel_db *db, rv_memtable *flushed,
                               const struct rv_version_edit *e)
 {
@@ -340,6 +372,10 @@ int rv_db_install_edit_locked(ravel_db *db, rv_memtable *flushed,
         files[made] = rv_db_new_file(db, &e->added[made]);
         if (!files[made])
             break;
+        struct rv_file *from = version_moved_entry(
+            db->read.current->files, e, e->added[made].number);
+        if (from)
+            rv_file_set_moved_from(files[made], from);
     }
     struct rv_files *fs = NULL;
     if (files && made == e->n_added)

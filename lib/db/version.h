@@ -15,7 +15,11 @@
 ** reference-counted by the file sets holding it; once a version edit has
 ** removed it (rv_file_mark_obsolete) and the last file set holding it is
 ** gone, its file is deleted -- so a file disappears only when no reader
-** can still need it.
+** can still need it.  A file moved to another level by a compaction (a
+** trivial move) gets a new struct rv_file naming the same file; the new
+** one holds a reference to the old (moved_from), and its obsolescence
+** passes to the old one when it goes, so the file is deleted only when
+** no file set names it at any level.
 **
 ** Level 0 holds the files flushes write, newest first (by file number),
 ** with overlapping key ranges; levels 1 .. RV_NUM_LEVELS-1 are sorted by
@@ -67,6 +71,10 @@ struct rv_file {
     int hold_fd;
     int compacting;             /* an input of a running compaction
                                 ** (db->mu.lock) */
+    /* The same table file's entry at the level it was moved from (a
+    ** reference), or NULL: set before the file is shared, never changed;
+    ** older versions may still hold that entry and read the file. */
+    struct rv_file *moved_from;
 };
 
 /* A file set: the table files of every level. */
@@ -103,6 +111,10 @@ RAVEL_PRIVATE void rv_file_ref(struct rv_file *f);
 RAVEL_PRIVATE void rv_file_unref(struct rv_file *f);
 /* The file was removed from the database: delete it once unused. */
 RAVEL_PRIVATE void rv_file_mark_obsolete(struct rv_file *f);
+/* F (not yet shared) is FROM moved to another level: FROM stays alive,
+** and the table file on disk, until F is gone. */
+RAVEL_PRIVATE void rv_file_set_moved_from(struct rv_file *f,
+                                          struct rv_file *from);
 
 /* An empty file set, one reference held by the caller; NULL on OOM. */
 RAVEL_PRIVATE struct rv_files *rv_files_new_empty(void);
