@@ -325,7 +325,7 @@ static void repair_read_footer(struct rv_repair_table *t,
     const char *p = t->map + t->size - RV_TABLE_FOOTER_SIZE;
     if (rv_get_fixed64(p + 72) != RV_TABLE_MAGIC ||
         rv_get_fixed64(p + 64) != XXH3_64bits_withSeed(p, 64, t->seed) ||
-        rv_get_fixed32(p + 56) != RV_TABLE_VERSION ||
+        rv_get_fixed32(p + 56) != RV_TABLE_VERSION_PLAIN ||
         rv_get_fixed64(p + 48) != t->seed)
         return;
     repair_get_handle(p, &f->index);

@@ -40,6 +40,17 @@ RAVEL_PRIVATE int rv_table_builder_add(rv_table_builder *tb, const char *ikey,
                                        size_t klen, const char *val,
                                        size_t vlen);
 
+/* Adds the range tombstone [BEGIN, END) @ SEQ (user keys, copied; BEGIN
+** before END, else RAVEL_INVALID), in any order and overlapping as they
+** may: the finish fragments them into the file's range-deletion block
+** (table_format.h, version 2) and widens the file's bounds to cover them.
+** The caller truncates a tombstone to the file it writes. */
+RAVEL_PRIVATE int rv_table_builder_add_range_del(rv_table_builder *tb,
+                                                 const char *begin,
+                                                 size_t blen,
+                                                 const char *end,
+                                                 size_t elen, uint64_t seq);
+
 /* Bytes written so far plus the current block: to cut files at a size. */
 RAVEL_PRIVATE uint64_t rv_table_builder_size(const rv_table_builder *tb);
 
