@@ -14,7 +14,7 @@
 #define RAVEL_RANGE_DEL_BLOCK_H
 
 #include "ravel_int.h"
-#include "memtable/range_del.h"
+#include "base/range_frags.h"
 #include "table/block_builder.h"
 
 /* Adds the entries of the fragments F to B (a fresh block builder with

@@ -26,7 +26,7 @@
 #include "table/table.h"
 #include "table/table_builder.h"
 #include "table/compress.h"
-#include "memtable/range_del.h"
+#include "base/range_frags.h"
 #include "base/read_view.h"
 #include "util/cache.h"
 #include "util/coding.h"
