@@ -1444,8 +1444,8 @@ static void test_range_del_damage_detected(void **state)
 {
     (void)state;
     uint64_t rng = 79;
-    int n = make_entries(120, &rng);
-    int nt = make_tombs(12, 120, &rng);
+    int n = make_entries(40, &rng);
+    int nt = make_tombs(6, 40, &rng);
     struct rv_table_props p;
     uint64_t size = write_table_rd(64, n, nt, &p);
     char *orig = malloc(size), *copy = malloc(size);
