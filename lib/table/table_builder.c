@@ -348,9 +348,10 @@ int rv_table_builder_add_range_del(rv_table_builder *tb, const char *begin,
     return RAVEL_OK;
 }
 
-/* *DST (of *DLEN bytes, malloc'd or NULL) becomes a copy of the user key
-** K (KLEN) with tag (SEQ, TYPE) when WIDER says the file's bound must
-** move there, or when there is none yet. */
+/* *DST (of *DLEN bytes, malloc'd or NULL) becomes the internal key K
+** (KLEN bytes of user key) + tag (SEQ, RV_TYPE_RANGE_DELETE) when that
+** sorts before it (WIDER_SIGN -1: a smallest bound) or after it (1: a
+** largest), or when there is none yet. */
 static int table_widen_bound(rv_table_builder *tb, char **dst, size_t *dlen,
                              const char *k, size_t klen, uint64_t seq,
                              int wider_sign)
