@@ -41,6 +41,26 @@
 **   repair     ravel_repair of a database killed with a range delete in its
 **              WAL only: the salvaged range delete still hides the table
 **              keys it covers, a later put stays.
+**   tables_reads  (range tombstones in table files, step 1: reads; the
+**              flush writes them into its table file through a test hook,
+**              range_del_flush.h, and nothing compacts) a file holding
+**              only a tombstone over an older file's keys: gets (its filter
+**              holds no key, so the tombstone must be seen before the
+**              filter skips the file), multi_get, both iterator directions,
+**              a snapshot from before it; a put after it; a file holding
+**              puts older and newer than its own tombstone; a reopen.
+**   model_tables the model check with the flushes writing tombstones into
+**              table files (the hook above): compactions carry them down
+**              (step 2), gets and iterators read them at every level.
+**   tables_cut (step 2) 6,000 keys over files of 64 KiB
+**              (target_file_size_base), range deletes spanning many of
+**              them, puts after one over more than a file, a snapshot
+**              before them, compacted
+**              to the last level twice: the tombstones are cut into
+**              several files, a level's files stay disjoint (internal
+**              keys: a cut tombstone ends at the sentinel of the next
+**              file's first key), and every get, both full scans and the
+**              snapshot agree with the model, before and after a reopen.
 **   feed_flush after a flush turned the range delete into point deletions
 **              in a table (over keys already in a table), gets, iterators,
 **              a snapshot taken before it (across compactions) and a
@@ -50,6 +70,10 @@
 #include "testutil.h"
 #include "crash_harness.h"
 #include "powerloss.h"
+#include "db/db.h"
+#include "db/range_del_flush.h"
+#include "db/table_cache.h"
+#include "db/version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +346,11 @@ static void test_api(void **state)
 
 /* ---------------------------------------------------------- model */
 
+static int tables_with_tombstones(ravel_db *db);
+
+/* With range tombstones in table files (the test hook). */
+#define TABLES_OPTIONS ";target_file_size_base=65536"
+
 struct snap_slot {
     ravel_snapshot *s;
     struct model m;
@@ -364,15 +393,19 @@ static int mode_set_by_run(const char *name, const char *mode)
     return 1;
 }
 
-static void model_run(const char *name, const char *mode)
+/* TABLES: flushes write range tombstones into table files (the test
+** hook of range_del_flush.h). */
+static void model_run_in(const char *name, const char *mode, int tables)
 {
     if (mode_set_by_run(name, mode))
         return;
     char *dir = tu_path("model-%s", name);
     /* small memtables: flushes come on their own too */
-    char opts[256];
-    snprintf(opts, sizeof opts, "write_buffer_size=65536%s%s",
-             mode ? ";" : "", mode ? mode : "");
+    char opts[384];
+    snprintf(opts, sizeof opts, "write_buffer_size=65536%s%s%s",
+             mode ? ";" : "", mode ? mode : "",
+             tables ? TABLES_OPTIONS : "");
+    rv_range_del_flush_test_tables(tables);
     ravel_db *db = tu_open_ok(dir, opts);
     uint64_t seed = tu_seed();
     uint64_t rng = seed;
@@ -425,6 +458,8 @@ static void model_run(const char *name, const char *mode)
             check_all(db, &m, snaps, &rng, step);
     }
     check_all(db, &m, snaps, &rng, steps);
+    if (tables) /* or the hook did nothing */
+        assert_true(tables_with_tombstones(db) > 0);
     release_all(db, snaps);
     TU_OK(ravel_close(db));
     db = tu_open_ok(dir, opts);
@@ -432,7 +467,13 @@ static void model_run(const char *name, const char *mode)
     TU_OK(ravel_close(db));
     printf("model %s: %d steps, seed %llu\n", name, steps,
            (unsigned long long)seed);
+    rv_range_del_flush_test_tables(0);
     free(dir);
+}
+
+static void model_run(const char *name, const char *mode)
+{
+    model_run_in(name, mode, 0);
 }
 
 static void test_model_default(void **state)
@@ -454,6 +495,288 @@ static void test_model_prepared(void **state)
 {
     (void)state;
     model_run("prepared", MODE_PREPARED);
+}
+
+static void test_model_tables(void **state)
+{
+    (void)state;
+    model_run_in("tables", NULL, 1);
+}
+
+/* ------------------------------------------------- tombstones in tables */
+
+/* Table files of DB whose range-deletion block holds tombstones. */
+static int tables_with_tombstones(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    int n = 0;
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < v->files->n[l]; i++) {
+            const struct rv_range_frags *f;
+            rv_cache_handle *h;
+            TU_OK(rv_table_cache_range_frags(db->tables, v->files->level[l][i],
+                                             &f, &h));
+            n += f != NULL;
+            if (h)
+                rv_table_cache_release(db->tables, h);
+        }
+    rv_version_unref(v);
+    return n;
+}
+
+/* multi_get of every key against M. */
+static void check_multi_get(ravel_db *db, const struct model *m,
+                            const char *what)
+{
+    char keys[NK][8];
+    const void *kp[NK];
+    size_t kl[NK], vl[NK];
+    void *vals[NK];
+    int rcs[NK];
+    for (int i = 0; i < NK; i++) {
+        key_of(i, keys[i]);
+        kp[i] = keys[i];
+        kl[i] = 4;
+    }
+    TU_OK(ravel_multi_get(db, NULL, NK, kp, kl, vals, vl, rcs));
+    for (int i = 0; i < NK; i++) {
+        if (m->has[i] && (rcs[i] != RAVEL_OK || vl[i] != strlen(m->val[i]) ||
+                          memcmp(vals[i], m->val[i], vl[i]) != 0))
+            fail_msg("%s: multi_get k%03d returned %d, expected %s", what, i,
+                     rcs[i], m->val[i]);
+        if (!m->has[i] && rcs[i] != RAVEL_NOTFOUND)
+            fail_msg("%s: multi_get k%03d returned %d, expected not found",
+                     what, i, rcs[i]);
+        if (rcs[i] == RAVEL_OK)
+            ravel_free(vals[i]);
+    }
+}
+
+static void tables_check(ravel_db *db, const struct model *m,
+                         const ravel_snapshot *snap, const struct model *sm,
+                         uint64_t *rng, const char *what)
+{
+    check_gets(db, NULL, m, what);
+    check_iter(db, NULL, m, rng, what);
+    check_multi_get(db, m, what);
+    if (snap) {
+        check_gets(db, snap, sm, what);
+        check_iter(db, snap, sm, rng, what);
+    }
+}
+
+static void test_tables_reads(void **state)
+{
+    (void)state;
+    rv_range_del_flush_test_tables(1);
+    char *dir = tu_path("tables-reads");
+    const char *opts = "bloom_bits_per_key=10" TABLES_OPTIONS;
+    ravel_db *db = tu_open_ok(dir, opts);
+    uint64_t rng = tu_seed();
+    struct model m;
+    memset(&m, 0, sizeof m);
+    /* an older file of every key */
+    for (int i = 0; i < NK; i++) {
+        struct op o = {.kind = 0, .a = i};
+        snprintf(o.val, sizeof o.val, "old%d", i);
+        TU_OK(op_write(db, 0, &o));
+        model_apply(&m, &o);
+    }
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 0);
+    ravel_snapshot *snap;
+    TU_OK(ravel_snapshot_acquire(db, &snap));
+    struct model before = m;
+    /* a file holding nothing but a tombstone over keys 10..29 */
+    struct op o = {.kind = 2, .a = 10, .b = 30};
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 1);
+    tables_check(db, &m, snap, &before, &rng, "a tombstone-only file");
+    /* a put after the tombstone, in a newer file */
+    o = (struct op){.kind = 0, .a = 15};
+    strcpy(o.val, "after");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    TU_OK(ravel_flush(db, 0));
+    tables_check(db, &m, snap, &before, &rng, "a put after the tombstone");
+    /* one file: a put older than its tombstone and one newer */
+    o = (struct op){.kind = 0, .a = 35};
+    strcpy(o.val, "older");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    o = (struct op){.kind = 2, .a = 33, .b = 38};
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    o = (struct op){.kind = 0, .a = 36};
+    strcpy(o.val, "newer");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 2);
+    tables_check(db, &m, snap, &before, &rng, "puts around a tombstone");
+    TU_OK(ravel_snapshot_release(db, snap));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, opts);
+    assert_int_equal(tables_with_tombstones(db), 2);
+    tables_check(db, &m, NULL, NULL, &rng, "after a reopen");
+    TU_OK(ravel_close(db));
+    rv_range_del_flush_test_tables(0);
+    free(dir);
+}
+
+/* 1 if the files of every level >= 1 of DB are sorted and disjoint by
+** internal key (the sentinel of a cut tombstone included). */
+static int levels_disjoint(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    int ok = 1;
+    for (int l = 1; l < RV_NUM_LEVELS; l++)
+        for (int i = 1; i < v->files->n[l]; i++) {
+            const struct rv_file_meta *a = &v->files->level[l][i - 1]->meta;
+            const struct rv_file_meta *b = &v->files->level[l][i]->meta;
+            if (rv_ikey_compare(a->largest, a->largest_len, b->smallest,
+                                b->smallest_len) >= 0)
+                ok = 0;
+        }
+    rv_version_unref(v);
+    return ok;
+}
+
+#define CUT_N 6000
+
+static void cut_key(int i, char k[static 8])
+{
+    snprintf(k, 8, "t%05d", i % 100000);
+}
+
+/* Every key of the cut test against HAS (0: deleted, 1: its first value,
+** 2: "after", put after the range deletes), by gets and both full scans. */
+static void cut_check(ravel_db *db, const ravel_snapshot *snap,
+                      const unsigned char *has, const char *what)
+{
+    for (int i = 0; i < CUT_N; i++) {
+        char k[8];
+        cut_key(i, k);
+        void *v = NULL;
+        size_t vl = 0;
+        int rc = ravel_get(db, snap, k, 6, &v, &vl);
+        if (has[i] && rc != RAVEL_OK)
+            fail_msg("%s: get %s returned %d, expected a value", what, k, rc);
+        if (!has[i] && rc != RAVEL_NOTFOUND)
+            fail_msg("%s: get %s returned %d, expected not found", what, k,
+                     rc);
+        if (rc == RAVEL_OK &&
+            (has[i] == 2) != (vl == 5 && memcmp(v, "after", 5) == 0))
+            fail_msg("%s: get %s = %.5s, expected %s", what, k, (char *)v,
+                     has[i] == 2 ? "the put after the range delete"
+                                 : "the first put");
+        ravel_free(v);
+    }
+    ravel_iter *it;
+    TU_OK(ravel_iter_new(db, snap, &it));
+    int want = 0;
+    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+         ravel_iter_next(it)) {
+        while (want < CUT_N && !has[want])
+            want++;
+        size_t kl;
+        const char *k = ravel_iter_key(it, &kl);
+        char e[8];
+        cut_key(want, e);
+        if (want >= CUT_N || kl != 6 || memcmp(k, e, 6) != 0)
+            fail_msg("%s: the forward scan shows %.*s, expected %s", what,
+                     (int)kl, k, want < CUT_N ? e : "the end");
+        want++;
+    }
+    TU_OK(ravel_iter_status(it));
+    while (want < CUT_N && !has[want])
+        want++;
+    if (want != CUT_N)
+        fail_msg("%s: the forward scan ended before t%05d", what, want);
+    want = CUT_N - 1;
+    for (ravel_iter_seek_to_last(it); ravel_iter_valid(it);
+         ravel_iter_prev(it)) {
+        while (want >= 0 && !has[want])
+            want--;
+        size_t kl;
+        const char *k = ravel_iter_key(it, &kl);
+        char e[8];
+        cut_key(want < 0 ? 0 : want, e);
+        if (want < 0 || kl != 6 || memcmp(k, e, 6) != 0)
+            fail_msg("%s: the reverse scan shows %.*s, expected %s", what,
+                     (int)kl, k, want >= 0 ? e : "the end");
+        want--;
+    }
+    TU_OK(ravel_iter_status(it));
+    while (want >= 0 && !has[want])
+        want--;
+    if (want != -1)
+        fail_msg("%s: the reverse scan ended after t%05d", what, want);
+    ravel_iter_free(it);
+}
+
+static void test_tables_cut(void **state)
+{
+    (void)state;
+    rv_range_del_flush_test_tables(1);
+    char *dir = tu_path("tables-cut");
+    const char *opts = "target_file_size_base=65536;write_buffer_size=4194304";
+    ravel_db *db = tu_open_ok(dir, opts);
+    static unsigned char has[CUT_N], then[CUT_N];
+    char val[100];
+    memset(val, 'x', sizeof val);
+    for (int i = 0; i < CUT_N; i++) {
+        char k[8];
+        cut_key(i, k);
+        int n = snprintf(val, sizeof val, "v%d", i);
+        val[n] = 'x';
+        TU_OK(ravel_put(db, 0, k, 6, val, sizeof val));
+        has[i] = 1;
+    }
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    ravel_snapshot *snap;
+    TU_OK(ravel_snapshot_acquire(db, &snap));
+    memcpy(then, has, sizeof has);
+    static const int ranges[][2] = {{100, 2500}, {3000, 3001}, {2400, 2600},
+                                    {4000, 5990}};
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        char b[8], e[8];
+        cut_key(ranges[r][0], b);
+        cut_key(ranges[r][1], e);
+        TU_OK(ravel_delete_range(db, 0, b, 6, e, 6));
+        for (int i = ranges[r][0]; i < ranges[r][1]; i++)
+            has[i] = 0;
+    }
+    /* puts after the range delete over a stretch of it bigger than a file,
+    ** so that the compactions cut files at keys put after the tombstone
+    ** (the file before ends at the sentinel of that key) */
+    for (int i = 5000; i < 5990; i++) {
+        char k[8];
+        cut_key(i, k);
+        TU_OK(ravel_put(db, 0, k, 6, "after", 5));
+        has[i] = 2;
+    }
+    TU_OK(ravel_flush(db, 0));
+    cut_check(db, NULL, has, "flushed");
+    cut_check(db, snap, then, "flushed, the snapshot");
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    assert_true(tables_with_tombstones(db) >= 2); /* cut into pieces */
+    assert_true(levels_disjoint(db));
+    cut_check(db, NULL, has, "compacted");
+    cut_check(db, snap, then, "compacted, the snapshot");
+    TU_OK(ravel_snapshot_release(db, snap));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    assert_true(levels_disjoint(db));
+    cut_check(db, NULL, has, "compacted again");
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, opts);
+    cut_check(db, NULL, has, "reopened");
+    TU_OK(ravel_close(db));
+    rv_range_del_flush_test_tables(0);
+    free(dir);
 }
 
 /* ---------------------------------------------------------- kill -9 */
@@ -1078,6 +1401,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_model_unordered),
         cmocka_unit_test(test_model_in_order),
         cmocka_unit_test(test_model_prepared),
+        cmocka_unit_test(test_tables_reads),
+        cmocka_unit_test(test_model_tables),
+        cmocka_unit_test(test_tables_cut),
         cmocka_unit_test(test_kill9),
         cmocka_unit_test(test_powerloss),
         cmocka_unit_test(test_reader),

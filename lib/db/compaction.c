@@ -33,6 +33,7 @@
 #include "db/db.h"
 #include "base/dbformat.h"
 #include "db/keep.h"
+#include "db/range_del_out.h"
 #include "db/table_output.h"
 #include "util/error.h"
 #include "util/fault.h"
@@ -234,6 +235,12 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
     for (int w = 0; w < 2; w++)
         for (int i = 0; i < c->n_inputs[w]; i++)
             r->read_bytes += c->inputs[w][i]->meta.size;
+    /* the inputs' range tombstones, each output file given its part */
+    struct rv_range_del_out tombs;
+    rv_range_del_out_init(&tombs, db->tables);
+    for (int w = 0; w < 2 && rc == RAVEL_OK; w++)
+        for (int i = 0; i < c->n_inputs[w] && rc == RAVEL_OK; i++)
+            rc = rv_range_del_out_add_file(&tombs, c->inputs[w][i]);
     struct compaction_below below = {.c = c};
     struct compaction_grandparents gp = {.c = c, .in_gap = 1};
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
@@ -265,7 +272,9 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
         if (rv_table_output_new_user_key(&r->out, k, klen) &&
             compaction_should_cut(&gp, k, klen - RV_TAG_SIZE,
                                   rv_table_output_file_size(&r->out))) {
-            rc = rv_table_output_cut(&r->out);
+            rc = rv_range_del_out_give(&tombs, &r->out, k, klen - RV_TAG_SIZE);
+            if (rc == RAVEL_OK)
+                rc = rv_table_output_cut(&r->out);
             compaction_gp_restart(&gp);
         }
         if (rc == RAVEL_OK)
@@ -274,6 +283,9 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
     if (rc == RAVEL_OK)
         rc = it->ops->status(it);
     it->ops->destroy(it);
+    if (rc == RAVEL_OK)
+        rc = rv_range_del_out_give(&tombs, &r->out, NULL, 0);
+    rv_range_del_out_free(&tombs);
     if (rc == RAVEL_OK)
         rc = rv_table_output_cut(&r->out);
     return rc;

@@ -41,6 +41,8 @@
 #include "db/checkpoint.h"
 #include "db/keep.h"
 #include "db/range_del_flush.h"
+#include "db/range_del_out.h"
+#include "memtable/range_del.h"
 #include "db/table_output.h"
 #include "util/error.h"
 #include "util/fault.h"
@@ -64,11 +66,23 @@ static int flush_write_tables(ravel_db *db, struct rv_version *v,
                               struct rv_table_output *out,
                               uint64_t *dropped)
 {
-    int rc;
-    /* with the point deletions its range deletions stand for */
-    struct rv_iter *it = rv_range_del_flush_iter(db, v, mem, &rc);
+    int rc = RAVEL_OK;
+    /* with the point deletions its range deletions stand for, or (not
+    ** yet on: range_del_flush.h) with the tombstones themselves */
+    int to_tables = rv_range_del_flush_to_tables();
+    struct rv_iter *it = to_tables ? rv_memtable_iter_new(mem)
+                                   : rv_range_del_flush_iter(db, v, mem, &rc);
     if (!it)
-        return rc;
+        return rc ? rc : rv_error(RAVEL_NOMEM, "out of memory for a flush "
+                                  "iterator");
+    struct rv_range_del_out tombs;
+    rv_range_del_out_init(&tombs, db->tables);
+    if (to_tables) {
+        int n = 0;
+        const struct rv_range_tomb *t =
+            rv_range_dels_list(rv_memtable_range_dels(mem), &n);
+        rc = rv_range_del_out_add(&tombs, t, n);
+    }
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
          it->ops->next(it)) {
         size_t klen, vlen;
@@ -87,14 +101,20 @@ static int flush_write_tables(ravel_db *db, struct rv_version *v,
         ** enough. */
         if (rv_table_output_file_size(out) >=
                 db->options.target_file_size_base &&
-            rv_table_output_new_user_key(out, k, klen))
-            rc = rv_table_output_cut(out);
+            rv_table_output_new_user_key(out, k, klen)) {
+            rc = rv_range_del_out_give(&tombs, out, k, klen - RV_TAG_SIZE);
+            if (rc == RAVEL_OK)
+                rc = rv_table_output_cut(out);
+        }
         if (rc == RAVEL_OK)
             rc = rv_table_output_add(out, k, klen, v, vlen);
     }
     if (rc == RAVEL_OK)
         rc = it->ops->status(it);
     it->ops->destroy(it);
+    if (rc == RAVEL_OK)
+        rc = rv_range_del_out_give(&tombs, out, NULL, 0);
+    rv_range_del_out_free(&tombs);
     if (rc == RAVEL_OK)
         rc = rv_table_output_cut(out);
     return rc;

@@ -15,6 +15,7 @@
 #include "memtable/range_del.h"
 #include "util/error.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,7 +193,7 @@ static struct rv_iter *rdf_version_iter(ravel_db *db, struct rv_version *v,
     for (int l = 1; l < RV_NUM_LEVELS && !*rc; l++)
         if (v->files->n[l] > 0) {
             if ((c[made] = rv_level_iter_new(db->tables, v->files->level[l],
-                                             v->files->n[l], flags)))
+                                             v->files->n[l], flags, NULL)))
                 made++;
             else
                 *rc = rv_error(RAVEL_NOMEM, "flush: out of memory");
@@ -296,3 +297,19 @@ struct rv_iter *rv_range_del_flush_iter(ravel_db *db, struct rv_version *v,
         *rc = rv_error(RAVEL_NOMEM, "out of memory for a flush iterator");
     return m;
 }
+
+#ifdef RAVEL_TEST_HOOKS
+/* written by a test before its database writes, read by flushes: relaxed
+** (a flag, no data published through it) */
+static _Atomic int rdf_test_tables;
+
+int rv_range_del_flush_to_tables(void)
+{
+    return atomic_load_explicit(&rdf_test_tables, memory_order_relaxed);
+}
+
+void rv_range_del_flush_test_tables(int on)
+{
+    atomic_store_explicit(&rdf_test_tables, on, memory_order_relaxed);
+}
+#endif

@@ -26,4 +26,23 @@ RAVEL_PRIVATE struct rv_iter *rv_range_del_flush_iter(ravel_db *db,
                                                       rv_memtable *mem,
                                                       int *rc);
 
+/* Step 4 of range tombstones in table files (docs/design.md), not yet
+** on: whether this flush writes MEM's range tombstones into its table
+** files' range-deletion blocks and MEM's own
+** entries alone (range_del_out.h cuts them at the files' bounds),
+** instead of rv_range_del_flush_iter's point deletions.
+** Only a test build can turn it on (rv_range_del_flush_test_tables):
+** repair and ingest do not know a table's tombstones yet (steps 3), so a
+** database that holds them must not meet either.  In every other build it
+** is always 0. */
+#ifdef RAVEL_TEST_HOOKS
+RAVEL_PRIVATE int rv_range_del_flush_to_tables(void);
+RAVEL_PRIVATE void rv_range_del_flush_test_tables(int on);
+#else
+static inline int rv_range_del_flush_to_tables(void)
+{
+    return 0;
+}
+#endif
+
 #endif /* RAVEL_RANGE_DEL_FLUSH_H */

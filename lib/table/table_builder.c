@@ -558,6 +558,16 @@ int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
     return RAVEL_OK;
 }
 
+void rv_table_builder_bounds(const rv_table_builder *tb,
+                             const char **smallest, size_t *slen,
+                             const char **largest, size_t *llen)
+{
+    *smallest = tb->first_key;
+    *slen = tb->first_len;
+    *largest = tb->last_key;
+    *llen = tb->last_len;
+}
+
 void rv_table_builder_free(rv_table_builder *tb)
 {
     if (!tb)

@@ -60,6 +60,15 @@ RAVEL_PRIVATE int rv_table_builder_finish(rv_table_builder *tb,
                                           struct rv_table_props *props,
                                           uint64_t *file_size);
 
+/* After a successful finish: the file's smallest and largest internal
+** keys, widened over its range tombstones (the largest then RocksDB's
+** sentinel); owned by TB.  Both NULL for a file with nothing. */
+RAVEL_PRIVATE void rv_table_builder_bounds(const rv_table_builder *tb,
+                                           const char **smallest,
+                                           size_t *slen,
+                                           const char **largest,
+                                           size_t *llen);
+
 /* Frees the builder (after finish, or to give up). */
 RAVEL_PRIVATE void rv_table_builder_free(rv_table_builder *tb);
 
