@@ -1220,7 +1220,8 @@ RAVEL_API void ravel_sst_writer_free(ravel_sst_writer *w);
 ** open).
 ** Refused, with nothing ingested and a message naming the file:
 ** RAVEL_NOTFOUND for a missing file, RAVEL_INVALID for files whose key
-** ranges overlap each other (naming both), an empty file, N == 0 or
+** ranges overlap each other (naming both), an empty file, a file holding
+** range tombstones (ravel_sst_writer writes none), N == 0 or
 ** unknown FLAGS, a database opened with unordered_write or
 ** write_prepared; RAVEL_READONLY on a database opened read_only or once
 ** writes are stopped; RAVEL_CORRUPT for a file that is not a ravel table

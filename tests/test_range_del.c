@@ -61,6 +61,14 @@
 **              keys: a cut tombstone ends at the sentinel of the next
 **              file's first key), and every get, both full scans and the
 **              snapshot agree with the model, before and after a reopen.
+**   tables_repair (step 3) ravel_repair of a database whose newest file
+**              holds a tombstone (a version-2 file) over an older file's
+**              keys: the tombstone still hides them after the repair, a
+**              put after it stays; with its range-deletion block damaged,
+**              the report says the tombstones are lost.
+**   tables_ingest (step 3) a file ingested over keys a table's tombstone
+**              covers keeps its keys (it is newer), the rest stay deleted,
+**              across a flush, a compaction and a reopen.
 **   feed_flush after a flush turned the range delete into point deletions
 **              in a table (over keys already in a table), gets, iterators,
 **              a snapshot taken before it (across compactions) and a
@@ -74,6 +82,11 @@
 #include "db/range_del_flush.h"
 #include "db/table_cache.h"
 #include "db/version.h"
+#include "table/sst_writer.h"
+#include "table/table_builder.h"
+#include "util/coding.h"
+
+#include <fcntl.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -779,6 +792,160 @@ static void test_tables_cut(void **state)
     free(dir);
 }
 
+/* A database in DIR: k000..k039 = "old" compacted to the last level, then
+** a file (level 0) holding the tombstone [k010, k030) and k015 = "after";
+** closed.  Its model in *M. */
+static void tables_build_tombstoned(const char *dir, struct model *m)
+{
+    rv_range_del_flush_test_tables(1);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i < NK; i++) {
+        struct op o = {.kind = 0, .a = i};
+        strcpy(o.val, "old");
+        TU_OK(op_write(db, 0, &o));
+        model_apply(m, &o);
+    }
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    struct op o = {.kind = 2, .a = 10, .b = 30};
+    TU_OK(op_write(db, 0, &o));
+    model_apply(m, &o);
+    o = (struct op){.kind = 0, .a = 15};
+    strcpy(o.val, "after");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(m, &o);
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 1);
+    TU_OK(ravel_close(db));
+    rv_range_del_flush_test_tables(0);
+}
+
+/* Deletes the CURRENT and manifests of scratch directory NAME: repair must rebuild from the
+** table files (a database that needs nothing is left as it is). */
+static void drop_manifest(const char *name)
+{
+    for (int n = 1; n < 100; n++) {
+        char *p = tu_path("%s/MANIFEST-%06d", name, n);
+        unlink(p);
+        free(p);
+    }
+    char *c = tu_path("%s/CURRENT", name);
+    unlink(c);
+    free(c);
+}
+
+static void test_tables_repair(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    struct model m;
+    char *dir = tu_path("tables-repair");
+    tables_build_tombstoned(dir, &m);
+    drop_manifest("tables-repair");
+    char *report = NULL;
+    TU_OK(ravel_repair(dir, NULL, NULL, NULL, &report));
+    if (!strstr(report, "range tombstone fragments read"))
+        fail_msg("the repair report does not say it read the tombstones:\n%s",
+                 report);
+    ravel_free(report);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    check_gets(db, NULL, &m, "repaired");
+    check_iter(db, NULL, &m, &rng, "repaired");
+    TU_OK(ravel_close(db));
+    free(dir);
+
+    /* the range-deletion block damaged: the first "k030" of the newest
+    ** table file is its end key (the file's data block holds k015 only,
+    ** its properties come after the block) */
+    dir = tu_path("tables-repair-damaged");
+    tables_build_tombstoned(dir, &m);
+    char *newest = NULL;
+    for (int n = 1; n < 100; n++) {
+        char *p = tu_path("tables-repair-damaged/%06d.sst", n);
+        if (access(p, F_OK) == 0) {
+            free(newest);
+            newest = p;
+        } else {
+            free(p);
+        }
+    }
+    assert_non_null(newest);
+    FILE *f = fopen(newest, "r+b");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    char *at = memmem(buf, len, "k030", 4);
+    assert_non_null(at);
+    assert_int_equal(fseek(f, at - buf, SEEK_SET), 0);
+    assert_int_equal(fputc('K', f), 'K');
+    assert_int_equal(fclose(f), 0);
+    free(newest);
+    drop_manifest("tables-repair-damaged");
+    TU_OK(ravel_repair(dir, NULL, NULL, NULL, &report));
+    if (!strstr(report, "range-deletion block is lost"))
+        fail_msg("the repair report does not say the tombstones are "
+                 "lost:\n%s", report);
+    ravel_free(report);
+    free(dir);
+}
+
+static void test_tables_ingest(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    struct model m;
+    char *dir = tu_path("tables-ingest");
+    tables_build_tombstoned(dir, &m);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    char *sst = tu_path("tables-ingest.sst");
+    ravel_sst_writer *w;
+    TU_OK(ravel_sst_writer_open(sst, NULL, &w));
+    TU_OK(ravel_sst_writer_put(w, "k020", 4, "ingested", 8));
+    TU_OK(ravel_sst_writer_finish(w, NULL));
+    ravel_sst_writer_free(w);
+    const char *paths[] = {sst};
+    TU_OK(ravel_ingest(db, paths, 1, 0));
+    m.has[20] = 1;
+    strcpy(m.val[20], "ingested");
+    check_gets(db, NULL, &m, "ingested");
+    check_iter(db, NULL, &m, &rng, "ingested");
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    check_gets(db, NULL, &m, "ingested, compacted");
+    check_iter(db, NULL, &m, &rng, "ingested, compacted");
+    /* an external file holding a tombstone (no ravel_sst_writer writes
+    ** one: the builder does) is refused, and changes nothing */
+    char *ext = tu_path("tables-ingest-tombstone.sst");
+    int fd = open(ext, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    struct rv_table_options to = {.block_size = 4096,
+                                  .block_restart_interval = 16,
+                                  .bloom_bits_per_key = 10};
+    rv_table_builder *tb;
+    TU_OK(rv_table_builder_new(fd, ext, RV_SST_EXTERNAL_NUMBER, &to, &tb));
+    char ik[12];
+    memcpy(ik, "k001", 4);
+    rv_put_fixed64(ik + 4, rv_pack_tag(0, RV_TYPE_PUT));
+    TU_OK(rv_table_builder_add(tb, ik, sizeof ik, "x", 1));
+    TU_OK(rv_table_builder_add_range_del(tb, "k000", 4, "k005", 4, 0));
+    struct rv_table_props props;
+    uint64_t size;
+    TU_OK(rv_table_builder_finish(tb, &props, &size));
+    rv_table_builder_free(tb);
+    close(fd);
+    const char *ext_paths[] = {ext};
+    TU_EXPECT_INVALID(ravel_ingest(db, ext_paths, 1, 0));
+    check_gets(db, NULL, &m, "a file with a tombstone refused");
+    free(ext);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    check_gets(db, NULL, &m, "ingested, reopened");
+    TU_OK(ravel_close(db));
+    free(sst);
+    free(dir);
+}
+
 /* ---------------------------------------------------------- kill -9 */
 
 struct writer_args {
@@ -1404,6 +1571,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tables_reads),
         cmocka_unit_test(test_model_tables),
         cmocka_unit_test(test_tables_cut),
+        cmocka_unit_test(test_tables_repair),
+        cmocka_unit_test(test_tables_ingest),
         cmocka_unit_test(test_kill9),
         cmocka_unit_test(test_powerloss),
         cmocka_unit_test(test_reader),
