@@ -51,7 +51,10 @@
 **              puts older and newer than its own tombstone; a reopen.
 **   model_tables the model check with the flushes writing tombstones into
 **              table files (the hook above): compactions carry them down
-**              (step 2), gets and iterators read them at every level.
+**              and drop what they hide from every reader (step 2), gets
+**              and iterators read them at every level; again with
+**              write_prepared (model_tables_prepared: versions some
+**              reader may not see are neither dropped nor hide).
 **   tables_cut (step 2) 6,000 keys over files of 64 KiB
 **              (target_file_size_base), range deletes spanning many of
 **              them, puts after one over more than a file, a snapshot
@@ -60,7 +63,10 @@
 **              several files, a level's files stay disjoint (internal
 **              keys: a cut tombstone ends at the sentinel of the next
 **              file's first key), and every get, both full scans and the
-**              snapshot agree with the model, before and after a reopen.
+**              snapshot agree with the model, before and after a reopen;
+**              with the snapshot held nothing it needs is dropped, once
+**              released the last compaction drops the covered versions
+**              and the tombstones (the files hold the live keys alone).
 **   tables_repair (step 3) ravel_repair of a database whose newest file
 **              holds a tombstone (a version-2 file) over an older file's
 **              keys: the tombstone still hides them after the repair, a
@@ -515,6 +521,11 @@ static void test_model_tables(void **state)
     (void)state;
     model_run_in("tables", NULL, 1);
 }
+static void test_model_tables_prepared(void **state)
+{
+    (void)state;
+    model_run_in("tables-prepared", MODE_PREPARED, 1);
+}
 
 /* ------------------------------------------------- tombstones in tables */
 
@@ -583,7 +594,8 @@ static void test_tables_reads(void **state)
     (void)state;
     rv_range_del_flush_test_tables(1);
     char *dir = tu_path("tables-reads");
-    const char *opts = "bloom_bits_per_key=10" TABLES_OPTIONS;
+    /* level 0 only: no compaction may merge the files it looks at */
+    const char *opts = "bloom_bits_per_key=10;disable_auto_compactions=true";
     ravel_db *db = tu_open_ok(dir, opts);
     uint64_t rng = tu_seed();
     struct model m;
@@ -637,6 +649,18 @@ static void test_tables_reads(void **state)
     TU_OK(ravel_close(db));
     rv_range_del_flush_test_tables(0);
     free(dir);
+}
+
+/* The entries (puts and deletions) of DB's table files. */
+static uint64_t table_entries(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    uint64_t n = 0;
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < v->files->n[l]; i++)
+            n += v->files->level[l][i]->meta.entries;
+    rv_version_unref(v);
+    return n;
 }
 
 /* 1 if the files of every level >= 1 of DB are sorted and disjoint by
@@ -780,10 +804,19 @@ static void test_tables_cut(void **state)
     assert_true(levels_disjoint(db));
     cut_check(db, NULL, has, "compacted");
     cut_check(db, snap, then, "compacted, the snapshot");
+    /* the snapshot held what the tombstones cover: nothing dropped */
+    assert_true(table_entries(db) > CUT_N);
     TU_OK(ravel_snapshot_release(db, snap));
     TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
     assert_true(levels_disjoint(db));
     cut_check(db, NULL, has, "compacted again");
+    /* no snapshot: at the last level the covered versions and the
+    ** tombstones are dropped (step 2's dropping) */
+    uint64_t live = 0;
+    for (int i = 0; i < CUT_N; i++)
+        live += has[i] != 0;
+    assert_int_equal(tables_with_tombstones(db), 0);
+    assert_int_equal(table_entries(db), live);
     TU_OK(ravel_close(db));
     db = tu_open_ok(dir, opts);
     cut_check(db, NULL, has, "reopened");
@@ -1570,6 +1603,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_model_prepared),
         cmocka_unit_test(test_tables_reads),
         cmocka_unit_test(test_model_tables),
+        cmocka_unit_test(test_model_tables_prepared),
         cmocka_unit_test(test_tables_cut),
         cmocka_unit_test(test_tables_repair),
         cmocka_unit_test(test_tables_ingest),

@@ -190,11 +190,12 @@ fail:
     return NULL;
 }
 
-uint64_t rv_range_frags_seq(const struct rv_range_frags *f, const void *key,
-                            size_t klen, const struct rv_read_view *view)
+/* The fragment of F covering KEY, or NULL. */
+static inline const struct rv_range_frag *
+frags_find(const struct rv_range_frags *f, const void *key, size_t klen)
 {
     if (f->n == 0)
-        return 0;
+        return NULL;
     /* LO: how many fragments begin at or before KEY */
     int lo;
     const char *k = key;
@@ -224,17 +225,31 @@ uint64_t rv_range_frags_seq(const struct rv_range_frags *f, const void *key,
             lo++;
     }
     if (lo == 0)
-        return 0;
+        return NULL;
     /* past the fragment's end?  Its prefix mostly says without the key
     ** (a key not covered touches no fragment) */
     if (fast && kp != f->epfx[lo - 1]) {
         if (kp > f->epfx[lo - 1])
-            return 0;
+            return NULL;
     } else if (rv_user_key_compare(key, klen, f->frag[lo - 1].end,
                                    f->frag[lo - 1].elen) >= 0) {
-        return 0;
+        return NULL;
     }
-    const struct rv_range_frag *g = &f->frag[lo - 1];
+    return &f->frag[lo - 1];
+}
+
+const struct rv_range_frag *rv_range_frags_find(const struct rv_range_frags *f,
+                                                const void *key, size_t klen)
+{
+    return frags_find(f, key, klen);
+}
+
+uint64_t rv_range_frags_seq(const struct rv_range_frags *f, const void *key,
+                            size_t klen, const struct rv_read_view *view)
+{
+    const struct rv_range_frag *g = frags_find(f, key, klen);
+    if (!g)
+        return 0;
     for (int i = 0; i < g->n_seqs; i++)
         if (rv_read_view_sees(view, g->seqs[i]))
             return g->seqs[i];

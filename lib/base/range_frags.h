@@ -62,4 +62,10 @@ RAVEL_PRIVATE uint64_t rv_range_frags_seq(const struct rv_range_frags *f,
                                           const void *key, size_t klen,
                                           const struct rv_read_view *view);
 
+/* The fragment of F covering KEY (its sequences: every tombstone over
+** KEY), or NULL. */
+RAVEL_PRIVATE const struct rv_range_frag *
+rv_range_frags_find(const struct rv_range_frags *f, const void *key,
+                    size_t klen);
+
 #endif /* RAVEL_RANGE_FRAGS_H */

@@ -28,6 +28,8 @@ void rv_range_del_out_free(struct rv_range_del_out *o)
         rv_table_cache_release(o->tc, o->hold[i]);
     free(o->hold);
     free(o->tombs);
+    free(o->dropped);
+    rv_range_frags_free(o->frags);
     free(o->lower.data);
     memset(o, 0, sizeof *o);
 }
@@ -99,6 +101,34 @@ int rv_range_del_out_add_file(struct rv_range_del_out *o, struct rv_file *f)
     return rdo_add_frags(o, frags);
 }
 
+int rv_range_del_out_drop(struct rv_range_del_out *o,
+                          int (*drop)(void *ctx,
+                                      const struct rv_range_tomb *t),
+                          void *ctx)
+{
+    if (o->n == 0)
+        return RAVEL_OK;
+    if (!o->dropped && !(o->dropped = calloc((size_t)o->n, 1)))
+        return rv_error(RAVEL_NOMEM, "out of memory gathering the range "
+                        "tombstones of a compaction");
+    for (int i = 0; i < o->n; i++)
+        o->dropped[i] = (unsigned char)(drop(ctx, &o->tombs[i]) != 0);
+    return RAVEL_OK;
+}
+
+const struct rv_range_frag *rv_range_del_out_find(struct rv_range_del_out *o,
+                                                  const char *k, size_t klen,
+                                                  int *nomem)
+{
+    if (o->n == 0)
+        return NULL;
+    if (!o->frags && !(o->frags = rv_range_frags_build(o->tombs, o->n))) {
+        *nomem = 1;
+        return NULL;
+    }
+    return rv_range_frags_find(o->frags, k, klen);
+}
+
 int rv_range_del_out_any(const struct rv_range_del_out *o)
 {
     return o->n > 0;
@@ -111,6 +141,8 @@ int rv_range_del_out_give(struct rv_range_del_out *o,
     int rc = RAVEL_OK;
     for (int i = 0; i < o->n && rc == RAVEL_OK; i++) {
         const struct rv_range_tomb *t = &o->tombs[i];
+        if (o->dropped && o->dropped[i])
+            continue;
         const char *b = t->begin, *e = t->end;
         size_t bl = t->blen, el = t->elen;
         if (o->has_lower &&

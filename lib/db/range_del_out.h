@@ -7,9 +7,10 @@
 ** the first file everything below, the last everything above.  So the
 ** files of a level >= 1 stay disjoint, a file's largest bound being the
 ** sentinel (K, the maximum sequence, 0x0f) the builder writes, which sorts
-** before every real entry of K.  Nothing is dropped here: a tombstone is
-** kept whole (in pieces) by every flush and compaction, and the versions
-** it covers are kept too (reads hide them: range_del_agg.h).
+** before every real entry of K.  A compaction asks it which tombstone
+** covers a key (rv_range_del_out_find: it drops a version a tombstone
+** hides from every reader) and marks the tombstones it need not write
+** (rv_range_del_out_drop: at the bottom, seen by every reader).
 */
 #ifndef RAVEL_RANGE_DEL_OUT_H
 #define RAVEL_RANGE_DEL_OUT_H
@@ -29,6 +30,10 @@ struct rv_range_del_out {
     rv_cache_handle **hold;      /* input tables held open for their keys */
     int n_hold, cap_hold;
     rv_table_cache *tc;
+    unsigned char *dropped;      /* per tombstone: 1 if not written
+                                 ** (rv_range_del_out_drop) */
+    struct rv_range_frags *frags; /* all of them fragmented, for
+                                 ** rv_range_del_out_find (built once) */
     struct rv_key_buf lower;     /* where the next file's part begins */
     int has_lower;               /* 0: the first file, no lower bound */
 };
@@ -45,6 +50,23 @@ RAVEL_PRIVATE int rv_range_del_out_add(struct rv_range_del_out *o,
 ** its table open while O lives.  An error of the open, or RAVEL_NOMEM. */
 RAVEL_PRIVATE int rv_range_del_out_add_file(struct rv_range_del_out *o,
                                             struct rv_file *f);
+
+/* Marks every tombstone of O for which DROP(CTX, tombstone) returns 1 as
+** not to be written (a compaction to the bottom: nothing below for it to
+** hide, and every reader sees it).  It still hides what it covers in
+** rv_range_del_out_find.  RAVEL_NOMEM. */
+RAVEL_PRIVATE int rv_range_del_out_drop(struct rv_range_del_out *o,
+                                        int (*drop)(void *ctx,
+                                                    const struct rv_range_tomb
+                                                    *t),
+                                        void *ctx);
+
+/* The fragment of O's tombstones covering user key K (all of them,
+** dropped or not), or NULL; *NOMEM set if they could not be
+** fragmented. */
+RAVEL_PRIVATE const struct rv_range_frag *
+rv_range_del_out_find(struct rv_range_del_out *o, const char *k, size_t klen,
+                      int *nomem);
 
 /* 1 if O holds any tombstone. */
 RAVEL_PRIVATE int rv_range_del_out_any(const struct rv_range_del_out *o);
