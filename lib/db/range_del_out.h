@@ -51,8 +51,8 @@ RAVEL_PRIVATE int rv_range_del_out_add(struct rv_range_del_out *o,
 RAVEL_PRIVATE int rv_range_del_out_add_file(struct rv_range_del_out *o,
                                             struct rv_file *f);
 
-/* Marks every tombstone of O for which DROP(CTX, tombstone) returns 1 as
-** not to be written (a compaction to the bottom: nothing below for it to
+/* Marks every tombstone of O for which the callback (given CTX and the
+** tombstone) returns 1 as not to be written (a compaction to the bottom: nothing below for it to
 ** hide, and every reader sees it).  It still hides what it covers in
 ** rv_range_del_out_find.  RAVEL_NOMEM. */
 RAVEL_PRIVATE int rv_range_del_out_drop(struct rv_range_del_out *o,
