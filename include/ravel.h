@@ -699,8 +699,9 @@ RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
 ** Refused (RAVEL_INVALID, nothing written) once a transaction has begun
 ** on the database: the lock table locks keys, not ranges
 ** (ravel_txn_delete_range).  Storage: memtables keep range deletes beside
-** their entries; a flush writes a point deletion for each key of the
-** range that older data holds (docs/design.md, "Range deletes"). */
+** their entries; a flush writes them as range tombstones into its table
+** files, and compaction drops the versions they hide once no snapshot
+** needs them (docs/design.md, "Range deletes"). */
 RAVEL_API int ravel_delete_range(ravel_db *db, int flags, const void *begin,
                                  size_t blen, const void *end, size_t elen);
 

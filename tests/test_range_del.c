@@ -23,6 +23,11 @@
 **   powerloss  the same with a power loss after the kill, in every pattern
 **              of powerloss.h (unsynced bytes taken away as a power loss
 **              may): every acknowledged (synced) batch survives.
+**   kill9_busy, powerloss_busy  the same with a child that flushes every
+**              seven batches and compacts level 0 at two files, so the
+**              kill (and the power loss) lands in flushes writing range
+**              tombstones into table files and compactions carrying,
+**              cutting and dropping them.
 **   reader     a read_only handle in another process (a child) beside the
 **              live writer sees a range delete written after it opened
 **              (ravel_catch_up replays it from the WAL), in gets and its
@@ -30,8 +35,8 @@
 **              RAVEL_OP_DELETE_RANGE.
 **   concurrent two writers each fill a group of ten keys in one batch and
 **              delete it with one range delete, over and over, with small
-**              memtables (flushes turn the range deletes into point
-**              deletions meanwhile); two readers check through snapshots,
+**              memtables (flushes write the range deletes into table
+**              files meanwhile); two readers check through snapshots,
 **              gets and iterators that a group is always whole or gone.
 **              (Not with unordered_write alone: a batch is not atomic to
 **              readers there, docs/ordering.md.)
@@ -41,18 +46,20 @@
 **   repair     ravel_repair of a database killed with a range delete in its
 **              WAL only: the salvaged range delete still hides the table
 **              keys it covers, a later put stays.
-**   tables_reads  (range tombstones in table files, step 1: reads; the
-**              flush writes them into its table file through a test hook,
-**              range_del_flush.h, and nothing compacts) a file holding
+**   tables_reads  (range tombstones in table files: flushes write them
+**              into the range-deletion block; here nothing compacts) a
+**              file holding
 **              only a tombstone over an older file's keys: gets (its filter
 **              holds no key, so the tombstone must be seen before the
 **              filter skips the file), multi_get, both iterator directions,
 **              a snapshot from before it; a put after it; a file holding
 **              puts older and newer than its own tombstone; a reopen.
-**   model_tables the model check with the flushes writing tombstones into
-**              table files (the hook above): compactions carry them down
-**              and drop what they hide from every reader (step 2), gets
-**              and iterators read them at every level; again with
+**   model_tables the model check again with 64 KiB files
+**              (target_file_size_base); with the model_* tests above,
+**              whose flushes and compactions write range tombstones into
+**              table files too, it checks that compactions carry them down
+**              and drop what they hide from every reader, gets and
+**              iterators read them at every level; again with
 **              write_prepared (model_tables_prepared: versions some
 **              reader may not see are neither dropped nor hide).
 **   tables_cut (step 2) 6,000 keys over files of 64 KiB
@@ -75,8 +82,8 @@
 **   tables_ingest (step 3) a file ingested over keys a table's tombstone
 **              covers keeps its keys (it is newer), the rest stay deleted,
 **              across a flush, a compaction and a reopen.
-**   feed_flush after a flush turned the range delete into point deletions
-**              in a table (over keys already in a table), gets, iterators,
+**   feed_flush after a flush wrote the range delete into a table (over
+**              keys already in a table), gets, iterators,
 **              a snapshot taken before it (across compactions) and a
 **              reopen agree with the model; a put after the range delete
 **              survives it.
@@ -85,7 +92,6 @@
 #include "crash_harness.h"
 #include "powerloss.h"
 #include "db/db.h"
-#include "db/range_del_flush.h"
 #include "db/table_cache.h"
 #include "db/version.h"
 #include "table/sst_writer.h"
@@ -412,8 +418,7 @@ static int mode_set_by_run(const char *name, const char *mode)
     return 1;
 }
 
-/* TABLES: flushes write range tombstones into table files (the test
-** hook of range_del_flush.h). */
+/* TABLES: files of 64 KiB (target_file_size_base). */
 static void model_run_in(const char *name, const char *mode, int tables)
 {
     if (mode_set_by_run(name, mode))
@@ -424,7 +429,6 @@ static void model_run_in(const char *name, const char *mode, int tables)
     snprintf(opts, sizeof opts, "write_buffer_size=65536%s%s%s",
              mode ? ";" : "", mode ? mode : "",
              tables ? TABLES_OPTIONS : "");
-    rv_range_del_flush_test_tables(tables);
     ravel_db *db = tu_open_ok(dir, opts);
     uint64_t seed = tu_seed();
     uint64_t rng = seed;
@@ -434,6 +438,7 @@ static void model_run_in(const char *name, const char *mode, int tables)
     memset(snaps, 0, sizeof snaps);
     int steps = (int)tu_env_u64("RAVEL_TEST_RANGE_DEL_STEPS", 3000);
     uint64_t serial = 0;
+    int in_tables = 0; /* checks made with tombstones in table files */
     for (int step = 0; step < steps; step++) {
         uint64_t r = tu_rand(&rng) % 1000;
         if (r < 700) {
@@ -473,12 +478,15 @@ static void model_run_in(const char *name, const char *mode, int tables)
             TU_OK(ravel_close(db));
             db = tu_open_ok(dir, opts);
         }
-        if (step % 25 == 24)
+        if (step % 25 == 24) {
             check_all(db, &m, snaps, &rng, step);
+            in_tables += tables_with_tombstones(db) > 0;
+        }
     }
     check_all(db, &m, snaps, &rng, steps);
-    if (tables) /* or the hook did nothing */
-        assert_true(tables_with_tombstones(db) > 0);
+    /* the checks read tombstones in tables, not only in memtables (they
+    ** come and go: compaction drops them at the bottom) */
+    assert_true(in_tables > 0);
     release_all(db, snaps);
     TU_OK(ravel_close(db));
     db = tu_open_ok(dir, opts);
@@ -486,7 +494,6 @@ static void model_run_in(const char *name, const char *mode, int tables)
     TU_OK(ravel_close(db));
     printf("model %s: %d steps, seed %llu\n", name, steps,
            (unsigned long long)seed);
-    rv_range_del_flush_test_tables(0);
     free(dir);
 }
 
@@ -592,7 +599,6 @@ static void tables_check(ravel_db *db, const struct model *m,
 static void test_tables_reads(void **state)
 {
     (void)state;
-    rv_range_del_flush_test_tables(1);
     char *dir = tu_path("tables-reads");
     /* level 0 only: no compaction may merge the files it looks at */
     const char *opts = "bloom_bits_per_key=10;disable_auto_compactions=true";
@@ -647,7 +653,6 @@ static void test_tables_reads(void **state)
     assert_int_equal(tables_with_tombstones(db), 2);
     tables_check(db, &m, NULL, NULL, &rng, "after a reopen");
     TU_OK(ravel_close(db));
-    rv_range_del_flush_test_tables(0);
     free(dir);
 }
 
@@ -757,7 +762,6 @@ static void cut_check(ravel_db *db, const ravel_snapshot *snap,
 static void test_tables_cut(void **state)
 {
     (void)state;
-    rv_range_del_flush_test_tables(1);
     char *dir = tu_path("tables-cut");
     const char *opts = "target_file_size_base=65536;write_buffer_size=4194304";
     ravel_db *db = tu_open_ok(dir, opts);
@@ -821,7 +825,6 @@ static void test_tables_cut(void **state)
     db = tu_open_ok(dir, opts);
     cut_check(db, NULL, has, "reopened");
     TU_OK(ravel_close(db));
-    rv_range_del_flush_test_tables(0);
     free(dir);
 }
 
@@ -830,7 +833,6 @@ static void test_tables_cut(void **state)
 ** closed.  Its model in *M. */
 static void tables_build_tombstoned(const char *dir, struct model *m)
 {
-    rv_range_del_flush_test_tables(1);
     ravel_db *db = tu_open_ok(dir, NULL);
     memset(m, 0, sizeof *m);
     for (int i = 0; i < NK; i++) {
@@ -851,7 +853,6 @@ static void tables_build_tombstoned(const char *dir, struct model *m)
     TU_OK(ravel_flush(db, 0));
     assert_int_equal(tables_with_tombstones(db), 1);
     TU_OK(ravel_close(db));
-    rv_range_del_flush_test_tables(0);
 }
 
 /* Deletes the CURRENT and manifests of scratch directory NAME: repair must rebuild from the
@@ -985,7 +986,15 @@ struct writer_args {
     char dir[512];
     char journal[512]; /* the sync journal of a power-loss round, or "" */
     uint64_t seed;
+    int busy;          /* a flush every few batches and compactions after
+                       ** every second flush: the kill lands in them */
 };
+
+/* A busy writer's options: level 0 compacted at two files, into one
+** level (the data is small), so tombstones are carried and dropped at
+** the bottom while the writer goes on. */
+#define BUSY_OPTIONS "write_buffer_size=65536;" \
+    "level0_file_num_compaction_trigger=2;target_file_size_base=65536"
 
 /* Batch I of the stream seeded with SEED: 1 to 3 ops, with a range
 ** delete in one batch in three. */
@@ -1010,7 +1019,8 @@ static int child_writer(const void *arg)
     if (a->journal[0])
         tu_sync_journal_start(a->journal);
     ravel_db *db;
-    if (tu_open(a->dir, "write_buffer_size=65536", &db))
+    if (tu_open(a->dir, a->busy ? BUSY_OPTIONS : "write_buffer_size=65536",
+                &db))
         crash_child_fail("open: %s", ravel_errmsg());
     crash_child_opened(db);
     for (uint64_t i = 0;; i++) {
@@ -1026,7 +1036,8 @@ static int child_writer(const void *arg)
             crash_child_fail("write %llu: %s", (unsigned long long)i,
                              ravel_errmsg());
         ravel_batch_free(b);
-        if (i % 97 == 96 && ravel_flush(db, RAVEL_FLUSH_NO_WAIT))
+        if (i % (a->busy ? 7 : 97) == (a->busy ? 6 : 96) &&
+            ravel_flush(db, RAVEL_FLUSH_NO_WAIT))
             crash_child_fail("flush: %s", ravel_errmsg());
         uint64_t acked = i + 1;
         crash_send(&acked, sizeof acked);
@@ -1070,13 +1081,15 @@ static int db_matches(ravel_db *db, const struct model *m)
 
 /* One round: a child writes synced batches until killed (then, with
 ** PATTERN >= 0, a power loss of that pattern); the reopened database must
-** hold every acknowledged batch, and at most the one in flight besides. */
-static void crash_round(int round, int pattern, uint64_t *plrng)
+** hold every acknowledged batch, and at most the one in flight besides.
+** BUSY: the child flushes and compacts all along (writer_args). */
+static void crash_round(int round, int pattern, uint64_t *plrng, int busy)
 {
     {
-        char *dir = tu_path("%s-%d", pattern < 0 ? "kill9" : "powerloss",
-                            round);
-        struct writer_args wa = {.seed = tu_seed() + (uint64_t)round};
+        char *dir = tu_path("%s%s-%d", pattern < 0 ? "kill9" : "powerloss",
+                            busy ? "-busy" : "", round);
+        struct writer_args wa = {.seed = tu_seed() + (uint64_t)round,
+                                 .busy = busy};
         snprintf(wa.dir, sizeof wa.dir, "%s", dir);
         char *journal = pattern < 0 ? NULL : tu_path("journal-%d", round);
         if (journal)
@@ -1091,7 +1104,8 @@ static void crash_round(int round, int pattern, uint64_t *plrng)
                  round);
         crash_spawn(&c, "writer", &wa, sizeof wa);
         crash_wait(&c, acked_enough, 120000, "250 synced batches");
-        crash_kill_after(&c, CRASH_FROM_OPEN, 5 * (uint64_t)(round % 4));
+        crash_kill_after(&c, CRASH_FROM_OPEN,
+                         (busy ? 7 : 5) * (uint64_t)(round % 4));
         if (journal)
             tu_power_loss(dir, journal, (enum tu_power_loss_pattern)pattern,
                           plrng);
@@ -1116,9 +1130,11 @@ static void crash_round(int round, int pattern, uint64_t *plrng)
         }
         uint64_t rng = wa.seed;
         check_iter(db, NULL, which ? &next : &m, &rng, "after kill -9");
-        printf("%s: %llu batches acknowledged, the database holds %s\n",
+        printf("%s: %llu batches acknowledged, the database holds %s "
+               "(%d table files with range tombstones)\n",
                c.label, (unsigned long long)a.n,
-               which ? "one more (in flight)" : "exactly them");
+               which ? "one more (in flight)" : "exactly them",
+               tables_with_tombstones(db));
         TU_OK(ravel_close(db));
         free(journal);
         free(dir);
@@ -1129,7 +1145,7 @@ static void test_kill9(void **state)
 {
     (void)state;
     for (int round = 0; round < 3; round++)
-        crash_round(round, -1, NULL);
+        crash_round(round, -1, NULL, 0);
 }
 
 static void test_powerloss(void **state)
@@ -1137,7 +1153,22 @@ static void test_powerloss(void **state)
     (void)state;
     uint64_t rng = tu_seed() | 1;
     for (int p = 0; p < TU_PL_PATTERNS; p++)
-        crash_round(p, p, &rng);
+        crash_round(p, p, &rng, 0);
+}
+
+static void test_kill9_busy(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 4; round++)
+        crash_round(round, -1, NULL, 1);
+}
+
+static void test_powerloss_busy(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed() | 1;
+    for (int p = 0; p < TU_PL_PATTERNS; p++)
+        crash_round(p, p, &rng, 1);
 }
 
 /* ------------------------------------------------ reader and feed */
@@ -1305,7 +1336,7 @@ static void test_feed_flush(void **state)
 ** batch, then deletes the group with one range delete, over and over,
 ** while readers check through snapshots and iterators that a group is
 ** always whole (one generation, ten keys) or gone: a range delete is
-** atomic, and flushes (small memtables) turn it into point deletions
+** atomic, and flushes (small memtables) write it into table files
 ** without a reader ever seeing half of it. */
 #define CW_WRITERS 2
 #define CW_READERS 2
@@ -1609,6 +1640,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tables_ingest),
         cmocka_unit_test(test_kill9),
         cmocka_unit_test(test_powerloss),
+        cmocka_unit_test(test_kill9_busy),
+        cmocka_unit_test(test_powerloss_busy),
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_ingest),

@@ -40,7 +40,6 @@
 #include "base/dbformat.h"
 #include "db/checkpoint.h"
 #include "db/keep.h"
-#include "db/range_del_flush.h"
 #include "db/range_del_out.h"
 #include "memtable/range_del.h"
 #include "db/table_output.h"
@@ -59,30 +58,24 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Step 2: writes MEM's entries that must be kept into table files.
-** *DROPPED counts those dropped. */
-static int flush_write_tables(ravel_db *db, struct rv_version *v,
-                              rv_memtable *mem, struct rv_keep *keep,
+/* Step 2: writes MEM's entries that must be kept into table files, and
+** its range tombstones into their range-deletion blocks (each file given
+** the part inside it: range_del_out.h).  *DROPPED counts the entries
+** dropped. */
+static int flush_write_tables(ravel_db *db, rv_memtable *mem,
+                              struct rv_keep *keep,
                               struct rv_table_output *out,
                               uint64_t *dropped)
 {
-    int rc = RAVEL_OK;
-    /* with the point deletions its range deletions stand for, or (not
-    ** yet on: range_del_flush.h) with the tombstones themselves */
-    int to_tables = rv_range_del_flush_to_tables();
-    struct rv_iter *it = to_tables ? rv_memtable_iter_new(mem)
-                                   : rv_range_del_flush_iter(db, v, mem, &rc);
+    struct rv_iter *it = rv_memtable_iter_new(mem);
     if (!it)
-        return rc ? rc : rv_error(RAVEL_NOMEM, "out of memory for a flush "
-                                  "iterator");
+        return rv_error(RAVEL_NOMEM, "out of memory for a flush iterator");
     struct rv_range_del_out tombs;
     rv_range_del_out_init(&tombs, db->tables);
-    if (to_tables) {
-        int n = 0;
-        const struct rv_range_tomb *t =
-            rv_range_dels_list(rv_memtable_range_dels(mem), &n);
-        rc = rv_range_del_out_add(&tombs, t, n);
-    }
+    int n = 0;
+    const struct rv_range_tomb *t =
+        rv_range_dels_list(rv_memtable_range_dels(mem), &n);
+    int rc = rv_range_del_out_add(&tombs, t, n);
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
          it->ops->next(it)) {
         size_t klen, vlen;
@@ -163,7 +156,7 @@ void rv_flush_run_locked(ravel_db *db)
     rv_version_edit_init(&edit);
     uint64_t dropped = 0;
     if (rc == RAVEL_OK)
-        rc = flush_write_tables(db, v, mem, &keep, &out, &dropped);
+        rc = flush_write_tables(db, mem, &keep, &out, &dropped);
     if (rc == RAVEL_OK)
         rc = rv_sync_dir(db->dir);
     /* before the log number passes their records: the waiting

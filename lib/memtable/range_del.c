@@ -2,8 +2,8 @@
 ** range_del.c -- a memtable's range deletions: the list written by adds
 ** and its fragmented snapshot for readers (layout and concurrency in
 ** range_del.h).  Does not own: deciding what a tombstone hides from a read
-** (db/range_del_agg.c) or turning tombstones into point deletions at a
-** flush (db/range_del_flush.c), fragmenting (base/range_frags.c).
+** (db/range_del_agg.c) or writing them into table files at a flush
+** (db/range_del_out.c), fragmenting (base/range_frags.c).
 */
 #include "memtable/range_del.h"
 #include "base/dbformat.h"
