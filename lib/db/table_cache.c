@@ -211,9 +211,16 @@ int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f, int flags,
         if (s > *range_seq)
             *range_seq = s;
     }
-    *filtered = !rv_table_may_contain(t, ikey, klen - RV_TAG_SIZE);
-    if (!*filtered)
-        rc = rv_table_get(t, flags, ikey, klen, fn, ctx);
+    /* a file of tombstones alone (a flush of range deletes, a compaction
+    ** that dropped every version under them) has no entry to look for,
+    ** and may have no filter to say so */
+    if (rv_table_props(t)->entries == 0) {
+        *filtered = 0;
+    } else {
+        *filtered = !rv_table_may_contain(t, ikey, klen - RV_TAG_SIZE);
+        if (!*filtered)
+            rc = rv_table_get(t, flags, ikey, klen, fn, ctx);
+    }
     if (h)
         rv_cache_release(tc->cache, h);
     return rc;
