@@ -53,7 +53,8 @@
 **              holds no key, so the tombstone must be seen before the
 **              filter skips the file), multi_get, both iterator directions,
 **              a snapshot from before it; a put after it; a file holding
-**              puts older and newer than its own tombstone; a reopen.
+**              puts older and newer than its own tombstone; a reopen; a
+**              read_only handle.
 **   model_tables the model check again with 64 KiB files
 **              (target_file_size_base); with the model_* tests above,
 **              whose flushes and compactions write range tombstones into
@@ -652,6 +653,12 @@ static void test_tables_reads(void **state)
     db = tu_open_ok(dir, opts);
     assert_int_equal(tables_with_tombstones(db), 2);
     tables_check(db, &m, NULL, NULL, &rng, "after a reopen");
+    TU_OK(ravel_close(db));
+    /* a read_only handle (readers in other processes read as it does:
+    ** tables opened from the descriptors it holds) */
+    db = tu_open_ok(dir, "read_only=true");
+    assert_int_equal(tables_with_tombstones(db), 2);
+    tables_check(db, &m, NULL, NULL, &rng, "read_only");
     TU_OK(ravel_close(db));
     free(dir);
 }
