@@ -1212,11 +1212,11 @@ static int make_tombs(int nt, int key_space, uint64_t *rng)
 {
     for (int i = 0; i < nt; i++) {
         struct tomb *t = &g_t[i];
-        int a = (int)(rng_next(rng) % (uint64_t)key_space);
-        int w = 1 + (int)(rng_next(rng) % (uint64_t)(i % 7 == 0 ? 200 : 8));
+        int a = (int)(tu_rand(rng) % (uint64_t)key_space);
+        int w = 1 + (int)(tu_rand(rng) % (uint64_t)(i % 7 == 0 ? 200 : 8));
         t->blen = (size_t)snprintf(t->begin, sizeof t->begin, "key-%06d", a);
         t->elen = (size_t)snprintf(t->end, sizeof t->end, "key-%06d", a + w);
-        t->seq = 1 + rng_next(rng) % (uint64_t)(2 * nt);
+        t->seq = 1 + tu_rand(rng) % (uint64_t)(2 * nt);
     }
     return nt;
 }
@@ -1449,7 +1449,7 @@ static void test_range_del_damage_detected(void **state)
         if (pos < size)
             copy[pos] ^= (char)(1u << (pos % 8));
         else
-            len = rng_next(&rng) % size;
+            len = tu_rand(&rng) % size;
         fd = open(path_of(65), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         assert_int_equal(write(fd, copy, len), (ssize_t)len);
         close(fd);
