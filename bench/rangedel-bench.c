@@ -4,15 +4,19 @@
 ** within 5% of none).
 **
 **   rangedel-bench [--num N] [--reads R] [--rounds K] [--tombstones T]
-**                  [--dir D]
+**                  [--in memtable|l0|last] [--dir D]
 **
 ** Two databases hold the same N keys (16-byte keys "%016llu" of the even
 ** numbers 0, 2, ..., 2N-2; 100-byte values), flushed and compacted into
 ** table files.  Database B then gets T range deletions, each over one odd
 ** key [2j+1, 2j+1 followed by a zero byte): spread over the whole key
-** space, they delete nothing, so both databases answer every read alike;
-** they stay in B's memtable (where ravel keeps range deletions until a
-** flush), so each read of B searches them.  Then K rounds alternate A and
+** space, they delete nothing, so both databases answer every read alike.
+** Where they are read from (--in): B's memtable (memtable, the default);
+** a level-0 table file of their own, which every read of B visits (its
+** range spans the key space), written by a flush (l0); or the last
+** level's files beside the keys, written by a flush and a compaction
+** while a snapshot from before them keeps them (last).  So each read of
+** B searches them.  Then K rounds alternate A and
 ** B (the order flipped every round), each R ravel_get_into of random
 ** present keys from one thread with the same seed; prints each round's
 ** reads per second of the thread's CPU time (CLOCK_THREAD_CPUTIME_ID:
@@ -31,6 +35,7 @@
 static long long opt_num = 200000, opt_reads = 400000, opt_rounds = 7,
                  opt_tombs = 1000;
 static const char *opt_dir = "/tmp/rangedel-bench";
+static const char *opt_in = "memtable";
 
 static void die(const char *what, int rc)
 {
@@ -111,6 +116,20 @@ static void tombstones(ravel_db *db)
     }
 }
 
+/* Moves B's tombstones where --in says. */
+static void place(ravel_db *db, ravel_snapshot *before)
+{
+    int rc = RAVEL_OK;
+    if (strcmp(opt_in, "memtable") != 0)
+        rc = ravel_flush(db, 0);
+    if (rc == RAVEL_OK && strcmp(opt_in, "last") == 0)
+        rc = ravel_compact_range(db, NULL, 0, NULL, 0);
+    if (rc)
+        die("flush/compact", rc);
+    if ((rc = ravel_snapshot_release(db, before)))
+        die("snapshot_release", rc);
+}
+
 static double readrandom(ravel_db *db, uint64_t seed)
 {
     char k[32], buf[128];
@@ -150,9 +169,14 @@ int main(int argc, char **argv)
             opt_tombs = atoll(argv[i] + 13);
         else if (!strncmp(argv[i], "--dir=", 6))
             opt_dir = argv[i] + 6;
+        else if (!strncmp(argv[i], "--in=", 5) &&
+                 (!strcmp(argv[i] + 5, "memtable") ||
+                  !strcmp(argv[i] + 5, "l0") || !strcmp(argv[i] + 5, "last")))
+            opt_in = argv[i] + 5;
         else {
             fprintf(stderr, "usage: rangedel-bench [--num=N] [--reads=R] "
-                    "[--rounds=K] [--tombstones=T] [--dir=D]\n");
+                    "[--rounds=K] [--tombstones=T] "
+                    "[--in=memtable|l0|last] [--dir=D]\n");
             return 2;
         }
     }
@@ -167,7 +191,21 @@ int main(int argc, char **argv)
     ravel_db *a = open_db(da, 1), *b = open_db(dbp, 1);
     fill(a);
     fill(b);
+    ravel_snapshot *before;
+    int src = ravel_snapshot_acquire(b, &before);
+    if (src)
+        die("snapshot_acquire", src);
     tombstones(b);
+    place(b, before);
+    /* where B's tombstones are: its files (a table holding them is
+    ** larger than A's by their block) */
+    char *files = NULL;
+    for (int i = 0; i < 2; i++)
+        if (ravel_property(i ? b : a, "ravel.sstables", &files) == RAVEL_OK) {
+            printf("%s, tombstones in %s:\n%s", i ? "B" : "A", opt_in,
+                   files);
+            ravel_free(files);
+        }
     double *ratio = calloc((size_t)opt_rounds, sizeof *ratio);
     for (long long r = 0; r < opt_rounds; r++) {
         uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);

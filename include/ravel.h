@@ -714,8 +714,9 @@ RAVEL_API int ravel_delete(ravel_db *db, int flags, const void *key,
 ** Refused (RAVEL_INVALID, nothing written) once a transaction has begun
 ** on the database: the lock table locks keys, not ranges
 ** (ravel_txn_delete_range).  Storage: memtables keep range deletes beside
-** their entries; a flush writes a point deletion for each key of the
-** range that older data holds (docs/design.md, "Range deletes"). */
+** their entries; a flush writes them as range tombstones into its table
+** files, and compaction drops the versions they hide once no snapshot
+** needs them (docs/design.md, "Range deletes"). */
 RAVEL_API int ravel_delete_range(ravel_db *db, int flags, const void *begin,
                                  size_t blen, const void *end, size_t elen);
 
@@ -1235,7 +1236,8 @@ RAVEL_API void ravel_sst_writer_free(ravel_sst_writer *w);
 ** open).
 ** Refused, with nothing ingested and a message naming the file:
 ** RAVEL_NOTFOUND for a missing file, RAVEL_INVALID for files whose key
-** ranges overlap each other (naming both), an empty file, N == 0 or
+** ranges overlap each other (naming both), an empty file, a file holding
+** range tombstones (ravel_sst_writer writes none), N == 0 or
 ** unknown FLAGS, a database opened with unordered_write or
 ** write_prepared; RAVEL_READONLY on a database opened read_only or once
 ** writes are stopped; RAVEL_CORRUPT for a file that is not a ravel table

@@ -23,6 +23,11 @@
 **   powerloss  the same with a power loss after the kill, in every pattern
 **              of powerloss.h (unsynced bytes taken away as a power loss
 **              may): every acknowledged (synced) batch survives.
+**   kill9_busy, powerloss_busy  the same with a child that flushes every
+**              seven batches and compacts level 0 at two files, so the
+**              kill (and the power loss) lands in flushes writing range
+**              tombstones into table files and compactions carrying,
+**              cutting and dropping them.
 **   reader     a read_only handle in another process (a child) beside the
 **              live writer sees a range delete written after it opened
 **              (ravel_catch_up replays it from the WAL), in gets and its
@@ -30,8 +35,8 @@
 **              RAVEL_OP_DELETE_RANGE.
 **   concurrent two writers each fill a group of ten keys in one batch and
 **              delete it with one range delete, over and over, with small
-**              memtables (flushes turn the range deletes into point
-**              deletions meanwhile); two readers check through snapshots,
+**              memtables (flushes write the range deletes into table
+**              files meanwhile); two readers check through snapshots,
 **              gets and iterators that a group is always whole or gone.
 **              (Not with unordered_write alone: a batch is not atomic to
 **              readers there, docs/ordering.md.)
@@ -41,8 +46,45 @@
 **   repair     ravel_repair of a database killed with a range delete in its
 **              WAL only: the salvaged range delete still hides the table
 **              keys it covers, a later put stays.
-**   feed_flush after a flush turned the range delete into point deletions
-**              in a table (over keys already in a table), gets, iterators,
+**   tables_reads  (range tombstones in table files: flushes write them
+**              into the range-deletion block; here nothing compacts) a
+**              file holding
+**              only a tombstone over an older file's keys: gets (its filter
+**              holds no key, so the tombstone must be seen before the
+**              filter skips the file), multi_get, both iterator directions,
+**              a snapshot from before it; a put after it; a file holding
+**              puts older and newer than its own tombstone; a reopen; a
+**              read_only handle.
+**   model_tables the model check again with 64 KiB files
+**              (target_file_size_base); with the model_* tests above,
+**              whose flushes and compactions write range tombstones into
+**              table files too, it checks that compactions carry them down
+**              and drop what they hide from every reader, gets and
+**              iterators read them at every level; again with
+**              write_prepared (model_tables_prepared: versions some
+**              reader may not see are neither dropped nor hide).
+**   tables_cut (step 2) 6,000 keys over files of 64 KiB
+**              (target_file_size_base), range deletes spanning many of
+**              them, puts after one over more than a file, a snapshot
+**              before them, compacted
+**              to the last level twice: the tombstones are cut into
+**              several files, a level's files stay disjoint (internal
+**              keys: a cut tombstone ends at the sentinel of the next
+**              file's first key), and every get, both full scans and the
+**              snapshot agree with the model, before and after a reopen;
+**              with the snapshot held nothing it needs is dropped, once
+**              released the last compaction drops the covered versions
+**              and the tombstones (the files hold the live keys alone).
+**   tables_repair (step 3) ravel_repair of a database whose newest file
+**              holds a tombstone (a version-2 file) over an older file's
+**              keys: the tombstone still hides them after the repair, a
+**              put after it stays; with its range-deletion block damaged,
+**              the report says the tombstones are lost.
+**   tables_ingest (step 3) a file ingested over keys a table's tombstone
+**              covers keeps its keys (it is newer), the rest stay deleted,
+**              across a flush, a compaction and a reopen.
+**   feed_flush after a flush wrote the range delete into a table (over
+**              keys already in a table), gets, iterators,
 **              a snapshot taken before it (across compactions) and a
 **              reopen agree with the model; a put after the range delete
 **              survives it.
@@ -50,6 +92,14 @@
 #include "testutil.h"
 #include "crash_harness.h"
 #include "powerloss.h"
+#include "db/db.h"
+#include "db/table_cache.h"
+#include "db/version.h"
+#include "table/sst_writer.h"
+#include "table/table_builder.h"
+#include "util/coding.h"
+
+#include <fcntl.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +372,11 @@ static void test_api(void **state)
 
 /* ---------------------------------------------------------- model */
 
+static int tables_with_tombstones(ravel_db *db);
+
+/* With range tombstones in table files (the test hook). */
+#define TABLES_OPTIONS ";target_file_size_base=65536"
+
 struct snap_slot {
     ravel_snapshot *s;
     struct model m;
@@ -364,15 +419,17 @@ static int mode_set_by_run(const char *name, const char *mode)
     return 1;
 }
 
-static void model_run(const char *name, const char *mode)
+/* TABLES: files of 64 KiB (target_file_size_base). */
+static void model_run_in(const char *name, const char *mode, int tables)
 {
     if (mode_set_by_run(name, mode))
         return;
     char *dir = tu_path("model-%s", name);
     /* small memtables: flushes come on their own too */
-    char opts[256];
-    snprintf(opts, sizeof opts, "write_buffer_size=65536%s%s",
-             mode ? ";" : "", mode ? mode : "");
+    char opts[384];
+    snprintf(opts, sizeof opts, "write_buffer_size=65536%s%s%s",
+             mode ? ";" : "", mode ? mode : "",
+             tables ? TABLES_OPTIONS : "");
     ravel_db *db = tu_open_ok(dir, opts);
     uint64_t seed = tu_seed();
     uint64_t rng = seed;
@@ -382,6 +439,7 @@ static void model_run(const char *name, const char *mode)
     memset(snaps, 0, sizeof snaps);
     int steps = (int)tu_env_u64("RAVEL_TEST_RANGE_DEL_STEPS", 3000);
     uint64_t serial = 0;
+    int in_tables = 0; /* checks made with tombstones in table files */
     for (int step = 0; step < steps; step++) {
         uint64_t r = tu_rand(&rng) % 1000;
         if (r < 700) {
@@ -421,10 +479,15 @@ static void model_run(const char *name, const char *mode)
             TU_OK(ravel_close(db));
             db = tu_open_ok(dir, opts);
         }
-        if (step % 25 == 24)
+        if (step % 25 == 24) {
             check_all(db, &m, snaps, &rng, step);
+            in_tables += tables_with_tombstones(db) > 0;
+        }
     }
     check_all(db, &m, snaps, &rng, steps);
+    /* the checks read tombstones in tables, not only in memtables (they
+    ** come and go: compaction drops them at the bottom) */
+    assert_true(in_tables > 0);
     release_all(db, snaps);
     TU_OK(ravel_close(db));
     db = tu_open_ok(dir, opts);
@@ -433,6 +496,11 @@ static void model_run(const char *name, const char *mode)
     printf("model %s: %d steps, seed %llu\n", name, steps,
            (unsigned long long)seed);
     free(dir);
+}
+
+static void model_run(const char *name, const char *mode)
+{
+    model_run_in(name, mode, 0);
 }
 
 static void test_model_default(void **state)
@@ -456,13 +524,484 @@ static void test_model_prepared(void **state)
     model_run("prepared", MODE_PREPARED);
 }
 
+static void test_model_tables(void **state)
+{
+    (void)state;
+    model_run_in("tables", NULL, 1);
+}
+static void test_model_tables_prepared(void **state)
+{
+    (void)state;
+    model_run_in("tables-prepared", MODE_PREPARED, 1);
+}
+
+/* ------------------------------------------------- tombstones in tables */
+
+/* Table files of DB whose range-deletion block holds tombstones. */
+static int tables_with_tombstones(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    int n = 0;
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < v->files->n[l]; i++) {
+            const struct rv_range_frags *f;
+            rv_cache_handle *h;
+            TU_OK(rv_table_cache_range_frags(db->tables, v->files->level[l][i],
+                                             &f, &h));
+            n += f != NULL;
+            if (h)
+                rv_table_cache_release(db->tables, h);
+        }
+    rv_version_unref(v);
+    return n;
+}
+
+/* multi_get of every key against M. */
+static void check_multi_get(ravel_db *db, const struct model *m,
+                            const char *what)
+{
+    char keys[NK][8];
+    const void *kp[NK];
+    size_t kl[NK], vl[NK];
+    void *vals[NK];
+    int rcs[NK];
+    for (int i = 0; i < NK; i++) {
+        key_of(i, keys[i]);
+        kp[i] = keys[i];
+        kl[i] = 4;
+    }
+    TU_OK(ravel_multi_get(db, NULL, NK, kp, kl, vals, vl, rcs));
+    for (int i = 0; i < NK; i++) {
+        if (m->has[i] && (rcs[i] != RAVEL_OK || vl[i] != strlen(m->val[i]) ||
+                          memcmp(vals[i], m->val[i], vl[i]) != 0))
+            fail_msg("%s: multi_get k%03d returned %d, expected %s", what, i,
+                     rcs[i], m->val[i]);
+        if (!m->has[i] && rcs[i] != RAVEL_NOTFOUND)
+            fail_msg("%s: multi_get k%03d returned %d, expected not found",
+                     what, i, rcs[i]);
+        if (rcs[i] == RAVEL_OK)
+            ravel_free(vals[i]);
+    }
+}
+
+static void tables_check(ravel_db *db, const struct model *m,
+                         const ravel_snapshot *snap, const struct model *sm,
+                         uint64_t *rng, const char *what)
+{
+    check_gets(db, NULL, m, what);
+    check_iter(db, NULL, m, rng, what);
+    check_multi_get(db, m, what);
+    if (snap) {
+        check_gets(db, snap, sm, what);
+        check_iter(db, snap, sm, rng, what);
+    }
+}
+
+static void test_tables_reads(void **state)
+{
+    (void)state;
+    char *dir = tu_path("tables-reads");
+    /* level 0 only: no compaction may merge the files it looks at */
+    const char *opts = "bloom_bits_per_key=10;disable_auto_compactions=true";
+    ravel_db *db = tu_open_ok(dir, opts);
+    uint64_t rng = tu_seed();
+    struct model m;
+    memset(&m, 0, sizeof m);
+    /* an older file of every key */
+    for (int i = 0; i < NK; i++) {
+        struct op o = {.kind = 0, .a = i};
+        snprintf(o.val, sizeof o.val, "old%d", i);
+        TU_OK(op_write(db, 0, &o));
+        model_apply(&m, &o);
+    }
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 0);
+    ravel_snapshot *snap;
+    TU_OK(ravel_snapshot_acquire(db, &snap));
+    struct model before = m;
+    /* a file holding nothing but a tombstone over keys 10..29 */
+    struct op o = {.kind = 2, .a = 10, .b = 30};
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 1);
+    tables_check(db, &m, snap, &before, &rng, "a tombstone-only file");
+    /* a put after the tombstone, in a newer file */
+    o = (struct op){.kind = 0, .a = 15};
+    strcpy(o.val, "after");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    TU_OK(ravel_flush(db, 0));
+    tables_check(db, &m, snap, &before, &rng, "a put after the tombstone");
+    /* one file: a put older than its tombstone and one newer */
+    o = (struct op){.kind = 0, .a = 35};
+    strcpy(o.val, "older");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    o = (struct op){.kind = 2, .a = 33, .b = 38};
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    o = (struct op){.kind = 0, .a = 36};
+    strcpy(o.val, "newer");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(&m, &o);
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 2);
+    tables_check(db, &m, snap, &before, &rng, "puts around a tombstone");
+    TU_OK(ravel_snapshot_release(db, snap));
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, opts);
+    assert_int_equal(tables_with_tombstones(db), 2);
+    tables_check(db, &m, NULL, NULL, &rng, "after a reopen");
+    TU_OK(ravel_close(db));
+    /* a read_only handle (readers in other processes read as it does:
+    ** tables opened from the descriptors it holds) */
+    db = tu_open_ok(dir, "read_only=true");
+    assert_int_equal(tables_with_tombstones(db), 2);
+    tables_check(db, &m, NULL, NULL, &rng, "read_only");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* The entries (puts and deletions) of DB's table files. */
+static uint64_t table_entries(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    uint64_t n = 0;
+    for (int l = 0; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < v->files->n[l]; i++)
+            n += v->files->level[l][i]->meta.entries;
+    rv_version_unref(v);
+    return n;
+}
+
+/* 1 if the files of every level >= 1 of DB are sorted and disjoint by
+** internal key (the sentinel of a cut tombstone included). */
+static int levels_disjoint(ravel_db *db)
+{
+    struct rv_version *v = rv_db_ref_version(db);
+    int ok = 1;
+    for (int l = 1; l < RV_NUM_LEVELS; l++)
+        for (int i = 1; i < v->files->n[l]; i++) {
+            const struct rv_file_meta *a = &v->files->level[l][i - 1]->meta;
+            const struct rv_file_meta *b = &v->files->level[l][i]->meta;
+            if (rv_ikey_compare(a->largest, a->largest_len, b->smallest,
+                                b->smallest_len) >= 0)
+                ok = 0;
+        }
+    rv_version_unref(v);
+    return ok;
+}
+
+#define CUT_N 6000
+
+static void cut_key(int i, char k[static 8])
+{
+    snprintf(k, 8, "t%05d", i % 100000);
+}
+
+/* Every key of the cut test against HAS (0: deleted, 1: its first value,
+** 2: "after", put after the range deletes), by gets and both full scans. */
+static void cut_check(ravel_db *db, const ravel_snapshot *snap,
+                      const unsigned char *has, const char *what)
+{
+    for (int i = 0; i < CUT_N; i++) {
+        char k[8];
+        cut_key(i, k);
+        void *v = NULL;
+        size_t vl = 0;
+        int rc = ravel_get(db, snap, k, 6, &v, &vl);
+        if (has[i] && rc != RAVEL_OK)
+            fail_msg("%s: get %s returned %d, expected a value", what, k, rc);
+        if (!has[i] && rc != RAVEL_NOTFOUND)
+            fail_msg("%s: get %s returned %d, expected not found", what, k,
+                     rc);
+        if (rc == RAVEL_OK &&
+            (has[i] == 2) != (vl == 5 && memcmp(v, "after", 5) == 0))
+            fail_msg("%s: get %s = %.5s, expected %s", what, k, (char *)v,
+                     has[i] == 2 ? "the put after the range delete"
+                                 : "the first put");
+        ravel_free(v);
+    }
+    ravel_iter *it;
+    TU_OK(ravel_iter_new(db, snap, &it));
+    int want = 0;
+    for (ravel_iter_seek_to_first(it); ravel_iter_valid(it);
+         ravel_iter_next(it)) {
+        while (want < CUT_N && !has[want])
+            want++;
+        size_t kl;
+        const char *k = ravel_iter_key(it, &kl);
+        char e[8];
+        cut_key(want, e);
+        if (want >= CUT_N || kl != 6 || memcmp(k, e, 6) != 0)
+            fail_msg("%s: the forward scan shows %.*s, expected %s", what,
+                     (int)kl, k, want < CUT_N ? e : "the end");
+        want++;
+    }
+    TU_OK(ravel_iter_status(it));
+    while (want < CUT_N && !has[want])
+        want++;
+    if (want != CUT_N)
+        fail_msg("%s: the forward scan ended before t%05d", what, want);
+    want = CUT_N - 1;
+    for (ravel_iter_seek_to_last(it); ravel_iter_valid(it);
+         ravel_iter_prev(it)) {
+        while (want >= 0 && !has[want])
+            want--;
+        size_t kl;
+        const char *k = ravel_iter_key(it, &kl);
+        char e[8];
+        cut_key(want < 0 ? 0 : want, e);
+        if (want < 0 || kl != 6 || memcmp(k, e, 6) != 0)
+            fail_msg("%s: the reverse scan shows %.*s, expected %s", what,
+                     (int)kl, k, want >= 0 ? e : "the end");
+        want--;
+    }
+    TU_OK(ravel_iter_status(it));
+    while (want >= 0 && !has[want])
+        want--;
+    if (want != -1)
+        fail_msg("%s: the reverse scan ended after t%05d", what, want);
+    ravel_iter_free(it);
+}
+
+static void test_tables_cut(void **state)
+{
+    (void)state;
+    char *dir = tu_path("tables-cut");
+    const char *opts = "target_file_size_base=65536;write_buffer_size=4194304";
+    ravel_db *db = tu_open_ok(dir, opts);
+    static unsigned char has[CUT_N], then[CUT_N];
+    char val[100];
+    memset(val, 'x', sizeof val);
+    for (int i = 0; i < CUT_N; i++) {
+        char k[8];
+        cut_key(i, k);
+        int n = snprintf(val, sizeof val, "v%d", i);
+        val[n] = 'x';
+        TU_OK(ravel_put(db, 0, k, 6, val, sizeof val));
+        has[i] = 1;
+    }
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    ravel_snapshot *snap;
+    TU_OK(ravel_snapshot_acquire(db, &snap));
+    memcpy(then, has, sizeof has);
+    static const int ranges[][2] = {{100, 2500}, {3000, 3001}, {2400, 2600},
+                                    {4000, 5990}};
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        char b[8], e[8];
+        cut_key(ranges[r][0], b);
+        cut_key(ranges[r][1], e);
+        TU_OK(ravel_delete_range(db, 0, b, 6, e, 6));
+        for (int i = ranges[r][0]; i < ranges[r][1]; i++)
+            has[i] = 0;
+    }
+    /* puts after the range delete over a stretch of it bigger than a file,
+    ** so that the compactions cut files at keys put after the tombstone
+    ** (the file before ends at the sentinel of that key) */
+    for (int i = 5000; i < 5990; i++) {
+        char k[8];
+        cut_key(i, k);
+        TU_OK(ravel_put(db, 0, k, 6, "after", 5));
+        has[i] = 2;
+    }
+    TU_OK(ravel_flush(db, 0));
+    cut_check(db, NULL, has, "flushed");
+    cut_check(db, snap, then, "flushed, the snapshot");
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    assert_true(tables_with_tombstones(db) >= 2); /* cut into pieces */
+    assert_true(levels_disjoint(db));
+    cut_check(db, NULL, has, "compacted");
+    cut_check(db, snap, then, "compacted, the snapshot");
+    /* the snapshot held what the tombstones cover: nothing dropped */
+    assert_true(table_entries(db) > CUT_N);
+    TU_OK(ravel_snapshot_release(db, snap));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    assert_true(levels_disjoint(db));
+    cut_check(db, NULL, has, "compacted again");
+    /* no snapshot: at the last level the covered versions and the
+    ** tombstones are dropped (step 2's dropping) */
+    uint64_t live = 0;
+    for (int i = 0; i < CUT_N; i++)
+        live += has[i] != 0;
+    assert_int_equal(tables_with_tombstones(db), 0);
+    assert_int_equal(table_entries(db), live);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, opts);
+    cut_check(db, NULL, has, "reopened");
+    TU_OK(ravel_close(db));
+    free(dir);
+}
+
+/* A database in DIR: k000..k039 = "old" compacted to the last level, then
+** a file (level 0) holding the tombstone [k010, k030) and k015 = "after";
+** closed.  Its model in *M. */
+static void tables_build_tombstoned(const char *dir, struct model *m)
+{
+    ravel_db *db = tu_open_ok(dir, NULL);
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i < NK; i++) {
+        struct op o = {.kind = 0, .a = i};
+        strcpy(o.val, "old");
+        TU_OK(op_write(db, 0, &o));
+        model_apply(m, &o);
+    }
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    struct op o = {.kind = 2, .a = 10, .b = 30};
+    TU_OK(op_write(db, 0, &o));
+    model_apply(m, &o);
+    o = (struct op){.kind = 0, .a = 15};
+    strcpy(o.val, "after");
+    TU_OK(op_write(db, 0, &o));
+    model_apply(m, &o);
+    TU_OK(ravel_flush(db, 0));
+    assert_int_equal(tables_with_tombstones(db), 1);
+    TU_OK(ravel_close(db));
+}
+
+/* Deletes the CURRENT and manifests of scratch directory NAME: repair must rebuild from the
+** table files (a database that needs nothing is left as it is). */
+static void drop_manifest(const char *name)
+{
+    for (int n = 1; n < 100; n++) {
+        char *p = tu_path("%s/MANIFEST-%06d", name, n);
+        unlink(p);
+        free(p);
+    }
+    char *c = tu_path("%s/CURRENT", name);
+    unlink(c);
+    free(c);
+}
+
+static void test_tables_repair(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    struct model m;
+    char *dir = tu_path("tables-repair");
+    tables_build_tombstoned(dir, &m);
+    drop_manifest("tables-repair");
+    char *report = NULL;
+    TU_OK(ravel_repair(dir, NULL, NULL, NULL, &report));
+    if (!strstr(report, "range tombstone fragments read"))
+        fail_msg("the repair report does not say it read the tombstones:\n%s",
+                 report);
+    ravel_free(report);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    check_gets(db, NULL, &m, "repaired");
+    check_iter(db, NULL, &m, &rng, "repaired");
+    TU_OK(ravel_close(db));
+    free(dir);
+
+    /* the range-deletion block damaged: the first "k030" of the newest
+    ** table file is its end key (the file's data block holds k015 only,
+    ** its properties come after the block) */
+    dir = tu_path("tables-repair-damaged");
+    tables_build_tombstoned(dir, &m);
+    char *newest = NULL;
+    for (int n = 1; n < 100; n++) {
+        char *p = tu_path("tables-repair-damaged/%06d.sst", n);
+        if (access(p, F_OK) == 0) {
+            free(newest);
+            newest = p;
+        } else {
+            free(p);
+        }
+    }
+    assert_non_null(newest);
+    FILE *f = fopen(newest, "r+b");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    char *at = memmem(buf, len, "k030", 4);
+    assert_non_null(at);
+    assert_int_equal(fseek(f, at - buf, SEEK_SET), 0);
+    assert_int_equal(fputc('K', f), 'K');
+    assert_int_equal(fclose(f), 0);
+    free(newest);
+    drop_manifest("tables-repair-damaged");
+    TU_OK(ravel_repair(dir, NULL, NULL, NULL, &report));
+    if (!strstr(report, "range-deletion block is lost"))
+        fail_msg("the repair report does not say the tombstones are "
+                 "lost:\n%s", report);
+    ravel_free(report);
+    free(dir);
+}
+
+static void test_tables_ingest(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed();
+    struct model m;
+    char *dir = tu_path("tables-ingest");
+    tables_build_tombstoned(dir, &m);
+    ravel_db *db = tu_open_ok(dir, NULL);
+    char *sst = tu_path("tables-ingest.sst");
+    ravel_sst_writer *w;
+    TU_OK(ravel_sst_writer_open(sst, NULL, &w));
+    TU_OK(ravel_sst_writer_put(w, "k020", 4, "ingested", 8));
+    TU_OK(ravel_sst_writer_finish(w, NULL));
+    ravel_sst_writer_free(w);
+    const char *paths[] = {sst};
+    TU_OK(ravel_ingest(db, paths, 1, 0));
+    m.has[20] = 1;
+    strcpy(m.val[20], "ingested");
+    check_gets(db, NULL, &m, "ingested");
+    check_iter(db, NULL, &m, &rng, "ingested");
+    TU_OK(ravel_flush(db, 0));
+    TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    check_gets(db, NULL, &m, "ingested, compacted");
+    check_iter(db, NULL, &m, &rng, "ingested, compacted");
+    /* an external file holding a tombstone (no ravel_sst_writer writes
+    ** one: the builder does) is refused, and changes nothing */
+    char *ext = tu_path("tables-ingest-tombstone.sst");
+    int fd = open(ext, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    struct rv_table_options to = {.block_size = 4096,
+                                  .block_restart_interval = 16,
+                                  .bloom_bits_per_key = 10};
+    rv_table_builder *tb;
+    TU_OK(rv_table_builder_new(fd, ext, RV_SST_EXTERNAL_NUMBER, &to, &tb));
+    char ik[12];
+    memcpy(ik, "k001", 4);
+    rv_put_fixed64(ik + 4, rv_pack_tag(0, RV_TYPE_PUT));
+    TU_OK(rv_table_builder_add(tb, ik, sizeof ik, "x", 1));
+    TU_OK(rv_table_builder_add_range_del(tb, "k000", 4, "k005", 4, 0));
+    struct rv_table_props props;
+    uint64_t size;
+    TU_OK(rv_table_builder_finish(tb, &props, &size));
+    rv_table_builder_free(tb);
+    close(fd);
+    const char *ext_paths[] = {ext};
+    TU_EXPECT_INVALID(ravel_ingest(db, ext_paths, 1, 0));
+    check_gets(db, NULL, &m, "a file with a tombstone refused");
+    free(ext);
+    TU_OK(ravel_close(db));
+    db = tu_open_ok(dir, NULL);
+    check_gets(db, NULL, &m, "ingested, reopened");
+    TU_OK(ravel_close(db));
+    free(sst);
+    free(dir);
+}
+
 /* ---------------------------------------------------------- kill -9 */
 
 struct writer_args {
     char dir[512];
     char journal[512]; /* the sync journal of a power-loss round, or "" */
     uint64_t seed;
+    int busy;          /* a flush every few batches and compactions after
+                       ** every second flush: the kill lands in them */
 };
+
+/* A busy writer's options: level 0 compacted at two files, into one
+** level (the data is small), so tombstones are carried and dropped at
+** the bottom while the writer goes on. */
+#define BUSY_OPTIONS "write_buffer_size=65536;" \
+    "level0_file_num_compaction_trigger=2;target_file_size_base=65536"
 
 /* Batch I of the stream seeded with SEED: 1 to 3 ops, with a range
 ** delete in one batch in three. */
@@ -487,7 +1026,8 @@ static int child_writer(const void *arg)
     if (a->journal[0])
         tu_sync_journal_start(a->journal);
     ravel_db *db;
-    if (tu_open(a->dir, "write_buffer_size=65536", &db))
+    if (tu_open(a->dir, a->busy ? BUSY_OPTIONS : "write_buffer_size=65536",
+                &db))
         crash_child_fail("open: %s", ravel_errmsg());
     crash_child_opened(db);
     for (uint64_t i = 0;; i++) {
@@ -503,7 +1043,8 @@ static int child_writer(const void *arg)
             crash_child_fail("write %llu: %s", (unsigned long long)i,
                              ravel_errmsg());
         ravel_batch_free(b);
-        if (i % 97 == 96 && ravel_flush(db, RAVEL_FLUSH_NO_WAIT))
+        if (i % (a->busy ? 7 : 97) == (a->busy ? 6 : 96) &&
+            ravel_flush(db, RAVEL_FLUSH_NO_WAIT))
             crash_child_fail("flush: %s", ravel_errmsg());
         uint64_t acked = i + 1;
         crash_send(&acked, sizeof acked);
@@ -547,13 +1088,15 @@ static int db_matches(ravel_db *db, const struct model *m)
 
 /* One round: a child writes synced batches until killed (then, with
 ** PATTERN >= 0, a power loss of that pattern); the reopened database must
-** hold every acknowledged batch, and at most the one in flight besides. */
-static void crash_round(int round, int pattern, uint64_t *plrng)
+** hold every acknowledged batch, and at most the one in flight besides.
+** BUSY: the child flushes and compacts all along (writer_args). */
+static void crash_round(int round, int pattern, uint64_t *plrng, int busy)
 {
     {
-        char *dir = tu_path("%s-%d", pattern < 0 ? "kill9" : "powerloss",
-                            round);
-        struct writer_args wa = {.seed = tu_seed() + (uint64_t)round};
+        char *dir = tu_path("%s%s-%d", pattern < 0 ? "kill9" : "powerloss",
+                            busy ? "-busy" : "", round);
+        struct writer_args wa = {.seed = tu_seed() + (uint64_t)round,
+                                 .busy = busy};
         snprintf(wa.dir, sizeof wa.dir, "%s", dir);
         char *journal = pattern < 0 ? NULL : tu_path("journal-%d", round);
         if (journal)
@@ -568,7 +1111,8 @@ static void crash_round(int round, int pattern, uint64_t *plrng)
                  round);
         crash_spawn(&c, "writer", &wa, sizeof wa);
         crash_wait(&c, acked_enough, 120000, "250 synced batches");
-        crash_kill_after(&c, CRASH_FROM_OPEN, 5 * (uint64_t)(round % 4));
+        crash_kill_after(&c, CRASH_FROM_OPEN,
+                         (busy ? 7 : 5) * (uint64_t)(round % 4));
         if (journal)
             tu_power_loss(dir, journal, (enum tu_power_loss_pattern)pattern,
                           plrng);
@@ -593,9 +1137,11 @@ static void crash_round(int round, int pattern, uint64_t *plrng)
         }
         uint64_t rng = wa.seed;
         check_iter(db, NULL, which ? &next : &m, &rng, "after kill -9");
-        printf("%s: %llu batches acknowledged, the database holds %s\n",
+        printf("%s: %llu batches acknowledged, the database holds %s "
+               "(%d table files with range tombstones)\n",
                c.label, (unsigned long long)a.n,
-               which ? "one more (in flight)" : "exactly them");
+               which ? "one more (in flight)" : "exactly them",
+               tables_with_tombstones(db));
         TU_OK(ravel_close(db));
         free(journal);
         free(dir);
@@ -606,7 +1152,7 @@ static void test_kill9(void **state)
 {
     (void)state;
     for (int round = 0; round < 3; round++)
-        crash_round(round, -1, NULL);
+        crash_round(round, -1, NULL, 0);
 }
 
 static void test_powerloss(void **state)
@@ -614,7 +1160,22 @@ static void test_powerloss(void **state)
     (void)state;
     uint64_t rng = tu_seed() | 1;
     for (int p = 0; p < TU_PL_PATTERNS; p++)
-        crash_round(p, p, &rng);
+        crash_round(p, p, &rng, 0);
+}
+
+static void test_kill9_busy(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 4; round++)
+        crash_round(round, -1, NULL, 1);
+}
+
+static void test_powerloss_busy(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_seed() | 1;
+    for (int p = 0; p < TU_PL_PATTERNS; p++)
+        crash_round(p, p, &rng, 1);
 }
 
 /* ------------------------------------------------ reader and feed */
@@ -782,7 +1343,7 @@ static void test_feed_flush(void **state)
 ** batch, then deletes the group with one range delete, over and over,
 ** while readers check through snapshots and iterators that a group is
 ** always whole (one generation, ten keys) or gone: a range delete is
-** atomic, and flushes (small memtables) turn it into point deletions
+** atomic, and flushes (small memtables) write it into table files
 ** without a reader ever seeing half of it. */
 #define CW_WRITERS 2
 #define CW_READERS 2
@@ -1078,8 +1639,16 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_model_unordered),
         cmocka_unit_test(test_model_in_order),
         cmocka_unit_test(test_model_prepared),
+        cmocka_unit_test(test_tables_reads),
+        cmocka_unit_test(test_model_tables),
+        cmocka_unit_test(test_model_tables_prepared),
+        cmocka_unit_test(test_tables_cut),
+        cmocka_unit_test(test_tables_repair),
+        cmocka_unit_test(test_tables_ingest),
         cmocka_unit_test(test_kill9),
         cmocka_unit_test(test_powerloss),
+        cmocka_unit_test(test_kill9_busy),
+        cmocka_unit_test(test_powerloss_busy),
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_ingest),

@@ -23,10 +23,11 @@ enum rv_value_type {
     RV_TYPE_PUT = 1,
     /* A range deletion (RocksDB's kTypeRangeDeletion): key = BEGIN, value
     ** = END; every key in [BEGIN, END) is deleted at its sequence.  In
-    ** batches, the WAL and memtables (memtable/range_del.c); a flush turns
-    ** it into point deletions (db/range_del_flush.c), so table files never
-    ** hold it.  A ravel older than it refuses a WAL record holding it
-    ** ("unknown type 0x0f") instead of misreading it. */
+    ** batches, the WAL and memtables (memtable/range_del.c), and in table
+    ** files' range-deletion blocks (format version 2,
+    ** table/range_del_block.h), where flushes and compactions write it
+    ** (db/range_del_out.c).  A ravel older than it refuses a WAL record
+    ** holding it ("unknown type 0x0f") instead of misreading it. */
     RV_TYPE_RANGE_DELETE = 0x0F,
     /* Markers of a prepared transaction's records (db/prepared.h), WAL
     ** only, never in a memtable or a table file: key = its name, value =

@@ -33,6 +33,7 @@
 #include "db/db.h"
 #include "base/dbformat.h"
 #include "db/keep.h"
+#include "db/range_del_out.h"
 #include "db/table_output.h"
 #include "util/error.h"
 #include "util/fault.h"
@@ -223,6 +224,63 @@ static int compaction_drop_deletion(const struct rv_keep *keep,
            compaction_bottom_for_key(below, k, klen - RV_TAG_SIZE);
 }
 
+/* 1 if no level below C's output level holds a key of [B, E) (user
+** keys; a file's bounds cover its own tombstones). */
+static int compaction_bottom_for_range(const struct rv_compaction *c,
+                                       const char *b, size_t bl,
+                                       const char *e, size_t el)
+{
+    const struct rv_files *fs = c->files;
+    for (int l = c->output_level + 1; l < RV_NUM_LEVELS; l++)
+        for (int i = 0; i < fs->n[l]; i++) {
+            const struct rv_file_meta *m = &fs->level[l][i]->meta;
+            if (rv_user_key_compare(m->smallest,
+                                    m->smallest_len - RV_TAG_SIZE, e,
+                                    el) < 0 &&
+                rv_user_key_compare(m->largest, m->largest_len - RV_TAG_SIZE,
+                                    b, bl) >= 0)
+                return 0;
+        }
+    return 1;
+}
+
+struct compaction_tomb_ctx {
+    const struct rv_compaction *c;
+    const struct rv_keep *keep;
+};
+
+/* rv_range_del_out_drop's question: a tombstone every reader sees, over
+** a range nothing below the output holds, hides nothing once the
+** versions it covers here are dropped (they are: the same stripe). */
+static int compaction_tomb_droppable(void *ctx, const struct rv_range_tomb *t)
+{
+    const struct compaction_tomb_ctx *x = ctx;
+    return rv_keep_seen_by_all(x->keep, t->seq) &&
+           compaction_bottom_for_range(x->c, t->begin, t->blen, t->end,
+                                       t->elen);
+}
+
+/* 1 if the entry K (kept by rv_keep_entry) is hidden from every reader
+** by one of TOMBS: the oldest tombstone over it newer than it, in its
+** stripe.  -1 when out of memory. */
+static int compaction_covered(const struct rv_keep *keep,
+                              struct rv_range_del_out *tombs, const char *k,
+                              size_t klen)
+{
+    int nomem = 0;
+    const struct rv_range_frag *g =
+        rv_range_del_out_find(tombs, k, klen - RV_TAG_SIZE, &nomem);
+    if (nomem)
+        return -1;
+    if (!g)
+        return 0;
+    uint64_t seq = rv_tag_sequence(rv_get_fixed64(k + klen - RV_TAG_SIZE));
+    uint64_t above = 0; /* the sequences are newest first */
+    for (int i = 0; i < g->n_seqs && g->seqs[i] > seq; i++)
+        above = g->seqs[i];
+    return above && rv_keep_hides(keep, above, seq);
+}
+
 /* Step 2: merges C's inputs into R's output files. */
 static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
                             struct rv_keep *keep, struct compaction_result *r)
@@ -234,6 +292,15 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
     for (int w = 0; w < 2; w++)
         for (int i = 0; i < c->n_inputs[w]; i++)
             r->read_bytes += c->inputs[w][i]->meta.size;
+    /* the inputs' range tombstones, each output file given its part */
+    struct rv_range_del_out tombs;
+    rv_range_del_out_init(&tombs, db->tables);
+    for (int w = 0; w < 2 && rc == RAVEL_OK; w++)
+        for (int i = 0; i < c->n_inputs[w] && rc == RAVEL_OK; i++)
+            rc = rv_range_del_out_add_file(&tombs, c->inputs[w][i]);
+    struct compaction_tomb_ctx tctx = {.c = c, .keep = keep};
+    if (rc == RAVEL_OK)
+        rc = rv_range_del_out_drop(&tombs, compaction_tomb_droppable, &tctx);
     struct compaction_below below = {.c = c};
     struct compaction_grandparents gp = {.c = c, .in_gap = 1};
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
@@ -254,18 +321,27 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
             break;
         }
         int kept = rv_keep_entry(keep, k, klen);
-        if (kept < 0) {
-            rc = RAVEL_NOMEM;
+        int covered = kept > 0 && rv_range_del_out_any(&tombs)
+                          ? compaction_covered(keep, &tombs, k, klen)
+                          : 0;
+        if (kept < 0 || covered < 0) {
+            rc = kept < 0 ? RAVEL_NOMEM /* its message is set */
+                          : rv_error(RAVEL_NOMEM, "out of memory "
+                                     "fragmenting a compaction's range "
+                                     "tombstones");
             break;
         }
-        if (!kept || compaction_drop_deletion(keep, &below, k, klen)) {
+        if (!kept || covered ||
+            compaction_drop_deletion(keep, &below, k, klen)) {
             r->dropped++;
             continue;
         }
         if (rv_table_output_new_user_key(&r->out, k, klen) &&
             compaction_should_cut(&gp, k, klen - RV_TAG_SIZE,
                                   rv_table_output_file_size(&r->out))) {
-            rc = rv_table_output_cut(&r->out);
+            rc = rv_range_del_out_give(&tombs, &r->out, k, klen - RV_TAG_SIZE);
+            if (rc == RAVEL_OK)
+                rc = rv_table_output_cut(&r->out);
             compaction_gp_restart(&gp);
         }
         if (rc == RAVEL_OK)
@@ -274,6 +350,9 @@ static int compaction_merge(ravel_db *db, const struct rv_compaction *c,
     if (rc == RAVEL_OK)
         rc = it->ops->status(it);
     it->ops->destroy(it);
+    if (rc == RAVEL_OK)
+        rc = rv_range_del_out_give(&tombs, &r->out, NULL, 0);
+    rv_range_del_out_free(&tombs);
     if (rc == RAVEL_OK)
         rc = rv_table_output_cut(&r->out);
     return rc;

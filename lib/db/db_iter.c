@@ -270,9 +270,10 @@ void rv_db_iter_free(rv_db_iter *it)
     free(it);
 }
 
-int rv_db_iter_take_range_dels(rv_db_iter *it, struct rv_version *v)
+void rv_db_iter_take_range_dels(rv_db_iter *it, struct rv_range_del_agg *agg)
 {
-    return rv_range_del_agg_new(v, &it->range_dels);
+    rv_range_del_agg_free(it->range_dels);
+    it->range_dels = agg;
 }
 
 int rv_db_iter_valid(const rv_db_iter *it)

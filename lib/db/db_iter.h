@@ -18,11 +18,11 @@ typedef struct rv_db_iter rv_db_iter;
 RAVEL_PRIVATE rv_db_iter *rv_db_iter_new(struct rv_iter *internal,
                                          const struct rv_read_view *view);
 RAVEL_PRIVATE void rv_db_iter_free(rv_db_iter *it);
-/* IT honours the range deletions of V's memtables as they are now
-** (db/range_del_agg.h); V outlives IT.  RAVEL_NOMEM. */
-struct rv_version;
-RAVEL_PRIVATE int rv_db_iter_take_range_dels(rv_db_iter *it,
-                                             struct rv_version *v);
+/* IT honours the range deletions AGG gathers (db/range_del_agg.h) and
+** frees AGG with itself; the sources AGG points into outlive IT. */
+struct rv_range_del_agg;
+RAVEL_PRIVATE void rv_db_iter_take_range_dels(rv_db_iter *it,
+                                              struct rv_range_del_agg *agg);
 /* Replaces the bounds: user keys below LOWER (LLEN bytes) or at or above
 ** UPPER (ULEN bytes) are not shown; NULL: no bound.  Both are copied.
 ** Leaves the iterator unpositioned (an iterator stopped by an error stays

@@ -257,6 +257,9 @@ struct read_probe {
     int found;          /* an entry the view sees: a put or a delete */
     int type;
     uint64_t seq;       /* its sequence */
+    uint64_t ranged;    /* the newest range tombstone over the key in the
+                        ** table files visited that the view sees (0:
+                        ** none) */
     int corrupt;        /* an entry too short to hold a tag */
     struct read_sink *sink;
 };
@@ -300,7 +303,8 @@ static int read_file(ravel_db *db, struct rv_file *f, struct read_probe *p,
 {
     int filtered = 0;
     int rc = rv_table_cache_get(db->tables, f, p->flags, target, tlen,
-                                read_table_entry, p, &filtered);
+                                read_table_entry, p, &filtered, p->view,
+                                &p->ranged);
     if (filtered)
         atomic_fetch_add_explicit(&db->stats.filter_useful, 1,
                                   memory_order_relaxed);
@@ -311,17 +315,19 @@ static int read_file(ravel_db *db, struct rv_file *f, struct read_probe *p,
     return rc;
 }
 
-/* The first file of a sorted, non-overlapping level whose largest key is
-** at or after P's key. */
+/* The first file of a sorted, non-overlapping level whose largest
+** internal key is at or after TARGET (P's key at the view's newest
+** sequence).  Internal keys, not user keys: a file whose range tombstone
+** was cut before user key K ends at the sentinel (K, the maximum
+** sequence), and the next file of the level holds K's entries. */
 static int read_level_find(struct rv_file *const *files, int n,
-                           const struct read_probe *p)
+                           const char *target, size_t tlen)
 {
     int lo = 0, hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         const struct rv_file_meta *m = &files[mid]->meta;
-        if (rv_user_key_compare(m->largest, m->largest_len - RV_TAG_SIZE,
-                                p->ukey, p->ulen) < 0)
+        if (rv_ikey_compare(m->largest, m->largest_len, target, tlen) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -330,7 +336,9 @@ static int read_level_find(struct rv_file *const *files, int n,
 }
 
 /* Searches the files of V newest first, stopping at the first entry of
-** the key the view sees. */
+** the key the view sees, with the newest range tombstone over the key of
+** the files visited down to it in P->ranged (the files below hold only
+** older versions and older tombstones: range_del_agg.h). */
 static int read_files(ravel_db *db, const struct rv_version *v,
                       struct read_probe *p)
 {
@@ -352,7 +360,7 @@ static int read_files(ravel_db *db, const struct rv_version *v,
         if (read_file_covers(fs->level[0][i], p))
             rc = read_file(db, fs->level[0][i], p, target, tlen);
     for (int l = 1; l < RV_NUM_LEVELS && !p->found && rc == RAVEL_OK; l++) {
-        int at = read_level_find(fs->level[l], fs->n[l], p);
+        int at = read_level_find(fs->level[l], fs->n[l], target, tlen);
         if (at < fs->n[l] && read_file_covers(fs->level[l][at], p))
             rc = read_file(db, fs->level[l][at], p, target, tlen);
     }
@@ -394,6 +402,8 @@ static int read_lookup(ravel_db *db, struct rv_version *v,
     int rc = read_lookup_entry(db, v, p);
     uint64_t ranged = rc ? 0 : rv_range_del_seq(v, p->ukey, p->ulen,
                                                 p->view, &rc);
+    if (p->ranged > ranged)
+        ranged = p->ranged;
     if (ranged > p->seq || (ranged && !p->found)) {
         p->found = 1;
         p->type = RV_TYPE_DELETE;
@@ -696,9 +706,12 @@ int ravel_multi_get(ravel_db *db, const ravel_readoptions *ro, size_t n,
 /* ------------------------------------------------------------ iterators */
 
 /* Merges the memtables and table files of V, newest first, reading the
-** tables with FLAGS.  NULL with the error returned in *RC on failure. */
+** tables with FLAGS; the table files' range deletions go to AGG as they
+** are opened.  NULL with the error returned in *RC on failure. */
 static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
-                                         int flags, int *rc)
+                                         int flags,
+                                         struct rv_range_del_agg *agg,
+                                         int *rc)
 {
     /* level 0's files one by one (they overlap), each deeper level as
     ** one sequence */
@@ -726,12 +739,14 @@ static struct rv_iter *read_version_iter(ravel_db *db, struct rv_version *v,
                                              rc);
         if (children[made])
             made++;
+        if (*rc == RAVEL_OK)
+            *rc = rv_range_del_agg_add_file(agg, v->files->level[0][i]);
     }
     for (int l = 1; l < RV_NUM_LEVELS && *rc == RAVEL_OK; l++) {
         if (v->files->n[l] == 0)
             continue;
         children[made] = rv_level_iter_new(db->tables, v->files->level[l],
-                                           v->files->n[l], flags);
+                                           v->files->n[l], flags, agg);
         if (children[made])
             made++;
         else
@@ -793,15 +808,17 @@ static int read_iter_new(ravel_db *db, const ravel_snapshot *snap,
     struct rv_seq_range *hidden = NULL;
     rc = snap ? read_copy_view(&snap->view, &view, &hidden)
               : read_capture_latest(db, v, &view, &hidden);
+    struct rv_range_del_agg *agg = NULL;
+    if (rc == RAVEL_OK)
+        rc = rv_range_del_agg_new(v, db->tables, &agg);
     struct rv_iter *merged =
-        rc ? NULL : read_version_iter(db, v, read_flags(db, ro), &rc);
+        rc ? NULL : read_version_iter(db, v, read_flags(db, ro), agg, &rc);
     ravel_iter *it = merged ? malloc(sizeof *it) : NULL;
     rv_db_iter *dit = it ? rv_db_iter_new(merged, &view) : NULL;
-    if (dit && (rc = rv_db_iter_take_range_dels(dit, v)) != RAVEL_OK) {
-        rv_db_iter_free(dit); /* destroys MERGED too */
-        dit = NULL;
-        merged = NULL;
-    }
+    if (dit)
+        rv_db_iter_take_range_dels(dit, agg); /* DIT owns AGG now */
+    else
+        rv_range_del_agg_free(agg);
     if (dit && ro && (ro->lower || ro->upper)) {
         rc = rv_db_iter_set_bounds(dit, ro->lower, ro->lower_len, ro->upper,
                                    ro->upper_len);

@@ -40,7 +40,8 @@
 #include "base/dbformat.h"
 #include "db/checkpoint.h"
 #include "db/keep.h"
-#include "db/range_del_flush.h"
+#include "db/range_del_out.h"
+#include "memtable/range_del.h"
 #include "db/table_output.h"
 #include "util/error.h"
 #include "util/fault.h"
@@ -57,18 +58,24 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Step 2: writes MEM's entries that must be kept into table files.
-** *DROPPED counts those dropped. */
-static int flush_write_tables(ravel_db *db, struct rv_version *v,
-                              rv_memtable *mem, struct rv_keep *keep,
+/* Step 2: writes MEM's entries that must be kept into table files, and
+** its range tombstones into their range-deletion blocks (each file given
+** the part inside it: range_del_out.h).  *DROPPED counts the entries
+** dropped. */
+static int flush_write_tables(ravel_db *db, rv_memtable *mem,
+                              struct rv_keep *keep,
                               struct rv_table_output *out,
                               uint64_t *dropped)
 {
-    int rc;
-    /* with the point deletions its range deletions stand for */
-    struct rv_iter *it = rv_range_del_flush_iter(db, v, mem, &rc);
+    struct rv_iter *it = rv_memtable_iter_new(mem);
     if (!it)
-        return rc;
+        return rv_error(RAVEL_NOMEM, "out of memory for a flush iterator");
+    struct rv_range_del_out tombs;
+    rv_range_del_out_init(&tombs, db->tables);
+    int n = 0;
+    const struct rv_range_tomb *t =
+        rv_range_dels_list(rv_memtable_range_dels(mem), &n);
+    int rc = rv_range_del_out_add(&tombs, t, n);
     for (it->ops->seek_to_first(it); rc == RAVEL_OK && it->ops->valid(it);
          it->ops->next(it)) {
         size_t klen, vlen;
@@ -87,14 +94,20 @@ static int flush_write_tables(ravel_db *db, struct rv_version *v,
         ** enough. */
         if (rv_table_output_file_size(out) >=
                 db->options.target_file_size_base &&
-            rv_table_output_new_user_key(out, k, klen))
-            rc = rv_table_output_cut(out);
+            rv_table_output_new_user_key(out, k, klen)) {
+            rc = rv_range_del_out_give(&tombs, out, k, klen - RV_TAG_SIZE);
+            if (rc == RAVEL_OK)
+                rc = rv_table_output_cut(out);
+        }
         if (rc == RAVEL_OK)
             rc = rv_table_output_add(out, k, klen, v, vlen);
     }
     if (rc == RAVEL_OK)
         rc = it->ops->status(it);
     it->ops->destroy(it);
+    if (rc == RAVEL_OK)
+        rc = rv_range_del_out_give(&tombs, out, NULL, 0);
+    rv_range_del_out_free(&tombs);
     if (rc == RAVEL_OK)
         rc = rv_table_output_cut(out);
     return rc;
@@ -143,7 +156,7 @@ void rv_flush_run_locked(ravel_db *db)
     rv_version_edit_init(&edit);
     uint64_t dropped = 0;
     if (rc == RAVEL_OK)
-        rc = flush_write_tables(db, v, mem, &keep, &out, &dropped);
+        rc = flush_write_tables(db, mem, &keep, &out, &dropped);
     if (rc == RAVEL_OK)
         rc = rv_sync_dir(db->dir);
     /* before the log number passes their records: the waiting

@@ -120,6 +120,13 @@ static int ingest_open_file(struct rv_ingest_file *f)
                              "ravel_sst_writer, or damaged");
     if (rc)
         return ingest_refuse(rc, f->path, "cannot open");
+    /* ravel_sst_writer writes none; a tombstone at sequence 0 would hide
+    ** nothing, and one given the ingest's sequence would hide keys
+    ** already there: neither is what its writer meant */
+    if (rv_table_range_frags(f->t))
+        return rv_error(RAVEL_INVALID, "ravel_ingest: %s: holds range "
+                        "tombstones, which an ingest does not take",
+                        f->path);
     const struct rv_table_props *p = rv_table_props(f->t);
     if (p->entries == 0)
         return rv_error(RAVEL_INVALID, "ravel_ingest: %s: holds no keys",

@@ -79,6 +79,12 @@ int rv_keep_entry(struct rv_keep *k, const char *ikey,
     return 1;
 }
 
+int rv_keep_hides(const struct rv_keep *k, uint64_t newer, uint64_t older)
+{
+    return !keep_uncertain(k, newer) && !keep_uncertain(k, older) &&
+           keep_stripe(k, newer) == keep_stripe(k, older);
+}
+
 static int keep_cmp_range(const void *a, const void *b)
 {
     const struct rv_seq_range *x = a, *y = b;

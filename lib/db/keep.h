@@ -84,4 +84,11 @@ RAVEL_PRIVATE int rv_keep_entry(struct rv_keep *k, const char *ikey,
 ** key can exist below. */
 RAVEL_PRIVATE int rv_keep_seen_by_all(const struct rv_keep *k, uint64_t seq);
 
+/* 1 if a range tombstone at NEWER hides a version at OLDER (< NEWER) of a
+** key it covers from every reader: both certain, in one stripe.  The
+** version may then be dropped where the tombstone is kept (or, at the
+** bottom, dropped with it). */
+RAVEL_PRIVATE int rv_keep_hides(const struct rv_keep *k, uint64_t newer,
+                                uint64_t older);
+
 #endif /* RAVEL_KEEP_H */

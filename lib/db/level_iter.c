@@ -7,11 +7,15 @@
 ** would seek all of them.
 **
 ** The files array belongs to a file set the caller keeps referenced for
-** the iterator's life.  A table that fails to open ends the iteration
+** the iterator's life.  Each file opened hands its range tombstones to
+** the reader's aggregator (range_del_agg.h) before any of its entries is
+** shown, so a covered version in a deeper level is known as covered when
+** the merge reaches it.  A table that fails to open ends the iteration
 ** with its error in status().
 */
 #include "db/level_iter.h"
 #include "base/dbformat.h"
+#include "db/range_del_agg.h"
 
 #include <stdlib.h>
 
@@ -21,6 +25,8 @@ struct level_iter {
     struct rv_file *const *files;
     int n;
     int flags;              /* RV_TABLE_READ_* of every file's reads */
+    struct rv_range_del_agg *agg; /* given each opened file's tombstones,
+                                  ** or NULL */
     int at;                 /* the file CUR reads, or -1 */
     struct rv_iter *cur;
     int status;
@@ -45,7 +51,10 @@ static int level_iter_open(struct level_iter *it, int at)
         return 0;
     int rc = RAVEL_OK;
     it->cur = rv_table_cache_iter(it->tc, it->files[at], it->flags, &rc);
-    if (!it->cur) {
+    if (it->cur && it->agg)
+        rc = rv_range_del_agg_add_file(it->agg, it->files[at]);
+    if (!it->cur || rc) {
+        level_iter_close_file(it);
         it->status = rc ? rc : RAVEL_NOMEM;
         return 0;
     }
@@ -186,7 +195,7 @@ static const struct rv_iter_ops level_iter_ops = {
 
 struct rv_iter *rv_level_iter_new(rv_table_cache *tc,
                                   struct rv_file *const *files, int n,
-                                  int flags)
+                                  int flags, struct rv_range_del_agg *agg)
 {
     struct level_iter *it = calloc(1, sizeof *it);
     if (!it)
@@ -196,6 +205,7 @@ struct rv_iter *rv_level_iter_new(rv_table_cache *tc,
     it->files = files;
     it->n = n;
     it->flags = flags;
+    it->agg = agg;
     it->at = -1;
     return &it->base;
 }

@@ -15,6 +15,7 @@
 #define RAVEL_REPAIR_H
 
 #include "ravel_int.h"
+#include "base/range_frags.h"
 #include "iter/iterator.h"
 #include "table/table_format.h"
 #include "base/options.h"
@@ -110,6 +111,9 @@ struct rv_repair_table {
     uint64_t max_seq;       /* largest sequence kept or recorded */
     int props_known;        /* the footer and properties were read */
     uint64_t props_entries; /* ... and say this many entries */
+    struct rv_range_frags *tombs; /* its range tombstones (format version
+                            ** 2), read from its range-deletion block (keys
+                            ** in MAP); NULL: none, or lost (reported) */
 };
 
 /* Reads table file NUMBER at PATH: finds its data blocks (by its index,
@@ -152,6 +156,13 @@ RAVEL_PRIVATE int rv_repair_decode(const struct rv_repair_table *t,
                                    uint64_t off, uint64_t size,
                                    struct rv_repair_decoded *d, char *why,
                                    size_t whylen);
+
+/* 1 if the block at OFF (SIZE bytes) of T verifies as a range-deletion
+** block: its tombstones become T's if it has none yet.  For a walk past
+** the data, where a version-2 file keeps that block among its meta
+** blocks. */
+RAVEL_PRIVATE int rv_repair_try_range_dels(struct rv_repair_table *t,
+                                           uint64_t off, uint64_t size);
 
 /* Tries the block at OFF of T: kept as a data block (*KEPT = 1; LAST
 ** becomes its last key, FIRST, if not NULL, its first) when it verifies,

@@ -257,6 +257,26 @@ static int repair_merge(struct rv_repair *rp, struct rv_iter *it,
     return rc;
 }
 
+/* The range tombstones read from version-2 table files join the WAL's
+** in MEM: the merge drops what they hide as it drops what a salvaged
+** range delete hides, and writes none of them (every source is in the
+** merge: nothing older is left for them to hide). */
+static int repair_gather_tombstones(struct rv_repair *rp)
+{
+    struct rv_range_dels *dels = rv_memtable_range_dels(rp->mem);
+    int rc = RAVEL_OK;
+    for (int i = 0; i < rp->n_read && rc == RAVEL_OK; i++) {
+        const struct rv_range_frags *f = rp->read[i].tombs;
+        for (int j = 0; f && j < f->n && rc == RAVEL_OK; j++) {
+            const struct rv_range_frag *g = &f->frag[j];
+            for (int s = 0; s < g->n_seqs && rc == RAVEL_OK; s++)
+                rc = rv_range_dels_add(dels, g->seqs[s], g->begin, g->blen,
+                                       g->end, g->elen);
+        }
+    }
+    return rc;
+}
+
 int rv_repair_write_tables(struct rv_repair *rp)
 {
     struct repair_out o;
@@ -269,10 +289,13 @@ int rv_repair_write_tables(struct rv_repair *rp)
     o.to.bloom_bits_per_key = rp->o->bloom_bits_per_key;
     o.to.compression = rp->o->compression;
     o.to.session_id = rv_random_id(); /* this repair's (table_format.h) */
+    int rc = repair_gather_tombstones(rp);
+    if (rc)
+        return rc;
     struct rv_iter *it = repair_merge_new(rp);
     if (!it)
         return rv_error(RAVEL_NOMEM, "out of memory starting the merge");
-    int rc = repair_merge(rp, it, &o);
+    rc = repair_merge(rp, it, &o);
     it->ops->destroy(it);
     if (!rc && o.tb)
         rc = repair_out_finish(&o);

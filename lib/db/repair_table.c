@@ -17,6 +17,7 @@
 #include "base/dbformat.h"
 #include "table/block.h"
 #include "table/compress.h"
+#include "table/range_del_block.h"
 #include "util/coding.h"
 #include "util/error.h"
 #include "util/file.h"
@@ -35,8 +36,11 @@
 /* What the footer says, when it verifies. */
 struct repair_footer {
     int ok;
+    uint32_t version;       /* RV_TABLE_VERSION_PLAIN or RV_TABLE_VERSION
+                            ** (range tombstones) */
     struct rv_table_handle index, filter, props;
     uint64_t data_end;      /* where the data blocks end */
+    const char *props_data; /* the properties block, when it verifies */
 };
 
 int rv_repair_key_buf_set(struct rv_repair_key_buf *k, const char *key,
@@ -224,6 +228,33 @@ static int repair_keep_block(struct rv_repair_table *t, uint64_t off,
     return RAVEL_OK;
 }
 
+/* 1 and *T's tombstones if the verified block D is a range-deletion
+** block (a walk meets it among the data blocks). */
+static int repair_is_range_dels(struct rv_repair_table *t,
+                                const struct rv_repair_decoded *d)
+{
+    struct rv_range_frags *f = NULL;
+    if (rv_range_del_block_read(d->data, d->len, &f) != RAVEL_OK)
+        return 0;
+    if (!t->tombs && !d->owned) /* never compressed: its keys in MAP */
+        t->tombs = f;
+    else
+        rv_range_frags_free(f);
+    return 1;
+}
+
+int rv_repair_try_range_dels(struct rv_repair_table *t, uint64_t off,
+                             uint64_t size)
+{
+    struct rv_repair_decoded d;
+    char why[256];
+    if (!rv_repair_decode(t, off, size, &d, why, sizeof why))
+        return 0;
+    int is = repair_is_range_dels(t, &d);
+    free(d.owned);
+    return is;
+}
+
 int rv_repair_try_block(struct rv_repair_table *t, uint64_t off,
                         uint64_t size, struct rv_repair_key_buf *last,
                         struct rv_repair_key_buf *first, int *kept,
@@ -237,6 +268,12 @@ int rv_repair_try_block(struct rv_repair_table *t, uint64_t off,
     if (repair_is_index(t, &d)) {
         free(d.owned);
         snprintf(why, whylen, "it is the file's index block");
+        return RAVEL_OK;
+    }
+    if (repair_is_range_dels(t, &d)) {
+        free(d.owned);
+        snprintf(why, whylen, "it is the file's range-deletion block (its "
+                 "tombstones are kept)");
         return RAVEL_OK;
     }
     int ok = repair_check_entries(&d, last, first, &s, why, whylen);
@@ -323,11 +360,13 @@ static void repair_read_footer(struct rv_repair_table *t,
     if (t->size < RV_TABLE_FOOTER_SIZE)
         return;
     const char *p = t->map + t->size - RV_TABLE_FOOTER_SIZE;
+    uint32_t version = rv_get_fixed32(p + 56);
     if (rv_get_fixed64(p + 72) != RV_TABLE_MAGIC ||
         rv_get_fixed64(p + 64) != XXH3_64bits_withSeed(p, 64, t->seed) ||
-        rv_get_fixed32(p + 56) != RV_TABLE_VERSION ||
+        (version != RV_TABLE_VERSION_PLAIN && version != RV_TABLE_VERSION) ||
         rv_get_fixed64(p + 48) != t->seed)
         return;
+    f->version = version;
     repair_get_handle(p, &f->index);
     repair_get_handle(p + 16, &f->filter);
     repair_get_handle(p + 32, &f->props);
@@ -341,7 +380,9 @@ static void repair_read_footer(struct rv_repair_table *t,
         repair_meta_damaged(t, "filter");
     if (!repair_meta_block(t, &f->props, &props))
         repair_meta_damaged(t, "properties");
-    else if (repair_prop(props, (size_t)f->props.size, "ravel.entries",
+    else
+        f->props_data = props;
+    if (f->props_data && repair_prop(props, (size_t)f->props.size, "ravel.entries",
                          &t->props_entries) &&
              repair_prop(props, (size_t)f->props.size, "ravel.largest_seq",
                          &seq)) {
@@ -349,6 +390,59 @@ static void repair_read_footer(struct rv_repair_table *t,
         if (seq > t->max_seq)
             t->max_seq = seq;
     }
+}
+
+/* The range tombstones of a version-2 file (F verified) into T->tombs:
+** from the block its properties name.  When they cannot be read, the
+** loss is reported (they may have hidden older versions anywhere) and
+** every version kept below the file's newest sequence counts as
+** suspect. */
+static int repair_read_range_dels(struct rv_repair_table *t,
+                                  const struct repair_footer *f,
+                                  struct rv_repair_report *r,
+                                  struct rv_repair_ranges *lost)
+{
+    if (!f->ok || f->version != RV_TABLE_VERSION || t->tombs)
+        return RAVEL_OK;
+    const char *why = "its properties block, which names it, is damaged";
+    if (f->props_data) {
+        struct rv_block_cursor c;
+        rv_block_cursor_init_checked(&c, f->props_data,
+                                     (size_t)f->props.size, repair_bytewise,
+                                     0);
+        static const char name[] = "ravel.range_del_block";
+        rv_block_cursor_seek(&c, name, sizeof name - 1);
+        struct rv_table_handle h;
+        const char *data;
+        int named = rv_block_cursor_valid(&c) &&
+                    c.key_len == sizeof name - 1 &&
+                    memcmp(c.key, name, c.key_len) == 0 &&
+                    c.val_len == RV_TABLE_HANDLE_SIZE;
+        if (named)
+            repair_get_handle(c.val, &h);
+        rv_block_cursor_destroy(&c);
+        why = "its properties do not name it";
+        if (named && !repair_meta_block(t, &h, &data))
+            why = "it does not verify";
+        else if (named && rv_range_del_block_read(data, (size_t)h.size,
+                                                  &t->tombs) == RAVEL_NOMEM)
+            return RAVEL_NOMEM;
+        else if (named && !t->tombs)
+            why = "its entries are malformed";
+    }
+    if (t->tombs) {
+        rv_repair_say(r, RAVEL_REPAIR_KEPT, "%06llu.sst: %d range "
+                      "tombstone fragments read from its range-deletion "
+                      "block", (unsigned long long)t->number, t->tombs->n);
+        return RAVEL_OK;
+    }
+    rv_repair_say(r, RAVEL_REPAIR_LOST, "%06llu.sst: its range-deletion "
+                  "block is lost (%s): the range deletions it held are "
+                  "gone, and older versions they hid may show again",
+                  (unsigned long long)t->number, why);
+    return rv_repair_ranges_add(lost, t->number, NULL, 0, NULL, 0,
+                                t->props_known ? t->max_seq
+                                               : RV_MAX_SEQUENCE);
 }
 
 /* The user key of internal key K (KLEN >= 8) into the report's text. */
@@ -492,6 +586,8 @@ int rv_repair_table_read(uint64_t number, const char *path,
     repair_renamed(t, r);
     struct repair_footer f;
     repair_read_footer(t, &f);
+    if ((rc = repair_read_range_dels(t, &f, r, lost)) != RAVEL_OK)
+        return rc;
     if (t->meta_damaged)
         rv_repair_say(r, RAVEL_REPAIR_NOTE, "%06llu.sst: its %s block is "
                       "damaged (it holds no entries: none lost by it)",
@@ -509,6 +605,7 @@ int rv_repair_table_read(uint64_t number, const char *path,
 
 void rv_repair_table_free(struct rv_repair_table *t)
 {
+    rv_range_frags_free(t->tombs);
     if (t->map)
         munmap((void *)t->map, (size_t)t->size);
     free(t->blocks);

@@ -242,6 +242,18 @@ int rv_repair_walk(struct rv_repair_table *t, uint64_t limit,
             rc = repair_walk_lost(t, r, lost, pos, limit, &last, NULL, why);
         break;
     }
+    /* past the data: a version-2 file's range-deletion block is among the
+    ** meta blocks that follow (a walk stops at the first of them) */
+    for (uint64_t at = pos; !rc && !t->tombs && at < t->size;) {
+        if (!repair_find_block(t, at, t->size, hs, &size))
+            break;
+        rv_repair_try_range_dels(t, at, size);
+        at += size + RV_TABLE_BLOCK_TRAILER;
+    }
+    if (t->tombs)
+        rv_repair_say(r, RAVEL_REPAIR_KEPT, "%06llu.sst: %d range tombstone "
+                      "fragments found by the walk", (unsigned long long)
+                      t->number, t->tombs->n);
     free(last.key);
     free(first.key);
     free(before.key);

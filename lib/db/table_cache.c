@@ -7,6 +7,7 @@
 ** replaces the first, which closes when its reader releases it.
 */
 #include "base/dbformat.h"
+#include "base/range_frags.h"
 #include "db/table_cache.h"
 #include "util/coding.h"
 #include "util/error.h"
@@ -195,19 +196,51 @@ int rv_table_cache_read_flags(const rv_table_cache *tc)
 
 int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f, int flags,
                        const char *ikey, size_t klen, rv_table_get_fn fn,
-                       void *ctx, int *filtered)
+                       void *ctx, int *filtered,
+                       const struct rv_read_view *view, uint64_t *range_seq)
 {
     rv_table *t;
     rv_cache_handle *h;
     int rc = table_cache_table_of(tc, f, &t, &h);
     if (rc)
         return rc;
-    *filtered = !rv_table_may_contain(t, ikey, klen - RV_TAG_SIZE);
-    if (!*filtered)
-        rc = rv_table_get(t, flags, ikey, klen, fn, ctx);
+    const struct rv_range_frags *frags = rv_table_range_frags(t);
+    if (frags && range_seq) {
+        uint64_t s = rv_range_frags_seq(frags, ikey, klen - RV_TAG_SIZE,
+                                        view);
+        if (s > *range_seq)
+            *range_seq = s;
+    }
+    /* a file of tombstones alone (a flush of range deletes, a compaction
+    ** that dropped every version under them) has no entry to look for,
+    ** and may have no filter to say so */
+    if (rv_table_props(t)->entries == 0) {
+        *filtered = 0;
+    } else {
+        *filtered = !rv_table_may_contain(t, ikey, klen - RV_TAG_SIZE);
+        if (!*filtered)
+            rc = rv_table_get(t, flags, ikey, klen, fn, ctx);
+    }
     if (h)
         rv_cache_release(tc->cache, h);
     return rc;
+}
+
+int rv_table_cache_range_frags(rv_table_cache *tc, struct rv_file *f,
+                               const struct rv_range_frags **frags,
+                               rv_cache_handle **h)
+{
+    rv_table *t;
+    *frags = NULL;
+    int rc = table_cache_table_of(tc, f, &t, h);
+    if (rc)
+        return rc;
+    *frags = rv_table_range_frags(t);
+    if (!*frags && *h) {
+        rv_cache_release(tc->cache, *h);
+        *h = NULL;
+    }
+    return RAVEL_OK;
 }
 
 /* ------------------------------------------- an iterator that pins it */

@@ -18,6 +18,9 @@
 #include "db/version.h"
 #include "table/table.h"
 #include "util/cache.h"
+#include "base/read_view.h"
+
+struct rv_range_frags;
 
 typedef struct rv_table_cache rv_table_cache;
 
@@ -56,14 +59,29 @@ RAVEL_PRIVATE struct rv_iter *rv_table_cache_iter(rv_table_cache *tc,
                                                   struct rv_file *f,
                                                   int flags, int *rc);
 
-/* Point lookup in file F (referenced by the caller): if its filter may
-** hold the user key of IKEY, calls rv_table_get(FLAGS, IKEY, FN, CTX).
+/* Point lookup in file F (referenced by the caller): first, when
+** RANGE_SEQ is not NULL, raises *RANGE_SEQ to the newest sequence of a
+** range tombstone of F over the user key of IKEY that VIEW sees (a filter
+** says nothing about tombstones, so before it); then, if its filter may
+** hold the user key, calls rv_table_get(FLAGS, IKEY, FN, CTX).
 ** *FILTERED is set to 1 when the filter ruled the table out.  Once a
 ** file's table is open, it is pinned in the file (while fewer than
 ** max_open_files are), so a lookup takes no lock. */
 RAVEL_PRIVATE int rv_table_cache_get(rv_table_cache *tc, struct rv_file *f,
                                      int flags, const char *ikey,
                                      size_t klen, rv_table_get_fn fn,
-                                     void *ctx, int *filtered);
+                                     void *ctx, int *filtered,
+                                     const struct rv_read_view *view,
+                                     uint64_t *range_seq);
+
+/* The range tombstones of file F (rv_table_range_frags) in *FRAGS, NULL
+** when it has none.  When they are not NULL and the table is not pinned
+** in F, *H holds the table open (the fragments live in it) until
+** rv_table_cache_release; otherwise *H is NULL. */
+RAVEL_PRIVATE int rv_table_cache_range_frags(rv_table_cache *tc,
+                                             struct rv_file *f,
+                                             const struct rv_range_frags
+                                             **frags,
+                                             rv_cache_handle **h);
 
 #endif /* RAVEL_TABLE_CACHE_H */

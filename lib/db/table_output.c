@@ -49,6 +49,7 @@ static int table_output_start(struct rv_table_output *o)
         .session_id = db->session_id,
     };
     o->smallest.len = 0;
+    o->largest.len = 0;
     return rv_table_builder_new(o->fd, o->path, o->number, &to, &o->tb);
 }
 
@@ -81,6 +82,23 @@ static int table_output_list(struct rv_table_output *o,
     return RAVEL_OK;
 }
 
+/* The finished builder's bounds as the file's: its first and last keys,
+** widened over its range tombstones. */
+static int table_output_take_bounds(struct rv_table_output *o)
+{
+    const char *s, *l;
+    size_t sl, ll;
+    rv_table_builder_bounds(o->tb, &s, &sl, &l, &ll);
+    int rc = RAVEL_OK;
+    if (s && (sl != o->smallest.len ||
+              memcmp(s, o->smallest.data, sl) != 0))
+        rc = rv_key_buf_set(&o->smallest, s, sl);
+    if (rc == RAVEL_OK && l &&
+        (ll != o->largest.len || memcmp(l, o->largest.data, ll) != 0))
+        rc = rv_key_buf_set(&o->largest, l, ll);
+    return rc;
+}
+
 int rv_table_output_cut(struct rv_table_output *o)
 {
     if (!o->tb)
@@ -89,6 +107,8 @@ int rv_table_output_cut(struct rv_table_output *o)
     memset(&props, 0, sizeof props);
     uint64_t size = 0;
     int rc = rv_table_builder_finish(o->tb, &props, &size);
+    if (rc == RAVEL_OK)
+        rc = table_output_take_bounds(o);
     rv_table_builder_free(o->tb);
     o->tb = NULL;
     if (rc == RAVEL_OK && close(o->fd) != 0)
@@ -122,15 +142,26 @@ int rv_table_output_add(struct rv_table_output *o, const char *k,
                         size_t klen, const char *v, size_t vlen)
 {
     int rc = RAVEL_OK;
-    int first = !o->tb;
-    if (first)
+    if (!o->tb)
         rc = table_output_start(o);
-    if (rc == RAVEL_OK && first)
+    /* the first entry (a file begun by a range tombstone has none yet) */
+    if (rc == RAVEL_OK && o->smallest.len == 0)
         rc = rv_key_buf_set(&o->smallest, k, klen);
     if (rc == RAVEL_OK)
         rc = rv_table_builder_add(o->tb, k, klen, v, vlen);
     if (rc == RAVEL_OK)
         rc = rv_key_buf_set(&o->largest, k, klen);
+    return rc;
+}
+
+int rv_table_output_add_range_del(struct rv_table_output *o,
+                                  const char *begin, size_t blen,
+                                  const char *end, size_t elen, uint64_t seq)
+{
+    int rc = o->tb ? RAVEL_OK : table_output_start(o);
+    if (rc == RAVEL_OK)
+        rc = rv_table_builder_add_range_del(o->tb, begin, blen, end, elen,
+                                            seq);
     return rc;
 }
 
@@ -142,7 +173,7 @@ uint64_t rv_table_output_file_size(const struct rv_table_output *o)
 int rv_table_output_new_user_key(const struct rv_table_output *o,
                                  const char *k, size_t klen)
 {
-    return !o->tb ||
+    return !o->tb || o->largest.len == 0 ||
            rv_user_key_compare(k, klen - RV_TAG_SIZE, o->largest.data,
                                o->largest.len - RV_TAG_SIZE) != 0;
 }

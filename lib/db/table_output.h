@@ -42,6 +42,16 @@ RAVEL_PRIVATE int rv_table_output_add(struct rv_table_output *o,
                                       const char *k, size_t klen,
                                       const char *v, size_t vlen);
 
+/* Adds the range tombstone [BEGIN, END) @ SEQ (user keys) to the file
+** being written, starting one if none is open; the file's bounds are
+** widened over it when it is finished (rv_table_builder_add_range_del).
+** The caller gives each file only the part of a tombstone inside it. */
+RAVEL_PRIVATE int rv_table_output_add_range_del(struct rv_table_output *o,
+                                                const char *begin,
+                                                size_t blen,
+                                                const char *end,
+                                                size_t elen, uint64_t seq);
+
 /* Bytes of the file being written so far (0 if none is open). */
 RAVEL_PRIVATE uint64_t rv_table_output_file_size(
     const struct rv_table_output *o);

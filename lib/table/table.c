@@ -1,6 +1,7 @@
 /*
 ** table.c -- reading a table file (table.h; the bytes in table_format.h):
-** open and close, the blocks kept in memory (index, filter, properties),
+** open and close, the blocks kept in memory (index, filter, properties,
+** range deletions),
 ** reading a data block through the block cache, and the point lookup.
 ** The two-level iterator is table_iter.c.
 **
@@ -18,6 +19,7 @@
 #include "table/bloom.h"
 #include "table/index_search.h"
 #include "table/compress.h"
+#include "table/range_del_block.h"
 #include "util/coding.h"
 #include "util/error.h"
 
@@ -53,6 +55,10 @@ struct rv_table {
     struct rv_table_props props;
     char *smallest, *largest;
     size_t smallest_len, largest_len;
+    uint32_t version;       /* RV_TABLE_VERSION_PLAIN or RV_TABLE_VERSION */
+    struct rv_table_handle range_del_h; /* version 2 */
+    char *range_del;        /* the range-deletion block: FRAGS' keys */
+    struct rv_range_frags *frags; /* NULL: the file has no tombstones */
 };
 
 /* ------------------------------------------------------------- reading */
@@ -393,10 +399,11 @@ static int table_read_footer(rv_table *t)
         return rv_error(RAVEL_CORRUPT, "%s: byte offset %llu: footer checksum "
                         "mismatch", t->path, (unsigned long long)off);
     uint32_t version = rv_get_fixed32(f + 56);
-    if (version != RV_TABLE_VERSION)
+    if (version != RV_TABLE_VERSION && version != RV_TABLE_VERSION_PLAIN)
         return rv_error(RAVEL_CORRUPT, "%s: unsupported table version %u "
-                        "(this ravel reads version %d)", t->path, version,
-                        RV_TABLE_VERSION);
+                        "(this ravel reads versions %d and %d)", t->path,
+                        version, RV_TABLE_VERSION_PLAIN, RV_TABLE_VERSION);
+    t->version = version;
     if (rv_get_fixed64(f + 48) != t->file_number)
         return rv_error(RAVEL_CORRUPT, "%s: the footer says file number %llu",
                         t->path, (unsigned long long)rv_get_fixed64(f + 48));
@@ -460,6 +467,34 @@ static int table_prop_session_id(const rv_table *t, struct rv_block_cursor *c,
     return RAVEL_OK;
 }
 
+/* The property ravel.range_del_block of a version-2 file: where its
+** range-deletion block is (required: a version-2 file has tombstones). */
+static int table_prop_range_del(rv_table *t, struct rv_block_cursor *c)
+{
+    const char *v;
+    size_t vl;
+    int rc = table_find_prop(t, c, "ravel.range_del_block", &v, &vl);
+    if (!rc && vl != RV_TABLE_HANDLE_SIZE)
+        rc = rv_error(RAVEL_CORRUPT, "%s: property ravel.range_del_block "
+                      "holds %zu bytes, not a block handle", t->path, vl);
+    if (!rc)
+        table_get_handle(v, &t->range_del_h);
+    return rc;
+}
+
+/* Reads the range-deletion block of a version-2 file into T's fragments,
+** kept while the table is open (as the index is). */
+static int table_read_range_dels(rv_table *t)
+{
+    int rc = table_read_meta_block(t, &t->range_del_h, &t->range_del);
+    if (!rc)
+        rc = rv_range_del_block_read(t->range_del, t->range_del_h.size,
+                                     &t->frags);
+    if (rc == RAVEL_CORRUPT && t->range_del)
+        rc = rv_table_block_error(t, "range deletion", &t->range_del_h, rc);
+    return rc;
+}
+
 /* Decodes the properties block: every known name must be there, but for
 ** ravel.session_id, which older files lack. */
 static int table_read_props(rv_table *t, const char *block, size_t len)
@@ -493,6 +528,8 @@ static int table_read_props(rv_table *t, const char *block, size_t len)
     }
     if (!rc)
         rc = table_prop_session_id(t, &c, &t->props.session_id);
+    if (!rc && t->version == RV_TABLE_VERSION)
+        rc = table_prop_range_del(t, &c);
     if (!rc)
         rc = table_prop_key(t, &c, "ravel.largest_key", &t->largest,
                             &t->largest_len);
@@ -523,6 +560,8 @@ static int table_read_meta(rv_table *t)
         rc = table_read_meta_block(t, &t->props_h, &props);
     if (!rc)
         rc = table_read_props(t, props, t->props_h.size);
+    if (!rc && t->version == RV_TABLE_VERSION)
+        rc = table_read_range_dels(t);
     /* the properties block is written before the index, so it cannot hold
     ** the index's size: the footer's handle does */
     t->props.index_size = t->index_h.size;
@@ -645,6 +684,8 @@ void rv_table_close(rv_table *t)
     free(t->filter);
     free(t->smallest);
     free(t->largest);
+    rv_range_frags_free(t->frags);
+    free(t->range_del);
     free(t->path);
     free(t);
 }
@@ -664,6 +705,11 @@ const char *rv_table_largest_key(const rv_table *t, size_t *len)
 {
     *len = t->largest_len;
     return t->largest;
+}
+
+const struct rv_range_frags *rv_table_range_frags(const rv_table *t)
+{
+    return t->frags;
 }
 
 int rv_table_may_contain(const rv_table *t, const void *user_key, size_t klen)

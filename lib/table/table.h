@@ -1,6 +1,7 @@
 /*
 ** table.h -- reading a table file (table_format.h): opening it (footer,
-** index, filter and properties read and checked once, and kept in memory
+** index, filter, properties and range deletions read and checked once,
+** and kept in memory
 ** while the table is open), asking its filter, point lookups, and
 ** iterating over it (table_iter.c).
 **
@@ -65,6 +66,14 @@ RAVEL_PRIVATE const char *rv_table_smallest_key(const rv_table *t,
                                                 size_t *len);
 RAVEL_PRIVATE const char *rv_table_largest_key(const rv_table *t,
                                                size_t *len);
+
+/* The table's range tombstones, fragmented (memtable/range_del.h; read and
+** checked once at open, kept while the table is open): NULL when the file
+** has none (every file of format version 1).  A get asks
+** rv_range_frags_seq, one binary search. */
+struct rv_range_frags;
+RAVEL_PRIVATE const struct rv_range_frags *
+rv_table_range_frags(const rv_table *t);
 
 /* 0 if the filter says the table holds no entry for USER_KEY, 1 if it may
 ** (always 1 for a table without a filter). */

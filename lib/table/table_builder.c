@@ -15,6 +15,7 @@
 #include "table/block_builder.h"
 #include "table/bloom.h"
 #include "table/compress.h"
+#include "table/range_del_block.h"
 #include "util/coding.h"
 #include "util/error.h"
 #include "util/fault.h"
@@ -56,6 +57,10 @@ struct rv_table_builder {
     char *first_key;
     size_t first_len;
     struct rv_table_props props;
+    /* range tombstones given (keys copied: BEGIN's allocation holds END
+    ** too), written fragmented at finish in the range-deletion block */
+    struct rv_range_tomb *tombs;
+    int n_tombs, tombs_cap;
 };
 
 /* ------------------------------------------------------------- writing */
@@ -308,6 +313,113 @@ uint64_t rv_table_builder_size(const rv_table_builder *tb)
     return tb->offset + rv_block_builder_size(&tb->data);
 }
 
+int rv_table_builder_add_range_del(rv_table_builder *tb, const char *begin,
+                                   size_t blen, const char *end, size_t elen,
+                                   uint64_t seq)
+{
+    if (tb->status)
+        return tb->status;
+    if (rv_user_key_compare(begin, blen, end, elen) >= 0)
+        return tb->status = rv_error(RAVEL_INVALID, "%s: a range tombstone "
+                                     "whose begin is not before its end",
+                                     tb->path);
+    if (tb->n_tombs == tb->tombs_cap) {
+        int cap = tb->tombs_cap ? 2 * tb->tombs_cap : 16;
+        struct rv_range_tomb *t = realloc(tb->tombs,
+                                          (size_t)cap * sizeof *t);
+        if (!t)
+            return tb->status = rv_error(RAVEL_NOMEM, "out of memory "
+                                         "writing %s", tb->path);
+        tb->tombs = t;
+        tb->tombs_cap = cap;
+    }
+    char *k = malloc(blen + elen + 1);
+    if (!k)
+        return tb->status = rv_error(RAVEL_NOMEM, "out of memory writing %s",
+                                     tb->path);
+    memcpy(k, begin, blen);
+    memcpy(k + blen, end, elen);
+    tb->tombs[tb->n_tombs++] = (struct rv_range_tomb){
+        .begin = k, .blen = blen, .end = k + blen, .elen = elen, .seq = seq};
+    if (seq < tb->props.smallest_seq)
+        tb->props.smallest_seq = seq;
+    if (seq > tb->props.largest_seq)
+        tb->props.largest_seq = seq;
+    return RAVEL_OK;
+}
+
+/* *DST (of *DLEN bytes, malloc'd or NULL) becomes the internal key K
+** (KLEN bytes of user key) + tag (SEQ, RV_TYPE_RANGE_DELETE) when that
+** sorts before it (WIDER_SIGN -1: a smallest bound) or after it (1: a
+** largest), or when there is none yet. */
+static int table_widen_bound(rv_table_builder *tb, char **dst, size_t *dlen,
+                             const char *k, size_t klen, uint64_t seq,
+                             int wider_sign)
+{
+    char *b = malloc(klen + RV_TAG_SIZE);
+    if (!b)
+        return tb->status = rv_error(RAVEL_NOMEM, "out of memory writing %s",
+                                     tb->path);
+    memcpy(b, k, klen);
+    rv_put_fixed64(b + klen, rv_pack_tag(seq, RV_TYPE_RANGE_DELETE));
+    if (!*dst || rv_ikey_compare(b, klen + RV_TAG_SIZE, *dst, *dlen) *
+                     wider_sign > 0) {
+        free(*dst);
+        *dst = b;
+        *dlen = klen + RV_TAG_SIZE;
+    } else {
+        free(b);
+    }
+    return RAVEL_OK;
+}
+
+/* The range-deletion block of the fragments F, and the file's bounds
+** widened to cover them (the largest to the last end at RV_MAX_SEQUENCE,
+** RocksDB's sentinel: the end is exclusive). */
+static int table_write_range_dels(rv_table_builder *tb,
+                                  const struct rv_range_frags *f,
+                                  struct rv_table_handle *h)
+{
+    struct rv_block_builder b;
+    rv_block_builder_init(&b, 1); /* whole keys: read in place */
+    const char *contents;
+    size_t len;
+    int rc = rv_range_del_block_add(&b, f);
+    if (!rc)
+        rc = rv_block_builder_finish(&b, &contents, &len);
+    if (!rc)
+        rc = table_write_block(tb, contents, len, RV_TABLE_NO_COMPRESSION, h);
+    rv_block_builder_destroy(&b);
+    const struct rv_range_frag *first = &f->frag[0], *last = &f->frag[f->n - 1];
+    if (!rc)
+        rc = table_widen_bound(tb, &tb->first_key, &tb->first_len,
+                               first->begin, first->blen, first->seqs[0], -1);
+    if (!rc) {
+        char *l = NULL;
+        size_t ll = 0;
+        if (tb->last_key) {
+            if (!(l = malloc(tb->last_len ? tb->last_len : 1)))
+                rc = rv_error(RAVEL_NOMEM, "out of memory writing %s",
+                              tb->path);
+            else {
+                memcpy(l, tb->last_key, tb->last_len);
+                ll = tb->last_len;
+            }
+        }
+        if (!rc)
+            rc = table_widen_bound(tb, &l, &ll, last->end, last->elen,
+                                   RV_MAX_SEQUENCE, 1);
+        if (!rc) {
+            free(tb->last_key);
+            tb->last_key = l;
+            tb->last_len = tb->last_cap = ll;
+        } else {
+            free(l);
+        }
+    }
+    return rc ? (tb->status = rc) : RAVEL_OK;
+}
+
 static int table_prop_u64(struct rv_block_builder *b, const char *name,
                           uint64_t v)
 {
@@ -316,8 +428,11 @@ static int table_prop_u64(struct rv_block_builder *b, const char *name,
     return rv_block_builder_add(b, name, strlen(name), buf, sizeof buf);
 }
 
-/* The properties block; names in bytewise order. */
-static int table_write_props(rv_table_builder *tb, struct rv_table_handle *h)
+/* The properties block; names in bytewise order.  RANGE_DEL: where the
+** range-deletion block is, NULL when the file has none. */
+static int table_write_props(rv_table_builder *tb,
+                             const struct rv_table_handle *range_del,
+                             struct rv_table_handle *h)
 {
     struct rv_block_builder b;
     rv_block_builder_init(&b, 1);
@@ -335,6 +450,12 @@ static int table_write_props(rv_table_builder *tb, struct rv_table_handle *h)
                                        tb->last_key ? tb->last_key : empty,
                                        tb->last_len);
     if (!rc) rc = table_prop_u64(&b, "ravel.largest_seq", p->largest_seq);
+    char rh[RV_TABLE_HANDLE_SIZE];
+    if (range_del)
+        table_put_handle(rh, range_del);
+    if (!rc && range_del)
+        rc = rv_block_builder_add(&b, "ravel.range_del_block", 21, rh,
+                                  sizeof rh);
     if (!rc) rc = table_prop_u64(&b, "ravel.session_id", p->session_id);
     if (!rc) rc = rv_block_builder_add(&b, "ravel.smallest_key", 18,
                                        tb->first_key ? tb->first_key : empty,
@@ -371,14 +492,15 @@ static int table_write_filter(rv_table_builder *tb, struct rv_table_handle *h)
 static int table_write_footer(rv_table_builder *tb,
                               const struct rv_table_handle *index,
                               const struct rv_table_handle *filter,
-                              const struct rv_table_handle *props)
+                              const struct rv_table_handle *props,
+                              uint32_t version)
 {
     char f[RV_TABLE_FOOTER_SIZE];
     table_put_handle(f, index);
     table_put_handle(f + 16, filter);
     table_put_handle(f + 32, props);
     rv_put_fixed64(f + 48, tb->file_number);
-    rv_put_fixed32(f + 56, RV_TABLE_VERSION);
+    rv_put_fixed32(f + 56, version);
     rv_put_fixed32(f + 60, 0);
     rv_put_fixed64(f + 64, XXH3_64bits_withSeed(f, 64, tb->file_number));
     rv_put_fixed64(f + 72, RV_TABLE_MAGIC);
@@ -388,7 +510,8 @@ static int table_write_footer(rv_table_builder *tb,
 int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
                             uint64_t *file_size)
 {
-    struct rv_table_handle filter, ph, index;
+    struct rv_table_handle filter, ph, index, rdh;
+    struct rv_range_frags *frags = NULL;
     const char *contents;
     size_t len;
     if (tb->status || table_cut_block(tb))
@@ -397,20 +520,29 @@ int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
     if (pending)
         return tb->status = pending;
     tb->props.creation_time = (uint64_t)time(NULL);
-    if (tb->props.entries == 0)
+    if (tb->props.entries == 0 && tb->n_tombs == 0)
         tb->props.smallest_seq = 0;
     int rc = table_write_filter(tb, &filter);
+    if (!rc && tb->n_tombs &&
+        !(frags = rv_range_frags_build(tb->tombs, tb->n_tombs)))
+        rc = tb->status = rv_error(RAVEL_NOMEM, "out of memory writing %s",
+                                   tb->path);
+    if (!rc && frags)
+        rc = table_write_range_dels(tb, frags, &rdh);
+    rv_range_frags_free(frags);
     if (!rc)
         rc = rv_block_builder_finish(&tb->index, &contents, &len);
     if (!rc) {
         tb->props.index_size = len;
-        rc = table_write_props(tb, &ph);
+        rc = table_write_props(tb, tb->n_tombs ? &rdh : NULL, &ph);
     }
     if (!rc)
         rc = table_write_block(tb, contents, len, RV_TABLE_NO_COMPRESSION,
                                &index);
     if (!rc)
-        rc = table_write_footer(tb, &index, &filter, &ph);
+        rc = table_write_footer(tb, &index, &filter, &ph,
+                                tb->n_tombs ? RV_TABLE_VERSION
+                                            : RV_TABLE_VERSION_PLAIN);
     if (!rc)
         rc = table_flush_wbuf(tb);
     int injected = rc ? 0 : rv_fault_check(RV_FAULT_TABLE_SYNC);
@@ -426,6 +558,16 @@ int rv_table_builder_finish(rv_table_builder *tb, struct rv_table_props *props,
     return RAVEL_OK;
 }
 
+void rv_table_builder_bounds(const rv_table_builder *tb,
+                             const char **smallest, size_t *slen,
+                             const char **largest, size_t *llen)
+{
+    *smallest = tb->first_key;
+    *slen = tb->first_len;
+    *largest = tb->last_key;
+    *llen = tb->last_len;
+}
+
 void rv_table_builder_free(rv_table_builder *tb)
 {
     if (!tb)
@@ -438,5 +580,8 @@ void rv_table_builder_free(rv_table_builder *tb)
     free(tb->wbuf);
     free(tb->last_key);
     free(tb->first_key);
+    for (int i = 0; i < tb->n_tombs; i++)
+        free((char *)tb->tombs[i].begin); /* END shares the allocation */
+    free(tb->tombs);
     free(tb);
 }

@@ -40,6 +40,17 @@ RAVEL_PRIVATE int rv_table_builder_add(rv_table_builder *tb, const char *ikey,
                                        size_t klen, const char *val,
                                        size_t vlen);
 
+/* Adds the range tombstone [BEGIN, END) @ SEQ (user keys, copied; BEGIN
+** before END, else RAVEL_INVALID), in any order and overlapping as they
+** may: the finish fragments them into the file's range-deletion block
+** (table_format.h, version 2) and widens the file's bounds to cover them.
+** The caller truncates a tombstone to the file it writes. */
+RAVEL_PRIVATE int rv_table_builder_add_range_del(rv_table_builder *tb,
+                                                 const char *begin,
+                                                 size_t blen,
+                                                 const char *end,
+                                                 size_t elen, uint64_t seq);
+
 /* Bytes written so far plus the current block: to cut files at a size. */
 RAVEL_PRIVATE uint64_t rv_table_builder_size(const rv_table_builder *tb);
 
@@ -48,6 +59,15 @@ RAVEL_PRIVATE uint64_t rv_table_builder_size(const rv_table_builder *tb);
 RAVEL_PRIVATE int rv_table_builder_finish(rv_table_builder *tb,
                                           struct rv_table_props *props,
                                           uint64_t *file_size);
+
+/* After a successful finish: the file's smallest and largest internal
+** keys, widened over its range tombstones (the largest then RocksDB's
+** sentinel); owned by TB.  Both NULL for a file with nothing. */
+RAVEL_PRIVATE void rv_table_builder_bounds(const rv_table_builder *tb,
+                                           const char **smallest,
+                                           size_t *slen,
+                                           const char **largest,
+                                           size_t *llen);
 
 /* Frees the builder (after finish, or to give up). */
 RAVEL_PRIVATE void rv_table_builder_free(rv_table_builder *tb);

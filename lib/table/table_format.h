@@ -3,8 +3,8 @@
 ** internal keys and values), shared by its writer (table_builder.c) and
 ** reader (table.c).  docs/formats.md describes the same bytes.
 **
-**   table   := block(data)*  block(filter)  block(properties)
-**              block(index)  footer
+**   table   := block(data)*  block(filter)  [block(range_del)]
+**              block(properties)  block(index)  footer
 **   block   := contents  type:u8  checksum:fixed64         (on disk)
 **   footer  := index:handle  filter:handle  properties:handle
 **              file_number:fixed64  version:fixed32  zero:fixed32
@@ -33,6 +33,23 @@
 ** file number.  The file number is the one in the file's name, or 0 for
 ** an external table (sst_writer.h) that an ingest linked in as it is.  Values
 ** marked on disk here: DO NOT CHANGE THEM.
+**
+** Version 2 (RocksDB's range_del meta block): a file holding range
+** tombstones has a range-deletion block and says version 2; its
+** properties name the block (ravel.range_del_block: a handle).  The block
+** is laid out as block_builder.h lays out any block, its entries the
+** file's tombstones fragmented (sorted, disjoint fragments, each once per
+** sequence covering it, newest first): key = begin user key + tag (that
+** sequence, RV_TYPE_RANGE_DELETE), value = the fragment's end user key
+** (exclusive).  A file without range tombstones is written as before,
+** byte for byte, with version 1; both versions are read.  A reader older
+** than version 2 refuses a version-2 file rather than ignore its
+** tombstones.  The bounds (ravel.smallest_key, ravel.largest_key) cover
+** the tombstones too: the smallest is at most the first fragment's begin
+** at its newest sequence, the largest at least the last fragment's end at
+** RV_MAX_SEQUENCE, type RV_TYPE_RANGE_DELETE (RocksDB's sentinel: sorts
+** before every real version of that user key, so a file whose last
+** tombstone ends at K is not searched for K).
 */
 #ifndef RAVEL_TABLE_FORMAT_H
 #define RAVEL_TABLE_FORMAT_H
@@ -42,7 +59,8 @@
 #include <xxhash.h>
 
 #define RV_TABLE_MAGIC 0x4c4241544c564152ull /* "RAVLTABL" little-endian */
-#define RV_TABLE_VERSION 1
+#define RV_TABLE_VERSION 2         /* the newest version read */
+#define RV_TABLE_VERSION_PLAIN 1   /* a file without range tombstones */
 #define RV_TABLE_FOOTER_SIZE 80
 #define RV_TABLE_BLOCK_TRAILER 9
 #define RV_TABLE_NO_COMPRESSION 0

@@ -26,6 +26,8 @@
 #include "table/table.h"
 #include "table/table_builder.h"
 #include "table/compress.h"
+#include "base/range_frags.h"
+#include "base/read_view.h"
 #include "util/cache.h"
 #include "util/coding.h"
 
@@ -1192,6 +1194,399 @@ static void test_session_id(void **state)
     assert_int_equal(file_session_id(42, &id), RAVEL_CORRUPT);
 }
 
+/* ------------------------------------------------ range deletions */
+
+struct tomb {
+    char begin[16], end[16];
+    size_t blen, elen;
+    uint64_t seq;
+};
+
+#define MAXT 200
+static struct tomb g_t[MAXT];
+
+/* NT random tombstones over the key space of make_entries ("key-NNNNNN"),
+** overlapping, with sequences 1 .. 2*NT (some shared by two tombstones,
+** as a flush never writes but a reader must take). */
+static int make_tombs(int nt, int key_space, uint64_t *rng)
+{
+    for (int i = 0; i < nt; i++) {
+        struct tomb *t = &g_t[i];
+        int a = (int)(tu_rand(rng) % (uint64_t)key_space);
+        int w = 1 + (int)(tu_rand(rng) % (uint64_t)(i % 7 == 0 ? 200 : 8));
+        t->blen = (size_t)snprintf(t->begin, sizeof t->begin, "key-%06d", a);
+        t->elen = (size_t)snprintf(t->end, sizeof t->end, "key-%06d", a + w);
+        t->seq = 1 + tu_rand(rng) % (uint64_t)(2 * nt);
+    }
+    return nt;
+}
+
+/* A table of the first N entries and the first NT tombstones. */
+static uint64_t write_table_rd(uint64_t number, int n, int nt,
+                               struct rv_table_props *props)
+{
+    const char *path = path_of(number);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    struct rv_table_options o = {.block_size = 512,
+                                 .block_restart_interval = 8,
+                                 .bloom_bits_per_key = 10};
+    rv_table_builder *tb;
+    assert_int_equal(rv_table_builder_new(fd, path, number, &o, &tb),
+                     RAVEL_OK);
+    for (int i = 0; i < nt; i++)
+        assert_int_equal(rv_table_builder_add_range_del(
+                             tb, g_t[i].begin, g_t[i].blen, g_t[i].end,
+                             g_t[i].elen, g_t[i].seq),
+                         RAVEL_OK);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(rv_table_builder_add(tb, g_e[i].key, g_e[i].klen,
+                                              g_e[i].val, g_e[i].vlen),
+                         RAVEL_OK);
+    uint64_t size;
+    assert_int_equal(rv_table_builder_finish(tb, props, &size), RAVEL_OK);
+    rv_table_builder_free(tb);
+    close(fd);
+    return size;
+}
+
+static uint32_t footer_version(uint64_t number)
+{
+    int fd = open(path_of(number), O_RDONLY);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    char f[8];
+    assert_int_equal(pread(fd, f, 8, st.st_size - 24), 8);
+    close(fd);
+    return rv_get_fixed32(f);
+}
+
+/* The model: the newest sequence <= AT of the first NT tombstones covering
+** KEY (0: none). */
+static uint64_t model_tomb_seq(int nt, const char *key, size_t klen,
+                               uint64_t at)
+{
+    uint64_t best = 0;
+    for (int i = 0; i < nt; i++) {
+        const struct tomb *t = &g_t[i];
+        if (t->seq <= at && t->seq > best &&
+            rv_user_key_compare(t->begin, t->blen, key, klen) <= 0 &&
+            rv_user_key_compare(key, klen, t->end, t->elen) < 0)
+            best = t->seq;
+    }
+    return best;
+}
+
+/* Tombstones written, read back: every key of the space (and between
+** them) at several read sequences answers as the model does; the file is
+** version 2, its bounds cover the tombstones (the largest the sentinel
+** at the last end), its sequences include theirs; the entries read back
+** unchanged. */
+static void test_range_del_round_trip(void **state)
+{
+    (void)state;
+    uint64_t rng = 77;
+    int n = make_entries(2000, &rng);
+    int nt = make_tombs(MAXT, 2000, &rng);
+    struct rv_table_props p;
+    write_table_rd(60, n, nt, &p);
+    assert_int_equal(footer_version(60), RV_TABLE_VERSION);
+    rv_table *t;
+    int orc = open_table(60, 60, &t);
+    if (orc)
+        fail_msg("open: %d (%s)", orc, ravel_errmsg());
+    const struct rv_range_frags *f = rv_table_range_frags(t);
+    assert_non_null(f);
+    assert_int_equal(rv_table_props(t)->entries, (uint64_t)n);
+    for (int k = 0; k < 2300; k++) {
+        char key[24];
+        int kl = snprintf(key, sizeof key, "key-%06d%s", k / 1,
+                          k % 3 == 0 ? "x" : "");
+        static const uint64_t ats[] = {0, 1, 17, 100, 250, 399, 400,
+                                       RV_MAX_SEQUENCE};
+        for (size_t a = 0; a < sizeof ats / sizeof ats[0]; a++) {
+            struct rv_read_view v = rv_read_view_at(ats[a]);
+            assert_int_equal(rv_range_frags_seq(f, key, (size_t)kl, &v),
+                             model_tomb_seq(nt, key, (size_t)kl, ats[a]));
+        }
+    }
+    /* bounds */
+    size_t sl, ll;
+    const char *sk = rv_table_smallest_key(t, &sl);
+    const char *lk = rv_table_largest_key(t, &ll);
+    for (int i = 0; i < nt; i++) {
+        char b[32];
+        memcpy(b, g_t[i].begin, g_t[i].blen);
+        rv_put_fixed64(b + g_t[i].blen,
+                       rv_pack_tag(g_t[i].seq, RV_TYPE_RANGE_DELETE));
+        assert_true(rv_ikey_compare(sk, sl, b, g_t[i].blen + 8) <= 0);
+        memcpy(b, g_t[i].end, g_t[i].elen);
+        rv_put_fixed64(b + g_t[i].elen,
+                       rv_pack_tag(RV_MAX_SEQUENCE, RV_TYPE_RANGE_DELETE));
+        assert_true(rv_ikey_compare(lk, ll, b, g_t[i].elen + 8) >= 0);
+    }
+    assert_true(rv_ikey_compare(sk, sl, g_e[0].key, g_e[0].klen) <= 0);
+    assert_true(rv_ikey_compare(lk, ll, g_e[n - 1].key, g_e[n - 1].klen) >=
+                0);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < nt; i++) {
+        lo = g_t[i].seq < lo ? g_t[i].seq : lo;
+        hi = g_t[i].seq > hi ? g_t[i].seq : hi;
+    }
+    assert_true(rv_table_props(t)->smallest_seq <= lo);
+    assert_true(rv_table_props(t)->largest_seq >= hi);
+    struct rv_iter *it = rv_table_iter_new(t, rv_table_read_flags(t));
+    int i = 0;
+    for (it->ops->seek_to_first(it); it->ops->valid(it);
+         it->ops->next(it))
+        expect_at(it, &g_e[i++]);
+    assert_int_equal(i, n);
+    assert_int_equal(it->ops->status(it), RAVEL_OK);
+    it->ops->destroy(it);
+    assert_int_equal(rv_table_verify(t), RAVEL_OK);
+    rv_table_close(t);
+}
+
+/* A file of tombstones alone (a flush of a memtable holding only range
+** deletes): its bounds are the tombstones', the largest the sentinel at
+** the end (so a search for the end key does not reach it). */
+static void test_range_del_only(void **state)
+{
+    (void)state;
+    g_t[0] = (struct tomb){"b", "d", 1, 1, 9};
+    g_t[1] = (struct tomb){"c", "f", 1, 1, 7};
+    struct rv_table_props p;
+    write_table_rd(61, 0, 2, &p);
+    rv_table *t;
+    assert_int_equal(open_table(61, 61, &t), RAVEL_OK);
+    assert_int_equal(rv_table_props(t)->entries, 0);
+    size_t sl, ll;
+    const char *sk = rv_table_smallest_key(t, &sl);
+    const char *lk = rv_table_largest_key(t, &ll);
+    assert_int_equal(sl, 9);
+    assert_memory_equal(sk, "b", 1);
+    assert_int_equal(rv_get_fixed64(sk + 1),
+                     rv_pack_tag(9, RV_TYPE_RANGE_DELETE));
+    assert_int_equal(ll, 9);
+    assert_memory_equal(lk, "f", 1);
+    assert_int_equal(rv_get_fixed64(lk + 1),
+                     rv_pack_tag(RV_MAX_SEQUENCE, RV_TYPE_RANGE_DELETE));
+    struct rv_read_view v = rv_read_view_at(100);
+    const struct rv_range_frags *f = rv_table_range_frags(t);
+    assert_int_equal(f->n, 3); /* [b,c) 9; [c,d) 9 7; [d,f) 7 */
+    assert_int_equal(rv_range_frags_seq(f, "a", 1, &v), 0);
+    assert_int_equal(rv_range_frags_seq(f, "b", 1, &v), 9);
+    assert_int_equal(rv_range_frags_seq(f, "c", 1, &v), 9);
+    assert_int_equal(rv_range_frags_seq(f, "e", 1, &v), 7);
+    assert_int_equal(rv_range_frags_seq(f, "f", 1, &v), 0);
+    v = rv_read_view_at(8);
+    assert_int_equal(rv_range_frags_seq(f, "c", 1, &v), 7);
+    assert_int_equal(rv_range_frags_seq(f, "b", 1, &v), 0);
+    rv_table_close(t);
+}
+
+/* A file without tombstones is written as before the range-deletion
+** block existed: version 1, no ravel.range_del_block property, no
+** fragments (files of earlier builds read as they did). */
+static void test_range_del_none_is_version_1(void **state)
+{
+    (void)state;
+    uint64_t rng = 78;
+    int n = make_entries(300, &rng);
+    struct rv_table_props p;
+    write_table_rd(62, n, 0, &p);
+    assert_int_equal(footer_version(62), RV_TABLE_VERSION_PLAIN);
+    rv_table *t;
+    assert_int_equal(open_table(62, 62, &t), RAVEL_OK);
+    assert_null(rv_table_range_frags(t));
+    rv_table_close(t);
+    int fd = open(path_of(62), O_RDONLY);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    char *all = malloc((size_t)st.st_size + 1);
+    assert_int_equal(read(fd, all, (size_t)st.st_size), st.st_size);
+    close(fd);
+    all[st.st_size] = 0;
+    assert_null(memmem(all, (size_t)st.st_size, "range_del", 9));
+    free(all);
+}
+
+/* A tombstone whose begin is not before its end is refused at the add. */
+static void test_range_del_empty_refused(void **state)
+{
+    (void)state;
+    const char *path = path_of(63);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    struct rv_table_options o = {.block_size = 512,
+                                 .block_restart_interval = 8};
+    rv_table_builder *tb;
+    assert_int_equal(rv_table_builder_new(fd, path, 63, &o, &tb), RAVEL_OK);
+    assert_int_equal(rv_table_builder_add_range_del(tb, "b", 1, "b", 1, 3),
+                     RAVEL_INVALID);
+    rv_table_builder_free(tb);
+    close(fd);
+}
+
+/* Every byte of a table with tombstones flipped, and cuts: RAVEL_CORRUPT
+** naming the file, from the open (the range-deletion block is read and
+** checked there) or the verify; the tombstones are never ignored. */
+static void test_range_del_damage_detected(void **state)
+{
+    (void)state;
+    uint64_t rng = 79;
+    int n = make_entries(40, &rng);
+    int nt = make_tombs(6, 40, &rng);
+    struct rv_table_props p;
+    uint64_t size = write_table_rd(64, n, nt, &p);
+    char *orig = malloc(size), *copy = malloc(size);
+    int fd = open(path_of(64), O_RDONLY);
+    assert_int_equal(read(fd, orig, size), (ssize_t)size);
+    close(fd);
+    for (uint64_t pos = 0; pos <= size; pos++) {
+        uint64_t len = size;
+        memcpy(copy, orig, size);
+        if (pos < size)
+            copy[pos] ^= (char)(1u << (pos % 8));
+        else
+            len = tu_rand(&rng) % size;
+        fd = open(path_of(65), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_int_equal(write(fd, copy, len), (ssize_t)len);
+        close(fd);
+        rv_table *t;
+        int rc = open_table(65, 64, &t);
+        if (rc == RAVEL_OK) {
+            rc = rv_table_verify(t);
+            rv_table_close(t);
+        }
+        if (rc != RAVEL_CORRUPT || !strstr(ravel_errmsg(), "000065.sst"))
+            fail_msg("damage at byte %llu of %llu not reported as "
+                     "RAVEL_CORRUPT naming the file: %d (%s)",
+                     (unsigned long long)pos, (unsigned long long)size, rc,
+                     ravel_errmsg());
+    }
+    free(orig);
+    free(copy);
+}
+
+/* The handle of the range-deletion block of table NUMBER (from its
+** properties block), *SIZE the file's size. */
+static struct rv_table_handle range_del_handle(uint64_t number,
+                                               uint64_t *size)
+{
+    int fd = open(path_of(number), O_RDONLY);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    *size = (uint64_t)st.st_size;
+    char foot[RV_TABLE_FOOTER_SIZE];
+    assert_int_equal(pread(fd, foot, sizeof foot,
+                           st.st_size - RV_TABLE_FOOTER_SIZE),
+                     (ssize_t)sizeof foot);
+    uint64_t po = rv_get_fixed64(foot + 32), ps = rv_get_fixed64(foot + 40);
+    char *props = malloc(ps);
+    assert_int_equal(pread(fd, props, ps, (off_t)po), (ssize_t)ps);
+    close(fd);
+    char *at = memmem(props, ps, "ravel.range_del_block", 21);
+    assert_non_null(at);
+    /* a restart entry: the value follows the key */
+    struct rv_table_handle h = {rv_get_fixed64(at + 21),
+                                rv_get_fixed64(at + 29)};
+    free(props);
+    return h;
+}
+
+/* A range-deletion block whose checksum verifies but whose entries are
+** wrong (written by a faulty writer): the open says RAVEL_CORRUPT naming
+** the file and the block, whatever the wrong thing is. */
+static void test_range_del_bad_entries(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *why;
+        struct tomb t[2];
+        int nt;
+        int type;       /* of the entries written, or 0: the range type */
+    } cases[] = {
+        {"begin not before end", {{"c", "a", 1, 1, 5}}, 1, 0},
+        {"not a range deletion", {{"a", "c", 1, 1, 5}}, 1, RV_TYPE_PUT},
+        {"overlapping fragments", {{"a", "d", 1, 1, 5}, {"b", "e", 1, 1, 4}},
+         2, 0},
+        {"same begin, other end", {{"a", "c", 1, 1, 5}, {"a", "d", 1, 1, 4}},
+         2, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        /* a good file with a block of the same size to overwrite */
+        g_t[0] = (struct tomb){"a", "c", 1, 1, 5};
+        g_t[1] = (struct tomb){"e", "g", 1, 1, 4};
+        int nt = cases[c].nt;
+        struct rv_table_props p;
+        write_table_rd(66, 0, nt, &p);
+        uint64_t size;
+        struct rv_table_handle h = range_del_handle(66, &size);
+        struct rv_block_builder b;
+        rv_block_builder_init(&b, 1);
+        for (int i = 0; i < nt; i++) {
+            const struct tomb *t = &cases[c].t[i];
+            char k[16];
+            memcpy(k, t->begin, t->blen);
+            rv_put_fixed64(k + t->blen,
+                           rv_pack_tag(t->seq, cases[c].type
+                                                   ? cases[c].type
+                                                   : RV_TYPE_RANGE_DELETE));
+            assert_int_equal(rv_block_builder_add(&b, k, t->blen + 8,
+                                                  t->end, t->elen),
+                             RAVEL_OK);
+        }
+        const char *contents;
+        size_t len;
+        assert_int_equal(rv_block_builder_finish(&b, &contents, &len),
+                         RAVEL_OK);
+        assert_int_equal(len, h.size);
+        char trailer[9] = {0};
+        rv_put_fixed64(trailer + 1,
+                       rv_table_block_checksum(contents, len, 0, 66));
+        int fd = open(path_of(66), O_WRONLY);
+        assert_int_equal(pwrite(fd, contents, len, (off_t)h.offset),
+                         (ssize_t)len);
+        assert_int_equal(pwrite(fd, trailer, 9, (off_t)(h.offset + len)), 9);
+        close(fd);
+        rv_block_builder_destroy(&b);
+        rv_table *t;
+        int rc = open_table(66, 66, &t);
+        if (rc != RAVEL_CORRUPT || !strstr(ravel_errmsg(), "000066.sst") ||
+            !strstr(ravel_errmsg(), "range deletion block"))
+            fail_msg("%s: %d (%s)", cases[c].why, rc, ravel_errmsg());
+        (void)size;
+    }
+}
+
+/* A version-2 file whose properties lack the block's handle: corrupt (a
+** reader must not take the file for one without tombstones). */
+static void test_range_del_version_without_block(void **state)
+{
+    (void)state;
+    uint64_t rng = 80;
+    int n = make_entries(50, &rng);
+    struct rv_table_props p;
+    uint64_t size = write_table_rd(67, n, 0, &p);
+    /* a version-1 file relabelled version 2, its footer re-sealed */
+    int fd = open(path_of(67), O_RDWR);
+    char f[RV_TABLE_FOOTER_SIZE];
+    assert_int_equal(pread(fd, f, sizeof f,
+                           (off_t)(size - RV_TABLE_FOOTER_SIZE)),
+                     (ssize_t)sizeof f);
+    rv_put_fixed32(f + 56, RV_TABLE_VERSION);
+    rv_put_fixed64(f + 64, XXH3_64bits_withSeed(f, 64, 67));
+    assert_int_equal(pwrite(fd, f, sizeof f,
+                            (off_t)(size - RV_TABLE_FOOTER_SIZE)),
+                     (ssize_t)sizeof f);
+    close(fd);
+    rv_table *t;
+    assert_int_equal(open_table(67, 67, &t), RAVEL_CORRUPT);
+    assert_non_null(strstr(ravel_errmsg(), "ravel.range_del_block"));
+    assert_non_null(strstr(ravel_errmsg(), "000067.sst"));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1226,6 +1621,13 @@ int main(void)
         cmocka_unit_test(test_every_damage_detected),
         cmocka_unit_test(test_undecodable_block_stops_iterator),
         cmocka_unit_test(test_session_id),
+        cmocka_unit_test(test_range_del_round_trip),
+        cmocka_unit_test(test_range_del_only),
+        cmocka_unit_test(test_range_del_none_is_version_1),
+        cmocka_unit_test(test_range_del_empty_refused),
+        cmocka_unit_test(test_range_del_damage_detected),
+        cmocka_unit_test(test_range_del_bad_entries),
+        cmocka_unit_test(test_range_del_version_without_block),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
