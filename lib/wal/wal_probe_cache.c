@@ -184,10 +184,12 @@ static int probe_cache_parse(const char *s, const char *body_end, int v2,
 ** bytes), its length in *LEN: 0, or -1 when it is missing, unreadable,
 ** not a regular file or too large.  Opened O_NONBLOCK and checked by
 ** fstat before any read: a FIFO put in its place would block the open
-** forever, a huge file would be read whole. */
+** forever, a huge file would be read whole.  O_NOFOLLOW: a symlink there
+** is not the cache this database wrote (it is replaced at the next
+** store, never written through). */
 static int probe_cache_read(const char *path, char *text, size_t *len)
 {
-    int fd = rv_open(path, O_RDONLY | O_NONBLOCK, 0);
+    int fd = rv_open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0);
     if (fd < 0)
         return -1;
     struct stat st;
