@@ -209,11 +209,16 @@ frags_find(const struct rv_range_frags *f, const void *key, size_t klen)
     } else {
         kp = frag_prefix(k, klen, f->lcp);
         /* the first prefix >= KP, by a search without branches to
-        ** mispredict (Khuong and Morin's lower bound) */
+        ** mispredict (Khuong and Morin's lower bound).  Between two gets
+        ** the blocks they read push the array out of the CPU's caches,
+        ** so each step would wait on a miss: both places the next step
+        ** may read are fetched ahead, and the misses overlap. */
         const uint64_t *b = f->pfx;
         size_t n = (size_t)f->n;
         while (n > 1) {
             size_t half = n / 2;
+            __builtin_prefetch(b + half / 2);
+            __builtin_prefetch(b + half + half / 2);
             b = b[half] < kp ? b + half : b;
             n -= half;
         }
