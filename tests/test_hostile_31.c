@@ -802,6 +802,94 @@ static void test_concurrent_chains(void **state)
     free(dir);
 }
 
+/* Automatic compactions (the options that make moves likely) under a
+** writer, with readers holding a ring of iterators across many
+** compactions and reading each for the first time only when it leaves
+** the ring: every one must see at least the keys written before it was
+** made, with status OK. */
+struct auto_ctx {
+    ravel_db *db;
+    _Atomic int written;
+    _Atomic int stop;
+};
+
+static void *auto_reader(void *arg)
+{
+    struct auto_ctx *c = arg;
+    enum { RING = 6 };
+    ravel_iter *ring[RING] = {0};
+    int want[RING] = {0};
+    for (unsigned i = 0; !atomic_load(&c->stop); i++) {
+        int slot = (int)(i % RING);
+        if (ring[slot]) {
+            int n = 0;
+            for (ravel_iter_seek_to_first(ring[slot]);
+                 ravel_iter_valid(ring[slot]); ravel_iter_next(ring[slot]))
+                n++;
+            int st = ravel_iter_status(ring[slot]);
+            if (st != RAVEL_OK || n < want[slot])
+                tu_thread_fail("held iterator: %d keys (>= %d expected), "
+                               "status %d: %s", n, want[slot], st,
+                               ravel_errmsg());
+            ravel_iter_free(ring[slot]);
+        }
+        want[slot] = atomic_load(&c->written);
+        if (ravel_iter_new(c->db, NULL, &ring[slot]) != RAVEL_OK) {
+            tu_thread_fail("iter_new: %s", ravel_errmsg());
+            ring[slot] = NULL;
+        }
+        usleep(2000); /* let compactions happen while held: no assertion */
+    }
+    for (int i = 0; i < RING; i++)
+        if (ring[i])
+            ravel_iter_free(ring[i]);
+    return NULL;
+}
+
+static void test_auto_compactions_held_iterators(void **state)
+{
+    (void)state;
+    char *dir = tu_path("auto");
+    tu_rm_rf(dir);
+    ravel_db *db = tu_open_ok(dir, "write_buffer_size=4096;"
+                              "target_file_size_base=65536;"
+                              "max_bytes_for_level_base=65536;"
+                              "level0_file_num_compaction_trigger=2;"
+                              "block_size=256");
+    struct auto_ctx c;
+    c.db = db;
+    atomic_init(&c.written, 0);
+    atomic_init(&c.stop, 0);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        TU_OK(pthread_create(&th[i], NULL, auto_reader, &c));
+    char k[16], v[200];
+    memset(v, 'x', sizeof v);
+    int total = (int)tu_env_u64("HOSTILE31_KEYS", 6000);
+    for (int i = 0; i < total; i++) {
+        /* runs of keys in separate ranges: whole files move down */
+        snprintf(k, sizeof k, "%c%06d", 'a' + (i / 500) % 20, i);
+        TU_OK(ravel_put(db, 0, k, 7, v, 100 + i % 100));
+        atomic_store(&c.written, i + 1);
+        if (i % 1500 == 1499)
+            TU_OK(ravel_compact_range(db, NULL, 0, NULL, 0));
+    }
+    tu_wait_background_idle(db);
+    atomic_store(&c.stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    tu_assert_no_thread_failures();
+    uint64_t moves = atomic_load(&db->stats.compact_moves);
+    printf("auto: %llu moves\n", (unsigned long long)moves);
+    expect_no_orphans(db, dir, "auto");
+    close_checked(db, dir, __func__);
+    db = tu_open_ok(dir, "");
+    expect_no_orphans(db, dir, "auto, reopened");
+    close_checked(db, dir, __func__);
+    tu_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     tu_init();
@@ -816,6 +904,7 @@ int main(void)
         cmocka_unit_test(test_reader_along_chain),
         cmocka_unit_test(test_reader_process),
         cmocka_unit_test(test_concurrent_chains),
+        cmocka_unit_test(test_auto_compactions_held_iterators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
